@@ -1,0 +1,96 @@
+//! The command-line grammar (DESIGN §8), as clap derive types.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Tackle: the hands of an LLM agent.
+#[derive(Debug, Parser)]
+#[command(name = "tackle", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List, describe and call tools.
+    Tools {
+        #[command(subcommand)]
+        command: ToolsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// List the tools.
+    List(ListArgs),
+    /// Print tool definitions in a provider's schema dialect, as one JSON array.
+    Schema(SchemaArgs),
+    /// Call one tool and print its output.
+    Call(CallArgs),
+    /// Run calls read as JSON Lines from stdin in one session, writing one JSON output per call.
+    Batch(BatchArgs),
+}
+
+/// Options that choose the tools of a command.
+#[derive(Debug, Args, Clone)]
+pub struct ToolSelection {
+    /// Allowlist: toolsets, names, globs, hint:read-only, hint:destructive, -NAME to drop
+    /// (default: every built-in).
+    #[arg(long, value_name = "LIST")]
+    pub tools: Option<String>,
+}
+
+/// Options of the commands that run tools.
+#[derive(Debug, Args, Clone)]
+pub struct SessionArgs {
+    #[command(flatten)]
+    pub selection: ToolSelection,
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// default, accept-edits, plan, dont-ask or bypass (default: bypass, since the person
+    /// typing the command is the approver).
+    #[arg(long, value_name = "MODE", default_value = "bypass")]
+    pub permission_mode: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub selection: ToolSelection,
+    /// Print one JSON array instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Tools to describe (default: all selected).
+    pub names: Vec<String>,
+    /// openai, openai-strict, anthropic, gemini or mcp.
+    #[arg(long, default_value = "openai")]
+    pub dialect: String,
+    #[command(flatten)]
+    pub selection: ToolSelection,
+}
+
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool to call (its name, a Claude Code alias, or any case/separator variant).
+    pub name: String,
+    /// The arguments as one JSON object, or `-` to read them from stdin (default: `{}`).
+    pub args: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Print the output as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    #[command(flatten)]
+    pub session: SessionArgs,
+}

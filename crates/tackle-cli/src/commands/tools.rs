@@ -1,0 +1,304 @@
+//! `tackle tools list | schema | call | batch`.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tackle_core::registry::RegistryEntry;
+use tackle_core::schema::{Dialect, render_tools};
+use tackle_core::{OutputMeta, Session, ToolCall, ToolOutput};
+use tokio::io::AsyncBufReadExt as _;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::{BatchArgs, CallArgs, ListArgs, SchemaArgs};
+use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED, USAGE};
+use crate::session;
+
+/// One element of `tools list --json`.
+#[derive(Debug, Serialize)]
+struct ListedTool<'a> {
+    name: &'a str,
+    aliases: &'a [String],
+    description: &'a str,
+    toolsets: Vec<String>,
+    read_only: bool,
+    concurrency_safe: bool,
+    source: String,
+}
+
+impl<'a> ListedTool<'a> {
+    fn new(entry: &'a RegistryEntry) -> Self {
+        let mut toolsets = entry.toolsets.clone();
+        if entry.in_toolset(tackle_core::registry::ALL_TOOLSET) {
+            toolsets.push(tackle_core::registry::ALL_TOOLSET.to_owned());
+        }
+        ListedTool {
+            name: &entry.spec.name,
+            aliases: &entry.spec.aliases,
+            description: &entry.spec.description,
+            toolsets,
+            read_only: entry.spec.annotations.read_only,
+            concurrency_safe: entry.spec.concurrency_safe,
+            source: entry.source.to_string(),
+        }
+    }
+}
+
+/// `tackle tools list`.
+pub fn list(args: ListArgs) -> CommandResult {
+    let registry = session::registry();
+    let selection = session::select(&registry, args.selection.tools.as_deref())?;
+    let entries: Vec<&RegistryEntry> = selection.names.iter().filter_map(|name| registry.get(name)).collect();
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let listed: Vec<ListedTool<'_>> = entries.iter().map(|e| ListedTool::new(e)).collect();
+        print_json(&mut stdout, &listed)?;
+    } else {
+        let width = entries.iter().map(|e| e.spec.name.len()).max().unwrap_or(4).max(4);
+        let lines = entries.iter().map(|entry| {
+            let listed = ListedTool::new(entry);
+            format!("{:width$}  {:22}  {}", listed.name, listed.toolsets.join(","), entry.spec.summary())
+        });
+        for line in lines {
+            writeln!(stdout, "{line}").map_err(write_failure)?;
+        }
+    }
+    Ok(ExitCode::from(OK))
+}
+
+/// `tackle tools schema`.
+pub fn schema(args: SchemaArgs) -> CommandResult {
+    let dialect: Dialect =
+        args.dialect.parse().map_err(|err: tackle_core::schema::UnknownDialect| Failure::usage(err.to_string()))?;
+    let registry = session::registry();
+    let selection = session::select(&registry, args.selection.tools.as_deref())?;
+    let tools = registry.instantiate(&selection);
+    let specs: Vec<_> = if args.names.is_empty() {
+        tools.specs().collect()
+    } else {
+        args.names
+            .iter()
+            .map(|name| {
+                tools.resolve(name).map(|h| h.spec()).ok_or_else(|| Failure::usage(tools.not_found_message(name)))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    print_json(&mut std::io::stdout().lock(), &render_tools(specs, dialect))?;
+    Ok(ExitCode::from(OK))
+}
+
+/// The JSON form of one call's output (`tools call --json`, each `tools batch` line).
+#[derive(Debug, Serialize)]
+struct CallResult<'a> {
+    id: &'a str,
+    tool: Option<&'a str>,
+    is_error: bool,
+    output: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured: Option<&'a Value>,
+    meta: &'a OutputMeta,
+}
+
+fn call_result<'a>(session: &'a Session, name: Option<&'a str>, output: &'a ToolOutput) -> CallResult<'a> {
+    let tool = name.map(|n| session.tools().resolve(n).map_or(n, |h| h.spec().name.as_str()));
+    CallResult {
+        id: &output.call_id,
+        tool,
+        is_error: output.is_error,
+        output: output.text_content(),
+        structured: output.structured.as_ref(),
+        meta: &output.meta,
+    }
+}
+
+/// `tackle tools call`: one call in a fresh session. Read-before-edit is off: the person
+/// typing the command is the reader.
+pub async fn call(args: CallArgs) -> CommandResult {
+    let raw = match args.args.as_deref() {
+        None => "{}".to_owned(),
+        Some("-") => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|err| Failure::usage(format!("cannot read the arguments from stdin: {err}")))?;
+            text
+        }
+        Some(text) => text.to_owned(),
+    };
+    let (session, executor) = session::open(&args.session, false)?;
+    let cancel = cancel_on_ctrl_c();
+    let call = ToolCall::from_text("call_1", args.name.clone(), raw);
+    let output = executor.run(&session, call, &cancel).await;
+    session.close().await;
+
+    let code = if cancel.is_cancelled() {
+        130
+    } else if output.meta.rejected {
+        USAGE
+    } else if output.is_error {
+        TOOL_FAILED
+    } else {
+        OK
+    };
+    if args.json {
+        print_json(&mut std::io::stdout().lock(), &call_result(&session, Some(&args.name), &output))?;
+    } else if output.meta.rejected {
+        eprintln!("tackle: {}", output.text_content());
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        let text = output.text_content();
+        write!(stdout, "{text}").map_err(write_failure)?;
+        if !text.ends_with('\n') {
+            writeln!(stdout).map_err(write_failure)?;
+        }
+    }
+    Ok(ExitCode::from(code))
+}
+
+/// `tackle tools batch`: JSON Lines in, one JSON output per call out, one session throughout.
+/// Each line runs as soon as it arrives and its outputs are flushed before the next is read.
+pub async fn batch(args: BatchArgs) -> CommandResult {
+    let (session, executor) = session::open(&args.session, true)?;
+    let cancel = cancel_on_ctrl_c();
+    let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
+    let stdout = std::io::stdout();
+    let mut line = Vec::new();
+    let mut line_number = 0usize;
+    let result = loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) => break Ok(ExitCode::from(OK)),
+            Ok(_) => {}
+            Err(err) => break Err(Failure::failed(format!("cannot read stdin: {err}"))),
+        }
+        line_number += 1;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let lines = run_batch_line(&session, &executor, &line, line_number, &cancel).await;
+        let mut out = stdout.lock();
+        let written = lines.iter().try_for_each(|l| writeln!(out, "{l}")).and_then(|()| out.flush());
+        if let Err(err) = written {
+            break Err(write_failure(err));
+        }
+        if cancel.is_cancelled() {
+            break Ok(ExitCode::from(130));
+        }
+    };
+    session.close().await;
+    result
+}
+
+/// One element of a batch line: a call to run, or an error already decided.
+enum Entry {
+    Call(ToolCall),
+    Invalid { id: String, message: String },
+}
+
+async fn run_batch_line(
+    session: &Session,
+    executor: &tackle_core::Executor,
+    line: &[u8],
+    line_number: usize,
+    cancel: &CancellationToken,
+) -> Vec<String> {
+    let entries = parse_batch_line(line, line_number);
+    let calls: Vec<ToolCall> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Call(call) => Some(call.clone()),
+            Entry::Invalid { .. } => None,
+        })
+        .collect();
+    let mut outputs = executor.run_turn(session, calls, cancel).await.into_iter();
+    entries
+        .iter()
+        .map(|entry| match entry {
+            Entry::Call(call) => match outputs.next() {
+                Some(output) => to_json_line(&call_result(session, Some(&call.name), &output)),
+                None => invalid_line(&call.id, "the executor returned no output for this call"),
+            },
+            Entry::Invalid { id, message } => invalid_line(id, message),
+        })
+        .collect()
+}
+
+fn parse_batch_line(line: &[u8], line_number: usize) -> Vec<Entry> {
+    let synthetic = |n: usize| format!("batch_{line_number}_{n}");
+    let shape = "each line must be a call object {\"name\": ..., \"args\": {...}} or an array of them";
+    let value: Value = match std::str::from_utf8(line)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(t).map_err(|e| e.to_string()))
+    {
+        Ok(value) => value,
+        Err(err) => {
+            return vec![Entry::Invalid {
+                id: synthetic(1),
+                message: format!("Line {line_number} is not valid JSON ({err}); {shape}."),
+            }];
+        }
+    };
+    let items = match value {
+        Value::Array(items) => items,
+        object @ Value::Object(_) => vec![object],
+        other => {
+            let kind = if other.is_null() { "null" } else { "not an object or array" };
+            return vec![Entry::Invalid {
+                id: synthetic(1),
+                message: format!("Line {line_number} is {kind}; {shape}."),
+            }];
+        }
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let id = item.get("id").and_then(Value::as_str).map_or_else(|| synthetic(index + 1), str::to_owned);
+            let Some(name) = item.get("name").and_then(Value::as_str) else {
+                return Entry::Invalid {
+                    id,
+                    message: format!("Call {} on line {line_number} has no \"name\"; {shape}.", index + 1),
+                };
+            };
+            let call = match item.get("args") {
+                None | Some(Value::Null) => ToolCall::new(id, name, json!({})),
+                Some(Value::String(text)) => ToolCall::from_text(id, name, text.clone()),
+                Some(args) => ToolCall::new(id, name, args.clone()),
+            };
+            Entry::Call(call)
+        })
+        .collect()
+}
+
+fn invalid_line(id: &str, message: &str) -> String {
+    let meta =
+        OutputMeta { rejected: true, error_kind: Some(tackle_core::ErrorKind::InvalidInput), ..OutputMeta::default() };
+    to_json_line(&json!({"id": id, "tool": null, "is_error": true, "output": message, "meta": meta}))
+}
+
+fn to_json_line(value: &impl Serialize) -> String {
+    serde_json::to_string(value)
+        .unwrap_or_else(|err| json!({"is_error": true, "output": format!("cannot encode output: {err}")}).to_string())
+}
+
+fn print_json(out: &mut impl std::io::Write, value: &impl Serialize) -> Result<(), Failure> {
+    serde_json::to_writer_pretty(&mut *out, value)
+        .map_err(|err| Failure::failed(format!("cannot write output: {err}")))?;
+    writeln!(out).map_err(write_failure)
+}
+
+fn write_failure(err: std::io::Error) -> Failure {
+    Failure::failed(format!("cannot write output: {err}"))
+}
+
+/// A token cancelled by Ctrl-C (the running calls are aborted and still answer).
+fn cancel_on_ctrl_c() -> CancellationToken {
+    let token = CancellationToken::new();
+    let child = token.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            child.cancel();
+        }
+    });
+    token
+}

@@ -1,0 +1,34 @@
+//! Exit codes of the command line (DESIGN §8): 0 success; 1 the tool or task reported
+//! failure; 2 a failure before any tool ran (usage, unknown tool, invalid arguments, denial);
+//! 130 interrupted.
+
+use std::process::ExitCode;
+
+/// Success.
+pub const OK: u8 = 0;
+/// A tool (or the task) reported failure.
+pub const TOOL_FAILED: u8 = 1;
+/// Usage, unknown tool, invalid arguments or a denial: nothing ran.
+pub const USAGE: u8 = 2;
+
+/// A command that could not do its job, with the message for stderr.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: ExitCode,
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure before anything ran (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure { code: ExitCode::from(USAGE), message: message.into() }
+    }
+
+    /// A runtime failure (exit 1).
+    pub fn failed(message: impl Into<String>) -> Self {
+        Failure { code: ExitCode::from(TOOL_FAILED), message: message.into() }
+    }
+}
+
+/// The result of a command.
+pub type CommandResult = Result<ExitCode, Failure>;

@@ -1,0 +1,63 @@
+//! The `tackle` binary: argument parsing and terminal output only. Everything a library user
+//! would need lives in the library crates; this crate wires them to the command line contract
+//! of DESIGN §8 (commands, flags, JSON shapes, exit codes).
+
+mod cli;
+mod commands;
+mod exit;
+mod session;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+use crate::cli::{Cli, Command, ToolsCommand};
+use crate::exit::Failure;
+
+fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("tackle: cannot start the async runtime: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Tools { command } => match command {
+                ToolsCommand::List(args) => commands::tools::list(args),
+                ToolsCommand::Schema(args) => commands::tools::schema(args),
+                ToolsCommand::Call(args) => commands::tools::call(args).await,
+                ToolsCommand::Batch(args) => commands::tools::batch(args).await,
+            },
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(Failure { code, message }) => {
+            if !message.is_empty() {
+                eprintln!("tackle: {message}");
+            }
+            code
+        }
+    }
+}
+
+/// Logs go to stderr; `TACKLE_LOG` (or `RUST_LOG`) sets the filter, default `warn`.
+fn init_logging() {
+    let filter =
+        std::env::var("TACKLE_LOG").or_else(|_| std::env::var("RUST_LOG")).unwrap_or_else(|_| "warn".to_owned());
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
+    // A tool's panic is caught by the executor and answered; log it as one line instead of
+    // the default multi-line report on stderr.
+    std::panic::set_hook(Box::new(|info| {
+        tracing::error!("panic: {info}");
+    }));
+}

@@ -1,0 +1,149 @@
+//! What a running tool can reach: its session (workspace, path policy, shared state), its
+//! cancellation token and its progress sink.
+//!
+//! Session state is a type-keyed map so that core stays free of concrete tools: the file
+//! tools keep their read ledger and edit history there, the shell its session and jobs, each
+//! under its own type.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ToolError;
+use crate::events::{EventSink, ExecEvent, Progress};
+use crate::paths::{Access, PathPolicy};
+
+/// Per-session state shared by the tools of one session, keyed by type.
+#[derive(Default)]
+pub struct SessionState {
+    items: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+}
+
+impl SessionState {
+    /// The session's `T`, created with `T::default()` on first use.
+    pub fn get<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
+        self.get_or_insert_with(T::default)
+    }
+
+    /// The session's `T`, created with `init` on first use.
+    pub fn get_or_insert_with<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Arc<T> {
+        let mut items = self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let key = TypeId::of::<T>();
+        if let Some(item) = items.get(&key).and_then(|item| Arc::clone(item).downcast::<T>().ok()) {
+            return item;
+        }
+        let fresh = Arc::new(init());
+        items.insert(key, Arc::clone(&fresh) as Arc<dyn Any + Send + Sync>);
+        fresh
+    }
+
+    /// The session's `T`, if some tool created it.
+    pub fn existing<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let items = self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        items.get(&TypeId::of::<T>()).and_then(|item| Arc::clone(item).downcast::<T>().ok())
+    }
+}
+
+impl std::fmt::Debug for SessionState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionState").finish_non_exhaustive()
+    }
+}
+
+/// Facts about the session a tool may need.
+#[derive(Debug)]
+pub struct SessionInfo {
+    /// The session id (used in spill paths and the shell environment).
+    pub id: String,
+    /// The workspace root.
+    pub workspace: PathBuf,
+    /// Whether file tools enforce read-before-edit and the stale check. Off for a one-shot
+    /// `tackle tools call`, where the person typing the command is the reader.
+    pub enforce_read_before_edit: bool,
+}
+
+/// Everything a running call can reach.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub(crate) call_id: Arc<str>,
+    pub(crate) tool: Arc<str>,
+    pub(crate) info: Arc<SessionInfo>,
+    pub(crate) state: Arc<SessionState>,
+    pub(crate) paths: Arc<dyn PathPolicy>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) events: EventSink,
+}
+
+impl ToolContext {
+    /// The id of the call being run.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The wire name of the tool being run.
+    pub fn tool_name(&self) -> &str {
+        &self.tool
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> &str {
+        &self.info.id
+    }
+
+    /// The workspace root.
+    pub fn workspace(&self) -> &Path {
+        &self.info.workspace
+    }
+
+    /// Facts about the session.
+    pub fn session(&self) -> &SessionInfo {
+        &self.info
+    }
+
+    /// The session's shared state.
+    pub fn state(&self) -> &SessionState {
+        &self.state
+    }
+
+    /// The path policy file tools must resolve every path with.
+    pub fn paths(&self) -> &dyn PathPolicy {
+        self.paths.as_ref()
+    }
+
+    /// Resolves a path argument for reading or writing through the path policy.
+    pub fn resolve_path(&self, raw: &str, access: Access) -> Result<PathBuf, ToolError> {
+        self.paths.resolve(raw, access)
+    }
+
+    /// The token that fires when the call is cancelled or times out.
+    pub fn cancel_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Reports progress (shown by terminals, sent as MCP progress notifications).
+    pub fn progress(&self, progress: Progress) {
+        self.events.send(ExecEvent::Progress {
+            call_id: self.call_id.to_string(),
+            tool: self.tool.to_string(),
+            progress,
+        });
+    }
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("call_id", &self.call_id)
+            .field("tool", &self.tool)
+            .field("session", &self.info.id)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,426 @@
+//! The executor: the pipeline every call goes through, as small layers (DESIGN §1).
+//!
+//! A turn runs in two phases. **Admission**, in call order: resolve the name, decode and
+//! validate the arguments, ask the permission policy, run pre-call hooks, and resolve "ask"
+//! with the approver (so prompts come one at a time, in order). **Execution**: the admitted
+//! calls are grouped by [`schedule::batches`] (consecutive concurrency-safe calls together,
+//! every other call alone, in order), each run under its deadline and the turn's
+//! cancellation, with panics caught; then the output is cleaned (ANSI escapes), fitted to the
+//! budget, and passed through post-call hooks. Outputs always come back in call order, one per
+//! call, whatever happened.
+
+pub(crate) mod budget;
+mod decode;
+pub mod schedule;
+pub(crate) mod validate;
+
+pub use budget::{DEFAULT_MAX_OUTPUT_CHARS, OutputBudget, safe_file_stem};
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::FutureExt as _;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::call::{CallArgs, ToolCall};
+use crate::error::{ToolError, internal_error_text};
+use crate::events::ExecEvent;
+use crate::hooks::{HookCall, PreHookOutcome, ToolHook};
+use crate::output::{ContentPart, ToolOutput};
+use crate::permission::{
+    AllowAll, Approval, Approver, Decision, NonInteractiveApprover, PermissionPolicy, PermissionRequest,
+};
+use crate::registry::ToolHandle;
+use crate::session::Session;
+use crate::spec::InterruptBehavior;
+use crate::text::strip_ansi;
+use crate::tool::PreparedCall;
+
+/// The executor's default deadline for a tool without its own (`[tools] timeout_ms`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long a cancelled or timed-out call may take to report its own (partial) output
+/// before the executor gives up on it.
+pub const DEFAULT_ABORT_GRACE: Duration = Duration::from_secs(5);
+
+/// Settings of an executor.
+#[derive(Debug, Clone)]
+pub struct ExecutorConfig {
+    pub default_timeout: Duration,
+    pub abort_grace: Duration,
+    pub budget: OutputBudget,
+}
+
+impl Default for ExecutorConfig {
+    fn default() -> Self {
+        ExecutorConfig {
+            default_timeout: DEFAULT_TIMEOUT,
+            abort_grace: DEFAULT_ABORT_GRACE,
+            budget: OutputBudget::default(),
+        }
+    }
+}
+
+/// Runs calls against a session.
+#[derive(Clone)]
+pub struct Executor {
+    config: ExecutorConfig,
+    policy: Arc<dyn PermissionPolicy>,
+    approver: Arc<dyn Approver>,
+    hooks: Vec<Arc<dyn ToolHook>>,
+}
+
+impl Default for Executor {
+    fn default() -> Self {
+        Executor::new(ExecutorConfig::default())
+    }
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("config", &self.config)
+            .field("hooks", &self.hooks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A call that passed admission.
+struct Admitted {
+    call_id: String,
+    handle: Arc<ToolHandle>,
+    args: Value,
+    prepared: PreparedCall,
+    coerced: Vec<String>,
+    started: Instant,
+}
+
+/// Where a call stands between the phases.
+enum Slot {
+    Ready(Box<Admitted>),
+    Done(ToolOutput),
+}
+
+impl Executor {
+    /// An executor that allows every call (use [`Executor::with_policy`] to choose a mode).
+    pub fn new(config: ExecutorConfig) -> Self {
+        Executor { config, policy: Arc::new(AllowAll), approver: Arc::new(NonInteractiveApprover), hooks: Vec::new() }
+    }
+
+    /// Sets the permission policy.
+    pub fn with_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Sets the approver for calls that need approval.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// Adds a hook.
+    pub fn with_hook(mut self, hook: Arc<dyn ToolHook>) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ExecutorConfig {
+        &self.config
+    }
+
+    /// Runs one call.
+    pub async fn run(&self, session: &Session, call: ToolCall, cancel: &CancellationToken) -> ToolOutput {
+        let mut outputs = self.run_turn(session, vec![call], cancel).await;
+        outputs.pop().unwrap_or_else(|| ToolOutput::error(internal_error_text("executor")))
+    }
+
+    /// Runs the calls of one turn; returns one output per call, in call order.
+    pub async fn run_turn(
+        &self,
+        session: &Session,
+        calls: Vec<ToolCall>,
+        cancel: &CancellationToken,
+    ) -> Vec<ToolOutput> {
+        let mut slots = Vec::with_capacity(calls.len());
+        for call in calls {
+            let started = Instant::now();
+            let call_id = call.id.clone();
+            let slot = match self.admit(session, call, started).await {
+                Ok(admitted) => Slot::Ready(Box::new(admitted)),
+                Err(Rejected { error, tool }) => {
+                    let mut output = error.into_output(&tool);
+                    output.call_id = call_id;
+                    output.meta.rejected = true;
+                    output.meta.duration_ms = Some(elapsed_ms(started));
+                    Slot::Done(output)
+                }
+            };
+            slots.push(slot);
+        }
+
+        let safe: Vec<Option<bool>> = slots
+            .iter()
+            .map(|slot| match slot {
+                Slot::Ready(admitted) => Some(admitted.prepared.concurrency_safe),
+                Slot::Done(_) => None,
+            })
+            .collect();
+        let mut outputs: Vec<Option<ToolOutput>> = Vec::with_capacity(slots.len());
+        let mut ready: Vec<Option<Box<Admitted>>> = Vec::with_capacity(slots.len());
+        for slot in slots {
+            match slot {
+                Slot::Ready(admitted) => {
+                    outputs.push(None);
+                    ready.push(Some(admitted));
+                }
+                Slot::Done(output) => {
+                    outputs.push(Some(output));
+                    ready.push(None);
+                }
+            }
+        }
+
+        for batch in schedule::batches(&safe) {
+            let runs = batch.iter().filter_map(|&index| ready[index].take().map(|admitted| (index, admitted)));
+            let futures =
+                runs.map(|(index, admitted)| async move { (index, self.execute(session, *admitted, cancel).await) });
+            for (index, output) in futures::future::join_all(futures).await {
+                outputs[index] = Some(output);
+            }
+        }
+        outputs
+            .into_iter()
+            .map(|output| output.unwrap_or_else(|| ToolOutput::error(internal_error_text("executor"))))
+            .collect()
+    }
+
+    /// Resolution, decoding, validation, permission and pre-hooks.
+    async fn admit(&self, session: &Session, call: ToolCall, started: Instant) -> Result<Admitted, Rejected> {
+        let Some(handle) = session.tools().resolve(&call.name) else {
+            let message = session.tools().not_found_message(&call.name);
+            return Err(Rejected { error: ToolError::NotFound(message), tool: call.name });
+        };
+        let handle = Arc::clone(handle);
+        let spec = handle.spec();
+        let tool_name = spec.name.clone();
+
+        let reject = |error: ToolError| Rejected { error, tool: tool_name.clone() };
+        let (mut args, mut coerced, mut prepared) = self.check_args(session, &handle, call.args).map_err(reject)?;
+        let mut hooks_ran = false;
+        loop {
+            let request = PermissionRequest { call_id: &call.id, spec, args: &args, read_only: prepared.read_only };
+            let mut decision = self.policy.decide(&request);
+            if let Decision::Deny { message } = decision {
+                return Err(reject(ToolError::Denied(message)));
+            }
+            if !hooks_ran {
+                hooks_ran = true;
+                let hook_call = HookCall { call_id: &call.id, spec, args: &args };
+                match self.run_pre_hooks(&hook_call, &mut decision).await {
+                    HookResult::Proceed => {}
+                    HookResult::Denied(message) => return Err(reject(ToolError::Denied(message))),
+                    HookResult::Replaced(new_args) => {
+                        (args, coerced, prepared) =
+                            self.check_args(session, &handle, CallArgs::Json(new_args)).map_err(reject)?;
+                        continue;
+                    }
+                }
+            }
+            if let Decision::Ask { reason, .. } = &decision {
+                let request = PermissionRequest { call_id: &call.id, spec, args: &args, read_only: prepared.read_only };
+                if let Approval::Deny { message } = self.approver.approve(&request, reason).await {
+                    return Err(reject(ToolError::Denied(message)));
+                }
+            }
+            break;
+        }
+        Ok(Admitted { call_id: call.id, handle, args, prepared, coerced, started })
+    }
+
+    /// Decode, validate and prepare.
+    fn check_args(
+        &self,
+        session: &Session,
+        handle: &ToolHandle,
+        raw: CallArgs,
+    ) -> Result<(Value, Vec<String>, PreparedCall), ToolError> {
+        let spec = handle.spec();
+        let decoded =
+            decode::decode(spec, raw, session.json_text_params(&spec.name)).map_err(ToolError::InvalidInput)?;
+        handle.validator().check(spec, &decoded.args).map_err(ToolError::InvalidInput)?;
+        let prepared = handle.tool.prepare(&decoded.args)?;
+        Ok((decoded.args, decoded.coerced, prepared))
+    }
+
+    async fn run_pre_hooks(&self, call: &HookCall<'_>, decision: &mut Decision) -> HookResult {
+        let mut lift_ask = false;
+        let mut ask = None;
+        for hook in &self.hooks {
+            match hook.before_call(call).await {
+                PreHookOutcome::Continue => {}
+                PreHookOutcome::Allow => lift_ask = true,
+                PreHookOutcome::Ask { reason } => ask = Some(reason),
+                PreHookOutcome::Deny { message } => return HookResult::Denied(message),
+                PreHookOutcome::ReplaceInput(args) => return HookResult::Replaced(args),
+            }
+        }
+        if let Some(reason) = ask {
+            *decision = Decision::Ask { reason, from_rule: false };
+        } else if lift_ask && matches!(decision, Decision::Ask { from_rule: false, .. }) {
+            *decision = Decision::Allow;
+        }
+        HookResult::Proceed
+    }
+
+    /// Runs an admitted call and finishes its output.
+    async fn execute(&self, session: &Session, admitted: Admitted, cancel: &CancellationToken) -> ToolOutput {
+        let Admitted { call_id, handle, args, prepared, coerced, started } = admitted;
+        let spec = handle.spec();
+        let tool = spec.name.as_str();
+        if cancel.is_cancelled() {
+            let mut output =
+                ToolError::Cancelled("Not executed: the run stopped (cancelled by the user).".into()).into_output(tool);
+            output.call_id = call_id;
+            return output;
+        }
+        session.events().send(ExecEvent::Started { call_id: call_id.clone(), tool: tool.to_owned() });
+
+        let call_token = CancellationToken::new();
+        let ctx = session.context(&call_id, tool, call_token.clone());
+        let deadline = prepared.timeout.unwrap_or(self.config.default_timeout);
+        let run = AssertUnwindSafe(prepared.run(ctx)).catch_unwind();
+        let mut run = std::pin::pin!(run);
+        let user_cancel = async {
+            match spec.interrupt {
+                InterruptBehavior::Cancel => cancel.cancelled().await,
+                InterruptBehavior::Block => std::future::pending().await,
+            }
+        };
+
+        let finished = tokio::select! {
+            result = &mut run => Finished::Ran(result),
+            () = tokio::time::sleep(deadline) => Finished::Aborted(Abort::Timeout),
+            () = user_cancel => Finished::Aborted(Abort::Cancelled),
+        };
+        let result = match finished {
+            Finished::Ran(result) => flatten(result, tool),
+            Finished::Aborted(abort) => {
+                call_token.cancel();
+                let error = abort.error(tool, started.elapsed().as_secs_f64());
+                let own = tokio::time::timeout(self.config.abort_grace, &mut run).await;
+                match own {
+                    Ok(Ok(Ok(mut output))) => {
+                        output.is_error = true;
+                        output.meta.error_kind = Some(error.kind());
+                        Ok(output)
+                    }
+                    _ => Err(error),
+                }
+            }
+        };
+
+        let mut output = match result {
+            Ok(output) => output,
+            Err(error) => error.into_output(tool),
+        };
+        output.call_id = call_id;
+        output.meta.coerced = coerced;
+        // The spill file keeps the raw text; the model's text loses its escape sequences.
+        if !spec.manages_output_budget {
+            self.config.budget.apply(&mut output, &session.spill_dir, &session.spill_rel);
+        }
+        clean_text(&mut output);
+        let hook_call = HookCall { call_id: &output.call_id.clone(), spec, args: &args };
+        for hook in &self.hooks {
+            hook.after_call(&hook_call, &mut output).await;
+        }
+        output.meta.duration_ms = Some(elapsed_ms(started));
+        session.events().send(ExecEvent::Finished {
+            call_id: output.call_id.clone(),
+            tool: tool.to_owned(),
+            is_error: output.is_error,
+            duration_ms: output.meta.duration_ms.unwrap_or_default(),
+        });
+        output
+    }
+}
+
+enum HookResult {
+    Proceed,
+    Denied(String),
+    Replaced(Value),
+}
+
+#[allow(clippy::large_enum_variant)] // lives on the stack for one match
+enum Finished {
+    Ran(Result<Result<ToolOutput, ToolError>, Box<dyn std::any::Any + Send>>),
+    Aborted(Abort),
+}
+
+#[derive(Clone, Copy)]
+enum Abort {
+    Timeout,
+    Cancelled,
+}
+
+impl Abort {
+    fn error(self, tool: &str, seconds: f64) -> ToolError {
+        match self {
+            Abort::Timeout => {
+                ToolError::Timeout(format!("Tool '{tool}' timed out and was aborted after {seconds:.1} s."))
+            }
+            Abort::Cancelled => {
+                ToolError::Cancelled(format!("Cancelled by the user. The call was aborted after {seconds:.1} s."))
+            }
+        }
+    }
+}
+
+/// A panic becomes an internal error (its payload goes to the log).
+fn flatten(
+    result: Result<Result<ToolOutput, ToolError>, Box<dyn std::any::Any + Send>>,
+    tool: &str,
+) -> Result<ToolOutput, ToolError> {
+    result.unwrap_or_else(|payload| {
+        let detail = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic with a non-string payload".to_owned());
+        Err(ToolError::Internal(format!("tool {tool} panicked: {detail}")))
+    })
+}
+
+/// A call refused before it ran.
+struct Rejected {
+    error: ToolError,
+    tool: String,
+}
+
+/// Removes terminal escapes from model-facing text.
+fn clean_text(output: &mut ToolOutput) {
+    for part in &mut output.content {
+        if let ContentPart::Text { text } = part
+            && let std::borrow::Cow::Owned(clean) = strip_ansi(text)
+        {
+            *text = clean;
+        }
+    }
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+impl ToolError {
+    /// The error as an `is_error` output.
+    pub fn into_output(self, tool: &str) -> ToolOutput {
+        let mut output = ToolOutput::error(self.model_text(tool));
+        output.meta.error_kind = Some(self.kind());
+        output
+    }
+}

@@ -1,0 +1,44 @@
+//! The core of Tackle: what a tool is, how it is shown to a model, and how a call to it is
+//! checked, permitted, scheduled, run and reported.
+//!
+//! The pipeline (DESIGN §1) in one sentence: a [`ToolCall`] is resolved against the session's
+//! [`ToolSet`], its arguments are decoded and validated against the tool's JSON Schema, a
+//! [`permission`] policy and [`hooks`] may stop or rewrite it, the [`executor`] schedules it
+//! (concurrency-safe calls together, the others alone and in order), runs it under a timeout
+//! and cancellation, fits its output into the budget, and always returns exactly one
+//! [`ToolOutput`].
+//!
+//! This crate knows no concrete tool: where it needs something concrete (the path policy, the
+//! session state of file tools, the shell) it defines a seam and the owner implements it.
+
+pub mod call;
+pub mod context;
+pub mod error;
+pub mod events;
+pub mod executor;
+pub mod hooks;
+pub mod output;
+pub mod paths;
+pub mod permission;
+pub mod registry;
+pub mod schema;
+pub mod session;
+pub mod spec;
+pub mod text;
+pub mod tool;
+
+pub use call::{CallArgs, ToolCall};
+pub use context::{SessionState, ToolContext};
+pub use error::{ErrorKind, ToolError};
+pub use events::{ExecEvent, Progress};
+pub use executor::{Executor, ExecutorConfig};
+pub use output::{ContentPart, OutputMeta, ToolOutput};
+pub use paths::{Access, PathPolicy};
+pub use registry::{Registry, ToolSet, ToolSource};
+pub use schema::Dialect;
+pub use session::{Session, SessionConfig};
+pub use spec::{Annotations, BlockMapping, InterruptBehavior, Loading, ToolSpec};
+pub use tool::{DynTool, PreparedCall, Tool, TypedTool};
+
+/// The boxed future type used across the object-safe seams of this crate.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

@@ -1,0 +1,298 @@
+//! Whether a call may run: the permission seam of the executor.
+//!
+//! A [`PermissionPolicy`] gives a tentative decision (allow, ask, deny) from the mode and,
+//! in a later issue, rules; pre-call hooks may change it (safety.md §3.3); an [`Approver`]
+//! resolves what is still "ask" (a terminal prompt, MCP elicitation, or a non-interactive
+//! denial). This module holds the seam, the permission modes of safety.md §2 and the simple
+//! approvers; the rule engine plugs in as another policy.
+
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use crate::BoxFuture;
+use crate::spec::ToolSpec;
+
+/// What the permission layer is asked about.
+#[derive(Debug, Clone, Copy)]
+pub struct PermissionRequest<'a> {
+    pub call_id: &'a str,
+    pub spec: &'a ToolSpec,
+    pub args: &'a Value,
+    /// The call only reads (`Tool::is_read_only` for this input).
+    pub read_only: bool,
+}
+
+impl PermissionRequest<'_> {
+    /// Whether the call edits files (the `accept-edits` mode allows these).
+    pub fn is_file_edit(&self) -> bool {
+        self.spec.edits_files && !self.read_only
+    }
+
+    /// A rule that would allow this call, for messages (safety.md §4 "always allow").
+    pub fn suggested_rule(&self) -> String {
+        let spec = self.spec;
+        let display = spec.aliases.iter().find(|a| a.starts_with(char::is_uppercase)).unwrap_or(&spec.name);
+        if spec.name == "bash" || spec.name == "background_run" {
+            if let Some(command) = self.args.get("command").and_then(Value::as_str) {
+                let words: Vec<&str> = command
+                    .split_whitespace()
+                    .take_while(|w| !w.contains(['/', '.', '=', '-', '$', '"', '\'']))
+                    .take(2)
+                    .collect();
+                if !words.is_empty() {
+                    return format!("Bash({}:*)", words.join(" "));
+                }
+            }
+            return "Bash".to_owned();
+        }
+        if self.is_file_edit() {
+            let path = spec.path_params.iter().find_map(|p| self.args.get(&p.name).and_then(Value::as_str));
+            return match path {
+                Some(path) => format!("Edit({path})"),
+                None => "Edit".to_owned(),
+            };
+        }
+        display.clone()
+    }
+}
+
+/// A tentative or final decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    /// Needs approval. `from_rule` is true when an ask rule (not the mode) asked; a hook's
+    /// allow cannot lift that (safety.md §3.3).
+    Ask {
+        reason: String,
+        from_rule: bool,
+    },
+    Deny {
+        message: String,
+    },
+}
+
+/// Decides from the mode and rules, without asking anyone.
+pub trait PermissionPolicy: Send + Sync {
+    fn decide(&self, request: &PermissionRequest<'_>) -> Decision;
+}
+
+/// The answer of an approver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    Allow,
+    Deny { message: String },
+}
+
+/// Resolves calls that need approval.
+pub trait Approver: Send + Sync {
+    fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, reason: &'a str) -> BoxFuture<'a, Approval>;
+}
+
+/// The permission modes of safety.md §2.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum PermissionMode {
+    /// Read-only calls run; everything else asks.
+    #[default]
+    Default,
+    /// Read-only calls and file edits run; the rest asks.
+    AcceptEdits,
+    /// Only read-only calls run.
+    Plan,
+    /// What would ask is denied (CI).
+    DontAsk,
+    /// Everything runs (deny rules, the path policy and the sandbox still apply).
+    Bypass,
+}
+
+/// The mode name was not one of the known ones.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown permission mode '{0}'; use one of: default, accept-edits, plan, dont-ask, bypass")]
+pub struct UnknownMode(pub String);
+
+impl PermissionMode {
+    /// Every mode, in documentation order.
+    pub const ALL: [PermissionMode; 5] = [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::DontAsk,
+        PermissionMode::Bypass,
+    ];
+
+    /// Tackle's name of the mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "accept-edits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::DontAsk => "dont-ask",
+            PermissionMode::Bypass => "bypass",
+        }
+    }
+
+    /// Claude Code's spelling (used in hook input).
+    pub fn claude_name(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::DontAsk => "dontAsk",
+            PermissionMode::Bypass => "bypassPermissions",
+        }
+    }
+}
+
+impl FromStr for PermissionMode {
+    type Err = UnknownMode;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        PermissionMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s || m.claude_name() == s)
+            .ok_or_else(|| UnknownMode(s.to_owned()))
+    }
+}
+
+impl std::fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The mode table of safety.md §2 as a policy.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ModePolicy {
+    pub mode: PermissionMode,
+}
+
+impl ModePolicy {
+    pub fn new(mode: PermissionMode) -> Self {
+        ModePolicy { mode }
+    }
+}
+
+impl PermissionPolicy for ModePolicy {
+    fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
+        if request.read_only {
+            return Decision::Allow;
+        }
+        let tool = &request.spec.name;
+        match self.mode {
+            PermissionMode::Bypass => Decision::Allow,
+            PermissionMode::AcceptEdits if request.is_file_edit() => Decision::Allow,
+            PermissionMode::Default | PermissionMode::AcceptEdits => {
+                Decision::Ask { reason: format!("permission mode {} asks before {tool}", self.mode), from_rule: false }
+            }
+            PermissionMode::Plan => Decision::Deny {
+                message: format!(
+                    "{tool} is not available in plan mode (read-only). Finish the plan; the user will switch modes to carry it out."
+                ),
+            },
+            PermissionMode::DontAsk => Decision::Deny {
+                message: format!(
+                    "{tool} needs permission, and mode dont-ask denies anything that no allow rule covers. Add a rule such as {}.",
+                    request.suggested_rule()
+                ),
+            },
+        }
+    }
+}
+
+/// Allows every call (a library default; front ends pick a mode).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AllowAll;
+
+impl PermissionPolicy for AllowAll {
+    fn decide(&self, _request: &PermissionRequest<'_>) -> Decision {
+        Decision::Allow
+    }
+}
+
+/// Approves everything (`--yes`, tests).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AutoApprover;
+
+impl Approver for AutoApprover {
+    fn approve<'a>(&'a self, _request: &'a PermissionRequest<'a>, _reason: &'a str) -> BoxFuture<'a, Approval> {
+        Box::pin(async { Approval::Allow })
+    }
+}
+
+/// Denies what needs approval, saying how to allow it (no terminal, `--json`, CI).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NonInteractiveApprover;
+
+impl Approver for NonInteractiveApprover {
+    fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, _reason: &'a str) -> BoxFuture<'a, Approval> {
+        let message = format!(
+            "{} needs approval, but this run is non-interactive. Allow it with a rule (e.g. {}) or a permission mode (--permission-mode accept-edits or bypass).",
+            request.spec.name,
+            request.suggested_rule()
+        );
+        Box::pin(async move { Approval::Deny { message } })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request<'a>(spec: &'a ToolSpec, args: &'a Value, read_only: bool) -> PermissionRequest<'a> {
+        PermissionRequest { call_id: "c1", spec, args, read_only }
+    }
+
+    #[test]
+    fn the_mode_table_holds() {
+        let edit = ToolSpec::new("edit_file", "").alias("Edit").edits_files();
+        let shell = ToolSpec::new("bash", "").alias("Bash");
+        let args = json!({"command": "git push origin main", "file_path": "a.txt"});
+        let cases = [
+            (PermissionMode::Default, &edit, "ask"),
+            (PermissionMode::Default, &shell, "ask"),
+            (PermissionMode::AcceptEdits, &edit, "allow"),
+            (PermissionMode::AcceptEdits, &shell, "ask"),
+            (PermissionMode::Plan, &edit, "deny"),
+            (PermissionMode::DontAsk, &shell, "deny"),
+            (PermissionMode::Bypass, &shell, "allow"),
+        ];
+        for (mode, spec, expected) in cases {
+            let got = match ModePolicy::new(mode).decide(&request(spec, &args, false)) {
+                Decision::Allow => "allow",
+                Decision::Ask { .. } => "ask",
+                Decision::Deny { .. } => "deny",
+            };
+            assert_eq!(got, expected, "{mode} {}", spec.name);
+            assert_eq!(ModePolicy::new(mode).decide(&request(spec, &args, true)), Decision::Allow);
+        }
+    }
+
+    #[test]
+    fn denial_messages_name_the_way_out() {
+        let shell = ToolSpec::new("bash", "").alias("Bash");
+        let args = json!({"command": "git push origin main"});
+        let Decision::Deny { message } =
+            ModePolicy::new(PermissionMode::DontAsk).decide(&request(&shell, &args, false))
+        else {
+            panic!("expected a denial");
+        };
+        assert_eq!(
+            message,
+            "bash needs permission, and mode dont-ask denies anything that no allow rule covers. Add a rule such as Bash(git push:*)."
+        );
+        let Decision::Deny { message } = ModePolicy::new(PermissionMode::Plan).decide(&request(&shell, &args, false))
+        else {
+            panic!("expected a denial");
+        };
+        assert!(message.starts_with("bash is not available in plan mode (read-only)."));
+    }
+
+    #[test]
+    fn modes_parse_with_claude_code_aliases() {
+        assert_eq!("acceptEdits".parse::<PermissionMode>().unwrap(), PermissionMode::AcceptEdits);
+        assert_eq!("bypassPermissions".parse::<PermissionMode>().unwrap(), PermissionMode::Bypass);
+        assert_eq!("dont-ask".parse::<PermissionMode>().unwrap(), PermissionMode::DontAsk);
+        assert!("yolo".parse::<PermissionMode>().is_err());
+    }
+}

@@ -1,0 +1,108 @@
+//! The tools of one session and the resolution of the names a model writes: exact wire name,
+//! then alias, then normalized name (lower case, `_` and `-` removed).
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use super::ToolSource;
+use crate::executor::validate::CompiledSchema;
+use crate::spec::ToolSpec;
+use crate::tool::DynTool;
+
+/// One tool instance in a session, with its lazily compiled validator.
+pub struct ToolHandle {
+    pub tool: Arc<dyn DynTool>,
+    pub source: ToolSource,
+    validator: OnceLock<Arc<CompiledSchema>>,
+}
+
+impl ToolHandle {
+    /// A handle for a tool instance.
+    pub fn new(tool: Arc<dyn DynTool>, source: ToolSource) -> Self {
+        ToolHandle { tool, source, validator: OnceLock::new() }
+    }
+
+    /// The tool's spec.
+    pub fn spec(&self) -> &ToolSpec {
+        self.tool.spec()
+    }
+
+    /// The compiled validator of the tool's input schema (compiled on first use).
+    pub fn validator(&self) -> &Arc<CompiledSchema> {
+        self.validator.get_or_init(|| Arc::new(CompiledSchema::compile(&self.tool.spec().input_schema)))
+    }
+}
+
+impl std::fmt::Debug for ToolHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolHandle").field("name", &self.spec().name).field("source", &self.source).finish()
+    }
+}
+
+/// The tools of one session.
+#[derive(Debug, Default)]
+pub struct ToolSet {
+    handles: Vec<Arc<ToolHandle>>,
+    by_name: HashMap<String, usize>,
+    by_alias: HashMap<String, usize>,
+    by_normalized: HashMap<String, usize>,
+}
+
+/// Lower case with `_` and `-` removed, so `Str_Replace_Based_Edit_Tool` finds its tool.
+pub fn normalize(name: &str) -> String {
+    name.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
+}
+
+impl ToolSet {
+    /// A tool set from handles; earlier handles win name clashes.
+    pub fn new(handles: Vec<ToolHandle>) -> Self {
+        let handles: Vec<Arc<ToolHandle>> = handles.into_iter().map(Arc::new).collect();
+        let mut set = ToolSet { handles, ..ToolSet::default() };
+        for (index, handle) in set.handles.iter().enumerate() {
+            let spec = handle.spec();
+            set.by_name.entry(spec.name.clone()).or_insert(index);
+            set.by_normalized.entry(normalize(&spec.name)).or_insert(index);
+            for alias in &spec.aliases {
+                set.by_alias.entry(alias.clone()).or_insert(index);
+                set.by_normalized.entry(normalize(alias)).or_insert(index);
+            }
+        }
+        set
+    }
+
+    /// Resolves a name as a model wrote it.
+    pub fn resolve(&self, name: &str) -> Option<&Arc<ToolHandle>> {
+        let index = self
+            .by_name
+            .get(name)
+            .or_else(|| self.by_alias.get(name))
+            .or_else(|| self.by_normalized.get(&normalize(name)))?;
+        self.handles.get(*index)
+    }
+
+    /// The message for a name that resolves to nothing (tools.md §0.1).
+    pub fn not_found_message(&self, name: &str) -> String {
+        let names: Vec<&str> = self.handles.iter().map(|h| h.spec().name.as_str()).collect();
+        format!("Tool '{name}' not found. Available tools: {}", names.join(", "))
+    }
+
+    /// The tools, in selection order.
+    pub fn handles(&self) -> &[Arc<ToolHandle>] {
+        &self.handles
+    }
+
+    /// The specs, in selection order.
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.handles.iter().map(|h| h.spec())
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.handles.is_empty()
+    }
+}

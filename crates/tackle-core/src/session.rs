@@ -1,0 +1,161 @@
+//! One tool session: its tools, workspace, path policy, shared state and event stream. A
+//! session lives as long as one agent run, one `tools batch`, or one MCP session; its state
+//! (shell, read ledger, edit history, jobs) lives across calls, and `close` releases it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{SessionInfo, SessionState, ToolContext};
+use crate::events::{EventSink, ExecEvent};
+use crate::executor::budget::{remove_old_spills, spill_dirs};
+use crate::paths::{NoPaths, PathPolicy};
+use crate::registry::ToolSet;
+
+/// How to build a session.
+#[derive(Clone)]
+pub struct SessionConfig {
+    /// The workspace root (absolute).
+    pub workspace: PathBuf,
+    /// The session id; a random one when `None`.
+    pub id: Option<String>,
+    /// Whether file tools enforce read-before-edit and the stale check.
+    pub enforce_read_before_edit: bool,
+    /// The path policy; without one every path is refused.
+    pub path_policy: Option<Arc<dyn PathPolicy>>,
+}
+
+impl SessionConfig {
+    /// A config for `workspace` with read-before-edit enforced.
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+        SessionConfig { workspace: workspace.into(), id: None, enforce_read_before_edit: true, path_policy: None }
+    }
+}
+
+impl std::fmt::Debug for SessionConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionConfig")
+            .field("workspace", &self.workspace)
+            .field("id", &self.id)
+            .field("enforce_read_before_edit", &self.enforce_read_before_edit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A random session id: 16 hex digits.
+pub fn new_session_id() -> String {
+    let value: u64 = rand::random();
+    format!("{value:016x}")
+}
+
+/// One tool session.
+pub struct Session {
+    info: Arc<SessionInfo>,
+    state: Arc<SessionState>,
+    paths: Arc<dyn PathPolicy>,
+    events: EventSink,
+    tools: ToolSet,
+    json_text_params: HashMap<String, Vec<Vec<String>>>,
+    pub(crate) spill_dir: PathBuf,
+    pub(crate) spill_rel: String,
+}
+
+impl Session {
+    /// A session over `tools`. Old spill files of the workspace are cleaned up here.
+    pub fn new(config: SessionConfig, tools: ToolSet) -> Self {
+        let id = config.id.unwrap_or_else(new_session_id);
+        remove_old_spills(&config.workspace);
+        let (spill_dir, spill_rel) = spill_dirs(&config.workspace, &id);
+        let paths = config.path_policy.unwrap_or_else(|| Arc::new(NoPaths::new(config.workspace.clone())));
+        Session {
+            info: Arc::new(SessionInfo {
+                id,
+                workspace: config.workspace,
+                enforce_read_before_edit: config.enforce_read_before_edit,
+            }),
+            state: Arc::new(SessionState::default()),
+            paths,
+            events: EventSink::new(1024),
+            tools,
+            json_text_params: HashMap::new(),
+            spill_dir,
+            spill_rel,
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.info.id
+    }
+
+    /// Facts about the session.
+    pub fn info(&self) -> &SessionInfo {
+        &self.info
+    }
+
+    /// The session's tools.
+    pub fn tools(&self) -> &ToolSet {
+        &self.tools
+    }
+
+    /// Replaces the tools between turns (MCP `list_changed`, `tool_search`). The tools that
+    /// leave are closed by the caller.
+    pub fn set_tools(&mut self, tools: ToolSet) -> ToolSet {
+        std::mem::replace(&mut self.tools, tools)
+    }
+
+    /// The shared state of the session's tools.
+    pub fn state(&self) -> &Arc<SessionState> {
+        &self.state
+    }
+
+    /// Subscribes to the session's call events.
+    pub fn subscribe(&self) -> broadcast::Receiver<ExecEvent> {
+        self.events.subscribe()
+    }
+
+    /// Records that `tool` was shown in the `openai-strict` dialect with these parameters
+    /// advertised as JSON text; the decoder then parses them back.
+    pub fn set_json_text_params(&mut self, tool: &str, paths: Vec<Vec<String>>) {
+        if paths.is_empty() {
+            self.json_text_params.remove(tool);
+        } else {
+            self.json_text_params.insert(tool.to_owned(), paths);
+        }
+    }
+
+    pub(crate) fn json_text_params(&self, tool: &str) -> &[Vec<String>] {
+        self.json_text_params.get(tool).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    pub(crate) fn events(&self) -> &EventSink {
+        &self.events
+    }
+
+    /// The context a call of `tool` runs with.
+    pub fn context(&self, call_id: &str, tool: &str, cancel: CancellationToken) -> ToolContext {
+        ToolContext {
+            call_id: call_id.into(),
+            tool: tool.into(),
+            info: Arc::clone(&self.info),
+            state: Arc::clone(&self.state),
+            paths: Arc::clone(&self.paths),
+            cancel,
+            events: self.events.clone(),
+        }
+    }
+
+    /// Closes every tool of the session (kills shells and jobs, ends connections).
+    pub async fn close(&self) {
+        futures::future::join_all(self.tools.handles().iter().map(|h| h.tool.close())).await;
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("id", &self.info.id).field("tools", &self.tools.len()).finish_non_exhaustive()
+    }
+}

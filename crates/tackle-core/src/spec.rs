@@ -1,0 +1,281 @@
+//! The static description of a tool: everything a model, a permission engine, a scheduler or
+//! a text call format needs to know about it without running it.
+
+use serde_json::Value;
+
+/// MCP-style behaviour hints (they also drive `hint:read-only` / `hint:destructive`
+/// allowlist entries and the permission modes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// The tool never changes its environment, whatever the input.
+    pub read_only: bool,
+    /// The tool may destroy or overwrite data.
+    pub destructive: bool,
+    /// Calling it twice with the same input has no further effect.
+    pub idempotent: bool,
+    /// The tool reaches entities outside the workspace (the network, other systems).
+    pub open_world: bool,
+}
+
+/// What a running call does when the user interrupts it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum InterruptBehavior {
+    /// Cancel it at once; it still answers (e.g. "Cancelled by the user.").
+    #[default]
+    Cancel,
+    /// Let it finish (a short write that must not be torn), then stop.
+    Block,
+}
+
+/// Whether the tool's schema is sent to the model up front.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Loading {
+    /// Sent with every request.
+    #[default]
+    Normal,
+    /// Named in the system prompt with its search hint; its schema is sent only after
+    /// `tool_search` loads it.
+    Deferred,
+    /// Never deferred, even where the deferral policy would defer it.
+    AlwaysLoad,
+}
+
+/// Whether a tool can be used on this machine.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Availability {
+    #[default]
+    Available,
+    /// Unavailable, with the reason shown to the person (naming it in an allowlist is a
+    /// warning, not an error).
+    Unavailable(String),
+}
+
+/// How the markdown and XML call formats map a fenced block onto the tool's parameters
+/// (formats.md §2.2). A tool without a mapping takes a JSON object as its block body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockMapping {
+    /// The langtags that name this tool (`bash`, `shell`, `sh`).
+    pub langtags: Vec<String>,
+    /// The parameter that receives the block's body.
+    pub body_param: String,
+    /// The parameter that receives the rest of the langtag line (`save PATH`), if any. A
+    /// tool without one refuses words after its langtag.
+    pub words_param: Option<String>,
+    /// Remove one leading `$ ` from the body (shell blocks).
+    pub strip_prompt: bool,
+}
+
+/// Another accepted name for a parameter (e.g. `nextThoughtNeeded` for
+/// `next_thought_needed`). The executor renames it before validation; both given with
+/// different values is an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamAlias {
+    pub alias: String,
+    pub name: String,
+}
+
+/// Whether a path parameter is read or written (for the path policy and `Read(...)` /
+/// `Edit(...)` rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathAccess {
+    Read,
+    Write,
+}
+
+/// A parameter that holds a file-system path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathParam {
+    pub name: String,
+    pub access: PathAccess,
+}
+
+/// The full description of one tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// The wire name (`^[A-Za-z0-9_-]{1,64}$`).
+    pub name: String,
+    /// A human title (MCP `title`).
+    pub title: Option<String>,
+    /// Other names that resolve to this tool (Claude Code's `Bash`, `Read`, …).
+    pub aliases: Vec<String>,
+    /// The model-facing description.
+    pub description: String,
+    /// The input JSON Schema in Tackle's canonical form (see [`crate::schema`]).
+    pub input_schema: Value,
+    /// Behaviour hints.
+    pub annotations: Annotations,
+    /// True when every call of this tool may run alongside other safe calls; a tool whose
+    /// safety depends on the input says so in `Tool::is_concurrency_safe`.
+    pub concurrency_safe: bool,
+    /// What an interrupt does to a running call.
+    pub interrupt: InterruptBehavior,
+    /// Deferred or always loaded.
+    pub loading: Loading,
+    /// One line used by `tool_search` and the deferred-tools list.
+    pub search_hint: Option<String>,
+    /// Whether it can run here.
+    pub availability: Availability,
+    /// The text formats' block mapping, if the tool has one.
+    pub block: Option<BlockMapping>,
+    /// Parameter aliases.
+    pub param_aliases: Vec<ParamAlias>,
+    /// A hint appended to a validation error about a parameter (`timeout` → "use
+    /// run_in_background for longer commands").
+    pub param_hints: Vec<(String, String)>,
+    /// Parameters that hold paths.
+    pub path_params: Vec<PathParam>,
+    /// Whether non-read-only calls of this tool are file edits (the `accept-edits` mode
+    /// allows them; other writes still ask).
+    pub edits_files: bool,
+    /// The tool keeps its own output within the budget (the executor does not cut it).
+    pub manages_output_budget: bool,
+}
+
+impl ToolSpec {
+    /// A spec with a name and description; everything else takes its default, and the
+    /// schema is filled in by [`crate::TypedTool`] from the tool's input type.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        ToolSpec {
+            name: name.into(),
+            title: None,
+            aliases: Vec::new(),
+            description: description.into(),
+            input_schema: Value::Null,
+            annotations: Annotations::default(),
+            concurrency_safe: false,
+            interrupt: InterruptBehavior::Cancel,
+            loading: Loading::Normal,
+            search_hint: None,
+            availability: Availability::Available,
+            block: None,
+            param_aliases: Vec::new(),
+            param_hints: Vec::new(),
+            path_params: Vec::new(),
+            edits_files: false,
+            manages_output_budget: false,
+        }
+    }
+
+    /// Sets the human title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Adds an alias.
+    pub fn alias(mut self, alias: impl Into<String>) -> Self {
+        self.aliases.push(alias.into());
+        self
+    }
+
+    /// Marks the tool read-only (and so non-destructive).
+    pub fn read_only(mut self) -> Self {
+        self.annotations.read_only = true;
+        self.annotations.destructive = false;
+        self
+    }
+
+    /// Marks the tool destructive.
+    pub fn destructive(mut self) -> Self {
+        self.annotations.destructive = true;
+        self
+    }
+
+    /// Marks the tool idempotent.
+    pub fn idempotent(mut self) -> Self {
+        self.annotations.idempotent = true;
+        self
+    }
+
+    /// Marks the tool open-world.
+    pub fn open_world(mut self) -> Self {
+        self.annotations.open_world = true;
+        self
+    }
+
+    /// Marks every call of the tool safe to run alongside other safe calls.
+    pub fn concurrency_safe(mut self) -> Self {
+        self.concurrency_safe = true;
+        self
+    }
+
+    /// Sets the interrupt behaviour.
+    pub fn interrupt(mut self, behavior: InterruptBehavior) -> Self {
+        self.interrupt = behavior;
+        self
+    }
+
+    /// Sets the loading policy.
+    pub fn loading(mut self, loading: Loading) -> Self {
+        self.loading = loading;
+        self
+    }
+
+    /// Sets the search hint.
+    pub fn search_hint(mut self, hint: impl Into<String>) -> Self {
+        self.search_hint = Some(hint.into());
+        self
+    }
+
+    /// Marks the tool unavailable on this machine.
+    pub fn unavailable(mut self, reason: impl Into<String>) -> Self {
+        self.availability = Availability::Unavailable(reason.into());
+        self
+    }
+
+    /// Sets the block mapping.
+    pub fn block(mut self, mapping: BlockMapping) -> Self {
+        self.block = Some(mapping);
+        self
+    }
+
+    /// Adds a parameter alias.
+    pub fn param_alias(mut self, alias: impl Into<String>, name: impl Into<String>) -> Self {
+        self.param_aliases.push(ParamAlias { alias: alias.into(), name: name.into() });
+        self
+    }
+
+    /// Adds a validation hint for a parameter.
+    pub fn param_hint(mut self, param: impl Into<String>, hint: impl Into<String>) -> Self {
+        self.param_hints.push((param.into(), hint.into()));
+        self
+    }
+
+    /// Declares a path parameter.
+    pub fn path_param(mut self, name: impl Into<String>, access: PathAccess) -> Self {
+        self.path_params.push(PathParam { name: name.into(), access });
+        self
+    }
+
+    /// Declares that non-read-only calls edit files.
+    pub fn edits_files(mut self) -> Self {
+        self.edits_files = true;
+        self
+    }
+
+    /// Declares that the tool keeps its output within the budget itself.
+    pub fn manages_output_budget(mut self) -> Self {
+        self.manages_output_budget = true;
+        self
+    }
+
+    /// Sets the input schema (for tools defined at run time).
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = schema;
+        self
+    }
+
+    /// The names of the required top-level parameters, in schema order.
+    pub fn required_params(&self) -> Vec<&str> {
+        self.input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|req| req.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    /// The first line of the description.
+    pub fn summary(&self) -> &str {
+        self.description.lines().next().unwrap_or_default()
+    }
+}

@@ -1,0 +1,159 @@
+//! The tool abstraction: a typed [`Tool`] trait that tool authors implement, and its
+//! object-safe twin [`DynTool`] that the registry and executor store and call.
+//!
+//! The twin exists so that each tool keeps a typed input (decoded by serde, described by
+//! schemars) while the registry holds `Arc<dyn DynTool>`. Tools defined at run time (MCP
+//! imports, configuration) implement [`DynTool`] directly with a raw schema.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize as _;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::BoxFuture;
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::output::ToolOutput;
+use crate::schema;
+use crate::spec::ToolSpec;
+
+/// A tool with a typed input.
+///
+/// `spec()` describes the tool; its `input_schema` is generated from `Input` and may be left
+/// empty. The static `read_only` annotation and `concurrency_safe` flag of the spec hold for
+/// every input; `is_read_only` and `is_concurrency_safe` can add input-dependent truth on top
+/// (a `bash` call of `ls` is read-only though `bash` is not).
+pub trait Tool: Send + Sync + 'static {
+    /// The decoded arguments.
+    type Input: DeserializeOwned + JsonSchema + Send + 'static;
+
+    /// The tool's description.
+    fn spec(&self) -> ToolSpec;
+
+    /// Whether this particular call only reads (beyond the spec's static annotation).
+    fn is_read_only(&self, _input: &Self::Input) -> bool {
+        false
+    }
+
+    /// Whether this particular call may run alongside others (beyond the spec's flag).
+    fn is_concurrency_safe(&self, _input: &Self::Input) -> bool {
+        false
+    }
+
+    /// The deadline the executor enforces for this call; `None` means the executor's default.
+    /// A tool with its own timeout parameter returns that plus its own clean-up margin, and
+    /// reports its own timeout message before the executor's deadline fires.
+    fn timeout(&self, _input: &Self::Input) -> Option<Duration> {
+        None
+    }
+
+    /// Runs the call.
+    fn call(&self, input: Self::Input, ctx: &ToolContext)
+    -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+
+    /// Releases what the tool holds (processes, connections) at the end of the session.
+    fn close(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+}
+
+/// The function that runs a prepared call.
+type RunFn = Box<dyn FnOnce(ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send>;
+
+/// A call whose arguments have been decoded into the tool's input, ready to schedule.
+pub struct PreparedCall {
+    /// The call only reads (permission modes allow it everywhere).
+    pub read_only: bool,
+    /// The call may run alongside other safe calls.
+    pub concurrency_safe: bool,
+    /// The deadline for this call, if the tool sets one.
+    pub timeout: Option<Duration>,
+    run: RunFn,
+}
+
+impl PreparedCall {
+    /// A prepared call from its traits and the future-producing function.
+    pub fn new(
+        read_only: bool,
+        concurrency_safe: bool,
+        timeout: Option<Duration>,
+        run: impl FnOnce(ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + 'static,
+    ) -> Self {
+        PreparedCall { read_only, concurrency_safe, timeout, run: Box::new(run) }
+    }
+
+    /// Starts the call.
+    pub fn run(self, ctx: ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        (self.run)(ctx)
+    }
+}
+
+impl std::fmt::Debug for PreparedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedCall")
+            .field("read_only", &self.read_only)
+            .field("concurrency_safe", &self.concurrency_safe)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The object-safe face of a tool.
+pub trait DynTool: Send + Sync + 'static {
+    /// The tool's spec, with its canonical input schema.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Decodes validated arguments into a runnable call. An error here is an
+    /// `InvalidInput` the model can fix.
+    fn prepare(&self, args: &Value) -> Result<PreparedCall, ToolError>;
+
+    /// Releases what the tool holds at the end of the session.
+    fn close(&self) -> BoxFuture<'_, ()>;
+}
+
+/// Adapts a typed [`Tool`] to [`DynTool`], caching its spec with the generated schema.
+pub struct TypedTool<T: Tool> {
+    tool: Arc<T>,
+    spec: ToolSpec,
+}
+
+impl<T: Tool> TypedTool<T> {
+    /// Wraps a tool, generating its canonical input schema from `T::Input`.
+    pub fn new(tool: T) -> Self {
+        let mut spec = tool.spec();
+        spec.input_schema = schema::schema_for::<T::Input>();
+        TypedTool { tool: Arc::new(tool), spec }
+    }
+
+    /// The wrapped tool.
+    pub fn inner(&self) -> &T {
+        &self.tool
+    }
+}
+
+impl<T: Tool> DynTool for TypedTool<T> {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn prepare(&self, args: &Value) -> Result<PreparedCall, ToolError> {
+        let input = T::Input::deserialize(args).map_err(|err| {
+            ToolError::InvalidInput(format!("Invalid parameters for tool '{}': {err}", self.spec.name))
+        })?;
+        let read_only = self.spec.annotations.read_only || self.tool.is_read_only(&input);
+        let concurrency_safe = self.spec.concurrency_safe || self.tool.is_concurrency_safe(&input);
+        let timeout = self.tool.timeout(&input);
+        let tool = Arc::clone(&self.tool);
+        Ok(PreparedCall::new(read_only, concurrency_safe, timeout, move |ctx| {
+            Box::pin(async move { tool.call(input, &ctx).await })
+        }))
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.tool.close())
+    }
+}

@@ -1,0 +1,484 @@
+//! The executor pipeline through its public API, with small test tools: every error path
+//! gives one clear output and the executor keeps serving; scheduling never overlaps unsafe
+//! calls and keeps call order; timeouts, cancellation and panics still answer.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tackle_core::hooks::{HookCall, PreHookOutcome, ToolHook};
+use tackle_core::permission::{AutoApprover, ModePolicy, PermissionMode};
+use tackle_core::{
+    BoxFuture, ErrorKind, Executor, ExecutorConfig, Registry, Session, SessionConfig, Tool, ToolCall, ToolContext,
+    ToolError, ToolOutput, ToolSpec,
+};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct EchoInput {
+    /// Text to echo.
+    text: String,
+    /// Repeat count.
+    #[schemars(range(min = 1, max = 5))]
+    times: Option<u32>,
+    /// Output style.
+    #[allow(dead_code)]
+    style: Option<Style>,
+    /// A list of numbers.
+    numbers: Option<Vec<i64>>,
+    /// Upper-case the text.
+    shout: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Style {
+    Plain,
+    Fancy,
+}
+
+/// A read-only, concurrency-safe echo.
+struct Echo;
+
+impl Tool for Echo {
+    type Input = EchoInput;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("echo_text", "Echo text back.").alias("Echo").read_only().concurrency_safe()
+    }
+
+    async fn call(&self, input: EchoInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let text = if input.shout == Some(true) { input.text.to_uppercase() } else { input.text };
+        let repeated = text.repeat(input.times.unwrap_or(1) as usize);
+        let sum: i64 = input.numbers.unwrap_or_default().iter().sum();
+        Ok(ToolOutput::text(repeated).with_structured(json!({"sum": sum})))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct SleepInput {
+    ms: u64,
+    #[serde(default)]
+    cooperative: bool,
+}
+
+/// Sleeps; tracks how many calls overlap.
+#[derive(Clone)]
+struct Sleeper {
+    name: &'static str,
+    safe: bool,
+    running: Arc<AtomicUsize>,
+    max_running: Arc<AtomicUsize>,
+    order: Arc<std::sync::Mutex<Vec<u64>>>,
+}
+
+impl Tool for Sleeper {
+    type Input = SleepInput;
+
+    fn spec(&self) -> ToolSpec {
+        let spec = ToolSpec::new(self.name, "Sleep for a while.");
+        if self.safe { spec.concurrency_safe() } else { spec }
+    }
+
+    async fn call(&self, input: SleepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_running.fetch_max(now, Ordering::SeqCst);
+        self.order.lock().unwrap().push(input.ms);
+        let sleep = tokio::time::sleep(Duration::from_millis(input.ms));
+        let result = if input.cooperative {
+            tokio::select! {
+                () = sleep => Ok(ToolOutput::text(format!("slept {}", input.ms))),
+                () = ctx.cancel_token().cancelled() => Ok(ToolOutput::text("partial output before the stop")),
+            }
+        } else {
+            sleep.await;
+            Ok(ToolOutput::text(format!("slept {}", input.ms)))
+        };
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        result
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Empty {}
+
+struct Panicker;
+
+impl Tool for Panicker {
+    type Input = Empty;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("explode", "Panics.")
+    }
+
+    #[allow(clippy::panic)]
+    async fn call(&self, _input: Empty, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        panic!("secret internal detail");
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct BigInput {
+    chars: usize,
+}
+
+struct Big;
+
+impl Tool for Big {
+    type Input = BigInput;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("big_output", "Prints many numbered lines.")
+    }
+
+    async fn call(&self, input: BigInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let mut text = String::with_capacity(input.chars + 16);
+        let mut line = 0;
+        while text.len() < input.chars {
+            text.push_str(&format!("line {line:09} \u{1b}[32mok\u{1b}[0m\n"));
+            line += 1;
+        }
+        Ok(ToolOutput::text(text))
+    }
+}
+
+struct Failing;
+
+impl Tool for Failing {
+    type Input = Empty;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("fail_always", "Fails.")
+    }
+
+    async fn call(&self, _input: Empty, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Err(ToolError::Failed("it failed; try again later".into()))
+    }
+}
+
+struct Fixture {
+    session: Session,
+    executor: Executor,
+    max_running: Arc<AtomicUsize>,
+    order: Arc<std::sync::Mutex<Vec<u64>>>,
+    _dir: tempfile::TempDir,
+}
+
+fn fixture(config: ExecutorConfig) -> Fixture {
+    let running = Arc::new(AtomicUsize::new(0));
+    let max_running = Arc::new(AtomicUsize::new(0));
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut registry = Registry::new();
+    registry.register(&["default"], || Echo);
+    let sleeper = Sleeper {
+        name: "sleep_safe",
+        safe: true,
+        running,
+        max_running: Arc::clone(&max_running),
+        order: Arc::clone(&order),
+    };
+    let unsafe_sleeper = Sleeper { name: "sleep_unsafe", safe: false, ..sleeper.clone() };
+    registry.register(&["default"], move || sleeper.clone());
+    registry.register(&["default"], move || unsafe_sleeper.clone());
+    registry.register(&["default"], || Panicker);
+    registry.register(&["default"], || Big);
+    registry.register(&["default"], || Failing);
+    let selection = registry.select("default", "default").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let session = Session::new(SessionConfig::new(dir.path()), registry.instantiate(&selection));
+    Fixture { session, executor: Executor::new(config), max_running, order, _dir: dir }
+}
+
+async fn run(fx: &Fixture, name: &str, args: Value) -> ToolOutput {
+    fx.executor.run(&fx.session, ToolCall::new("c1", name, args), &CancellationToken::new()).await
+}
+
+async fn run_text(fx: &Fixture, name: &str, args: &str) -> ToolOutput {
+    fx.executor.run(&fx.session, ToolCall::from_text("c1", name, args), &CancellationToken::new()).await
+}
+
+fn assert_rejected(output: &ToolOutput, kind: ErrorKind, text: &str) {
+    assert!(output.is_error, "{output:?}");
+    assert!(output.meta.rejected, "{output:?}");
+    assert_eq!(output.meta.error_kind, Some(kind));
+    assert_eq!(output.text_content(), text);
+}
+
+#[tokio::test]
+async fn a_good_call_runs_and_reports_meta() {
+    let fx = fixture(ExecutorConfig::default());
+    let output = run(&fx, "echo_text", json!({"text": "hi", "times": "2", "numbers": "[1, 2]", "shout": "true"})).await;
+    assert_eq!(output.text_content(), "HIHI");
+    assert!(!output.is_error);
+    assert_eq!(output.call_id, "c1");
+    assert_eq!(output.structured, Some(json!({"sum": 3})));
+    assert_eq!(output.meta.coerced, vec!["times", "numbers", "shout"]);
+    assert!(output.meta.duration_ms.is_some());
+}
+
+#[tokio::test]
+async fn every_bad_input_gets_one_clear_error_and_the_executor_keeps_serving() {
+    let fx = fixture(ExecutorConfig::default());
+    let cases: Vec<(ToolOutput, ErrorKind, &str)> = vec![
+        (
+            run_text(&fx, "echo_text", "{\"text\": ").await,
+            ErrorKind::InvalidInput,
+            "Invalid JSON in arguments for tool 'echo_text': EOF while parsing a value at line 1 column 9. Send the arguments as one JSON object.",
+        ),
+        (
+            run(&fx, "echo_text", json!("just a string")).await,
+            ErrorKind::InvalidInput,
+            "Arguments for tool 'echo_text' must be a JSON object, got a string",
+        ),
+        (run(&fx, "echo_text", json!({})).await, ErrorKind::InvalidInput, "No text provided for the echo_text tool"),
+        (
+            run(&fx, "echo_text", json!({"text": 5})).await,
+            ErrorKind::InvalidInput,
+            "Invalid parameters for tool 'echo_text': text should be string",
+        ),
+        (
+            run(&fx, "echo_text", json!({"text": "x", "times": 9, "style": "loud", "numbers": [1, "two"], "extra": 1}))
+                .await,
+            ErrorKind::InvalidInput,
+            "Invalid parameters for tool 'echo_text': times must be <= 5; style must be one of: plain, fancy; numbers[1] should be integer; unexpected parameter extra",
+        ),
+        (
+            run(&fx, "no_such_tool", json!({})).await,
+            ErrorKind::NotFound,
+            "Tool 'no_such_tool' not found. Available tools: echo_text, sleep_safe, sleep_unsafe, explode, big_output, fail_always",
+        ),
+    ];
+    for (output, kind, text) in &cases {
+        assert_rejected(output, *kind, text);
+    }
+    let after = run(&fx, "echo_text", json!({"text": "still serving"})).await;
+    assert_eq!(after.text_content(), "still serving");
+}
+
+#[tokio::test]
+async fn names_resolve_by_alias_and_normalized_form() {
+    let fx = fixture(ExecutorConfig::default());
+    for name in ["echo_text", "Echo", "ECHO_TEXT", "Echo-Text", "echotext"] {
+        let output = run(&fx, name, json!({"text": "ok"})).await;
+        assert_eq!(output.text_content(), "ok", "{name}");
+    }
+}
+
+#[tokio::test]
+async fn huge_arguments_are_handled() {
+    let fx = fixture(ExecutorConfig::default());
+    let big = "x".repeat(10 * 1024 * 1024);
+    let output = run(&fx, "echo_text", json!({"text": big})).await;
+    assert!(!output.is_error);
+    assert!(output.meta.truncated);
+    let malformed = format!("{{\"text\": \"{big}");
+    let output = run_text(&fx, "echo_text", &malformed).await;
+    assert!(output.meta.rejected);
+    assert!(output.text_content().starts_with("Invalid JSON in arguments for tool 'echo_text': EOF while parsing"));
+}
+
+#[tokio::test]
+async fn a_panicking_tool_becomes_a_generic_internal_error() {
+    let fx = fixture(ExecutorConfig::default());
+    let output = run(&fx, "explode", json!({})).await;
+    assert!(output.is_error);
+    assert!(!output.meta.rejected);
+    assert_eq!(output.meta.error_kind, Some(ErrorKind::Internal));
+    assert_eq!(output.text_content(), "Tool 'explode' failed with an internal error; details are in the log.");
+    assert_eq!(run(&fx, "echo_text", json!({"text": "alive"})).await.text_content(), "alive");
+}
+
+#[tokio::test]
+async fn a_tool_error_is_not_a_rejection() {
+    let fx = fixture(ExecutorConfig::default());
+    let output = run(&fx, "fail_always", json!({})).await;
+    assert!(output.is_error && !output.meta.rejected);
+    assert_eq!(output.meta.error_kind, Some(ErrorKind::Failed));
+    assert_eq!(output.text_content(), "it failed; try again later");
+}
+
+#[tokio::test]
+async fn a_hanging_tool_times_out_with_an_output() {
+    let config = ExecutorConfig {
+        default_timeout: Duration::from_millis(200),
+        abort_grace: Duration::from_millis(100),
+        ..ExecutorConfig::default()
+    };
+    let fx = fixture(config);
+    let output = run(&fx, "sleep_unsafe", json!({"ms": 60_000})).await;
+    assert!(output.is_error);
+    assert_eq!(output.meta.error_kind, Some(ErrorKind::Timeout));
+    let text = output.text_content();
+    assert!(text.starts_with("Tool 'sleep_unsafe' timed out and was aborted after 0."), "{text}");
+    assert!(text.ends_with(" s."));
+    // A tool that notices the cancellation answers with its own partial output.
+    let output = run(&fx, "sleep_unsafe", json!({"ms": 60_000, "cooperative": true})).await;
+    assert!(output.is_error);
+    assert_eq!(output.meta.error_kind, Some(ErrorKind::Timeout));
+    assert_eq!(output.text_content(), "partial output before the stop");
+    assert_eq!(run(&fx, "echo_text", json!({"text": "next"})).await.text_content(), "next");
+}
+
+#[tokio::test]
+async fn a_cancelled_turn_answers_every_call() {
+    let fx = fixture(ExecutorConfig { abort_grace: Duration::from_millis(100), ..ExecutorConfig::default() });
+    let cancel = CancellationToken::new();
+    let canceller = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        canceller.cancel();
+    });
+    let calls = vec![
+        ToolCall::new("a", "sleep_unsafe", json!({"ms": 60_000})),
+        ToolCall::new("b", "sleep_unsafe", json!({"ms": 1})),
+    ];
+    let outputs = fx.executor.run_turn(&fx.session, calls, &cancel).await;
+    assert_eq!(outputs.len(), 2);
+    assert_eq!(outputs[0].call_id, "a");
+    let text = outputs[0].text_content();
+    assert!(text.starts_with("Cancelled by the user. The call was aborted after 0."), "{text}");
+    assert_eq!(outputs[0].meta.error_kind, Some(ErrorKind::Cancelled));
+    assert_eq!(outputs[1].call_id, "b");
+    assert_eq!(outputs[1].text_content(), "Not executed: the run stopped (cancelled by the user).");
+}
+
+#[tokio::test]
+async fn unsafe_calls_never_overlap_and_outputs_keep_call_order() {
+    let fx = fixture(ExecutorConfig::default());
+    let durations = [30u64, 1, 20, 5, 10, 2, 15, 3];
+    let calls: Vec<ToolCall> = durations
+        .iter()
+        .enumerate()
+        .map(|(i, ms)| ToolCall::new(format!("u{i}"), "sleep_unsafe", json!({"ms": ms})))
+        .collect();
+    let outputs = fx.executor.run_turn(&fx.session, calls, &CancellationToken::new()).await;
+    assert_eq!(fx.max_running.load(Ordering::SeqCst), 1);
+    assert_eq!(*fx.order.lock().unwrap(), durations.to_vec());
+    let ids: Vec<&str> = outputs.iter().map(|o| o.call_id.as_str()).collect();
+    assert_eq!(ids, vec!["u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7"]);
+    let texts: Vec<String> = outputs.iter().map(ToolOutput::text_content).collect();
+    assert_eq!(texts, durations.iter().map(|ms| format!("slept {ms}")).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn a_thousand_unsafe_calls_never_overlap() {
+    let fx = fixture(ExecutorConfig::default());
+    let calls: Vec<ToolCall> =
+        (0..1000).map(|i| ToolCall::new(format!("u{i}"), "sleep_unsafe", json!({"ms": 0}))).collect();
+    let outputs = fx.executor.run_turn(&fx.session, calls, &CancellationToken::new()).await;
+    assert_eq!(outputs.len(), 1000);
+    assert_eq!(fx.max_running.load(Ordering::SeqCst), 1);
+    assert!(outputs.iter().enumerate().all(|(i, o)| o.call_id == format!("u{i}")));
+}
+
+#[tokio::test]
+async fn safe_calls_run_together_but_not_across_an_unsafe_one() {
+    let fx = fixture(ExecutorConfig::default());
+    let calls = vec![
+        ToolCall::new("s1", "sleep_safe", json!({"ms": 200})),
+        ToolCall::new("s2", "sleep_safe", json!({"ms": 200})),
+        ToolCall::new("s3", "sleep_safe", json!({"ms": 200})),
+        ToolCall::new("u1", "sleep_unsafe", json!({"ms": 10})),
+        ToolCall::new("s4", "sleep_safe", json!({"ms": 10})),
+    ];
+    let started = std::time::Instant::now();
+    let outputs = fx.executor.run_turn(&fx.session, calls, &CancellationToken::new()).await;
+    let elapsed = started.elapsed();
+    assert_eq!(fx.max_running.load(Ordering::SeqCst), 3, "the three safe calls overlap, nothing else does");
+    assert!(elapsed < Duration::from_millis(550), "safe calls ran one after another: {elapsed:?}");
+    assert_eq!(outputs.iter().map(|o| o.call_id.as_str()).collect::<Vec<_>>(), ["s1", "s2", "s3", "u1", "s4"]);
+    assert_eq!(*fx.order.lock().unwrap().last().unwrap(), 10);
+}
+
+#[tokio::test]
+async fn fifty_megabytes_of_output_are_cut_and_spilled() {
+    let fx = fixture(ExecutorConfig::default());
+    let output = run(&fx, "big_output", json!({"chars": 50 * 1024 * 1024})).await;
+    assert!(!output.is_error);
+    assert!(output.meta.truncated);
+    let text = output.text_content();
+    assert!(text.chars().count() <= 30_000 + 200, "{}", text.len());
+    assert!(text.starts_with("line 000000000 ok\n"), "escape codes are removed from model text");
+    let spill = output.meta.spill_path.clone().unwrap();
+    assert_eq!(spill, format!(".tackle/outputs/{}/c1.txt", fx.session.id()));
+    let marker = text.lines().find(|l| l.starts_with("[... ")).unwrap();
+    assert!(marker.ends_with(&format!("omitted; full output saved to {spill} ...]")), "{marker}");
+    let saved = std::fs::read_to_string(fx.session.info().workspace.join(&spill)).unwrap();
+    assert!(saved.len() >= 50 * 1024 * 1024);
+    assert!(text.ends_with("ok\n"));
+    assert_eq!(run(&fx, "echo_text", json!({"text": "small"})).await.meta.truncated, false);
+}
+
+/// A hook that blocks one word, rewrites another and records what ran.
+struct Guard {
+    seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl ToolHook for Guard {
+    fn before_call<'a>(&'a self, call: &'a HookCall<'a>) -> BoxFuture<'a, PreHookOutcome> {
+        let text = call.args.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+        Box::pin(async move {
+            match text.as_str() {
+                "forbidden" => PreHookOutcome::Deny { message: "Blocked by PreToolUse hook: no".into() },
+                "rewrite me" => PreHookOutcome::ReplaceInput(json!({"text": "rewritten"})),
+                _ => PreHookOutcome::Continue,
+            }
+        })
+    }
+
+    fn after_call<'a>(&'a self, _call: &'a HookCall<'a>, output: &'a mut ToolOutput) -> BoxFuture<'a, ()> {
+        self.seen.lock().unwrap().push(output.text_content());
+        Box::pin(async {})
+    }
+}
+
+#[tokio::test]
+async fn hooks_can_block_rewrite_and_observe() {
+    let mut fx = fixture(ExecutorConfig::default());
+    let guard = Arc::new(Guard { seen: std::sync::Mutex::new(Vec::new()) });
+    fx.executor = fx.executor.clone().with_hook(guard.clone());
+    let denied = run(&fx, "echo_text", json!({"text": "forbidden"})).await;
+    assert_rejected(&denied, ErrorKind::Denied, "Blocked by PreToolUse hook: no");
+    assert_eq!(run(&fx, "echo_text", json!({"text": "rewrite me"})).await.text_content(), "rewritten");
+    assert_eq!(*guard.seen.lock().unwrap(), vec!["rewritten".to_string()]);
+}
+
+#[tokio::test]
+async fn permission_modes_gate_calls_before_they_run() {
+    let mut fx = fixture(ExecutorConfig::default());
+    fx.executor = Executor::default().with_policy(Arc::new(ModePolicy::new(PermissionMode::Plan)));
+    let denied = run(&fx, "sleep_unsafe", json!({"ms": 1})).await;
+    assert_rejected(
+        &denied,
+        ErrorKind::Denied,
+        "sleep_unsafe is not available in plan mode (read-only). Finish the plan; the user will switch modes to carry it out.",
+    );
+    assert!(fx.order.lock().unwrap().is_empty(), "a denied call never runs");
+    assert_eq!(run(&fx, "echo_text", json!({"text": "reads are fine"})).await.text_content(), "reads are fine");
+
+    fx.executor = Executor::default().with_policy(Arc::new(ModePolicy::new(PermissionMode::Default)));
+    let asked = run(&fx, "sleep_unsafe", json!({"ms": 1})).await;
+    assert!(asked.meta.rejected);
+    assert!(asked.text_content().starts_with("sleep_unsafe needs approval, but this run is non-interactive."));
+
+    fx.executor = fx.executor.clone().with_approver(Arc::new(AutoApprover));
+    assert_eq!(run(&fx, "sleep_unsafe", json!({"ms": 1})).await.text_content(), "slept 1");
+}
+
+#[tokio::test]
+async fn progress_and_lifecycle_events_are_streamed() {
+    let fx = fixture(ExecutorConfig::default());
+    let mut events = fx.session.subscribe();
+    run(&fx, "echo_text", json!({"text": "x"})).await;
+    let first = events.recv().await.unwrap();
+    let second = events.recv().await.unwrap();
+    assert_eq!(first, tackle_core::ExecEvent::Started { call_id: "c1".into(), tool: "echo_text".into() });
+    assert!(matches!(second, tackle_core::ExecEvent::Finished { ref call_id, is_error: false, .. } if call_id == "c1"));
+}

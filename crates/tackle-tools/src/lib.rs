@@ -1,0 +1,19 @@
+//! Tackle's built-in tools, each a typed [`tackle_core::Tool`], and their registration in the
+//! toolsets of tools.md §0.5.
+
+pub mod control;
+
+use tackle_core::Registry;
+
+/// A registry holding every built-in tool in its toolsets.
+pub fn builtin_registry() -> Registry {
+    let mut registry = Registry::new();
+    register_builtins(&mut registry);
+    registry
+}
+
+/// Registers every built-in tool (tools.md §0.5 gives the toolsets).
+pub fn register_builtins(registry: &mut Registry) {
+    registry.register(&["trae"], control::SequentialThinking::default);
+    registry.register(&["default", "trae", "codex"], control::TaskDone::default);
+}

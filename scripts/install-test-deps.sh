@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs on a fresh machine (idempotent; a second run is quick).
+# Each later part of Tackle adds its own pinned tools here: system packages with apt, MCP and
+# LLM test peers from npm and PyPI into test-only directories.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# cargo-nextest runs the suite; fall back to installing it when the machine lacks it.
+if ! cargo nextest --version >/dev/null 2>&1; then
+  cargo install --locked cargo-nextest
+fi
