@@ -1,0 +1,3 @@
+//! Where Tackle's hands may reach: the workspace path policy that in-process file tools
+//! resolve every path with (safety.md §1), and the process sandbox and environment that
+//! shell commands run in (safety.md §6–§7).
