@@ -54,6 +54,9 @@ pub struct SessionArgs {
     /// typing the command is the approver).
     #[arg(long, value_name = "MODE", default_value = "bypass")]
     pub permission_mode: String,
+    /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
+    #[arg(long)]
+    pub trust_workspace: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,18 +1,25 @@
-//! Builds the tool session a command runs in: the registry, the selection, the workspace and
-//! the executor with its permission mode.
+//! Builds the tool session a command runs in, one concern per function: the configuration
+//! layers, the registry (built-ins, later imported MCP tools), the selection, the workspace,
+//! the path policy, and the executor with its permission mode.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use tackle_core::config::Config;
 use tackle_core::permission::{ModePolicy, NonInteractiveApprover, PermissionMode};
 use tackle_core::registry::Selection;
-use tackle_core::{Executor, ExecutorConfig, Registry, Session, SessionConfig};
+use tackle_core::{Executor, ExecutorConfig, PathPolicy, Registry, Session, SessionConfig};
 
 use crate::cli::SessionArgs;
 use crate::exit::Failure;
 
 /// The default selection of the `tools` commands: every built-in, opt-in ones included.
 pub const TOOLS_DEFAULT: &str = "all";
+
+/// The configuration layers of `workspace`.
+pub fn config(workspace: &Path, trust_workspace: bool) -> Result<Config, Failure> {
+    Config::load(workspace, trust_workspace).map_err(|err| Failure::usage(err.to_string()))
+}
 
 /// Every tool Tackle knows.
 pub fn registry() -> Registry {
@@ -45,19 +52,30 @@ pub fn workspace(dir: Option<&PathBuf>) -> Result<PathBuf, Failure> {
     })
 }
 
+/// The path policy file tools resolve paths with (none yet: every path is refused).
+pub fn path_policy(_config: &Config, _workspace: &Path) -> Result<Option<Arc<dyn PathPolicy>>, Failure> {
+    Ok(None)
+}
+
+/// The executor: the permission mode's policy and the non-interactive approver.
+pub fn executor(permission_mode: &str) -> Result<Executor, Failure> {
+    let mode: PermissionMode =
+        permission_mode.parse().map_err(|err: tackle_core::permission::UnknownMode| Failure::usage(err.to_string()))?;
+    Ok(Executor::new(ExecutorConfig::default())
+        .with_policy(Arc::new(ModePolicy::new(mode)))
+        .with_approver(Arc::new(NonInteractiveApprover)))
+}
+
 /// A session and executor for a `tools call` or `tools batch`.
 pub fn open(args: &SessionArgs, enforce_read_before_edit: bool) -> Result<(Session, Executor), Failure> {
+    let executor = executor(&args.permission_mode)?;
+    let workspace = workspace(args.workspace.as_ref())?;
+    let config = config(&workspace, args.trust_workspace)?;
     let registry = registry();
     let selection = select(&registry, args.selection.tools.as_deref())?;
-    let mode: PermissionMode = args
-        .permission_mode
-        .parse()
-        .map_err(|err: tackle_core::permission::UnknownMode| Failure::usage(err.to_string()))?;
-    let mut config = SessionConfig::new(workspace(args.workspace.as_ref())?);
-    config.enforce_read_before_edit = enforce_read_before_edit;
-    let session = Session::new(config, registry.instantiate(&selection));
-    let executor = Executor::new(ExecutorConfig::default())
-        .with_policy(Arc::new(ModePolicy::new(mode)))
-        .with_approver(Arc::new(NonInteractiveApprover));
+    let mut session_config = SessionConfig::new(workspace.clone());
+    session_config.enforce_read_before_edit = enforce_read_before_edit;
+    session_config.path_policy = path_policy(&config, &workspace)?;
+    let session = Session::new(session_config, registry.instantiate(&selection));
     Ok((session, executor))
 }
