@@ -1,0 +1,22 @@
+//! Tackle's LLM provider clients (providers.md §1–§5): OpenAI Chat Completions and every
+//! compatible server, and Anthropic Messages; streaming SSE or whole responses; tool-call
+//! assembly; retries with backoff, jitter and `Retry-After`; classified errors.
+//!
+//! Providers know no tool: they receive tool definitions already rendered (from
+//! `tackle_core::ToolSpec` through the schema dialects) and return calls as name + JSON text.
+//! The loop in `tackle-agent` turns those into `tackle_core::ToolCall`s.
+
+pub mod anthropic;
+mod client;
+mod conversation;
+mod error;
+pub mod openai;
+pub mod retry;
+pub mod sse;
+
+pub use client::{LlmClient, ProviderConfig, ProviderKind, RenderedTools};
+pub use conversation::{
+    AssistantMessage, ChatRequest, Completion, FinishReason, LlmEvent, Message, NativeCall, ToolResult, Usage, UserPart,
+};
+pub use error::{ErrorClass, LlmError, classify_status, provider_message};
+pub use retry::RetryPolicy;
