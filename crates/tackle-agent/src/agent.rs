@@ -1,0 +1,464 @@
+//! The agent loop (providers.md §6.1): build the request, stream the reply, extract the calls,
+//! answer them through the executor, and go on until `task_done`, a reply without calls, the
+//! step limit, an error, or Ctrl-C. Every call of every reply is answered exactly once in the
+//! history, whatever ends the run, so the conversation stays valid for both providers.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
+use tackle_core::{Executor, ExecutorConfig, Notifications, Session, ToolOutput};
+use tackle_llm::{ChatRequest, Completion, FinishReason, LlmClient, LlmEvent, Message, ToolResult, Usage, UserPart};
+use tokio_util::sync::CancellationToken;
+
+use crate::approve::{RecordingApprover, RecordingPolicy};
+use crate::calls::{args_value, normalize_ids, to_tool_call};
+use crate::events::{AgentEvent, Observer, Silent};
+use crate::format::CallFormat;
+use crate::prompt::system_prompt;
+use crate::trajectory::Trajectory;
+use crate::turn::{PlannedCall, not_run};
+
+/// The message added after a reply cut off at the output limit (providers.md §6.3).
+pub const TRUNCATED_MESSAGE: &str = "Your reply was cut off at the output token limit. Continue, and keep each reply shorter (split large file writes into several calls).";
+
+/// The message added after an empty reply (no text, no calls).
+pub const EMPTY_REPLY_MESSAGE: &str =
+    "Your reply was empty. Continue with the task using the tools, or call task_done if it is complete.";
+
+/// Settings of one run.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// One step is one model request (default 200).
+    pub max_steps: u32,
+    pub call_format: CallFormat,
+    /// Calls past this many in one reply are not run (default 64).
+    pub max_calls_per_reply: usize,
+    /// Truncated replies in a row that end the run (default 3).
+    pub max_truncations: u32,
+    /// For the trajectory: the permission mode in force.
+    pub permission_mode: PermissionMode,
+    /// For the trajectory: the process sandbox in force.
+    pub sandbox: String,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            max_steps: 200,
+            call_format: CallFormat::Native,
+            max_calls_per_reply: 64,
+            max_truncations: 3,
+            permission_mode: PermissionMode::Default,
+            sandbox: "none".to_owned(),
+        }
+    }
+}
+
+/// How the permission layer of a run is made up.
+pub struct Permissions {
+    pub policy: Arc<dyn PermissionPolicy>,
+    pub approver: Arc<dyn Approver>,
+    /// The approver asks a person (recorded as `source: user`), or decides alone (`policy`).
+    pub interactive: bool,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Success,
+    MaxSteps,
+    Interrupted,
+    Error,
+}
+
+impl RunStatus {
+    /// The name in trajectories and `--json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Success => "success",
+            RunStatus::MaxSteps => "max_steps",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Error => "error",
+        }
+    }
+
+    /// The exit code of `tackle run` (providers.md §6.2).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            RunStatus::Success => 0,
+            RunStatus::MaxSteps | RunStatus::Error => 1,
+            RunStatus::Interrupted => 130,
+        }
+    }
+}
+
+/// The result of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunOutcome {
+    pub status: RunStatus,
+    pub steps: u32,
+    pub usage: Usage,
+    pub duration_ms: u64,
+    /// The final answer, or what stopped the run.
+    pub final_result: String,
+    /// For `error`: the kind (a provider error class, `refused`, `truncated`, `empty_reply`).
+    pub error_kind: Option<String>,
+    pub trajectory: Option<PathBuf>,
+}
+
+/// A run in progress: a provider, a session, an executor and a history.
+pub struct Agent {
+    pub(crate) client: LlmClient,
+    pub(crate) session: Session,
+    pub(crate) executor: Executor,
+    pub(crate) config: AgentConfig,
+    observer: Arc<dyn Observer>,
+    trajectory: Option<Arc<Trajectory>>,
+    history: Vec<Message>,
+    /// Every call id used so far in the session.
+    call_ids: HashSet<String>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent").field("session", &self.session).field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+/// Why the loop stops.
+struct Stop {
+    status: RunStatus,
+    final_result: String,
+    error_kind: Option<String>,
+}
+
+impl Stop {
+    fn error(kind: &str, message: String) -> Stop {
+        Stop { status: RunStatus::Error, final_result: message, error_kind: Some(kind.to_owned()) }
+    }
+}
+
+impl Agent {
+    /// An agent over `session`; the executor is built from `executor` settings and
+    /// `permissions`, with every permission decision recorded in `trajectory`.
+    pub fn new(
+        client: LlmClient,
+        session: Session,
+        executor: ExecutorConfig,
+        permissions: Permissions,
+        config: AgentConfig,
+        trajectory: Option<Trajectory>,
+    ) -> Agent {
+        let trajectory = trajectory.map(Arc::new);
+        let policy = RecordingPolicy { inner: permissions.policy, trajectory: trajectory.clone() };
+        let approver = RecordingApprover {
+            inner: permissions.approver,
+            source: if permissions.interactive { "user" } else { "policy" },
+            trajectory: trajectory.clone(),
+        };
+        let executor = Executor::new(executor).with_policy(Arc::new(policy)).with_approver(Arc::new(approver));
+        Agent {
+            client,
+            session,
+            executor,
+            config,
+            observer: Arc::new(Silent),
+            trajectory,
+            history: Vec::new(),
+            call_ids: HashSet::new(),
+        }
+    }
+
+    /// Shows the run's events to `observer`.
+    pub fn with_observer(mut self, observer: Arc<dyn Observer>) -> Agent {
+        self.observer = observer;
+        self
+    }
+
+    /// The session (its tools, state and events).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The conversation so far.
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// The trajectory file, if one is written.
+    pub fn trajectory_path(&self) -> Option<PathBuf> {
+        self.trajectory.as_ref().map(|t| t.path().to_owned())
+    }
+
+    pub(crate) fn record(&self, kind: &str, fields: Value) {
+        if let Some(trajectory) = &self.trajectory {
+            trajectory.event(kind, fields);
+        }
+    }
+
+    pub(crate) fn observe(&self, event: AgentEvent) {
+        self.observer.on_event(&event);
+    }
+
+    /// Runs `task` to the end. `cancel` is Ctrl-C: the request or the running calls are
+    /// cancelled, each call still gets an output, and the trajectory is closed.
+    pub async fn run(&mut self, task: &str, cancel: &CancellationToken) -> RunOutcome {
+        let started = Instant::now();
+        let mut usage = Usage::default();
+        let mut steps = 0u32;
+        let rendered = match self.config.call_format {
+            CallFormat::Native => self.client.render_tools(self.session.tools().specs()),
+            _ => tackle_llm::RenderedTools::default(),
+        };
+        for (tool, paths) in rendered.json_text_params {
+            self.session.set_json_text_params(&tool, paths);
+        }
+        let system = system_prompt(&self.session.info().workspace, self.session.tools(), "");
+        let provider = self.client.config();
+        self.record(
+            "session_start",
+            json!({
+                "tackle_version": env!("CARGO_PKG_VERSION"), "task": task, "provider": provider.name,
+                "model": provider.model, "base_url": provider.base_url, "call_format": self.config.call_format.name(),
+                "tools": self.session.tools().specs().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+                "permission_mode": self.config.permission_mode.name(), "workspace": self.session.info().workspace,
+                "max_steps": self.config.max_steps, "sandbox": self.config.sandbox, "session_id": self.session.id(),
+            }),
+        );
+        self.history.push(Message::user_text(task));
+        let stop = self.steps(&system, &rendered.tools, &mut steps, &mut usage, cancel).await;
+        if let Some(kind) = &stop.error_kind {
+            self.record("error", json!({"kind": kind, "message": stop.final_result}));
+        }
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.record(
+            "session_end",
+            json!({"status": stop.status.name(), "steps": steps, "final_result": stop.final_result,
+                   "usage_total": usage, "duration_ms": duration_ms}),
+        );
+        RunOutcome {
+            status: stop.status,
+            steps,
+            usage,
+            duration_ms,
+            final_result: stop.final_result,
+            error_kind: stop.error_kind,
+            trajectory: self.trajectory_path(),
+        }
+    }
+
+    async fn steps(
+        &mut self,
+        system: &str,
+        tools: &[Value],
+        steps: &mut u32,
+        usage: &mut Usage,
+        cancel: &CancellationToken,
+    ) -> Stop {
+        let notifications = self.session.state().get::<Notifications>();
+        let mut truncations = 0u32;
+        let mut empty_replies = 0u32;
+        loop {
+            if cancel.is_cancelled() {
+                return interrupted();
+            }
+            if *steps >= self.config.max_steps {
+                return Stop {
+                    status: RunStatus::MaxSteps,
+                    final_result: format!("Stopped after {} steps without finishing.", self.config.max_steps),
+                    error_kind: None,
+                };
+            }
+            *steps += 1;
+            let step = *steps;
+            self.deliver_notifications(&notifications.drain());
+            self.record(
+                "llm_request",
+                json!({"step": step, "message_count": self.history.len(), "tools_sent": tools.len()}),
+            );
+            self.observe(AgentEvent::Step { step });
+            let requested = Instant::now();
+            let completion = match self.request(step, system, tools, cancel).await {
+                None => return interrupted(),
+                Some(Err(error)) => return Stop::error(error.class.name(), error.message),
+                Some(Ok(completion)) => completion,
+            };
+            usage.add(&completion.usage);
+            let Completion { mut message, thinking, incomplete_calls, finish, usage: step_usage } = completion;
+            normalize_ids(&mut message.tool_calls, step, &mut self.call_ids);
+            let planned: Vec<PlannedCall> = message
+                .tool_calls
+                .iter()
+                .map(|c| PlannedCall { call: to_tool_call(c), args: args_value(c), start: None })
+                .collect();
+            let mut response = json!({
+                "step": step, "text": message.text,
+                "tool_calls": planned.iter().map(|p| json!({"id": p.call.id, "name": p.call.name, "args": p.args})).collect::<Vec<_>>(),
+                "finish_reason": finish.as_str(), "usage": step_usage,
+                "duration_ms": u64::try_from(requested.elapsed().as_millis()).unwrap_or(u64::MAX),
+            });
+            if !thinking.is_empty() {
+                response["thinking"] = json!(thinking);
+            }
+            self.record("llm_response", response);
+            self.observe(AgentEvent::Replied { step, text: message.text.clone(), calls: planned.len() });
+            let text = message.text.clone();
+            self.history.push(Message::Assistant(message));
+
+            let truncated = finish == FinishReason::Length;
+            if incomplete_calls > 0 {
+                tracing::debug!(incomplete_calls, "calls cut off at the output limit were dropped");
+            }
+            if finish == FinishReason::Refused {
+                self.answer_unrun(step, &planned, "the provider refused to continue");
+                return Stop::error(
+                    "refused",
+                    format!("The provider refused to continue (finish reason {}).", finish.as_str()),
+                );
+            }
+            if planned.is_empty() {
+                if finish == FinishReason::PauseTurn {
+                    continue;
+                }
+                if truncated {
+                    truncations += 1;
+                    if truncations >= self.config.max_truncations {
+                        return Stop::error(
+                            "truncated",
+                            format!(
+                                "The model's reply was cut off at the output token limit {truncations} times in a row."
+                            ),
+                        );
+                    }
+                    self.history.push(Message::user_text(TRUNCATED_MESSAGE));
+                    continue;
+                }
+                if text.trim().is_empty() {
+                    empty_replies += 1;
+                    if empty_replies >= 2 {
+                        return Stop::error(
+                            "empty_reply",
+                            "The model sent empty replies (no text and no tool calls) twice in a row.".to_owned(),
+                        );
+                    }
+                    self.history.push(Message::user_text(EMPTY_REPLY_MESSAGE));
+                    continue;
+                }
+                return Stop { status: RunStatus::Success, final_result: text, error_kind: None };
+            }
+            empty_replies = 0;
+
+            let outcome = self.answer(step, &planned, cancel).await;
+            let mut parts: Vec<UserPart> = outcome.outputs.iter().map(result_part).collect();
+            if truncated {
+                parts.push(UserPart::Text { text: TRUNCATED_MESSAGE.to_owned() });
+            }
+            self.history.push(Message::User { parts });
+            if outcome.task_done {
+                return Stop { status: RunStatus::Success, final_result: text, error_kind: None };
+            }
+            if cancel.is_cancelled() {
+                return interrupted();
+            }
+            if truncated {
+                truncations += 1;
+                if truncations >= self.config.max_truncations {
+                    return Stop::error(
+                        "truncated",
+                        format!(
+                            "The model's reply was cut off at the output token limit {truncations} times in a row."
+                        ),
+                    );
+                }
+            } else {
+                truncations = 0;
+            }
+        }
+    }
+
+    /// One model request, cancelled by `cancel` (then `None`).
+    async fn request(
+        &self,
+        step: u32,
+        system: &str,
+        tools: &[Value],
+        cancel: &CancellationToken,
+    ) -> Option<Result<Completion, tackle_llm::LlmError>> {
+        let request = ChatRequest { system, messages: &self.history, tools };
+        let observer = Arc::clone(&self.observer);
+        let trajectory = self.trajectory.clone();
+        let mut sink = move |event: LlmEvent| {
+            let shown = match event {
+                LlmEvent::Text(text) => AgentEvent::Text(text),
+                LlmEvent::Thinking(text) => AgentEvent::Thinking(text),
+                LlmEvent::Restart => AgentEvent::StreamRestart,
+                LlmEvent::Retry { attempt, error_class, status, delay_ms, message } => {
+                    if let Some(trajectory) = &trajectory {
+                        let mut event = json!({"step": step, "attempt": attempt, "error_class": error_class.name(), "delay_ms": delay_ms, "message": message});
+                        if let Some(status) = status {
+                            event["status"] = json!(status);
+                        }
+                        trajectory.event("llm_retry", event);
+                    }
+                    AgentEvent::Retry { attempt, error_class, status, delay_ms, message }
+                }
+            };
+            observer.on_event(&shown);
+        };
+        tokio::select! {
+            result = self.client.complete(&request, &mut sink) => Some(result),
+            () = cancel.cancelled() => None,
+        }
+    }
+
+    /// Queued notifications become one `<notifications>` text after the latest results.
+    fn deliver_notifications(&mut self, pending: &[String]) {
+        if pending.is_empty() {
+            return;
+        }
+        for text in pending {
+            self.record("notification", json!({"text": text}));
+        }
+        let text = format!("<notifications>\n{}\n</notifications>", pending.join("\n"));
+        match self.history.last_mut() {
+            Some(Message::User { parts }) => parts.push(UserPart::Text { text }),
+            _ => self.history.push(Message::user_text(text)),
+        }
+    }
+
+    /// Answers calls that will not run because the run stops, so the history stays valid.
+    fn answer_unrun(&mut self, step: u32, calls: &[PlannedCall], reason: &str) {
+        if calls.is_empty() {
+            return;
+        }
+        let outputs: Vec<ToolOutput> = calls
+            .iter()
+            .map(|p| {
+                self.record("tool_call", json!({"step": step, "call_id": p.call.id, "name": p.call.name, "args": p.args, "format": self.config.call_format.name()}));
+                not_run(&p.call.id, format!("Not executed: the run stopped ({reason})."))
+            })
+            .collect();
+        for output in &outputs {
+            self.record_output(step, output);
+        }
+        self.history.push(Message::User { parts: outputs.iter().map(result_part).collect() });
+    }
+}
+
+fn interrupted() -> Stop {
+    Stop { status: RunStatus::Interrupted, final_result: "Interrupted by the user.".to_owned(), error_kind: None }
+}
+
+fn result_part(output: &ToolOutput) -> UserPart {
+    UserPart::ToolResult(ToolResult {
+        call_id: output.call_id.clone(),
+        content: output.text_content(),
+        is_error: output.is_error,
+    })
+}

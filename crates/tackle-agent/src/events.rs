@@ -1,0 +1,82 @@
+//! What a run reports while it happens, for a front end to show (streamed text, spinners,
+//! retries, the final line). The trajectory is written separately; observers only display.
+
+use serde_json::Value;
+use tackle_core::ExecEvent;
+use tackle_llm::ErrorClass;
+
+/// One thing that happened in a run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    /// A model request starts.
+    Step { step: u32 },
+    /// Visible model text, as it streams.
+    Text(String),
+    /// Model reasoning, as it streams (shown, never sent back).
+    Thinking(String),
+    /// The stream broke after it had started; what was shown of this reply is void.
+    StreamRestart,
+    /// A request failed and is tried again.
+    Retry { attempt: u32, error_class: ErrorClass, status: Option<u16>, delay_ms: u64, message: String },
+    /// The model's reply is complete.
+    Replied { step: u32, text: String, calls: usize },
+    /// A call is about to go through the executor.
+    CallQueued { call_id: String, name: String, summary: String },
+    /// The executor's events (started, progress such as a shell's last line, finished).
+    Exec(ExecEvent),
+    /// A call's output, in call order once the reply's calls are all answered.
+    CallAnswered { call_id: String, name: String, is_error: bool, first_line: String, duration_ms: Option<u64> },
+    /// A notice for the person (never for the model).
+    Notice(String),
+}
+
+/// Receives a run's events.
+pub trait Observer: Send + Sync {
+    fn on_event(&self, event: &AgentEvent);
+}
+
+/// An observer that shows nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Silent;
+
+impl Observer for Silent {
+    fn on_event(&self, _event: &AgentEvent) {}
+}
+
+/// A one-line summary of a call for a spinner or a log line: the command of a shell call, the
+/// path of a file call, the pattern of a search, else the first string argument.
+pub fn call_summary(name: &str, args: &Value) -> String {
+    let get = |key: &str| args.get(key).and_then(Value::as_str);
+    let summary = match name {
+        "bash" | "background_run" => get("command").map(str::to_owned),
+        "str_replace_based_edit_tool" | "json_edit_tool" => {
+            let command = get("command").or_else(|| get("operation")).unwrap_or_default();
+            get("path").or_else(|| get("file_path")).map(|p| format!("{command} {p}").trim().to_owned())
+        }
+        _ => None,
+    }
+    .or_else(|| ["file_path", "path", "pattern", "query", "job_id"].iter().find_map(|k| get(k)).map(str::to_owned))
+    .or_else(|| args.as_object().and_then(|m| m.values().find_map(Value::as_str)).map(str::to_owned))
+    .unwrap_or_default();
+    let line = summary.lines().next().unwrap_or_default();
+    let mut short: String = line.chars().take(80).collect();
+    if short.len() < line.len() || summary.lines().nth(1).is_some() {
+        short.push('…');
+    }
+    short
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn summaries_pick_the_telling_argument() {
+        assert_eq!(call_summary("bash", &json!({"command": "cargo test\necho done"})), "cargo test…");
+        assert_eq!(call_summary("read_file", &json!({"file_path": "src/a.rs", "limit": 3})), "src/a.rs");
+        assert_eq!(call_summary("str_replace_based_edit_tool", &json!({"command": "view", "path": "a"})), "view a");
+        assert_eq!(call_summary("sequentialthinking", &json!({"thought": "x".repeat(100)})).chars().count(), 81);
+        assert_eq!(call_summary("task_done", &json!({})), "");
+    }
+}

@@ -1,0 +1,25 @@
+//! Tackle's agent loop (providers.md §6–§7): a provider from `tackle-llm`, a tool session and
+//! executor from `tackle-core`, and a run that goes model → calls → executor → results →
+//! model until the task is done, written to a JSON Lines trajectory as it happens.
+//!
+//! Front ends (the `tackle run` command, a library user) build a [`tackle_core::Session`], an
+//! [`tackle_llm::LlmClient`] and [`Permissions`], then call [`Agent::run`] and watch it through
+//! an [`Observer`].
+
+mod agent;
+pub mod approve;
+pub mod calls;
+mod events;
+mod format;
+pub mod prompt;
+pub mod provider;
+pub mod time;
+pub mod trajectory;
+mod turn;
+
+pub use agent::{Agent, AgentConfig, EMPTY_REPLY_MESSAGE, Permissions, RunOutcome, RunStatus, TRUNCATED_MESSAGE};
+pub use approve::{Prompter, StdioPrompter, TerminalApprover};
+pub use events::{AgentEvent, Observer, Silent, call_summary};
+pub use format::{CallFormat, UnknownFormat};
+pub use trajectory::Trajectory;
+pub use turn::TASK_DONE;

@@ -1,0 +1,95 @@
+//! The system prompt of a run (providers.md §6.1): the base prompt, facts about the
+//! environment, the call-format instructions, the workspace's `AGENTS.md` (or `CLAUDE.md`),
+//! and the names of deferred tools.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use tackle_core::ToolSet;
+use tackle_core::spec::Loading;
+
+use crate::time::date;
+
+/// The largest instruction file included whole; longer ones are cut with a note.
+pub const MAX_INSTRUCTIONS_CHARS: usize = 40_000;
+
+const BASE: &str = "You are Tackle, an agent that carries out software tasks in a workspace on the user's behalf, \
+using the tools provided.
+
+- Work step by step: look before you change (read the relevant files, search the code), make focused \
+changes, then verify them (run the tests or the command that shows the result).
+- Every tool result, errors included, is feedback: read it and adjust. A refused call says what to do instead.
+- Keep replies short; do not repeat file contents back.
+- When the task is complete and verified, call task_done. If you reply without any tool call, the run ends \
+and your reply is the final answer.";
+
+/// The instruction file of a workspace: `AGENTS.md`, else `CLAUDE.md`, with its name.
+pub fn workspace_instructions(workspace: &Path) -> Option<(String, String)> {
+    ["AGENTS.md", "CLAUDE.md"].iter().find_map(|name| {
+        let text = std::fs::read_to_string(workspace.join(name)).ok()?;
+        let text = text.trim();
+        if text.is_empty() {
+            return None;
+        }
+        let mut kept: String = text.chars().take(MAX_INSTRUCTIONS_CHARS).collect();
+        if kept.len() < text.len() {
+            kept.push_str(&format!("\n[... {name} was cut at {MAX_INSTRUCTIONS_CHARS} characters ...]"));
+        }
+        Some(((*name).to_owned(), kept))
+    })
+}
+
+/// Builds the system prompt. `format_instructions` is empty for native tool calls.
+pub fn system_prompt(workspace: &Path, tools: &ToolSet, format_instructions: &str) -> String {
+    let mut prompt = String::from(BASE);
+    let git = workspace.join(".git").exists();
+    prompt.push_str(&format!(
+        "\n\n# Environment\n- Workspace: {} (paths are relative to it)\n- OS: {} ({})\n- Date: {}\n- Git repository: {}\n",
+        workspace.display(),
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+        date(SystemTime::now()),
+        if git { "yes" } else { "no" }
+    ));
+    if !format_instructions.is_empty() {
+        prompt.push_str("\n# Calling tools\n");
+        prompt.push_str(format_instructions.trim_end());
+        prompt.push('\n');
+    }
+    let deferred: Vec<String> = tools
+        .specs()
+        .filter(|s| s.loading == Loading::Deferred)
+        .map(|s| match &s.search_hint {
+            Some(hint) => format!("- {}: {hint}", s.name),
+            None => format!("- {}", s.name),
+        })
+        .collect();
+    if !deferred.is_empty() {
+        prompt.push_str("\n# More tools (load them with tool_search before use)\n");
+        prompt.push_str(&deferred.join("\n"));
+        prompt.push('\n');
+    }
+    if let Some((name, text)) = workspace_instructions(workspace) {
+        prompt.push_str(&format!("\n# Project instructions ({name})\n{text}\n"));
+    }
+    prompt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agents_md_wins_over_claude_md_and_is_included() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("CLAUDE.md"), "claude rules").unwrap();
+        let prompt = system_prompt(dir.path(), &ToolSet::default(), "");
+        assert!(prompt.contains("# Project instructions (CLAUDE.md)\nclaude rules"), "{prompt}");
+        std::fs::write(dir.path().join("AGENTS.md"), "agent rules").unwrap();
+        let prompt = system_prompt(dir.path(), &ToolSet::default(), "Use ```bash blocks.");
+        assert!(prompt.contains("# Project instructions (AGENTS.md)\nagent rules"));
+        assert!(!prompt.contains("claude rules"));
+        assert!(prompt.contains("# Calling tools\nUse ```bash blocks."));
+        assert!(prompt.contains("- Git repository: no"));
+    }
+}

@@ -1,0 +1,204 @@
+//! Choosing and configuring the provider of a run (providers.md §1): `--model PROVIDER/MODEL`,
+//! `--base-url`, the `[providers.NAME]` section, and the API key from the environment.
+//!
+//! `[providers]` can redirect requests, and the key with them, to another server, so the
+//! workspace's `tackle.toml` may set it only when the workspace is trusted (safety.md §2.2);
+//! otherwise only the user's configuration counts.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tackle_core::config::Config;
+use tackle_core::schema::Dialect;
+use tackle_llm::{ProviderConfig, ProviderKind};
+
+/// A provider that cannot be set up: a usage error (exit 2) before any request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProviderError(pub String);
+
+/// One `[providers.NAME]` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProviderSettings {
+    /// The wire protocol: `openai` or `anthropic` (default: the section's name).
+    pub kind: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    pub max_retries: Option<u32>,
+    pub request_timeout_ms: Option<u64>,
+    pub stream_idle_timeout_ms: Option<u64>,
+    pub max_tokens: Option<u32>,
+    pub parallel_tool_calls: Option<bool>,
+    pub schema_dialect: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    /// Anthropic only: send `bash` and `str_replace_based_edit_tool` as Anthropic-defined types.
+    pub native_tools: Option<bool>,
+}
+
+/// The model used when `--model` is not given: `TACKLE_MODEL`, else a default for whichever
+/// key is set (as Claude Code and Codex work out of the box with their key).
+pub fn default_model(env: &dyn Fn(&str) -> Option<String>) -> Result<String, ProviderError> {
+    if let Some(model) = env("TACKLE_MODEL").filter(|m| !m.is_empty()) {
+        return Ok(model);
+    }
+    if env("ANTHROPIC_API_KEY").is_some_and(|k| !k.is_empty()) {
+        return Ok("anthropic/claude-sonnet-4-5".to_owned());
+    }
+    if env("OPENAI_API_KEY").is_some_and(|k| !k.is_empty()) {
+        return Ok("openai/gpt-4.1".to_owned());
+    }
+    Err(ProviderError(
+        "no model chosen: pass --model PROVIDER/MODEL (e.g. openai/gpt-4.1 or anthropic/claude-sonnet-4-5), or set TACKLE_MODEL".into(),
+    ))
+}
+
+fn parse_kind(name: &str) -> Option<ProviderKind> {
+    match name {
+        "openai" => Some(ProviderKind::OpenAi),
+        "anthropic" => Some(ProviderKind::Anthropic),
+        _ => None,
+    }
+}
+
+/// Whether a base URL points at this machine (no key is needed there: Ollama, llama.cpp).
+pub fn is_loopback(base_url: &str) -> bool {
+    let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    host == "localhost" || host == "::1" || host.starts_with("127.")
+}
+
+/// Builds the provider configuration of a run.
+pub fn provider_config(
+    config: &Config,
+    model: &str,
+    base_url: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ProviderConfig, ProviderError> {
+    let Some((provider, model_name)) = model.split_once('/').filter(|(p, m)| !p.is_empty() && !m.is_empty()) else {
+        return Err(ProviderError(format!(
+            "--model {model:?} is not PROVIDER/MODEL; use e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, or openai/llama3 with --base-url"
+        )));
+    };
+    let sections: BTreeMap<String, ProviderSettings> = if config.workspace_trusted {
+        config.section("providers")
+    } else {
+        config.user_section("providers").map(Option::unwrap_or_default)
+    }
+    .map_err(|e| ProviderError(e.to_string()))?;
+    let settings = sections.get(provider).cloned().unwrap_or_default();
+    let kind_name = settings.kind.clone().unwrap_or_else(|| provider.to_owned());
+    let kind = parse_kind(&kind_name).ok_or_else(|| {
+        ProviderError(format!(
+            "unknown provider '{provider}': use openai or anthropic, or define [providers.{provider}] with kind = \"openai\" or \"anthropic\""
+        ))
+    })?;
+    let mut out = ProviderConfig::new(kind, model_name);
+    out.name = provider.to_owned();
+    if let Some(url) = base_url.map(str::to_owned).or(settings.base_url) {
+        out.base_url = url.trim_end_matches('/').to_owned();
+    }
+    if let Some(var) = settings.api_key_env {
+        out.api_key_env = var;
+    }
+    out.api_key = env(&out.api_key_env).filter(|k| !k.is_empty());
+    if out.api_key.is_none() && !is_loopback(&out.base_url) {
+        return Err(ProviderError(format!("missing API key for {provider}: set {}", out.api_key_env)));
+    }
+    if let Some(n) = settings.max_retries {
+        out.retry.max_retries = n;
+    }
+    if let Some(ms) = settings.request_timeout_ms {
+        out.request_timeout = Duration::from_millis(ms);
+    }
+    if let Some(ms) = settings.stream_idle_timeout_ms {
+        out.stream_idle_timeout = Duration::from_millis(ms);
+    }
+    out.max_tokens = settings.max_tokens;
+    out.parallel_tool_calls = settings.parallel_tool_calls;
+    if let Some(dialect) = settings.schema_dialect {
+        out.dialect = dialect.parse::<Dialect>().map_err(|e| ProviderError(format!("[providers.{provider}] {e}")))?;
+    }
+    out.headers = settings.headers.into_iter().collect();
+    if let Some(native) = settings.native_tools {
+        out.native_tools = native;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+    }
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn models_keys_and_sections_resolve() {
+        let config = Config::from_tables(
+            table(
+                "[providers.ollama]\nkind = \"openai\"\nbase_url = \"http://localhost:11434/v1/\"\nmax_retries = 1\n[providers.anthropic]\nnative_tools = false\nmax_tokens = 1000",
+            ),
+            toml::Table::new(),
+            false,
+        );
+        let local = provider_config(&config, "ollama/llama3.2", None, &env(&[])).unwrap();
+        assert_eq!(
+            (
+                local.kind,
+                local.name.as_str(),
+                local.model.as_str(),
+                local.base_url.as_str(),
+                local.api_key,
+                local.retry.max_retries
+            ),
+            (ProviderKind::OpenAi, "ollama", "llama3.2", "http://localhost:11434/v1", None, 1)
+        );
+        let claude =
+            provider_config(&config, "anthropic/claude-sonnet-4-5", None, &env(&[("ANTHROPIC_API_KEY", "k")])).unwrap();
+        assert_eq!((claude.native_tools, claude.max_tokens, claude.api_key.as_deref()), (false, Some(1000), Some("k")));
+        let routed = provider_config(&config, "openai/meta/llama", Some("http://127.0.0.1:9/v1"), &env(&[])).unwrap();
+        assert_eq!(routed.model, "meta/llama");
+    }
+
+    #[test]
+    fn mistakes_are_one_line_usage_errors() {
+        let config = Config::default();
+        let err = |model: &str| provider_config(&config, model, None, &env(&[])).unwrap_err().0;
+        assert_eq!(err("openai/gpt-4.1"), "missing API key for openai: set OPENAI_API_KEY");
+        assert_eq!(err("anthropic/claude"), "missing API key for anthropic: set ANTHROPIC_API_KEY");
+        assert!(err("gpt-4.1").starts_with("--model \"gpt-4.1\" is not PROVIDER/MODEL"));
+        assert!(err("mistral/large").starts_with("unknown provider 'mistral'"));
+        assert!(default_model(&env(&[])).is_err());
+        assert_eq!(default_model(&env(&[("OPENAI_API_KEY", "k")])).unwrap(), "openai/gpt-4.1");
+    }
+
+    #[test]
+    fn an_untrusted_workspace_cannot_redirect_the_key() {
+        let config = Config::from_tables(
+            toml::Table::new(),
+            table("[providers.openai]\nbase_url = \"https://evil.example/v1\""),
+            false,
+        );
+        let out = provider_config(&config, "openai/gpt-4.1", None, &env(&[("OPENAI_API_KEY", "k")])).unwrap();
+        assert_eq!(out.base_url, "https://api.openai.com/v1");
+        let trusted =
+            Config::from_tables(toml::Table::new(), table("[providers.openai]\nbase_url = \"https://gw/v1\""), true);
+        let out = provider_config(&trusted, "openai/gpt-4.1", None, &env(&[("OPENAI_API_KEY", "k")])).unwrap();
+        assert_eq!(out.base_url, "https://gw/v1");
+        assert!(
+            is_loopback("http://[::1]:8080/v1") && is_loopback("http://localhost") && !is_loopback("https://127x.com")
+        );
+    }
+}

@@ -1,0 +1,262 @@
+//! The trajectory: one JSON object per line, appended and flushed as each event happens and
+//! never rewritten (providers.md §7), so a crash loses at most the event in flight and a
+//! long run costs O(events) to record. [`check`] validates a file as `tackle replay --check`
+//! does.
+
+use std::fs::File;
+use std::io::{BufRead, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use serde_json::{Map, Value, json};
+
+use crate::time::{file_stamp, rfc3339_millis};
+
+/// The default trajectory path of a session: `.tackle/trajectories/{stamp}-{session}.jsonl`.
+pub fn default_path(workspace: &Path, session_id: &str) -> PathBuf {
+    workspace.join(".tackle").join("trajectories").join(format!("{}-{session_id}.jsonl", file_stamp(SystemTime::now())))
+}
+
+struct Inner {
+    file: File,
+    seq: u64,
+    failed: bool,
+}
+
+/// An open trajectory file.
+pub struct Trajectory {
+    path: PathBuf,
+    agent_id: String,
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for Trajectory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trajectory").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl Trajectory {
+    /// Creates (or truncates) the file, creating its directory.
+    pub fn create(path: impl Into<PathBuf>) -> std::io::Result<Trajectory> {
+        let path = path.into();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)?;
+        }
+        let file = File::create(&path)?;
+        Ok(Trajectory { path, agent_id: "main".to_owned(), inner: Mutex::new(Inner { file, seq: 0, failed: false }) })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one event: `seq`, `t`, `type` and `agent_id` first, then `fields` (an object).
+    /// A write failure is logged once and later events are dropped; the run goes on.
+    pub fn event(&self, kind: &str, fields: Value) {
+        let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if inner.failed {
+            return;
+        }
+        let mut object = Map::new();
+        object.insert("seq".into(), json!(inner.seq));
+        object.insert("t".into(), json!(rfc3339_millis(SystemTime::now())));
+        object.insert("type".into(), json!(kind));
+        object.insert("agent_id".into(), json!(self.agent_id));
+        if let Value::Object(fields) = fields {
+            object.extend(fields);
+        }
+        let mut line = Value::Object(object).to_string();
+        line.push('\n');
+        // One write per event: the line reaches the file (and survives a crash of Tackle)
+        // before the next event happens.
+        match inner.file.write_all(line.as_bytes()) {
+            Ok(()) => inner.seq += 1,
+            Err(err) => {
+                inner.failed = true;
+                tracing::warn!("cannot write the trajectory {}: {err}; recording stops", self.path.display());
+            }
+        }
+    }
+}
+
+/// The first rule a trajectory breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct Violation {
+    /// 1-based line number (the last line + 1 for problems found at the end).
+    pub line: usize,
+    pub message: String,
+}
+
+/// What a valid trajectory holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckSummary {
+    pub events: usize,
+    pub tool_calls: usize,
+    pub ended: bool,
+}
+
+/// Validates a trajectory (providers.md §7): every line parses; `seq` is dense from 0; one
+/// `session_start`, at most one `session_end` and it is last; every `tool_call` has exactly
+/// one later `tool_output`; every tool call of an `llm_response` has a `tool_call`.
+pub fn check(reader: impl BufRead) -> Result<CheckSummary, Violation> {
+    let mut summary = CheckSummary::default();
+    let mut starts = 0;
+    let mut calls: Vec<(String, usize, usize)> = Vec::new(); // (id, line, outputs)
+    let mut announced: Vec<(String, usize)> = Vec::new(); // llm_response calls (id, line)
+    let mut last_line = 0;
+    for (index, line) in reader.lines().enumerate() {
+        let number = index + 1;
+        last_line = number;
+        let violation = |message: String| Violation { line: number, message };
+        let line = line.map_err(|e| violation(format!("cannot read: {e}")))?;
+        let event: Value = serde_json::from_str(&line).map_err(|e| violation(format!("not valid JSON: {e}")))?;
+        if summary.ended {
+            return Err(violation("an event follows session_end".into()));
+        }
+        let seq = event.get("seq").and_then(Value::as_u64);
+        if seq != Some(summary.events as u64) {
+            return Err(violation(format!("seq should be {}, found {}", summary.events, display(event.get("seq")))));
+        }
+        summary.events += 1;
+        let kind = event.get("type").and_then(Value::as_str).unwrap_or_default();
+        let call_id = || event.get("call_id").and_then(Value::as_str).unwrap_or_default().to_owned();
+        match kind {
+            "session_start" => {
+                starts += 1;
+                if starts > 1 {
+                    return Err(violation("a second session_start".into()));
+                }
+            }
+            _ if starts == 0 => return Err(violation(format!("{kind} before session_start"))),
+            "session_end" => summary.ended = true,
+            "tool_call" => {
+                let id = call_id();
+                if calls.iter().any(|(c, _, _)| *c == id) {
+                    return Err(violation(format!("a second tool_call with call_id {id}")));
+                }
+                announced.retain(|(c, _)| *c != id);
+                calls.push((id, number, 0));
+                summary.tool_calls += 1;
+            }
+            "tool_output" => {
+                let id = call_id();
+                match calls.iter_mut().find(|(c, _, _)| *c == id) {
+                    Some((_, _, outputs)) if *outputs > 0 => {
+                        return Err(violation(format!("a second tool_output for call_id {id}")));
+                    }
+                    Some((_, _, outputs)) => *outputs += 1,
+                    None => return Err(violation(format!("tool_output for call_id {id} has no earlier tool_call"))),
+                }
+            }
+            "llm_response" => {
+                for call in event.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                    let id = call.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+                    announced.push((id, number));
+                }
+            }
+            "" => return Err(violation("an event without a type".into())),
+            _ => {}
+        }
+    }
+    if starts == 0 {
+        return Err(Violation { line: last_line + 1, message: "no session_start".into() });
+    }
+    if let Some((id, line, _)) = calls.iter().find(|(_, _, outputs)| *outputs == 0) {
+        return Err(Violation { line: *line, message: format!("tool_call {id} has no tool_output") });
+    }
+    if let Some((id, line)) = announced.first() {
+        return Err(Violation {
+            line: *line,
+            message: format!("tool call {id} of this llm_response has no tool_call"),
+        });
+    }
+    Ok(summary)
+}
+
+fn display(value: Option<&Value>) -> String {
+    value.map_or_else(|| "nothing".to_owned(), Value::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn lines(events: &[Value]) -> String {
+        events.iter().map(|e| format!("{e}\n")).collect()
+    }
+
+    fn ev(seq: u64, kind: &str, extra: Value) -> Value {
+        let mut base = json!({"seq": seq, "t": "x", "type": kind, "agent_id": "main"});
+        if let (Value::Object(base), Value::Object(extra)) = (&mut base, extra) {
+            base.extend(extra);
+        }
+        base
+    }
+
+    #[test]
+    fn the_writer_appends_valid_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("deep/t.jsonl");
+        let trajectory = Trajectory::create(&path).unwrap();
+        trajectory.event("session_start", json!({"task": "x"}));
+        trajectory.event("tool_call", json!({"call_id": "c1"}));
+        // Visible at once, before anything else is written or closed.
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
+        trajectory.event("tool_output", json!({"call_id": "c1"}));
+        trajectory.event("session_end", json!({"status": "success"}));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let summary = check(text.as_bytes()).unwrap();
+        assert_eq!(summary, CheckSummary { events: 4, tool_calls: 1, ended: true });
+        let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(first["agent_id"], "main");
+        assert!(first["t"].as_str().unwrap().ends_with('Z'));
+    }
+
+    #[test]
+    fn every_rule_is_checked_with_its_line() {
+        let start = ev(0, "session_start", json!({}));
+        let cases = [
+            (format!("{start}\nnot json\n"), 2, "not valid JSON"),
+            (lines(&[start.clone(), ev(2, "error", json!({}))]), 2, "seq should be 1, found 2"),
+            (lines(&[ev(0, "tool_call", json!({"call_id": "a"}))]), 1, "tool_call before session_start"),
+            (lines(&[start.clone(), ev(1, "session_start", json!({}))]), 2, "a second session_start"),
+            (
+                lines(&[start.clone(), ev(1, "session_end", json!({})), ev(2, "error", json!({}))]),
+                3,
+                "an event follows session_end",
+            ),
+            (lines(&[start.clone(), ev(1, "tool_call", json!({"call_id": "a"}))]), 2, "tool_call a has no tool_output"),
+            (
+                lines(&[start.clone(), ev(1, "tool_output", json!({"call_id": "a"}))]),
+                2,
+                "tool_output for call_id a has no earlier tool_call",
+            ),
+            (
+                lines(&[
+                    start.clone(),
+                    ev(1, "tool_call", json!({"call_id": "a"})),
+                    ev(2, "tool_output", json!({"call_id": "a"})),
+                    ev(3, "tool_output", json!({"call_id": "a"})),
+                ]),
+                4,
+                "a second tool_output for call_id a",
+            ),
+            (
+                lines(&[start.clone(), ev(1, "llm_response", json!({"tool_calls": [{"id": "z"}]}))]),
+                2,
+                "tool call z of this llm_response has no tool_call",
+            ),
+            (String::new(), 1, "no session_start"),
+        ];
+        for (text, line, message) in cases {
+            let violation = check(text.as_bytes()).unwrap_err();
+            assert_eq!(violation.line, line, "{message}");
+            assert!(violation.message.starts_with(message), "{} vs {message}", violation.message);
+        }
+    }
+}

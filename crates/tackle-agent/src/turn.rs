@@ -1,0 +1,191 @@
+//! Answering the calls of one reply (providers.md §6.2): at most 64 run; identical read-only
+//! calls run once and share the output; `task_done` runs after its siblings, and is refused
+//! when one of them failed; every call gets exactly one output, in call order, recorded in
+//! the trajectory.
+
+use serde_json::{Value, json};
+use tackle_core::{ToolCall, ToolOutput};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::Agent;
+use crate::events::{AgentEvent, call_summary};
+
+/// The wire name of the end-of-task tool.
+pub const TASK_DONE: &str = "task_done";
+
+/// One call of a reply, ready to answer.
+#[derive(Debug, Clone)]
+pub struct PlannedCall {
+    pub call: ToolCall,
+    /// The arguments as JSON (the raw text as a string when they do not parse).
+    pub args: Value,
+    /// Where the call starts in the message text (text formats).
+    pub start: Option<usize>,
+}
+
+/// The answers to one reply.
+#[derive(Debug)]
+pub struct TurnOutcome {
+    /// One output per call, in call order.
+    pub outputs: Vec<ToolOutput>,
+    /// `task_done` was called and accepted.
+    pub task_done: bool,
+}
+
+/// The output of a call that was never run.
+pub fn not_run(call_id: &str, text: String) -> ToolOutput {
+    let mut output = ToolOutput::error(text);
+    output.call_id = call_id.to_owned();
+    output.meta.rejected = true;
+    output
+}
+
+impl Agent {
+    pub(crate) async fn answer(&self, step: u32, calls: &[PlannedCall], cancel: &CancellationToken) -> TurnOutcome {
+        let limit = self.config.max_calls_per_reply;
+        let tools = self.session.tools();
+        let resolved: Vec<Option<String>> =
+            calls.iter().map(|c| tools.resolve(&c.call.name).map(|h| h.spec().name.clone())).collect();
+        for (planned, name) in calls.iter().zip(&resolved) {
+            let name = name.clone().unwrap_or_else(|| planned.call.name.clone());
+            self.record("tool_call", {
+                let mut event = json!({"step": step, "call_id": planned.call.id, "name": name,
+                                       "args": planned.args, "format": self.config.call_format.name()});
+                if let Some(start) = planned.start {
+                    event["start"] = json!(start);
+                }
+                event
+            });
+            self.observe(AgentEvent::CallQueued {
+                call_id: planned.call.id.clone(),
+                summary: call_summary(&name, &planned.args),
+                name,
+            });
+        }
+
+        let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+        // Index of the call whose output a duplicate copies.
+        let mut copy_of: Vec<Option<usize>> = vec![None; calls.len()];
+        let mut task_done = Vec::new();
+        let mut runnable = Vec::new();
+        for (index, planned) in calls.iter().enumerate() {
+            if index >= limit {
+                outputs[index] = Some(not_run(
+                    &planned.call.id,
+                    format!("Too many tool calls in one reply (limit {limit}); this call was not executed."),
+                ));
+                continue;
+            }
+            if resolved[index].as_deref() == Some(TASK_DONE) {
+                task_done.push(index);
+                continue;
+            }
+            let read_only = resolved[index]
+                .as_deref()
+                .and_then(|name| tools.resolve(name))
+                .is_some_and(|h| h.spec().annotations.read_only);
+            let earlier = runnable.iter().copied().find(|&other: &usize| {
+                read_only && resolved[other] == resolved[index] && calls[other].args == planned.args
+            });
+            match earlier {
+                Some(other) => copy_of[index] = Some(other),
+                None => runnable.push(index),
+            }
+        }
+
+        let batch: Vec<ToolCall> = runnable.iter().map(|&i| calls[i].call.clone()).collect();
+        let ran = self.run_calls(batch, cancel).await;
+        for (index, output) in runnable.iter().zip(ran) {
+            outputs[*index] = Some(output);
+        }
+        for (index, source) in copy_of.iter().enumerate() {
+            if let Some(source) = source {
+                let mut copy = outputs[*source].clone().unwrap_or_else(|| ToolOutput::error(""));
+                copy.call_id = calls[index].call.id.clone();
+                outputs[index] = Some(copy);
+            }
+        }
+
+        let failed = outputs.iter().flatten().filter(|o| o.is_error).count();
+        let mut accepted = false;
+        for index in task_done {
+            let id = &calls[index].call.id;
+            let output = if cancel.is_cancelled() {
+                not_run(id, "Not executed: the run stopped (cancelled by the user).".to_owned())
+            } else if failed > 0 {
+                not_run(
+                    id,
+                    format!(
+                        "task_done refused: {failed} other call(s) in this reply failed. Check their errors, then call task_done again."
+                    ),
+                )
+            } else {
+                let mut ran = self.run_calls(vec![calls[index].call.clone()], cancel).await;
+                ran.pop().unwrap_or_else(|| not_run(id, "task_done was not answered.".to_owned()))
+            };
+            accepted |= !output.is_error;
+            outputs[index] = Some(output);
+        }
+
+        let outputs: Vec<ToolOutput> = outputs
+            .into_iter()
+            .zip(calls)
+            .map(|(output, planned)| {
+                output.unwrap_or_else(|| {
+                    not_run(&planned.call.id, "Not executed: the run stopped (no output was produced).".to_owned())
+                })
+            })
+            .collect();
+        for ((output, planned), name) in outputs.iter().zip(calls).zip(&resolved) {
+            self.record_output(step, output);
+            self.observe(AgentEvent::CallAnswered {
+                call_id: output.call_id.clone(),
+                name: name.clone().unwrap_or_else(|| planned.call.name.clone()),
+                is_error: output.is_error,
+                first_line: output.text_content().lines().next().unwrap_or_default().to_owned(),
+                duration_ms: output.meta.duration_ms,
+            });
+        }
+        TurnOutcome { outputs, task_done: accepted }
+    }
+
+    /// Runs calls through the executor, passing its events on to the observer.
+    async fn run_calls(&self, calls: Vec<ToolCall>, cancel: &CancellationToken) -> Vec<ToolOutput> {
+        if calls.is_empty() {
+            return Vec::new();
+        }
+        let mut events = self.session.subscribe();
+        let turn = self.executor.run_turn(&self.session, calls, cancel);
+        tokio::pin!(turn);
+        let outputs = loop {
+            tokio::select! {
+                outputs = &mut turn => break outputs,
+                event = events.recv() => {
+                    if let Ok(event) = event {
+                        self.observe(AgentEvent::Exec(event));
+                    }
+                }
+            }
+        };
+        while let Ok(event) = events.try_recv() {
+            self.observe(AgentEvent::Exec(event));
+        }
+        outputs
+    }
+
+    pub(crate) fn record_output(&self, step: u32, output: &ToolOutput) {
+        let mut meta = json!({"duration_ms": output.meta.duration_ms, "truncated": output.meta.truncated});
+        if let Some(code) = output.meta.exit_code {
+            meta["exit_code"] = json!(code);
+        }
+        if let Some(path) = &output.meta.spill_path {
+            meta["spill_path"] = json!(path);
+        }
+        let mut event = json!({"step": step, "call_id": output.call_id, "is_error": output.is_error,
+                               "content": output.text_content(), "meta": meta});
+        if let Some(structured) = &output.structured {
+            event["structured"] = structured.clone();
+        }
+        self.record("tool_output", event);
+    }
+}
