@@ -13,6 +13,7 @@ mod events;
 mod format;
 pub mod prompt;
 pub mod provider;
+pub mod replay;
 pub mod time;
 pub mod trajectory;
 mod turn;

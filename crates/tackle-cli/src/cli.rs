@@ -14,6 +14,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a task with a model: the agent reads, edits and runs commands until it is done.
+    Run(RunArgs),
+    /// Show, check or re-run a trajectory written by `tackle run`.
+    Replay(ReplayArgs),
     /// List, describe and call tools.
     Tools {
         #[command(subcommand)]
@@ -96,4 +100,62 @@ pub struct CallArgs {
 pub struct BatchArgs {
     #[command(flatten)]
     pub session: SessionArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The task, as you would tell a colleague.
+    pub task: String,
+    /// PROVIDER/MODEL, e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, openai/llama3.2 (default:
+    /// TACKLE_MODEL, else a default for whichever API key is set).
+    #[arg(long, value_name = "P/M")]
+    pub model: Option<String>,
+    /// The provider's endpoint, for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, OpenRouter, Azure).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Allowlist of tools (default: the `default` toolset).
+    #[arg(long, value_name = "LIST")]
+    pub tools: Option<String>,
+    /// How the model calls tools: native, markdown, xml or tool.
+    #[arg(long, value_name = "FORMAT", default_value = "native")]
+    pub call_format: String,
+    /// default, accept-edits, plan, dont-ask or bypass.
+    #[arg(long, value_name = "MODE", default_value = "default")]
+    pub permission_mode: String,
+    /// Approve every call that would ask (like --permission-mode bypass, but deny rules still apply).
+    #[arg(long)]
+    pub yes: bool,
+    /// Stop after this many model requests.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub max_steps: u32,
+    /// Where to write the trajectory (default: .tackle/trajectories/ in the workspace).
+    #[arg(long, value_name = "FILE")]
+    pub trajectory: Option<PathBuf>,
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Print one JSON object at the end instead of the transcript.
+    #[arg(long)]
+    pub json: bool,
+    /// Ask for whole responses instead of streams.
+    #[arg(long)]
+    pub no_stream: bool,
+    /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
+    #[arg(long)]
+    pub trust_workspace: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The trajectory file (.jsonl).
+    pub file: PathBuf,
+    /// Validate the file; exit 1 with the first violation and its line number.
+    #[arg(long, conflicts_with = "rerun")]
+    pub check: bool,
+    /// Run the recorded tool calls again and report each result that differs.
+    #[arg(long)]
+    pub rerun: bool,
+    /// With --rerun: the directory to run in (default: a scratch copy of the recorded workspace).
+    #[arg(long, value_name = "DIR", requires = "rerun")]
+    pub workspace: Option<PathBuf>,
 }

@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod exit;
 mod session;
+mod ui;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,8 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async move {
         match cli.command {
+            Command::Run(args) => commands::run::run(args).await,
+            Command::Replay(args) => commands::replay::replay(args).await,
             Command::Tools { command } => match command {
                 ToolsCommand::List(args) => commands::tools::list(args),
                 ToolsCommand::Schema(args) => commands::tools::schema(args),

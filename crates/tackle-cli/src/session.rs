@@ -28,9 +28,13 @@ pub fn registry() -> Registry {
 
 /// Applies `--tools` to the registry.
 pub fn select(registry: &Registry, tools: Option<&str>) -> Result<Selection, Failure> {
-    let selection = registry
-        .select(tools.unwrap_or(TOOLS_DEFAULT), TOOLS_DEFAULT)
-        .map_err(|err| Failure::usage(err.to_string()))?;
+    select_from(registry, tools, TOOLS_DEFAULT)
+}
+
+/// Applies `--tools` to the registry, starting from `default` (`tackle run` uses `default`).
+pub fn select_from(registry: &Registry, tools: Option<&str>, default: &str) -> Result<Selection, Failure> {
+    let selection =
+        registry.select(tools.unwrap_or(default), default).map_err(|err| Failure::usage(err.to_string()))?;
     for warning in &selection.warnings {
         tracing::warn!("{warning}");
     }

@@ -1,3 +1,5 @@
 //! One module per command group.
 
+pub mod replay;
+pub mod run;
 pub mod tools;

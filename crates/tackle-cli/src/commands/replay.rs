@@ -1,0 +1,103 @@
+//! `tackle replay FILE [--check | --rerun [--workspace DIR]]`.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use tackle_agent::replay::{copy_workspace, read_events, recorded_setup, rerun, transcript};
+use tackle_core::permission::{AutoApprover, ModePolicy, PermissionMode};
+use tackle_core::{Executor, ExecutorConfig, Session, SessionConfig};
+
+use crate::cli::ReplayArgs;
+use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED};
+use crate::session;
+
+/// `tackle replay`.
+pub async fn replay(args: ReplayArgs) -> CommandResult {
+    if args.check {
+        let file = std::fs::File::open(&args.file)
+            .map_err(|e| Failure::usage(format!("cannot read {}: {e}", args.file.display())))?;
+        return match tackle_agent::trajectory::check(std::io::BufReader::new(file)) {
+            Ok(summary) => {
+                println!(
+                    "{}: valid ({} events, {} tool calls{})",
+                    args.file.display(),
+                    summary.events,
+                    summary.tool_calls,
+                    if summary.ended { "" } else { ", no session_end" }
+                );
+                Ok(ExitCode::from(OK))
+            }
+            Err(violation) => {
+                println!("{}: {violation}", args.file.display());
+                Ok(ExitCode::from(TOOL_FAILED))
+            }
+        };
+    }
+    let events = read_events(&args.file).map_err(|e| Failure::usage(e.to_string()))?;
+    if !args.rerun {
+        print!("{}", transcript(&events));
+        return Ok(ExitCode::from(OK));
+    }
+    let (tools, recorded_workspace) = recorded_setup(&events).map_err(|e| Failure::usage(e.to_string()))?;
+    let scratch;
+    let workspace = match &args.workspace {
+        Some(dir) => session::workspace(Some(dir))?,
+        None => {
+            let source = session::workspace(Some(&recorded_workspace))?;
+            scratch = Scratch::new()?;
+            copy_workspace(&source, &scratch.0)
+                .map_err(|e| Failure::failed(format!("cannot copy {} for the re-run: {e}", source.display())))?;
+            eprintln!("Re-running in a scratch copy of {} ({}).", source.display(), scratch.0.display());
+            scratch.0.clone()
+        }
+    };
+    let config = session::config(&workspace, false)?;
+    let registry = session::registry();
+    let list = tools.join(",");
+    let selection = session::select_from(&registry, Some(&list), "all")?;
+    let mut session_config = SessionConfig::new(workspace.clone());
+    session_config.path_policy = session::path_policy(&config, &workspace)?;
+    let session = Session::new(session_config, registry.instantiate(&selection));
+    // Calls that were denied in the run are skipped; the rest ran then and run again now.
+    let executor = Executor::new(ExecutorConfig::default())
+        .with_policy(Arc::new(ModePolicy::new(PermissionMode::Bypass)))
+        .with_approver(Arc::new(AutoApprover));
+    let report = rerun(&events, &session, &executor).await;
+    session.close().await;
+    for difference in &report.differences {
+        let flag = |error: bool| if error { " (error)" } else { "" };
+        println!(
+            "call {} ({}) differs:\n  recorded{}: {}\n  now{}: {}",
+            difference.call_id,
+            difference.name,
+            flag(difference.recorded_error),
+            difference.recorded.replace('\n', "\n    "),
+            flag(difference.now_error),
+            difference.now.replace('\n', "\n    ")
+        );
+    }
+    println!("{} call(s) re-run, {} differ, {} skipped", report.rerun, report.differences.len(), report.skipped.len());
+    Ok(ExitCode::from(if report.differences.is_empty() { OK } else { TOOL_FAILED }))
+}
+
+/// A scratch directory removed when the command ends.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch, Failure> {
+        let dir = std::env::temp_dir().join(format!("tackle-rerun-{}-{:x}", std::process::id(), rand_suffix()));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Failure::failed(format!("cannot create a scratch directory {}: {e}", dir.display())))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn rand_suffix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+}

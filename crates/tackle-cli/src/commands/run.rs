@@ -1,0 +1,114 @@
+//! `tackle run "TASK"`: the main job. Wires the workspace, configuration, provider, tools,
+//! permissions and trajectory into a `tackle_agent::Agent`, shows the run, and maps its end to
+//! the exit codes of providers.md §6.2.
+
+use std::io::IsTerminal as _;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tackle_agent::provider::{default_model, provider_config};
+use tackle_agent::{Agent, AgentConfig, CallFormat, Permissions, StdioPrompter, TerminalApprover, Trajectory};
+use tackle_core::permission::{Approver, AutoApprover, ModePolicy, NonInteractiveApprover, PermissionMode};
+use tackle_core::{ExecutorConfig, Session, SessionConfig};
+use tackle_llm::LlmClient;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::RunArgs;
+use crate::exit::{CommandResult, Failure};
+use crate::session;
+use crate::ui::{Mode, RunUi};
+
+/// The toolset `tackle run` starts from.
+const RUN_DEFAULT: &str = "default";
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// `tackle run`.
+pub async fn run(args: RunArgs) -> CommandResult {
+    let format: CallFormat =
+        args.call_format.parse().map_err(|e: tackle_agent::UnknownFormat| Failure::usage(e.to_string()))?;
+    if format != CallFormat::Native {
+        return Err(Failure::usage(format!(
+            "--call-format {format} is not available in this build yet (the text call formats are still being built); use --call-format native"
+        )));
+    }
+    let mode: PermissionMode = args
+        .permission_mode
+        .parse()
+        .map_err(|e: tackle_core::permission::UnknownMode| Failure::usage(e.to_string()))?;
+    let workspace = session::workspace(args.workspace.as_ref())?;
+    let config = session::config(&workspace, args.trust_workspace)?;
+    let model = match &args.model {
+        Some(model) => model.clone(),
+        None => default_model(&env).map_err(|e| Failure::usage(e.to_string()))?,
+    };
+    let mut provider =
+        provider_config(&config, &model, args.base_url.as_deref(), &env).map_err(|e| Failure::usage(e.to_string()))?;
+    provider.stream = !args.no_stream;
+    let client = LlmClient::new(provider).map_err(|e| Failure::usage(e.to_string()))?;
+
+    let registry = session::registry();
+    let selection = session::select_from(&registry, args.tools.as_deref(), RUN_DEFAULT)?;
+    let mut session_config = SessionConfig::new(workspace.clone());
+    session_config.path_policy = session::path_policy(&config, &workspace)?;
+    let session = Session::new(session_config, registry.instantiate(&selection));
+
+    let path =
+        args.trajectory.clone().unwrap_or_else(|| tackle_agent::trajectory::default_path(&workspace, session.id()));
+    let trajectory = Trajectory::create(&path)
+        .map_err(|e| Failure::usage(format!("cannot create the trajectory {}: {e}", path.display())))?;
+
+    let interactive = !args.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let approver: Arc<dyn Approver> = if args.yes {
+        Arc::new(AutoApprover)
+    } else if interactive {
+        Arc::new(TerminalApprover::new(Arc::new(StdioPrompter)))
+    } else {
+        Arc::new(NonInteractiveApprover)
+    };
+    let permissions = Permissions { policy: Arc::new(ModePolicy::new(mode)), approver, interactive };
+    let agent_config =
+        AgentConfig { max_steps: args.max_steps, call_format: format, permission_mode: mode, ..AgentConfig::default() };
+    let ui_mode = if args.json {
+        Mode::Json
+    } else if std::io::stdout().is_terminal() {
+        Mode::Rich
+    } else {
+        Mode::Plain
+    };
+    let ui = Arc::new(RunUi::new(ui_mode));
+    let mut agent = Agent::new(client, session, ExecutorConfig::default(), permissions, agent_config, Some(trajectory))
+        .with_observer(ui.clone());
+
+    let cancel = interrupt_token();
+    let outcome = agent.run(&args.task, &cancel).await;
+    agent.session().close().await;
+    ui.finish(&outcome);
+    Ok(ExitCode::from(outcome.status.exit_code()))
+}
+
+/// Ctrl-C cancels the run (each running call still answers); a second press within 2 s
+/// exits at once.
+fn interrupt_token() -> CancellationToken {
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        let mut first: Option<Instant> = None;
+        while tokio::signal::ctrl_c().await.is_ok() {
+            match first {
+                Some(at) if at.elapsed() <= Duration::from_secs(2) => std::process::exit(130),
+                _ => {
+                    first = Some(Instant::now());
+                    cancel.cancel();
+                    eprintln!(
+                        "\nInterrupting: running tools are being cancelled. Press Ctrl-C again within 2 s to exit at once."
+                    );
+                }
+            }
+        }
+    });
+    token
+}

@@ -1,0 +1,197 @@
+//! What `tackle run` shows while it works. On a terminal: the model's text streamed as it
+//! arrives, a spinner per running tool with its one-line summary and the live tail of its
+//! output, and one line per answered call. Otherwise plain lines (the reply when complete,
+//! one line per call). With `--json`, nothing but retries and notices on stderr.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tackle_agent::{AgentEvent, Observer, RunOutcome, RunStatus};
+use tackle_core::ExecEvent;
+
+/// How output is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// stdout is a terminal.
+    Rich,
+    /// stdout is a file or pipe.
+    Plain,
+    /// `--json`.
+    Json,
+}
+
+/// The observer of a `tackle run`.
+pub struct RunUi {
+    mode: Mode,
+    multi: MultiProgress,
+    spinners: Mutex<HashMap<String, ProgressBar>>,
+    summaries: Mutex<HashMap<String, String>>,
+    /// Plain mode: the reply so far. Rich mode: whether the current line has text.
+    reply: Mutex<String>,
+}
+
+impl RunUi {
+    pub fn new(mode: Mode) -> Self {
+        let target = if mode == Mode::Rich { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+        RunUi {
+            mode,
+            multi: MultiProgress::with_draw_target(target),
+            spinners: Mutex::new(HashMap::new()),
+            summaries: Mutex::new(HashMap::new()),
+            reply: Mutex::new(String::new()),
+        }
+    }
+
+    fn out(&self, text: &str) {
+        self.multi.suspend(|| {
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(text.as_bytes());
+            let _ = stdout.flush();
+        });
+    }
+
+    fn err(&self, text: &str) {
+        self.multi.suspend(|| eprintln!("{text}"));
+    }
+
+    fn spinner(&self, call_id: &str, tool: &str) {
+        let summary = self.summaries.lock().map(|s| s.get(call_id).cloned().unwrap_or_default()).unwrap_or_default();
+        let bar = self.multi.add(ProgressBar::new_spinner());
+        let style = ProgressStyle::with_template("{spinner} {prefix} {wide_msg:.dim}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        bar.set_style(style);
+        bar.set_prefix(format!("{tool} {summary}").trim().to_owned());
+        bar.enable_steady_tick(Duration::from_millis(100));
+        if let Ok(mut spinners) = self.spinners.lock() {
+            spinners.insert(call_id.to_owned(), bar);
+        }
+    }
+
+    fn end_spinner(&self, call_id: &str) {
+        if let Some(bar) = self.spinners.lock().ok().and_then(|mut s| s.remove(call_id)) {
+            bar.finish_and_clear();
+            self.multi.remove(&bar);
+        }
+    }
+
+    /// The final line (stderr), or the JSON object (stdout).
+    pub fn finish(&self, outcome: &RunOutcome) {
+        let tokens = outcome.usage.total();
+        let trajectory = outcome.trajectory.as_ref().map(|p| p.display().to_string());
+        if self.mode == Mode::Json {
+            let object = serde_json::json!({
+                "status": outcome.status.name(), "steps": outcome.steps, "tokens": tokens,
+                "duration_ms": outcome.duration_ms, "trajectory": trajectory,
+            });
+            println!("{object}");
+            return;
+        }
+        if self.mode == Mode::Plain && outcome.status != RunStatus::Success {
+            self.out(&format!("{}\n", outcome.final_result));
+        }
+        let mark = if outcome.status == RunStatus::Success { "✓" } else { "✗" };
+        let mut line = format!(
+            "{mark} {} · {} step{} · {} tokens · {:.1} s",
+            outcome.status.name(),
+            outcome.steps,
+            if outcome.steps == 1 { "" } else { "s" },
+            thousands(tokens),
+            outcome.duration_ms as f64 / 1000.0
+        );
+        if let Some(path) = trajectory {
+            line.push_str(&format!(" · {path}"));
+        }
+        if outcome.status != RunStatus::Success && self.mode == Mode::Rich {
+            line.push_str(&format!("\n{}", outcome.final_result));
+        }
+        self.err(&line);
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl Observer for RunUi {
+    fn on_event(&self, event: &AgentEvent) {
+        match (self.mode, event) {
+            (_, AgentEvent::Retry { attempt, error_class, status, delay_ms, message }) => {
+                let status = status.map(|s| format!(" HTTP {s}")).unwrap_or_default();
+                self.err(&format!(
+                    "(attempt {attempt} failed: {error_class}{status}: {message}; retrying in {:.1} s)",
+                    *delay_ms as f64 / 1000.0
+                ));
+            }
+            (_, AgentEvent::Notice(text)) => self.err(text),
+            (Mode::Json, _) => {}
+            (Mode::Rich, AgentEvent::Text(text)) => {
+                if let Ok(mut open) = self.reply.lock() {
+                    open.push_str(text);
+                }
+                self.out(text);
+            }
+            (Mode::Plain, AgentEvent::Text(text)) => {
+                if let Ok(mut reply) = self.reply.lock() {
+                    reply.push_str(text);
+                }
+            }
+            (Mode::Rich, AgentEvent::Thinking(text)) => self.multi.suspend(|| {
+                eprint!("\x1b[2m{text}\x1b[0m");
+            }),
+            (_, AgentEvent::StreamRestart) => {
+                if let Ok(mut reply) = self.reply.lock() {
+                    reply.clear();
+                }
+                if self.mode == Mode::Rich {
+                    self.out("\n[the stream broke; the reply starts again]\n");
+                }
+            }
+            (_, AgentEvent::Replied { .. }) => {
+                let text = self.reply.lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default();
+                match self.mode {
+                    Mode::Rich if !text.is_empty() && !text.ends_with('\n') => self.out("\n"),
+                    Mode::Plain if !text.trim().is_empty() => self.out(&format!("{}\n", text.trim_end())),
+                    _ => {}
+                }
+            }
+            (_, AgentEvent::CallQueued { call_id, summary, .. }) => {
+                if let Ok(mut summaries) = self.summaries.lock() {
+                    summaries.insert(call_id.clone(), summary.clone());
+                }
+            }
+            (Mode::Rich, AgentEvent::Exec(ExecEvent::Started { call_id, tool })) => self.spinner(call_id, tool),
+            (Mode::Rich, AgentEvent::Exec(ExecEvent::Progress { call_id, progress, .. })) => {
+                if let (Some(message), Ok(spinners)) = (&progress.message, self.spinners.lock())
+                    && let Some(bar) = spinners.get(call_id)
+                {
+                    bar.set_message(message.lines().last().unwrap_or_default().to_owned());
+                }
+            }
+            (Mode::Rich, AgentEvent::Exec(ExecEvent::Finished { call_id, .. })) => self.end_spinner(call_id),
+            (_, AgentEvent::CallAnswered { call_id, name, is_error, first_line, duration_ms }) => {
+                self.end_spinner(call_id);
+                let summary = self.summaries.lock().ok().and_then(|mut s| s.remove(call_id)).unwrap_or_default();
+                let seconds = duration_ms.map(|ms| format!(" ({:.1} s)", ms as f64 / 1000.0)).unwrap_or_default();
+                let line = match (self.mode, is_error) {
+                    (Mode::Rich, false) => format!("\x1b[32m✓\x1b[0m {name} {summary}{seconds}"),
+                    (Mode::Rich, true) => format!("\x1b[31m✗\x1b[0m {name} {summary}{seconds}: {first_line}"),
+                    (_, false) => format!("[tool] {name} {summary} -> ok"),
+                    (_, true) => format!("[tool] {name} {summary} -> error: {first_line}"),
+                };
+                self.out(&format!("{line}\n"));
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! `tackle run` and `tackle replay` through the real binary against the scripted fake server:
+//! exit codes, `--json`, plain output, trajectories that check and re-run.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Output;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use tackle_testkit::{Expect, FakeLlm, Fault, Protocol, Reply, Script, Turn};
+
+fn thought(n: u32, next: bool) -> Value {
+    json!({"thought": format!("step {n}"), "next_thought_needed": next, "thought_number": n, "total_thoughts": 2})
+}
+
+async fn tackle(args: Vec<String>, envs: Vec<(&'static str, &'static str)>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let mut command = assert_cmd::Command::cargo_bin("tackle").unwrap();
+        command.args(&args).env_remove("OPENAI_API_KEY").env_remove("ANTHROPIC_API_KEY").env_remove("TACKLE_MODEL");
+        command.env("TACKLE_CONFIG_DIR", "/nonexistent-tackle-config");
+        for (key, value) in envs {
+            command.env(key, value);
+        }
+        command.output().unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+fn run_args(server: &FakeLlm, protocol: Protocol, workspace: &Path, extra: &[&str]) -> Vec<String> {
+    let model = match protocol {
+        Protocol::OpenAi => "openai/fake",
+        Protocol::Anthropic => "anthropic/fake",
+    };
+    let mut args = vec![
+        "run".to_owned(),
+        "think twice, then finish".to_owned(),
+        "--model".to_owned(),
+        model.to_owned(),
+        "--base-url".to_owned(),
+        server.base_url(protocol),
+        "--workspace".to_owned(),
+        workspace.display().to_string(),
+        "--tools".to_owned(),
+        "default,sequentialthinking".to_owned(),
+    ];
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    args
+}
+
+fn thinking_script() -> Script {
+    Script::new([
+        Turn::reply(Reply::text("Thinking.").call("t1", "sequentialthinking", thought(1, true)).usage(10, 5))
+            .expect(Expect::last_user_contains("think twice")),
+        Turn::reply(
+            Reply::text("Done.")
+                .call("t2", "sequentialthinking", thought(2, false))
+                .call("t3", "task_done", json!({}))
+                .usage(20, 5),
+        )
+        .expect(Expect::result("t1", "Sequential thinking step completed.")),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_json_then_replay_check_and_rerun() {
+    for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
+        let server = FakeLlm::start(thinking_script()).await;
+        let workspace = tempfile::tempdir().unwrap();
+        let out = tackle(run_args(&server, protocol, workspace.path(), &["--json"]), vec![]).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        server.assert_clean();
+        let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut keys: Vec<&str> = result.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["duration_ms", "status", "steps", "tokens", "trajectory"]);
+        assert_eq!(
+            (result["status"].clone(), result["steps"].clone(), result["tokens"].clone()),
+            (json!("success"), json!(2), json!(40))
+        );
+        let trajectory = result["trajectory"].as_str().unwrap().to_owned();
+        assert!(
+            trajectory.starts_with(&workspace.path().join(".tackle/trajectories").display().to_string()),
+            "{trajectory}"
+        );
+
+        let check = tackle(vec!["replay".into(), trajectory.clone(), "--check".into()], vec![]).await;
+        assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stdout));
+        assert!(
+            String::from_utf8_lossy(&check.stdout).contains("valid (15 events, 3 tool calls)"),
+            "{}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+
+        let shown = tackle(vec!["replay".into(), trajectory.clone()], vec![]).await;
+        let text = String::from_utf8_lossy(&shown.stdout);
+        assert!(text.starts_with("Task: think twice, then finish\n"), "{text}");
+        assert!(text.contains("  -> task_done [t3] {}\n") && text.contains("  <- [t3]\n     Task done.\n"), "{text}");
+        assert!(text.contains("End: success after 2 steps, 40 tokens"), "{text}");
+
+        let rerun = tackle(vec!["replay".into(), trajectory.clone(), "--rerun".into()], vec![]).await;
+        let text = String::from_utf8_lossy(&rerun.stdout);
+        assert_eq!(rerun.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&rerun.stderr));
+        assert!(text.ends_with("3 call(s) re-run, 0 differ, 0 skipped\n"), "{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rerun_reports_each_call_whose_result_differs() {
+    let server = FakeLlm::start(thinking_script()).await;
+    let workspace = tempfile::tempdir().unwrap();
+    let out = tackle(run_args(&server, Protocol::OpenAi, workspace.path(), &["--json"]), vec![]).await;
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let path = result["trajectory"].as_str().unwrap();
+    // Change a recorded output: the re-run must name that call and only that one.
+    let edited: String = std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let mut event: Value = serde_json::from_str(line).unwrap();
+            if event["type"] == "tool_output" && event["call_id"] == "t3" {
+                event["content"] = json!("Task not done.");
+            }
+            format!("{event}\n")
+        })
+        .collect();
+    let edited_path = workspace.path().join("edited.jsonl");
+    std::fs::write(&edited_path, edited).unwrap();
+    let rerun = tackle(vec!["replay".into(), edited_path.display().to_string(), "--rerun".into()], vec![]).await;
+    let text = String::from_utf8_lossy(&rerun.stdout);
+    assert_eq!(rerun.status.code(), Some(1), "{text}");
+    assert!(
+        text.starts_with("call t3 (task_done) differs:\n  recorded: Task not done.\n  now: Task done.\n"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plain_output_streams_lines_and_a_summary() {
+    let server = FakeLlm::start(thinking_script()).await;
+    let workspace = tempfile::tempdir().unwrap();
+    let out = tackle(run_args(&server, Protocol::Anthropic, workspace.path(), &[]), vec![]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout,
+        "Thinking.\n[tool] sequentialthinking step 1 -> ok\nDone.\n[tool] sequentialthinking step 2 -> ok\n[tool] task_done  -> ok\n"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("✓ success · 2 steps · 40 tokens · "), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stop_conditions_map_to_exit_codes() {
+    // max steps: 1
+    let forever = Turn::reply(Reply::text("more").call("x", "sequentialthinking", thought(1, true)));
+    let server = FakeLlm::start(Script::new([forever]).repeat_last()).await;
+    let workspace = tempfile::tempdir().unwrap();
+    let out =
+        tackle(run_args(&server, Protocol::OpenAi, workspace.path(), &["--max-steps", "3", "--json"]), vec![]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((result["status"].clone(), result["steps"].clone()), (json!("max_steps"), json!(3)));
+
+    // provider error after retries: 1, with the class in the message
+    let server = FakeLlm::start(Script::new([Turn::fault(
+        Fault::status(400).body(r#"{"error":{"message":"model not found"}}"#),
+    )]))
+    .await;
+    let out = tackle(run_args(&server, Protocol::OpenAi, workspace.path(), &[]), vec![]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("openai rejected the request (HTTP 400): model not found"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn usage_errors_exit_2_before_any_request() {
+    let workspace = tempfile::tempdir().unwrap();
+    let dir = workspace.path().display().to_string();
+    let cases: [(Vec<&str>, &str); 4] = [
+        (vec!["--model", "openai/gpt-4.1"], "tackle: missing API key for openai: set OPENAI_API_KEY\n"),
+        (vec!["--model", "gpt-4.1"], "tackle: --model \"gpt-4.1\" is not PROVIDER/MODEL"),
+        (vec![], "tackle: no model chosen: pass --model PROVIDER/MODEL"),
+        (vec!["--model", "anthropic/x", "--permission-mode", "yolo"], "tackle: unknown permission mode 'yolo'"),
+    ];
+    for (extra, message) in cases {
+        let mut args: Vec<String> = vec!["run".into(), "task".into(), "--workspace".into(), dir.clone()];
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let out = tackle(args, vec![]).await;
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.starts_with(message), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn replay_check_names_the_first_bad_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    std::fs::write(
+        &path,
+        "{\"seq\":0,\"type\":\"session_start\"}\n{\"seq\":1,\"type\":\"tool_call\",\"call_id\":\"a\"}\n",
+    )
+    .unwrap();
+    let out = tackle(vec!["replay".into(), path.display().to_string(), "--check".into()], vec![]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{}: line 2: tool_call a has no tool_output\n", path.display())
+    );
+}
