@@ -56,9 +56,15 @@ pub fn workspace(dir: Option<&PathBuf>) -> Result<PathBuf, Failure> {
     })
 }
 
-/// The path policy file tools resolve paths with (none yet: every path is refused).
-pub fn path_policy(_config: &Config, _workspace: &Path) -> Result<Option<Arc<dyn PathPolicy>>, Failure> {
-    Ok(None)
+/// The path policy file tools resolve paths with: the workspace, plus the roots and openings
+/// of `[workspace]` (settings from the workspace's own file that widen access need trust;
+/// each ignored one is a one-line notice on stderr).
+pub fn path_policy(config: &Config, workspace: &Path) -> Result<Option<Arc<dyn PathPolicy>>, Failure> {
+    let built = tackle_sandbox::policy_from_config(config, workspace).map_err(|err| Failure::usage(err.to_string()))?;
+    for notice in &built.notices {
+        eprintln!("tackle: {notice}");
+    }
+    Ok(Some(Arc::new(built.policy)))
 }
 
 /// The executor: the permission mode's policy and the non-interactive approver.

@@ -107,6 +107,11 @@ impl Session {
         std::mem::replace(&mut self.tools, tools)
     }
 
+    /// The path policy the session's tools resolve paths with.
+    pub fn path_policy(&self) -> &Arc<dyn PathPolicy> {
+        &self.paths
+    }
+
     /// The shared state of the session's tools.
     pub fn state(&self) -> &Arc<SessionState> {
         &self.state

@@ -482,3 +482,84 @@ async fn progress_and_lifecycle_events_are_streamed() {
     assert_eq!(first, tackle_core::ExecEvent::Started { call_id: "c1".into(), tool: "echo_text".into() });
     assert!(matches!(second, tackle_core::ExecEvent::Finished { ref call_id, is_error: false, .. } if call_id == "c1"));
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct PathInput {
+    path: String,
+    look: Option<bool>,
+}
+
+/// A tool with a write path parameter that is read-only when `look` is set.
+struct PathTool;
+
+impl Tool for PathTool {
+    type Input = PathInput;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("touch_path", "Touches a path.").path_param("path", tackle_core::spec::PathAccess::Write)
+    }
+
+    fn is_read_only(&self, input: &PathInput) -> bool {
+        input.look == Some(true)
+    }
+
+    async fn call(&self, input: PathInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(format!("touched {}", input.path)))
+    }
+}
+
+/// Records each resolution; refuses reads of `secret*` and writes of `ro*`.
+#[derive(Default)]
+struct RecordingPolicy {
+    seen: std::sync::Mutex<Vec<(String, tackle_core::Access)>>,
+    workspace: std::path::PathBuf,
+}
+
+impl tackle_core::PathPolicy for RecordingPolicy {
+    fn resolve(&self, raw: &str, access: tackle_core::Access) -> Result<std::path::PathBuf, ToolError> {
+        self.seen.lock().unwrap().push((raw.to_owned(), access));
+        if raw.starts_with("secret") || (raw.starts_with("ro") && access == tackle_core::Access::Write) {
+            return Err(ToolError::Denied(format!("{raw} is refused")));
+        }
+        Ok(self.workspace.join(raw))
+    }
+
+    fn workspace(&self) -> &std::path::Path {
+        &self.workspace
+    }
+}
+
+#[tokio::test]
+async fn path_parameters_pass_the_path_policy_at_admission() {
+    let mut registry = Registry::new();
+    registry.register(&["default"], || PathTool);
+    let selection = registry.select("default", "default").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Arc::new(RecordingPolicy { workspace: dir.path().to_owned(), ..Default::default() });
+    let mut config = SessionConfig::new(dir.path());
+    config.path_policy = Some(Arc::clone(&policy) as Arc<dyn tackle_core::PathPolicy>);
+    let session = Session::new(config, registry.instantiate(&selection));
+    let executor = Executor::default();
+    let run = |args: Value| {
+        let call = ToolCall::new("c1", "touch_path", args);
+        let session = &session;
+        let executor = &executor;
+        async move { executor.run(session, call, &CancellationToken::new()).await }
+    };
+
+    assert_eq!(run(json!({"path": "a.txt"})).await.text_content(), "touched a.txt");
+    assert_rejected(&run(json!({"path": "secret.txt"})).await, ErrorKind::Denied, "secret.txt is refused");
+    // A write parameter of a read-only call is checked for reading only.
+    assert_rejected(&run(json!({"path": "ro.txt"})).await, ErrorKind::Denied, "ro.txt is refused");
+    assert_eq!(run(json!({"path": "ro.txt", "look": true})).await.text_content(), "touched ro.txt");
+    use tackle_core::Access::{Read, Write};
+    assert_eq!(
+        *policy.seen.lock().unwrap(),
+        vec![
+            ("a.txt".to_owned(), Write),
+            ("secret.txt".to_owned(), Write),
+            ("ro.txt".to_owned(), Write),
+            ("ro.txt".to_owned(), Read)
+        ]
+    );
+}

@@ -37,6 +37,15 @@ pub(crate) fn decode(spec: &ToolSpec, raw: CallArgs, json_text_params: &[Vec<Str
     };
     rename_aliases(spec, map)?;
     for path in json_text_params {
+        // The strict dialect shows an optional JSON-text parameter as a nullable string, so
+        // there `null` means "absent" while the text `"null"` is the JSON value null.
+        if let [name] = path.as_slice()
+            && map.get(name).is_some_and(Value::is_null)
+            && !is_required(&spec.input_schema, name)
+        {
+            map.remove(name);
+            continue;
+        }
         parse_json_text(map, path);
     }
     let mut coerced = Vec::new();
@@ -313,5 +322,17 @@ mod tests {
         assert_eq!(unlisted.args["any"], json!("{\"a\": 1}"));
         let not_json = decode(&spec(), CallArgs::Json(json!({"s": "x", "any": "zz"})), &[vec!["any".into()]]).unwrap();
         assert_eq!(not_json.args["any"], json!("zz"));
+    }
+
+    #[test]
+    fn strict_json_text_null_is_absent_and_the_text_null_is_a_value() {
+        let strict = [vec!["any".to_string()]];
+        let absent = decode(&spec(), CallArgs::Json(json!({"s": "x", "any": null})), &strict).unwrap();
+        assert_eq!(absent.args, json!({"s": "x"}));
+        let null_value = decode(&spec(), CallArgs::Json(json!({"s": "x", "any": "null"})), &strict).unwrap();
+        assert_eq!(null_value.args, json!({"s": "x", "any": null}));
+        // Outside the strict dialect an explicit null stays a value.
+        let plain = decode(&spec(), CallArgs::Json(json!({"s": "x", "any": null})), &[]).unwrap();
+        assert_eq!(plain.args, json!({"s": "x", "any": null}));
     }
 }

@@ -29,12 +29,13 @@ use crate::error::{ToolError, internal_error_text};
 use crate::events::ExecEvent;
 use crate::hooks::{HookCall, PreHookOutcome, ToolHook};
 use crate::output::{ContentPart, ToolOutput};
+use crate::paths::Access;
 use crate::permission::{
     AllowAll, Approval, Approver, Decision, NonInteractiveApprover, PermissionPolicy, PermissionRequest,
 };
 use crate::registry::ToolHandle;
 use crate::session::Session;
-use crate::spec::InterruptBehavior;
+use crate::spec::{InterruptBehavior, PathAccess, ToolSpec};
 use crate::text::strip_ansi;
 use crate::tool::PreparedCall;
 
@@ -253,6 +254,7 @@ impl Executor {
             decode::decode(spec, raw, session.json_text_params(&spec.name)).map_err(ToolError::InvalidInput)?;
         handle.validator().check(spec, &decoded.args).map_err(ToolError::InvalidInput)?;
         let prepared = handle.tool.prepare(&decoded.args)?;
+        check_paths(session, spec, &decoded.args, prepared.read_only)?;
         Ok((decoded.args, decoded.coerced, prepared))
     }
 
@@ -393,6 +395,25 @@ fn flatten(
             .unwrap_or_else(|| "a panic with a non-string payload".to_owned());
         Err(ToolError::Internal(format!("tool {tool} panicked: {detail}")))
     })
+}
+
+/// The path-policy layer (safety.md §3.3, step 1): every path parameter the call gives must
+/// resolve under the session's policy, before any rule, hook or approver sees the call. A
+/// write parameter of a call that is read-only for this input (`view`) is checked for
+/// reading. Tools resolve the path again when they use it, so a path that changes between
+/// admission and execution is still checked.
+fn check_paths(session: &Session, spec: &ToolSpec, args: &Value, read_only: bool) -> Result<(), ToolError> {
+    for param in &spec.path_params {
+        let Some(raw) = args.get(&param.name).and_then(Value::as_str) else {
+            continue;
+        };
+        let access = match param.access {
+            PathAccess::Write if !read_only => Access::Write,
+            _ => Access::Read,
+        };
+        session.path_policy().resolve(raw, access)?;
+    }
+    Ok(())
 }
 
 /// A call refused before it ran.

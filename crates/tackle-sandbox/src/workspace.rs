@@ -1,0 +1,116 @@
+//! The `[workspace]` section of the configuration and the path policy built from it.
+//!
+//! ```toml
+//! [workspace]
+//! extra_roots = ["../shared-lib", "~/notes"]   # more roots, read-write
+//! read_only_roots = ["../shared-lib"]          # these roots (or new ones) are read-only
+//! writable_protected = [".tackle/skills"]      # protected subpaths file tools may write
+//! ```
+//!
+//! Relative entries are relative to the workspace, and `~` expands to the home directory.
+//! The workspace's own `tackle.toml` is as untrusted as the code beside it (safety.md §2.2):
+//! its `extra_roots`, its `writable_protected`, and `read_only_roots` entries that would add
+//! a root all widen access and take effect only when the workspace is trusted; otherwise
+//! each is ignored with a notice. Marking an existing root read-only only narrows access, so
+//! it always applies.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use tackle_core::config::{Config, ConfigError};
+
+use crate::paths::WorkspacePolicy;
+
+/// The `[workspace]` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkspaceSection {
+    /// More roots file tools may reach (read-write unless also in `read_only_roots`).
+    pub extra_roots: Vec<String>,
+    /// Roots that file tools may read but not write; an entry that is not already a root
+    /// adds a read-only root.
+    pub read_only_roots: Vec<String>,
+    /// Protected subpaths (`.tackle/skills`) that file tools may write.
+    pub writable_protected: Vec<String>,
+}
+
+/// The policy could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("workspace {path} is not usable: {source}")]
+    Workspace { path: PathBuf, source: std::io::Error },
+}
+
+/// A policy and the notices for the person (ignored or unusable settings), one line each.
+#[derive(Debug)]
+pub struct ConfiguredPolicy {
+    pub policy: WorkspacePolicy,
+    pub notices: Vec<String>,
+}
+
+/// Builds the path policy of `workspace` from the configuration layers.
+pub fn policy_from_config(config: &Config, workspace: &Path) -> Result<ConfiguredPolicy, PolicyError> {
+    let mut policy = WorkspacePolicy::new(workspace)
+        .map_err(|source| PolicyError::Workspace { path: workspace.to_owned(), source })?;
+    let user: WorkspaceSection = config.user_section("workspace")?.unwrap_or_default();
+    let local: WorkspaceSection = config.workspace_section("workspace")?.unwrap_or_default();
+    let mut notices = Vec::new();
+    let trusted = config.workspace_trusted;
+    let untrusted_notice = |key: &str, entry: &str| {
+        format!(
+            "ignoring [workspace] {key} entry '{entry}' from the workspace's tackle.toml: settings that widen access \
+             need --trust-workspace"
+        )
+    };
+
+    let add_root = |policy: &mut WorkspacePolicy, notices: &mut Vec<String>, entry: &str, writable: bool| {
+        let path = expand(entry, workspace, policy.home());
+        if let Err(err) = policy.add_root(&path, writable) {
+            notices.push(format!("ignoring [workspace] root '{entry}': {err}"));
+        }
+    };
+    for entry in &user.extra_roots {
+        add_root(&mut policy, &mut notices, entry, true);
+    }
+    for entry in &local.extra_roots {
+        if trusted {
+            add_root(&mut policy, &mut notices, entry, true);
+        } else {
+            notices.push(untrusted_notice("extra_roots", entry));
+        }
+    }
+    for (entry, from_workspace) in
+        user.read_only_roots.iter().map(|e| (e, false)).chain(local.read_only_roots.iter().map(|e| (e, true)))
+    {
+        let path = expand(entry, workspace, policy.home());
+        if policy.make_read_only(&path) {
+            continue;
+        }
+        if from_workspace && !trusted {
+            notices.push(untrusted_notice("read_only_roots", entry));
+        } else {
+            add_root(&mut policy, &mut notices, entry, false);
+        }
+    }
+    for entry in &user.writable_protected {
+        policy.allow_protected(&expand(entry, workspace, policy.home()));
+    }
+    for entry in &local.writable_protected {
+        if trusted {
+            policy.allow_protected(&expand(entry, workspace, policy.home()));
+        } else {
+            notices.push(untrusted_notice("writable_protected", entry));
+        }
+    }
+    Ok(ConfiguredPolicy { policy, notices })
+}
+
+/// A configured path: `~` expanded, relative ones joined to the workspace.
+fn expand(entry: &str, workspace: &Path, home: Option<&Path>) -> PathBuf {
+    match (entry.strip_prefix('~'), home) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => home.join(rest.trim_start_matches('/')),
+        _ => workspace.join(entry),
+    }
+}
