@@ -2,6 +2,7 @@
 //! toolsets of tools.md §0.5.
 
 pub mod control;
+pub mod fs;
 
 use tackle_core::Registry;
 
@@ -16,4 +17,8 @@ pub fn builtin_registry() -> Registry {
 pub fn register_builtins(registry: &mut Registry) {
     registry.register(&["trae"], control::SequentialThinking::default);
     registry.register(&["default", "trae", "codex"], control::TaskDone::default);
+    registry.register(&["trae"], fs::editor::Editor::default);
+    registry.register(&["default", "bare", "codex"], fs::read_file::ReadFile::default);
+    registry.register(&["default", "bare"], fs::write_file::WriteFile::default);
+    registry.register(&["default", "bare"], fs::edit_file::EditFile::default);
 }

@@ -1,0 +1,135 @@
+//! `edit_file` (Claude Code's `Edit`, tools.md §4.3): exact string replacement in a file the
+//! session has read, one occurrence or all of them. When the old text is not there, the
+//! closest lines are shown (§4.3's candidate search), so the model can copy the real text.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tackle_core::spec::PathAccess;
+use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+
+use crate::fs::closest::closest;
+use crate::fs::editor::{SNIPPET_LINES, start_lines};
+use crate::fs::suggest::missing_file_message;
+use crate::fs::text::{as_text, binary_message, find_disjoint, line_list, locate, snippet};
+use crate::fs::write_file::{check_read, load_existing};
+use crate::fs::{Before, Files, blocking, write_failure};
+
+/// The wire name.
+pub const NAME: &str = "edit_file";
+
+/// `edit_file`'s arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileInput {
+    /// The file to change: relative to the workspace, or absolute inside it.
+    pub file_path: String,
+    /// The exact text to replace, whitespace and indentation included (copy it from
+    /// read_file's output without the line-number prefix). Empty creates a new file.
+    pub old_string: String,
+    /// The text to put in its place.
+    pub new_string: String,
+    /// Replace every occurrence (default false: `old_string` must occur exactly once).
+    pub replace_all: Option<bool>,
+}
+
+/// The `edit_file` tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct EditFile;
+
+impl Tool for EditFile {
+    type Input = EditFileInput;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            NAME,
+            "Replace exact text in a file. `old_string` must match the file exactly (whitespace and indentation \
+             included) and, unless `replace_all` is true, occur exactly once: include surrounding lines to make it \
+             unique. Read the file with read_file first. An empty `old_string` creates a new file with \
+             `new_string`. Paths are relative to the workspace, or absolute inside it.",
+        )
+        .title("Edit file")
+        .alias("Edit")
+        .destructive()
+        .edits_files()
+        .interrupt(InterruptBehavior::Block)
+        .path_param("file_path", PathAccess::Write)
+    }
+
+    async fn call(&self, input: EditFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        blocking(ctx, move |ctx| edit(&Files::new(ctx), &input)).await.map(ToolOutput::text)
+    }
+}
+
+fn edit(files: &Files<'_>, input: &EditFileInput) -> Result<String, ToolError> {
+    if input.old_string == input.new_string {
+        return Err(ToolError::InvalidInput(
+            "No changes to make: old_string and new_string are exactly the same.".into(),
+        ));
+    }
+    let target = files.target(&input.file_path, Access::Write)?;
+    let shown = &target.raw;
+    let Some(existing) = load_existing(&target)? else {
+        if input.old_string.is_empty() {
+            files
+                .write(&target, input.new_string.as_bytes(), Before::Absent)
+                .map_err(|err| write_failure(shown, err))?;
+            return Ok(format!("File created successfully at: {shown}"));
+        }
+        return Err(ToolError::NotFound(missing_file_message(shown, &target.path)));
+    };
+    let text = as_text(&existing.bytes).ok_or_else(|| ToolError::Failed(binary_message(shown)))?;
+    check_read(files, &target, &existing)?;
+    if input.old_string.is_empty() && !text.is_empty() {
+        return Err(ToolError::InvalidInput(format!(
+            "old_string is empty but {shown} already exists; use write_file to replace it."
+        )));
+    }
+
+    let (edited, first_at, new_len_lines, replaced) = if input.old_string.is_empty() {
+        (input.new_string.clone(), 0, input.new_string.matches('\n').count(), 1)
+    } else {
+        let (found, old, new) = locate(text, &input.old_string, &input.new_string);
+        if found.is_empty() {
+            let mut message = "String to replace not found in file.".to_owned();
+            if let Some(candidate) = closest(text, &input.old_string) {
+                message.push_str(&candidate.describe(&format!(" of {shown}")));
+            }
+            return Err(ToolError::Failed(message));
+        }
+        let replace_all = input.replace_all.unwrap_or(false);
+        if found.len() > 1 && !replace_all {
+            return Err(ToolError::Failed(format!(
+                "Found {} matches of the string to replace, but replace_all is false. To replace all occurrences, set \
+                 replace_all to true. To replace only one occurrence, please provide more context to uniquely \
+                 identify the instance.\nMatches start at lines {}.",
+                found.len(),
+                line_list(start_lines(text, &found))
+            )));
+        }
+        let positions = if replace_all { find_disjoint(text, &old) } else { found };
+        let mut edited = String::with_capacity(text.len() + positions.len() * new.len());
+        let mut from = 0;
+        for &at in &positions {
+            edited.push_str(&text[from..at]);
+            edited.push_str(&new);
+            from = at + old.len();
+        }
+        edited.push_str(&text[from..]);
+        (edited, positions[0], new.matches('\n').count(), positions.len())
+    };
+    files.write(&target, edited.as_bytes(), existing.before()).map_err(|err| write_failure(shown, err))?;
+
+    let line = start_lines(text, &[first_at])[0] - 1;
+    let shown_snippet = snippet(&edited, line.saturating_sub(SNIPPET_LINES), line + SNIPPET_LINES + new_len_lines);
+    if input.replace_all == Some(true) {
+        Ok(format!(
+            "The file {shown} has been updated. All {replaced} occurrences were replaced.\nHere's the result of \
+             running `cat -n` on a snippet of the edited file:\n{shown_snippet}"
+        ))
+    } else {
+        Ok(format!(
+            "The file {shown} has been updated. Here's the result of running `cat -n` on a snippet of the edited \
+             file:\n{shown_snippet}"
+        ))
+    }
+}

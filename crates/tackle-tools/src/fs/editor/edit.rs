@@ -1,0 +1,233 @@
+//! The writing commands of `str_replace_based_edit_tool` (tools.md §3): `create`,
+//! `str_replace`, `insert` and `undo_edit`. Every byte outside the edited span stays as it
+//! was (tabs, CRLF, a missing final newline, a BOM).
+
+use tackle_core::ToolError;
+
+use crate::fs::closest::closest;
+use crate::fs::text::{LineEnding, as_text, binary_message, dominant_ending, line_list, locate, snippet, with_ending};
+use crate::fs::{Before, Existing, Files, Freshness, LoadError, Target, read_existing, write_failure};
+
+/// Lines of context around an edit in its snippet.
+pub const SNIPPET_LINES: usize = 4;
+
+/// Loads a file for an edit, as text.
+pub fn load_text(target: &Target) -> Result<(Existing, String), ToolError> {
+    let shown = &target.raw;
+    let existing = read_existing(&target.path).map_err(|err| match err {
+        LoadError::NotFound => {
+            ToolError::NotFound(format!("The path {shown} does not exist. Please provide a valid path."))
+        }
+        LoadError::Directory => ToolError::InvalidInput(format!(
+            "The path {shown} is a directory and only the `view` command can be used on directories"
+        )),
+        LoadError::TooLarge { size } => ToolError::Failed(format!(
+            "{shown} is {} bytes; the file edit tools handle files up to 64 MiB. Use bash (sed, or a script) to \
+             edit it.",
+            size
+        )),
+        LoadError::Io(err) => ToolError::Failed(format!("Ran into {err} while trying to read {shown}")),
+    })?;
+    let text = as_text(&existing.bytes).ok_or_else(|| ToolError::Failed(binary_message(shown)))?.to_owned();
+    Ok((existing, text))
+}
+
+/// The stale check of `str_replace` and `insert`: a file never viewed may be edited.
+fn check_not_stale(files: &Files<'_>, target: &Target, existing: &Existing) -> Result<(), ToolError> {
+    if files.freshness(target, existing) == Freshness::Changed {
+        return Err(ToolError::Failed(format!(
+            "The file {} has been modified since you last viewed it. View it again before editing.",
+            target.raw
+        )));
+    }
+    Ok(())
+}
+
+/// `create`.
+pub fn create(files: &Files<'_>, target: &Target, file_text: Option<&str>) -> Result<String, ToolError> {
+    let Some(file_text) = file_text else {
+        return Err(ToolError::InvalidInput(
+            "Parameter `file_text` is required and must be a string for command: create".into(),
+        ));
+    };
+    files.write(target, file_text.as_bytes(), Before::Absent).map_err(|err| write_failure(&target.raw, err))?;
+    Ok(format!("File created successfully at: {}", target.raw))
+}
+
+/// `str_replace`.
+pub fn str_replace(
+    files: &Files<'_>,
+    target: &Target,
+    old_str: Option<&str>,
+    new_str: Option<&str>,
+) -> Result<String, ToolError> {
+    let shown = &target.raw;
+    let (existing, text) = load_text(target)?;
+    let old_str = old_str.filter(|s| !s.is_empty()).ok_or_else(|| {
+        ToolError::InvalidInput(
+            "Parameter `old_str` is required and should be a non-empty string for command: str_replace".into(),
+        )
+    })?;
+    let new_str = new_str.unwrap_or_default();
+    check_not_stale(files, target, &existing)?;
+
+    let (found, old, new) = locate(&text, old_str, new_str);
+    match found.len() {
+        0 => {
+            let mut message =
+                format!("No replacement was performed, old_str `{old_str}` did not appear verbatim in {shown}.");
+            if let Some(candidate) = closest(&text, old_str) {
+                message.push_str(&candidate.describe(""));
+            }
+            return Err(ToolError::Failed(message));
+        }
+        1 => {}
+        _ => {
+            let lines = start_lines(&text, &found);
+            return Err(ToolError::Failed(format!(
+                "No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines {}. Please ensure \
+                 it is unique",
+                line_list(lines)
+            )));
+        }
+    }
+    if old == new {
+        return Err(ToolError::Failed("No replacement was performed: old_str and new_str are identical.".into()));
+    }
+    let at = found[0];
+    let mut edited = String::with_capacity(text.len() + new.len());
+    edited.push_str(&text[..at]);
+    edited.push_str(&new);
+    edited.push_str(&text[at + old.len()..]);
+    files.write(target, edited.as_bytes(), existing.before()).map_err(|err| write_failure(shown, err))?;
+
+    let line = start_lines(&text, &found)[0] - 1;
+    let end = line + SNIPPET_LINES + new.matches('\n').count();
+    Ok(format!(
+        "The file {shown} has been edited. Here's the result of running `cat -n` on a snippet of {shown}:\n{}\nReview \
+         the changes and make sure they are as expected. Edit the file again if necessary.",
+        snippet(&edited, line.saturating_sub(SNIPPET_LINES), end)
+    ))
+}
+
+/// The 1-based start line of each occurrence (offsets ascending), in one pass.
+pub fn start_lines(text: &str, offsets: &[usize]) -> Vec<usize> {
+    let mut lines = Vec::with_capacity(offsets.len());
+    let (mut line, mut from) = (1, 0);
+    for &offset in offsets {
+        line += memchr::memchr_iter(b'\n', &text.as_bytes()[from..offset]).count();
+        from = offset;
+        lines.push(line);
+    }
+    lines
+}
+
+/// `insert`.
+pub fn insert(
+    files: &Files<'_>,
+    target: &Target,
+    insert_line: Option<i64>,
+    new_str: Option<&str>,
+) -> Result<String, ToolError> {
+    let shown = &target.raw;
+    let (existing, text) = load_text(target)?;
+    let Some(insert_line) = insert_line else {
+        return Err(ToolError::InvalidInput(
+            "Parameter `insert_line` is required and should be integer for command: insert".into(),
+        ));
+    };
+    let Some(new_str) = new_str else {
+        return Err(ToolError::InvalidInput("Parameter `new_str` is required for command: insert".into()));
+    };
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    let n = newlines + 1;
+    let k = usize::try_from(insert_line).ok().filter(|k| *k <= n).ok_or_else(|| {
+        ToolError::InvalidInput(format!(
+            "Invalid `insert_line` parameter: {insert_line}. It should be within the range of lines of the file: \
+             [0, {n}]"
+        ))
+    })?;
+    check_not_stale(files, target, &existing)?;
+
+    let ending = dominant_ending(&text);
+    let body = with_ending(new_str, ending);
+    let body = body.strip_suffix(ending.as_str()).or_else(|| body.strip_suffix('\n')).unwrap_or(&body);
+    let (offset, inserted) = insertion(&text, k, newlines, body, ending);
+    let mut edited = String::with_capacity(text.len() + inserted.len());
+    edited.push_str(&text[..offset]);
+    edited.push_str(&inserted);
+    edited.push_str(&text[offset..]);
+    files.write(target, edited.as_bytes(), existing.before()).map_err(|err| write_failure(shown, err))?;
+
+    let new_lines = body.matches('\n').count() + 1;
+    Ok(format!(
+        "The file {shown} has been edited. Here's the result of running `cat -n` on a snippet of the edited \
+         file:\n{}\nReview the changes and make sure they are as expected (correct indentation, no duplicate lines, \
+         etc). Edit the file again if necessary.",
+        snippet(&edited, k.saturating_sub(SNIPPET_LINES), k + new_lines - 1 + SNIPPET_LINES)
+    ))
+}
+
+/// Where `body` (its line breaks already the file's, without a final one) goes to come
+/// after line `k`, and the text to insert there.
+fn insertion(text: &str, k: usize, newlines: usize, body: &str, ending: LineEnding) -> (usize, String) {
+    if text.is_empty() || k == 0 {
+        return (0, format!("{body}{}", ending.as_str()));
+    }
+    // After the phantom empty line of a file that ends with a line break: append.
+    if k > newlines && text.ends_with('\n') {
+        return (text.len(), format!("{body}{}", ending.as_str()));
+    }
+    if k <= newlines {
+        let offset = memchr::memchr_iter(b'\n', text.as_bytes()).nth(k - 1).map_or(text.len(), |at| at + 1);
+        return (offset, format!("{body}{}", ending.as_str()));
+    }
+    // After a last line that has no line break: the file keeps having none.
+    (text.len(), format!("{}{body}", ending.as_str()))
+}
+
+/// `undo_edit`: puts back what the last edit of `target` by any file tool replaced. Returns
+/// whether the file exists afterwards (an undone creation removes it).
+pub fn undo(files: &Files<'_>, target: &Target) -> Result<bool, ToolError> {
+    let shown = &target.raw;
+    let history = &files.state().history;
+    let Some(entry) = history.last(&target.path) else {
+        return Err(ToolError::Failed(format!("No edit history found for {shown}.")));
+    };
+    let changed = match (entry.after, std::fs::metadata(&target.path)) {
+        (Some(stamp), Ok(meta)) => stamp
+            .changed(&meta, || std::fs::read(&target.path).ok().map(|bytes| crate::fs::ledger::content_hash(&bytes))),
+        (Some(_), Err(_)) => true,
+        (None, meta) => meta.is_ok(),
+    };
+    if changed {
+        return Err(ToolError::Failed(format!(
+            "The file {shown} was changed after the last edit; undo would lose those changes. View it and edit it \
+             instead."
+        )));
+    }
+    let exists = match &entry.before {
+        Before::Absent => {
+            files.delete(target).map_err(|err| write_failure(shown, err))?;
+            files.state().ledger.forget(&target.path);
+            false
+        }
+        Before::Content { bytes, mode } => {
+            let stamp = files.put(target, bytes).map_err(|err| write_failure(shown, err))?;
+            set_mode(&target.path, *mode).map_err(|err| write_failure(shown, err.into()))?;
+            files.state().ledger.record(&target.path, stamp);
+            true
+        }
+    };
+    history.pop(&target.path);
+    Ok(exists)
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let current = std::fs::metadata(path)?.permissions().mode() & 0o7777;
+    if current != mode {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
+}

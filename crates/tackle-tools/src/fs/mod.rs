@@ -1,0 +1,30 @@
+//! The file tools and the machinery they share (tools.md §0.4).
+//!
+//! The tools: [`editor`] (`str_replace_based_edit_tool`), [`read_file`], [`write_file`],
+//! [`edit_file`].
+//!
+//! The shared pieces are public so that every tool that touches files behaves the same:
+//! - [`session`]: [`Files`], a tool's handle on its session (path policy, read ledger, edit
+//!   history, write settings), and [`FsSettings`] (`[tools] durable_writes`);
+//! - [`atomic`]: temp file + `renameat` writes that a swapped path cannot redirect;
+//! - [`ledger`]: what the session last saw of each file, and the stale check;
+//! - [`history`]: the per-path undo stacks;
+//! - [`text`]: binary detection, line endings, `cat -n` numbering, locating old text;
+//! - [`closest`]: the "most similar text" shown when old text is not found.
+
+pub mod atomic;
+pub mod closest;
+pub mod edit_file;
+pub mod editor;
+pub mod history;
+pub mod ledger;
+pub mod read_file;
+pub mod reader;
+pub mod session;
+pub mod suggest;
+pub mod text;
+pub mod write_file;
+
+pub use history::Before;
+pub use ledger::{FileStamp, Freshness};
+pub use session::{Existing, Files, FsSettings, LoadError, Target, blocking, read_existing, write_failure};

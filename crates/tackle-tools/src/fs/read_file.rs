@@ -1,0 +1,139 @@
+//! `read_file` (Claude Code's `Read`, tools.md §4.1): a file, or a window of its lines, as
+//! `cat -n` shows them. The tool keeps its own output within 50,000 characters (whole lines
+//! only), streams the file so a huge one is never loaded whole, and records the read in the
+//! ledger (a partial read counts).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tackle_core::spec::PathAccess;
+use tackle_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+
+use crate::fs::reader::{Line, scan};
+use crate::fs::suggest::missing_file_message;
+use crate::fs::text::{binary_message, human_size, push_numbered};
+use crate::fs::{FileStamp, Files, blocking, ledger};
+
+/// The wire name.
+pub const NAME: &str = "read_file";
+/// Lines read when `limit` is not given.
+pub const DEFAULT_LIMIT: u64 = 2000;
+/// Characters of a line shown before it is cut.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Characters of output, at most.
+pub const MAX_OUTPUT_CHARS: usize = 50_000;
+/// Files larger than this need `offset` or `limit`.
+pub const MAX_WHOLE_BYTES: u64 = 256 * 1024;
+
+/// `read_file`'s arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileInput {
+    /// The file to read: relative to the workspace, or absolute inside it.
+    pub file_path: String,
+    /// The first line to read, 1-based (default 1).
+    #[schemars(range(min = 1))]
+    pub offset: Option<u64>,
+    /// How many lines to read (default 2000).
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+}
+
+/// The `read_file` tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReadFile;
+
+impl Tool for ReadFile {
+    type Input = ReadFileInput;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            NAME,
+            "Read a text file. Lines come numbered as by `cat -n` (number, tab, line), up to 2000 lines from `offset` \
+             (1-based; use `offset` and `limit` for long files). Lines longer than 2000 characters are cut. Read a \
+             file before you change it with write_file or edit_file. Paths are relative to the workspace, or \
+             absolute inside it.",
+        )
+        .title("Read file")
+        .alias("Read")
+        .read_only()
+        .idempotent()
+        .concurrency_safe()
+        .manages_output_budget()
+        .path_param("file_path", PathAccess::Read)
+    }
+
+    async fn call(&self, input: ReadFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        blocking(ctx, move |ctx| read(&Files::new(ctx), &input)).await.map(ToolOutput::text)
+    }
+}
+
+fn read(files: &Files<'_>, input: &ReadFileInput) -> Result<String, ToolError> {
+    let target = files.target(&input.file_path, Access::Read)?;
+    let shown = &target.raw;
+    let read_error = |err: std::io::Error| ToolError::Failed(format!("Ran into {err} while trying to read {shown}"));
+    let meta = match std::fs::metadata(&target.path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::NotFound(missing_file_message(shown, &target.path)));
+        }
+        Err(err) => return Err(read_error(err)),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::InvalidInput(format!("{shown} is a directory. Use glob, or bash ls, to list it.")));
+    }
+    if input.offset.is_none() && input.limit.is_none() && meta.len() > MAX_WHOLE_BYTES {
+        return Err(ToolError::Failed(format!(
+            "File content ({}) exceeds maximum allowed size (256 KiB). Use offset and limit to read part of it, or \
+             grep to search it.",
+            human_size(meta.len())
+        )));
+    }
+    let offset = input.offset.unwrap_or(1).max(1);
+    let limit = input.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+    let mut file = std::fs::File::open(&target.path).map_err(read_error)?;
+    let mut out = String::new();
+    let mut out_chars = 0usize;
+    let mut last_shown = None;
+    let window = offset - 1..offset.saturating_sub(1).saturating_add(limit);
+    let scanned = scan(&mut file, window, MAX_LINE_CHARS * 4, false, |line: Line<'_>| {
+        let mut formatted = String::new();
+        let number = usize::try_from(line.index + 1).unwrap_or(usize::MAX);
+        if line.chars > MAX_LINE_CHARS {
+            let cut: String = line.text.chars().take(MAX_LINE_CHARS).collect();
+            push_numbered(&mut formatted, number, &cut);
+            formatted.push_str(&format!("… [line truncated, {} chars]", line.chars));
+        } else {
+            push_numbered(&mut formatted, number, line.text);
+        }
+        let chars = formatted.chars().count() + usize::from(!out.is_empty());
+        if out_chars + chars > MAX_OUTPUT_CHARS {
+            return false;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&formatted);
+        out_chars += chars;
+        last_shown = Some(line.index + 1);
+        true
+    })
+    .map_err(read_error)?;
+    if scanned.binary {
+        return Err(ToolError::Failed(binary_message(shown)));
+    }
+    if let Some(hash) = scanned.hash {
+        files.record_stamp(&target, FileStamp { size: scanned.size, mtime_ns: ledger::mtime_ns(&meta), hash });
+    }
+    if scanned.size == 0 {
+        return Ok("(the file exists but is empty)".to_owned());
+    }
+    let total = scanned.cat_lines();
+    if offset > total {
+        return Err(ToolError::InvalidInput(format!("offset {offset} is past the end of the file ({total} lines)")));
+    }
+    let last = last_shown.unwrap_or(offset - 1);
+    if last < total {
+        out.push_str(&format!("\n(Showing lines {offset}-{last} of {total}. Use offset={} to continue.)", last + 1));
+    }
+    Ok(out)
+}
