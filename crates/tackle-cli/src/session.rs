@@ -67,6 +67,14 @@ pub fn path_policy(config: &Config, workspace: &Path) -> Result<Option<Arc<dyn P
     Ok(Some(Arc::new(built.policy)))
 }
 
+/// Installs what the built-in tools read from the configuration (`[tools] durable_writes`)
+/// into a new session.
+pub fn tool_settings(config: &Config, session: &Session) -> Result<(), Failure> {
+    let settings = tackle_tools::fs::FsSettings::from_config(config).map_err(|err| Failure::usage(err.to_string()))?;
+    settings.install(session.state());
+    Ok(())
+}
+
 /// The executor: the permission mode's policy and the non-interactive approver.
 pub fn executor(permission_mode: &str) -> Result<Executor, Failure> {
     let mode: PermissionMode =
@@ -87,5 +95,6 @@ pub fn open(args: &SessionArgs, enforce_read_before_edit: bool) -> Result<(Sessi
     session_config.enforce_read_before_edit = enforce_read_before_edit;
     session_config.path_policy = path_policy(&config, &workspace)?;
     let session = Session::new(session_config, registry.instantiate(&selection));
+    tool_settings(&config, &session)?;
     Ok((session, executor))
 }

@@ -58,6 +58,7 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
     let mut session_config = SessionConfig::new(workspace.clone());
     session_config.path_policy = session::path_policy(&config, &workspace)?;
     let session = Session::new(session_config, registry.instantiate(&selection));
+    session::tool_settings(&config, &session)?;
     // Calls that were denied in the run are skipped; the rest ran then and run again now.
     let executor = Executor::new(ExecutorConfig::default())
         .with_policy(Arc::new(ModePolicy::new(PermissionMode::Bypass)))

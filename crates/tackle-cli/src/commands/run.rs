@@ -55,6 +55,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
     let mut session_config = SessionConfig::new(workspace.clone());
     session_config.path_policy = session::path_policy(&config, &workspace)?;
     let session = Session::new(session_config, registry.instantiate(&selection));
+    session::tool_settings(&config, &session)?;
 
     let path =
         args.trajectory.clone().unwrap_or_else(|| tackle_agent::trajectory::default_path(&workspace, session.id()));

@@ -1,0 +1,144 @@
+//! The file tools through the real binary: `tools call` (one-shot, no read-before-edit) and
+//! `tools batch` (one session: the read ledger, the stale check and undo across lines), exit
+//! codes for refusals before and after a tool ran, and `[workspace]` / `[tools]` settings.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+fn tackle(workspace: &Path) -> Command {
+    let mut command = Command::cargo_bin("tackle").unwrap();
+    command.current_dir(workspace).env("TACKLE_CONFIG_DIR", workspace.join(".no-user-config"));
+    command.env_remove("TACKLE_TRUST_WORKSPACE");
+    command
+}
+
+fn call(workspace: &Path, tool: &str, args: Value) -> std::process::Output {
+    tackle(workspace).args(["tools", "call", tool, &args.to_string()]).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn workspace() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    (dir, ws)
+}
+
+#[test]
+fn tools_call_runs_every_file_tool_one_shot() {
+    let (_dir, ws) = workspace();
+    let out = call(
+        &ws,
+        "str_replace_based_edit_tool",
+        json!({"command": "create", "path": "src/a.txt", "file_text": "alpha\nbeta\n"}),
+    );
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), "File created successfully at: src/a.txt\n".into()));
+    // A one-shot call has no earlier reads: the person typing is the reader.
+    let out = call(&ws, "Edit", json!({"file_path": "src/a.txt", "old_string": "beta", "new_string": "gamma"}));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let out = call(&ws, "Write", json!({"file_path": "src/a.txt", "content": "one\ntwo\n"}));
+    assert_eq!(text(&out.stdout), "The file src/a.txt has been overwritten (2 lines).\n");
+    let out = call(&ws, "Read", json!({"file_path": "src/a.txt"}));
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), "     1\tone\n     2\ttwo\n".into()));
+    // A tool's own failure exits 1 with the message on stdout.
+    let out = call(&ws, "read_file", json!({"file_path": "src/missing.txt"}));
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(1), "File does not exist: src/missing.txt\n".into()));
+}
+
+#[test]
+fn tools_call_refuses_escapes_before_running_with_exit_2() {
+    let (dir, ws) = workspace();
+    std::fs::write(dir.path().join("secret.txt"), "s").unwrap();
+    let out = call(&ws, "read_file", json!({"file_path": "../secret.txt"}));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "tackle: Path ../secret.txt is outside the workspace ({}). Use a path inside it; to allow another directory add it to [workspace] extra_roots in tackle.toml.\n",
+            ws.display()
+        )
+    );
+    let out = call(&ws, "write_file", json!({"file_path": ".git/hooks/pre-commit", "content": "evil"}));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is inside a protected directory (.git/)"));
+    assert!(!ws.join(".git").exists());
+    let out = tackle(&ws)
+        .args(["tools", "call", "read_file", "--json", r#"{"file_path": "../secret.txt"}"#])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (json["is_error"].clone(), json["meta"]["rejected"].clone(), json["meta"]["error_kind"].clone()),
+        (json!(true), json!(true), json!("denied"))
+    );
+}
+
+#[test]
+fn tools_batch_keeps_the_ledger_and_history_across_lines() {
+    let (_dir, ws) = workspace();
+    std::fs::write(ws.join("notes.md"), "draft\n").unwrap();
+    let lines = [
+        json!({"name": "write_file", "args": {"file_path": "notes.md", "content": "final\n"}}),
+        json!({"name": "read_file", "args": {"file_path": "notes.md"}}),
+        json!({"name": "write_file", "args": {"file_path": "notes.md", "content": "final\n"}}),
+        json!({"name": "edit_file", "args": {"file_path": "notes.md", "old_string": "final", "new_string": "FINAL"}}),
+        json!({"name": "str_replace_based_edit_tool", "args": {"command": "undo_edit", "path": "notes.md"}}),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let out = tackle(&ws).args(["tools", "batch"]).write_stdin(input).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let results: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let summary: Vec<(bool, String)> = results
+        .iter()
+        .map(|r| {
+            (r["is_error"].as_bool().unwrap(), r["output"].as_str().unwrap().lines().next().unwrap_or("").to_owned())
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (true, "File has not been read yet. Read it first before writing to it.".into()),
+            (false, "     1\tdraft".into()),
+            (false, "The file notes.md has been overwritten (1 lines).".into()),
+            (false, "The file notes.md has been updated. Here's the result of running `cat -n` on a snippet of the edited file:".into()),
+            (false, "Last edit to notes.md undone successfully. Here's the result of running `cat -n` on notes.md:".into()),
+        ]
+    );
+    assert_eq!(std::fs::read_to_string(ws.join("notes.md")).unwrap(), "final\n");
+}
+
+#[test]
+fn workspace_settings_widen_access_only_when_trusted() {
+    let (dir, ws) = workspace();
+    let shared = dir.path().canonicalize().unwrap().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::write(shared.join("lib.txt"), "shared lib\n").unwrap();
+    std::fs::write(
+        ws.join("tackle.toml"),
+        "[workspace]\nextra_roots = [\"../shared\"]\n\n[tools]\ndurable_writes = true\n",
+    )
+    .unwrap();
+    let args = json!({"file_path": shared.join("lib.txt")});
+    let out = call(&ws, "read_file", args.clone());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).starts_with("tackle: ignoring [workspace] extra_roots entry '../shared' from the workspace's tackle.toml: settings that widen access need --trust-workspace\n"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out =
+        tackle(&ws).args(["tools", "call", "read_file", &args.to_string(), "--trust-workspace"]).output().unwrap();
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), "     1\tshared lib\n".into()));
+    // durable_writes (fsync before rename) changes nothing visible but must work.
+    let out = call(&ws, "write_file", json!({"file_path": "durable.txt", "content": "synced\n"}));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert_eq!(std::fs::read_to_string(ws.join("durable.txt")).unwrap(), "synced\n");
+}
