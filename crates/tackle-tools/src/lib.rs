@@ -21,4 +21,5 @@ pub fn register_builtins(registry: &mut Registry) {
     registry.register(&["default", "bare", "codex"], fs::read_file::ReadFile::default);
     registry.register(&["default", "bare"], fs::write_file::WriteFile::default);
     registry.register(&["default", "bare"], fs::edit_file::EditFile::default);
+    registry.register(&["codex"], fs::patch::ApplyPatch::default);
 }

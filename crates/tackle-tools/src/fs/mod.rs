@@ -1,7 +1,7 @@
 //! The file tools and the machinery they share (tools.md §0.4).
 //!
 //! The tools: [`editor`] (`str_replace_based_edit_tool`), [`read_file`], [`write_file`],
-//! [`edit_file`].
+//! [`edit_file`], [`patch`] (`apply_patch`).
 //!
 //! The shared pieces are public so that every tool that touches files behaves the same:
 //! - [`session`]: [`Files`], a tool's handle on its session (path policy, read ledger, edit
@@ -18,6 +18,7 @@ pub mod edit_file;
 pub mod editor;
 pub mod history;
 pub mod ledger;
+pub mod patch;
 pub mod read_file;
 pub mod reader;
 pub mod session;

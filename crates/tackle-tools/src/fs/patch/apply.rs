@@ -1,0 +1,379 @@
+//! Applying a parsed patch, all or nothing (tools.md §5): every new file content is computed
+//! in memory against a virtual view of the files the patch touches; only when every
+//! operation succeeded are the files written (temp file + rename each), and a write that
+//! fails partway puts back the files already replaced.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use tackle_core::{Access, ToolError};
+
+use crate::fs::patch::parse::{FileOp, Hunk, HunkLine, Patch};
+use crate::fs::text::{as_text, dominant_ending};
+use crate::fs::{Before, Existing, FileStamp, Files, LoadError, Target, read_existing};
+
+/// The message prefix of every failure.
+pub const FAILED: &str = "apply_patch failed; no files were changed.";
+
+/// A file as the patch sees it.
+struct Slot {
+    target: Target,
+    original: Option<Existing>,
+    /// The original as text (`None` when absent or binary).
+    text: Option<String>,
+    binary: bool,
+    /// The content the patch gives it so far (`None`: absent). A binary file is present with
+    /// an empty stand-in; every operation on it fails, so it is never written.
+    current: Option<String>,
+    /// The permission bits to give it when it is created (a moved file keeps its source's).
+    mode_from: Option<u32>,
+}
+
+impl Slot {
+    fn mode(&self) -> Option<u32> {
+        use std::os::unix::fs::PermissionsExt as _;
+        self.original.as_ref().map(|o| o.meta.permissions().mode() & 0o7777)
+    }
+}
+
+/// The files a patch touches, in the order it first touches them.
+#[derive(Default)]
+struct Vfs {
+    order: Vec<PathBuf>,
+    slots: HashMap<PathBuf, Slot>,
+}
+
+impl Vfs {
+    fn slot(&mut self, files: &Files<'_>, raw: &str) -> Result<&mut Slot, String> {
+        let target = files.target(raw, Access::Write).map_err(|err| err.message().to_owned())?;
+        let key = target.path.clone();
+        if !self.slots.contains_key(&key) {
+            let original = match read_existing(&target.path) {
+                Ok(existing) => Some(existing),
+                Err(LoadError::NotFound) => None,
+                Err(LoadError::Directory) => return Err(format!("{raw}: the path is a directory")),
+                Err(LoadError::TooLarge { size }) => {
+                    return Err(format!("{raw}: the file is {size} bytes; apply_patch handles files up to 64 MiB"));
+                }
+                Err(LoadError::Io(err)) => return Err(format!("{raw}: {err}")),
+            };
+            let text = original.as_ref().and_then(|o| as_text(&o.bytes)).map(str::to_owned);
+            let binary = original.is_some() && text.is_none();
+            let current = text.clone().or_else(|| binary.then(String::new));
+            self.order.push(key.clone());
+            self.slots.insert(key.clone(), Slot { target, original, text, binary, current, mode_from: None });
+        }
+        self.slots.get_mut(&key).ok_or_else(|| format!("{raw}: internal error"))
+    }
+}
+
+/// One line of the file summary: `A path`, `M path`, `D path`, `M new (moved from old)`.
+type Summary = Vec<String>;
+
+/// Applies `patch` (already parsed) against the session; returns the summary lines.
+pub fn apply(files: &Files<'_>, patch: &Patch) -> Result<Summary, ToolError> {
+    let mut vfs = Vfs::default();
+    let mut summary = Vec::new();
+    for op in &patch.ops {
+        apply_op(files, &mut vfs, op, &mut summary)
+            .map_err(|reason| ToolError::Failed(format!("{FAILED}\n{reason}")))?;
+    }
+    commit(files, &vfs)?;
+    Ok(summary)
+}
+
+fn apply_op(files: &Files<'_>, vfs: &mut Vfs, op: &FileOp, summary: &mut Summary) -> Result<(), String> {
+    match op {
+        FileOp::Add { path, lines } => {
+            let slot = vfs.slot(files, path)?;
+            if slot.current.is_some() {
+                return Err(format!("{path}: the file already exists; use '*** Update File: {path}' to change it"));
+            }
+            let mut text = lines.join("\n");
+            if !lines.is_empty() {
+                text.push('\n');
+            }
+            slot.current = Some(text);
+            summary.push(format!("A {path}"));
+        }
+        FileOp::Delete { path } => {
+            let slot = vfs.slot(files, path)?;
+            if slot.current.is_none() {
+                return Err(format!("{path}: the file does not exist"));
+            }
+            if slot.binary {
+                return Err(format!("{path}: the file is binary; apply_patch only handles UTF-8 text"));
+            }
+            slot.current = None;
+            summary.push(format!("D {path}"));
+        }
+        FileOp::Update { path, move_to, hunks } => {
+            let slot = vfs.slot(files, path)?;
+            let Some(current) = slot.current.as_deref() else {
+                return Err(format!("{path}: the file does not exist"));
+            };
+            if slot.binary {
+                return Err(format!("{path}: the file is binary; apply_patch only handles UTF-8 text"));
+            }
+            let updated = update(current, hunks).map_err(|reason| format!("{path}: {reason}"))?;
+            match move_to {
+                None => {
+                    slot.current = Some(updated);
+                    summary.push(format!("M {path}"));
+                }
+                Some(new_path) => {
+                    slot.current = None;
+                    let mode = slot.mode();
+                    let destination = vfs.slot(files, new_path)?;
+                    if destination.current.is_some() {
+                        return Err(format!("{new_path}: cannot move {path} there: the file already exists"));
+                    }
+                    destination.current = Some(updated);
+                    destination.mode_from = mode;
+                    summary.push(format!("M {new_path} (moved from {path})"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A line of a file: its text and its own line ending (`""` for a last line without one).
+struct Line<'a> {
+    text: &'a str,
+    ending: &'a str,
+}
+
+fn split(text: &str) -> Vec<Line<'_>> {
+    let mut lines = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        match rest.find('\n') {
+            Some(at) => {
+                let (line, ending) = match rest[..at].strip_suffix('\r') {
+                    Some(line) => (line, &rest[at - 1..=at]),
+                    None => (&rest[..at], &rest[at..=at]),
+                };
+                lines.push(Line { text: line, ending });
+                rest = &rest[at + 1..];
+            }
+            None => {
+                lines.push(Line { text: rest, ending: "" });
+                rest = "";
+            }
+        }
+    }
+    lines
+}
+
+/// The new content of a file after its hunks. Lines the patch does not change keep their
+/// exact text and ending (a context line matched loosely stays as the file has it); added
+/// lines take the file's dominant ending; the file ends with a line break.
+fn update(text: &str, hunks: &[Hunk]) -> Result<String, String> {
+    let ending = dominant_ending(text).as_str();
+    let lines = split(text);
+    let mut replacements: Vec<(usize, &[HunkLine])> = Vec::new();
+    let mut cursor = 0;
+    for (index, hunk) in hunks.iter().enumerate() {
+        let number = index + 1;
+        if let Some(header) = &hunk.header {
+            let at = seek(&lines, &[header.as_str()], cursor, false)
+                .ok_or_else(|| format!("could not find the line '{header}' of hunk {number}"))?;
+            cursor = at + 1;
+        }
+        let mut body: &[HunkLine] = &hunk.lines;
+        let old = hunk.old();
+        if old.is_empty() {
+            replacements.push((lines.len(), body));
+            continue;
+        }
+        let mut found = seek(&lines, &old, cursor, hunk.end_of_file);
+        // A blank last context line (the blank line before the next `@@`) may be absent.
+        if found.is_none() && matches!(body.last(), Some(HunkLine::Context(text)) if text.is_empty()) && old.len() > 1 {
+            body = &body[..body.len() - 1];
+            found = seek(&lines, &old[..old.len() - 1], cursor, hunk.end_of_file);
+        }
+        let Some(at) = found else {
+            return Err(format!("could not find the expected lines (hunk {number}):\n{}", old.join("\n")));
+        };
+        replacements.push((at, body));
+        cursor = at + body.iter().filter(|l| !matches!(l, HunkLine::Added(_))).count();
+    }
+
+    let mut out = String::with_capacity(text.len() + 256);
+    let push = |out: &mut String, line: &str, own_ending: &str| {
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push_str(ending);
+        }
+        out.push_str(line);
+        out.push_str(own_ending);
+    };
+    let mut next = 0;
+    for (at, body) in replacements {
+        for line in &lines[next..at] {
+            push(&mut out, line.text, line.ending);
+        }
+        let mut in_file = at;
+        for line in body {
+            match line {
+                HunkLine::Context(_) => {
+                    push(&mut out, lines[in_file].text, lines[in_file].ending);
+                    in_file += 1;
+                }
+                HunkLine::Removed(_) => in_file += 1,
+                HunkLine::Added(text) => push(&mut out, text, ending),
+            }
+        }
+        next = in_file;
+    }
+    for line in &lines[next..] {
+        push(&mut out, line.text, line.ending);
+    }
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push_str(ending);
+    }
+    Ok(out)
+}
+
+/// The first index at or after `from` where `pattern` matches, trying four passes: exact,
+/// trailing whitespace ignored, surrounding whitespace ignored, typographic punctuation
+/// folded. With `end_of_file`, only a match ending at the last line counts.
+fn seek(lines: &[Line<'_>], pattern: &[&str], from: usize, end_of_file: bool) -> Option<usize> {
+    if pattern.len() > lines.len() {
+        return None;
+    }
+    let last_start = lines.len() - pattern.len();
+    let starts: Vec<usize> = if end_of_file {
+        (last_start >= from).then_some(last_start).into_iter().collect()
+    } else {
+        (from..=last_start).collect()
+    };
+    let passes: [LineMatch; 4] = [
+        |a, b| a == b,
+        |a, b| a.trim_end() == b.trim_end(),
+        |a, b| a.trim() == b.trim(),
+        |a, b| fold(a.trim()) == fold(b.trim()),
+    ];
+    passes.iter().find_map(|same| {
+        starts.iter().copied().find(|&start| pattern.iter().zip(&lines[start..]).all(|(p, l)| same(l.text, p)))
+    })
+}
+
+/// Whether a file line matches a patch line, in one of the passes of [`seek`].
+type LineMatch = fn(&str, &str) -> bool;
+
+/// Typographic punctuation folded to ASCII (quotes, dashes, non-breaking and odd spaces).
+fn fold(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => '\'',
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => '"',
+            '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}' | '\u{2212}' => '-',
+            '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+            other => other,
+        })
+        .collect()
+}
+
+/// What was written, to undo it if a later write fails.
+enum Done<'a> {
+    Wrote(&'a Slot, FileStamp),
+    Removed(&'a Slot),
+}
+
+/// Writes every changed file (creations and updates first, then removals), restoring what
+/// was already done if one fails; records history and ledger entries once all succeeded.
+fn commit(files: &Files<'_>, vfs: &Vfs) -> Result<(), ToolError> {
+    let changed: Vec<&Slot> = vfs
+        .order
+        .iter()
+        .filter_map(|key| vfs.slots.get(key))
+        .filter(|slot| !slot.binary && slot.current.as_deref() != slot.text.as_deref())
+        .collect();
+    let mut done: Vec<Done<'_>> = Vec::new();
+    let writes = changed.iter().filter(|s| s.current.is_some());
+    let removals = changed.iter().filter(|s| s.current.is_none() && s.original.is_some());
+    let mut failure = None;
+    for slot in writes {
+        let content = slot.current.as_deref().unwrap_or_default();
+        match files.put(&slot.target, content.as_bytes()) {
+            Ok(stamp) => {
+                done.push(Done::Wrote(slot, stamp));
+                if let (None, Some(mode)) = (&slot.original, slot.mode_from) {
+                    set_mode(&slot.target.path, mode);
+                }
+            }
+            Err(err) => {
+                failure = Some(format!("{}: {err}", slot.target.raw));
+                break;
+            }
+        }
+    }
+    if failure.is_none() {
+        for slot in removals {
+            match files.delete(&slot.target) {
+                Ok(()) => done.push(Done::Removed(slot)),
+                Err(err) => {
+                    failure = Some(format!("{}: {err}", slot.target.raw));
+                    break;
+                }
+            }
+        }
+    }
+    if let Some(reason) = failure {
+        let unrestored = roll_back(files, &done);
+        if unrestored.is_empty() {
+            return Err(ToolError::Failed(format!("{FAILED}\n{reason}")));
+        }
+        return Err(ToolError::Failed(format!(
+            "apply_patch failed partway ({reason}), and these files could not be restored: {}. Check them before \
+             going on.",
+            unrestored.join(", ")
+        )));
+    }
+    for item in &done {
+        match item {
+            Done::Wrote(slot, stamp) => {
+                let before = slot.original.as_ref().map_or(Before::Absent, Existing::before);
+                files.record_edit(&slot.target, before, Some(*stamp));
+            }
+            Done::Removed(slot) => {
+                if let Some(original) = &slot.original {
+                    files.record_edit(&slot.target, original.before(), None);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Best effort: permission bits are not worth failing a patch over.
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
+}
+
+/// Puts back what `done` changed; returns the paths that could not be restored.
+fn roll_back(files: &Files<'_>, done: &[Done<'_>]) -> Vec<String> {
+    let mut unrestored = Vec::new();
+    for item in done.iter().rev() {
+        let (slot, result) = match item {
+            Done::Wrote(slot, _) => match &slot.original {
+                Some(original) => (slot, files.put(&slot.target, &original.bytes).map(drop)),
+                None => (slot, files.delete(&slot.target)),
+            },
+            Done::Removed(slot) => {
+                let bytes = slot.original.as_ref().map(|o| o.bytes.as_slice()).unwrap_or_default();
+                let result = files.put(&slot.target, bytes).map(drop);
+                if let (Ok(()), Some(mode)) = (&result, slot.mode()) {
+                    set_mode(&slot.target.path, mode);
+                }
+                (slot, result)
+            }
+        };
+        if result.is_err() {
+            unrestored.push(slot.target.raw.clone());
+        }
+    }
+    unrestored
+}
