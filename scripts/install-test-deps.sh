@@ -9,3 +9,9 @@ cd "$(dirname "$0")/.."
 if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
+
+# ripgrep: the grep and glob tools are tested against the real rg (same files, same matches).
+if ! command -v rg >/dev/null 2>&1; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep=13.0.0-4+b2 >/dev/null
+fi

@@ -142,3 +142,79 @@ fn workspace_settings_widen_access_only_when_trusted() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     assert_eq!(std::fs::read_to_string(ws.join("durable.txt")).unwrap(), "synced\n");
 }
+
+#[test]
+fn search_json_and_patch_tools_through_tools_call() {
+    let (_dir, ws) = workspace();
+    std::fs::create_dir(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/a.rs"), "fn alpha() {}\n").unwrap();
+    std::fs::write(ws.join("src/b.rs"), "fn beta() {}\n").unwrap();
+    std::fs::write(ws.join("conf.json"), "{\n    \"debug\": false\n}\n").unwrap();
+    let out = call(&ws, "Grep", json!({"pattern": "fn \\w+", "output_mode": "content"}));
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(0), "src/a.rs:1:fn alpha() {}\nsrc/b.rs:1:fn beta() {}\n".into())
+    );
+    let out = call(&ws, "grep", json!({"pattern": "("}));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).starts_with("Invalid regex: "));
+    let out = tackle(&ws).args(["tools", "call", "Glob", r#"{"pattern": "**/*.rs"}"#, "--json"]).output().unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut names: Vec<String> = serde_json::from_value(json["structured"]["filenames"].clone()).unwrap();
+    names.sort();
+    assert_eq!(names, ["src/a.rs", "src/b.rs"]);
+    let out = call(
+        &ws,
+        "json_edit_tool",
+        json!({"operation": "set", "file_path": "conf.json", "json_path": "$.debug", "value": true}),
+    );
+    assert_eq!(text(&out.stdout), "Successfully updated 1 location(s) at JSONPath '$.debug' with value: true\n");
+    assert_eq!(std::fs::read_to_string(ws.join("conf.json")).unwrap(), "{\n    \"debug\": true\n}\n");
+    let patch = "*** Begin Patch\n*** Update File: src/a.rs\n-fn alpha() {}\n+fn alpha() -> u8 { 1 }\n*** End Patch";
+    let out = call(&ws, "apply_patch", json!({"input": patch}));
+    assert_eq!(text(&out.stdout), "Success. Updated the following files:\nM src/a.rs\n");
+    assert_eq!(std::fs::read_to_string(ws.join("src/a.rs")).unwrap(), "fn alpha() -> u8 { 1 }\n");
+}
+
+#[test]
+fn file_tools_sit_in_the_documented_toolsets() {
+    let (_dir, ws) = workspace();
+    let names = |tools: &str| -> Vec<String> {
+        let out = tackle(&ws).args(["tools", "list", "--json", "--tools", tools]).output().unwrap();
+        let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let file_tools = [
+            "str_replace_based_edit_tool",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "apply_patch",
+            "glob",
+            "grep",
+            "json_edit_tool",
+        ];
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .filter(|n| file_tools.contains(&n.as_str()))
+            .collect()
+    };
+    assert_eq!(names("default"), ["read_file", "write_file", "edit_file", "glob", "grep"]);
+    assert_eq!(names("bare"), ["read_file", "write_file", "edit_file", "glob", "grep"]);
+    assert_eq!(names("codex"), ["read_file", "apply_patch", "glob", "grep"]);
+    assert_eq!(names("trae"), ["str_replace_based_edit_tool"]);
+    assert_eq!(names("default,json_edit_tool").last().unwrap(), "json_edit_tool");
+    let out = tackle(&ws).args(["tools", "list", "--json"]).output().unwrap();
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let flags = |name: &str| {
+        let tool = list.as_array().unwrap().iter().find(|t| t["name"] == name).unwrap();
+        (tool["read_only"].as_bool().unwrap(), tool["concurrency_safe"].as_bool().unwrap(), tool["aliases"].clone())
+    };
+    assert_eq!(flags("read_file"), (true, true, json!(["Read"])));
+    assert_eq!(flags("grep"), (true, true, json!(["Grep"])));
+    assert_eq!(flags("glob"), (true, true, json!(["Glob"])));
+    assert_eq!(flags("write_file"), (false, false, json!(["Write"])));
+    assert_eq!(flags("edit_file"), (false, false, json!(["Edit"])));
+    assert_eq!(flags("str_replace_based_edit_tool"), (false, false, json!([])));
+    assert_eq!(flags("json_edit_tool"), (false, false, json!([])));
+}

@@ -3,6 +3,8 @@
 
 pub mod control;
 pub mod fs;
+pub mod json_edit;
+pub mod search;
 
 use tackle_core::Registry;
 
@@ -22,4 +24,7 @@ pub fn register_builtins(registry: &mut Registry) {
     registry.register(&["default", "bare"], fs::write_file::WriteFile::default);
     registry.register(&["default", "bare"], fs::edit_file::EditFile::default);
     registry.register(&["codex"], fs::patch::ApplyPatch::default);
+    registry.register(&["default", "bare", "codex"], search::glob::Glob::default);
+    registry.register(&["default", "bare", "codex"], search::grep::Grep::default);
+    registry.register(&[], json_edit::JsonEdit::default);
 }

@@ -1,0 +1,362 @@
+//! `json_edit_tool` (tools.md §8): view and change a JSON file through RFC 9535 JSONPath
+//! (`serde_json_path`, filters included). Trae's names and messages, with its bugs fixed:
+//! `null` is a value, `add` never overwrites silently, relative paths work, and the file
+//! keeps its key order, indentation and final newline.
+//!
+//! `value` takes any JSON value. The `openai-strict` dialect cannot express "any JSON", so
+//! there it is advertised as JSON text and the executor's decoder parses it back (only in
+//! sessions that showed that dialect); the tool itself always receives a JSON value, and
+//! tells an absent `value` from an explicit `null`.
+
+mod format;
+mod path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use serde_json_path::{JsonPath, NormalizedPath, PathElement};
+use tackle_core::spec::PathAccess;
+use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+
+use crate::fs::text::UTF8_BOM;
+use crate::fs::{Files, LoadError, Target, blocking, read_existing, write_failure};
+use format::{Layout, lossy_number, pretty};
+use path::{Last, split_last};
+
+/// The wire name.
+pub const NAME: &str = "json_edit_tool";
+/// Characters of a `view` shown.
+pub const VIEW_CAP_CHARS: usize = 20_000;
+
+/// An operation of the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JsonOperation {
+    View,
+    Set,
+    Add,
+    Remove,
+}
+
+impl JsonOperation {
+    fn name(self) -> &'static str {
+        match self {
+            JsonOperation::View => "view",
+            JsonOperation::Set => "set",
+            JsonOperation::Add => "add",
+            JsonOperation::Remove => "remove",
+        }
+    }
+}
+
+/// `json_edit_tool`'s arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JsonEditInput {
+    /// `view` (the whole file, or what `json_path` matches), `set` (replace every match),
+    /// `add` (a new key or array element) or `remove` (every match).
+    pub operation: JsonOperation,
+    /// The JSON file: relative to the workspace, or absolute inside it.
+    pub file_path: String,
+    /// An RFC 9535 JSONPath: `$.name`, `$.users[0].email`, `$.items[*].price`,
+    /// `$.users[?@.age > 30]`, `$..id`. For `add` it must end in a key or an index.
+    pub json_path: Option<String>,
+    /// The value for `set` and `add`: any JSON value, `null` included.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(schema_with = "any_value")]
+    pub value: Option<Value>,
+    /// Write the file indented in its own style (default true); false writes it compact.
+    pub pretty_print: Option<bool>,
+}
+
+/// An explicit `null` is a value, not "absent".
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// "Any JSON value": no `type`, so every dialect treats it as such (the strict dialect as
+/// JSON text).
+fn any_value(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::Schema::default()
+}
+
+/// The `json_edit_tool` tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct JsonEdit;
+
+impl Tool for JsonEdit {
+    type Input = JsonEditInput;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            NAME,
+            "View or change a JSON file with JSONPath (RFC 9535, filters such as $.users[?@.age > 30] included). \
+             `view` shows the file or what json_path matches; `set` replaces every match with `value`; `add` creates \
+             a key or inserts an array element (json_path ends in the new key or index); `remove` deletes every \
+             match. Key order, indentation and the final newline are kept.",
+        )
+        .title("Edit JSON")
+        .destructive()
+        .edits_files()
+        .interrupt(InterruptBehavior::Block)
+        .path_param("file_path", PathAccess::Write)
+    }
+
+    fn is_read_only(&self, input: &JsonEditInput) -> bool {
+        input.operation == JsonOperation::View
+    }
+
+    fn is_concurrency_safe(&self, input: &JsonEditInput) -> bool {
+        input.operation == JsonOperation::View
+    }
+
+    async fn call(&self, input: JsonEditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        blocking(ctx, move |ctx| run(&Files::new(ctx), input)).await.map(ToolOutput::text)
+    }
+}
+
+fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
+    let op = input.operation;
+    let json_path = match (&input.json_path, op) {
+        (None, JsonOperation::View) => None,
+        (None, _) => {
+            return Err(ToolError::InvalidInput(format!(
+                "json_path parameter is required for the '{}' operation.",
+                op.name()
+            )));
+        }
+        (Some(raw), _) => Some(raw.trim().to_owned()),
+    };
+    if matches!(op, JsonOperation::Set | JsonOperation::Add) && input.value.is_none() {
+        return Err(ToolError::InvalidInput(format!(
+            "A 'value' parameter is required for the '{}' operation.",
+            op.name()
+        )));
+    }
+    let parsed = json_path.as_deref().map(parse_path).transpose()?;
+    let access = if op == JsonOperation::View { Access::Read } else { Access::Write };
+    let target = files.target(&input.file_path, access)?;
+    let (existing, text, mut document) = load(&target)?;
+
+    let Some((raw_path, path)) = json_path.as_deref().zip(parsed) else {
+        return Ok(capped(format!("JSON content of {}:\n{}", target.raw, pretty(&document))));
+    };
+    let message = match op {
+        JsonOperation::View => return Ok(view(&document, raw_path, &path)),
+        JsonOperation::Set => set(&mut document, raw_path, &path, input.value.unwrap_or_default())?,
+        JsonOperation::Add => add(&mut document, raw_path, input.value.unwrap_or_default())?,
+        JsonOperation::Remove => remove(&mut document, raw_path, &path)?,
+    };
+    if let Some(number) = lossy_number(&text) {
+        return Err(ToolError::Failed(format!(
+            "{} holds the number {number}, which would change when the file is written back (it does not fit a \
+             64-bit integer or a double). Nothing was changed; edit the file with edit_file instead.",
+            target.raw
+        )));
+    }
+    let written = Layout::of(&text).write(&document, input.pretty_print.unwrap_or(true));
+    files.write(&target, written.as_bytes(), existing.before()).map_err(|err| write_failure(&target.raw, err))?;
+    Ok(message)
+}
+
+fn parse_path(raw: &str) -> Result<JsonPath, ToolError> {
+    if !raw.starts_with('$') {
+        let suggestion = if raw.starts_with(['.', '[']) { format!("${raw}") } else { format!("$.{raw}") };
+        return Err(ToolError::InvalidInput(format!("JSONPath must start with '$' (e.g. {suggestion})")));
+    }
+    JsonPath::parse(raw).map_err(|err| ToolError::InvalidInput(format!("Invalid JSONPath expression '{raw}': {err}")))
+}
+
+/// Reads and parses the file.
+fn load(target: &Target) -> Result<(crate::fs::Existing, String, Value), ToolError> {
+    let shown = &target.raw;
+    let existing = read_existing(&target.path).map_err(|err| match err {
+        LoadError::NotFound => ToolError::NotFound(format!("File does not exist: {shown}")),
+        LoadError::Directory => {
+            ToolError::InvalidInput(format!("{shown} is a directory. Give the path of a JSON file."))
+        }
+        LoadError::TooLarge { size } => ToolError::Failed(format!(
+            "{shown} is {size} bytes; json_edit_tool handles files up to 64 MiB. Use jq in the shell for larger ones."
+        )),
+        LoadError::Io(err) => ToolError::Failed(format!("Ran into {err} while trying to read {shown}")),
+    })?;
+    let text = String::from_utf8(existing.bytes.clone()).map_err(|err| {
+        ToolError::Failed(format!(
+            "Invalid JSON in file {shown}: invalid UTF-8 at byte {}",
+            err.utf8_error().valid_up_to()
+        ))
+    })?;
+    let body = text.strip_prefix(UTF8_BOM).unwrap_or(&text);
+    if body.trim().is_empty() {
+        return Err(ToolError::Failed(format!("File is empty: {shown}")));
+    }
+    let document: Value = serde_json::from_str(body).map_err(|err| {
+        let message = err.to_string();
+        let message = message.split(" at line ").next().unwrap_or(&message).to_owned();
+        ToolError::Failed(format!(
+            "Invalid JSON in file {shown}: {message} at line {} column {}",
+            err.line(),
+            err.column()
+        ))
+    })?;
+    Ok((existing, text, document))
+}
+
+/// A view cut to [`VIEW_CAP_CHARS`].
+fn capped(text: String) -> String {
+    let total = text.chars().count();
+    if total <= VIEW_CAP_CHARS {
+        return text;
+    }
+    let cut: String = text.chars().take(VIEW_CAP_CHARS).collect();
+    format!("{cut}\n[... view truncated: {total} characters total; use a narrower json_path ...]")
+}
+
+fn view(document: &Value, raw: &str, path: &JsonPath) -> String {
+    let nodes = path.query(document).all();
+    match nodes.as_slice() {
+        [] => format!("No matches found for JSONPath: {raw}"),
+        [one] => capped(format!("JSONPath '{raw}' matches:\n{}", pretty(one))),
+        many => {
+            let list = Value::Array(many.iter().map(|v| (*v).clone()).collect());
+            capped(format!("JSONPath '{raw}' matches:\n{}", pretty(&list)))
+        }
+    }
+}
+
+/// The JSON pointers of every match, deepest and last first (so removals do not shift the
+/// positions of the matches still to come).
+fn pointers(document: &Value, path: &JsonPath) -> Vec<(Vec<Step>, String)> {
+    let mut found: Vec<(Vec<Step>, String)> =
+        path.query_located(document).locations().map(|loc| (steps(loc), loc.to_json_pointer())).collect();
+    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.dedup_by(|a, b| a.1 == b.1);
+    found
+}
+
+/// A path element, ordered so that indices compare as numbers.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    Index(usize),
+    Name(String),
+}
+
+fn steps(location: &NormalizedPath<'_>) -> Vec<Step> {
+    location
+        .iter()
+        .map(|element| match element {
+            PathElement::Index(i) => Step::Index(*i),
+            PathElement::Name(name) => Step::Name((*name).to_owned()),
+        })
+        .collect()
+}
+
+fn no_match(raw: &str) -> ToolError {
+    ToolError::Failed(format!("No matches found for JSONPath: {raw}"))
+}
+
+fn set(document: &mut Value, raw: &str, path: &JsonPath, value: Value) -> Result<String, ToolError> {
+    let found = pointers(document, path);
+    if found.is_empty() {
+        return Err(ToolError::Failed(format!("No matches found for JSONPath: {raw} Use add to create it.")));
+    }
+    let compact = serde_json::to_string(&value).unwrap_or_default();
+    for (_, pointer) in &found {
+        if let Some(slot) = document.pointer_mut(pointer) {
+            *slot = value.clone();
+        }
+    }
+    Ok(format!("Successfully updated {} location(s) at JSONPath '{raw}' with value: {compact}", found.len()))
+}
+
+fn remove(document: &mut Value, raw: &str, path: &JsonPath) -> Result<String, ToolError> {
+    let found = pointers(document, path);
+    if found.is_empty() {
+        return Err(no_match(raw));
+    }
+    if found.iter().any(|(steps, _)| steps.is_empty()) {
+        return Err(ToolError::InvalidInput("Cannot remove the document root".into()));
+    }
+    let mut removed = 0;
+    for (steps, pointer) in &found {
+        let parent_pointer = &pointer[..pointer.rfind('/').unwrap_or(0)];
+        let Some(parent) = document.pointer_mut(parent_pointer) else { continue };
+        let gone = match (parent, steps.last()) {
+            (Value::Object(map), Some(Step::Name(name))) => map.shift_remove(name).is_some(),
+            (Value::Array(items), Some(Step::Index(i))) if *i < items.len() => {
+                items.remove(*i);
+                true
+            }
+            _ => false,
+        };
+        removed += usize::from(gone);
+    }
+    Ok(format!("Successfully removed {removed} element(s) at JSONPath '{raw}'"))
+}
+
+fn add(document: &mut Value, raw: &str, value: Value) -> Result<String, ToolError> {
+    let not_addable = || {
+        ToolError::InvalidInput("add needs a path that ends in a key or an array index, e.g. $.a.b or $.a[3]".into())
+    };
+    let (parent_raw, last) = split_last(raw).ok_or_else(not_addable)?;
+    let last = last.ok_or_else(not_addable)?;
+    let parent_path = parse_path(&parent_raw)?;
+    let parents = pointers(document, &parent_path);
+    if parents.is_empty() {
+        return Err(ToolError::Failed(format!("Parent path not found: {parent_raw}")));
+    }
+    // Check every parent first: either all of them take the value or none does.
+    for (_, pointer) in &parents {
+        let Some(parent) = document.pointer(pointer) else { continue };
+        match (parent, &last) {
+            (Value::Object(map), Last::Name(key)) if map.contains_key(key) => {
+                return Err(ToolError::Failed(format!(
+                    "Key '{key}' already exists at {parent_raw}; use set to change it."
+                )));
+            }
+            (Value::Object(_), Last::Name(_)) => {}
+            (Value::Array(items), Last::Index(i)) => {
+                if usize::try_from(*i).map_or(true, |i| i > items.len()) {
+                    return Err(ToolError::Failed(format!(
+                        "Index {i} is out of range for an array of length {} at {parent_raw}",
+                        items.len()
+                    )));
+                }
+            }
+            (_, Last::Name(_)) => {
+                return Err(ToolError::Failed(format!("Cannot add key to non-object at path: {parent_raw}")));
+            }
+            (_, Last::Index(_)) => {
+                return Err(ToolError::Failed(format!("Cannot add element to non-array at path: {parent_raw}")));
+            }
+        }
+    }
+    for (_, pointer) in &parents {
+        match (document.pointer_mut(pointer), &last) {
+            (Some(Value::Object(map)), Last::Name(key)) => {
+                map.insert(key.clone(), value.clone());
+            }
+            (Some(Value::Array(items)), Last::Index(i)) => {
+                let at = usize::try_from(*i).unwrap_or(items.len()).min(items.len());
+                items.insert(at, value.clone());
+            }
+            _ => {}
+        }
+    }
+    Ok(format!("Successfully added value at JSONPath '{raw}' ({} location(s))", parents.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_tells_absent_from_null() {
+        let absent: JsonEditInput =
+            serde_json::from_value(serde_json::json!({"operation": "set", "file_path": "f"})).unwrap();
+        assert_eq!(absent.value, None);
+        let null: JsonEditInput =
+            serde_json::from_value(serde_json::json!({"operation": "set", "file_path": "f", "value": null})).unwrap();
+        assert_eq!(null.value, Some(Value::Null));
+    }
+}

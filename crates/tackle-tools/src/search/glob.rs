@@ -1,0 +1,135 @@
+//! `glob` (Claude Code's `Glob`, tools.md §6): files whose path, relative to the searched
+//! directory, matches a glob, newest first. `*` stays within one path component (`*.rs` is
+//! the top level only; `**/*.rs` is every depth), as in Claude Code and shells.
+
+use std::path::{Component, Path, PathBuf};
+use std::time::SystemTime;
+
+use globset::GlobBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tackle_core::spec::PathAccess;
+use tackle_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+
+use crate::fs::blocking;
+use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
+
+/// The wire name.
+pub const NAME: &str = "glob";
+/// Paths listed at most.
+pub const MAX_RESULTS: usize = 100;
+
+/// `glob`'s arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobInput {
+    /// The pattern, relative to `path`: `**/*.rs` (any depth), `src/**/*.{ts,tsx}`, `*.md`
+    /// (top level only), `[A-Z]*.txt`.
+    pub pattern: String,
+    /// The directory to search (default: the workspace root).
+    pub path: Option<String>,
+}
+
+/// The `glob` tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Glob;
+
+impl Tool for Glob {
+    type Input = GlobInput;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            NAME,
+            "Find files by name pattern, e.g. `**/*.rs` or `src/**/*.{ts,tsx}`; `*` does not cross `/`. Returns \
+             workspace-relative paths, newest first (at most 100). Files ignored by .gitignore and hidden files are \
+             skipped unless the pattern names a hidden directory. Use grep to search file contents.",
+        )
+        .title("Find files")
+        .alias("Glob")
+        .read_only()
+        .idempotent()
+        .concurrency_safe()
+        .path_param("path", PathAccess::Read)
+    }
+
+    async fn call(&self, input: GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        blocking(ctx, move |ctx| glob(ctx, &input)).await
+    }
+}
+
+/// Whether a pattern component has glob syntax.
+fn is_literal(component: &str) -> bool {
+    !component.contains(['*', '?', '[', ']', '{', '}', '\\'])
+}
+
+fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
+    let (raw, root) = search_root(ctx, input.path.as_deref())?;
+    if !root.is_dir() {
+        return Err(ToolError::NotFound(format!("Directory does not exist: {raw}")));
+    }
+    let pattern = relative_pattern(&input.pattern, &root)?;
+    let matcher = GlobBuilder::new(&pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|err| ToolError::InvalidInput(format!("Invalid glob pattern '{}': {}", input.pattern, err.kind())))?
+        .compile_matcher();
+    let components: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    let hidden = components.iter().any(|c| c.starts_with('.') && *c != "..");
+    // Walk only below the pattern's literal leading directories, and only as deep as it
+    // can match.
+    let literal = components.iter().take(components.len().saturating_sub(1)).take_while(|c| is_literal(c)).count();
+    let start: PathBuf = components[..literal].iter().fold(root.clone(), |dir, c| dir.join(c));
+    let rest = &components[literal..];
+    let max_depth = (!rest.iter().any(|c| c.contains("**"))).then_some(rest.len());
+    let mut found: Vec<(SystemTime, PathBuf)> = if start.is_dir() {
+        let builder = walker(&start, WalkOptions { hidden, max_depth, ..WalkOptions::default() });
+        collect_files(&builder, ctx.cancel_token(), |entry| {
+            let relative = entry.path().strip_prefix(&root).ok()?;
+            if !matcher.is_match(relative) {
+                return None;
+            }
+            let modified = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
+            Some((modified, entry.path().to_owned()))
+        })
+    } else {
+        Vec::new()
+    };
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let truncated = found.len() > MAX_RESULTS;
+    found.truncate(MAX_RESULTS);
+    let names: Vec<String> = found.iter().map(|(_, path)| display_path(path, ctx.workspace())).collect();
+    let structured = json!({"filenames": names, "num_files": names.len(), "truncated": truncated});
+    let mut text = if names.is_empty() { "No files found".to_owned() } else { names.join("\n") };
+    if truncated {
+        text.push_str("\n(Results are truncated. Consider using a more specific path or pattern.)");
+    }
+    Ok(ToolOutput::text(text).with_structured(structured))
+}
+
+/// The pattern relative to the searched directory: a leading `./` is dropped, and an
+/// absolute pattern inside that directory is made relative.
+fn relative_pattern(pattern: &str, root: &Path) -> Result<String, ToolError> {
+    let pattern = pattern.trim();
+    if pattern.is_empty() {
+        return Err(ToolError::InvalidInput("The glob pattern is empty; give one such as **/*.rs".into()));
+    }
+    if let Some(absolute) = pattern.strip_prefix('/') {
+        let absolute = Path::new("/").join(absolute);
+        let relative = absolute.strip_prefix(root).map_err(|_| {
+            ToolError::InvalidInput(format!(
+                "The glob pattern {pattern} is absolute and not inside the searched directory; give a pattern \
+                 relative to `path`, such as **/*.rs"
+            ))
+        })?;
+        return Ok(relative
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("/"));
+    }
+    Ok(pattern.trim_start_matches("./").to_owned())
+}

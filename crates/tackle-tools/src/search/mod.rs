@@ -1,0 +1,6 @@
+//! The search tools on ripgrep's crates: [`glob`] (files by name) and [`grep`] (files by
+//! content), sharing one directory walk with ripgrep's default filters ([`walk`]).
+
+pub mod glob;
+pub mod grep;
+pub mod walk;

@@ -1,0 +1,115 @@
+//! The directory walk shared by `glob` and `grep`: ripgrep's own walker with ripgrep's
+//! default filters, so both tools see exactly the files `rg` would search — `.gitignore`
+//! (inside a git repository), `.ignore`, `.rgignore`, the global git excludes and
+//! `.git/info/exclude` honoured, hidden entries skipped, symlinks not followed — and nothing
+//! else skipped.
+
+use std::path::{Path, PathBuf};
+
+use ignore::WalkBuilder;
+use ignore::overrides::Override;
+use ignore::types::Types;
+use tackle_core::ToolError;
+
+/// How to walk.
+#[derive(Debug, Default)]
+pub struct WalkOptions {
+    /// Walk hidden entries too (`.git` is still skipped).
+    pub hidden: bool,
+    /// ripgrep `-g` globs.
+    pub overrides: Option<Override>,
+    /// ripgrep `-t` types.
+    pub types: Option<Types>,
+    /// Depth limit below the root.
+    pub max_depth: Option<usize>,
+}
+
+/// A walker over `root` with ripgrep's defaults and `options`.
+pub fn walker(root: &Path, options: WalkOptions) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(root);
+    builder.standard_filters(true).hidden(!options.hidden).max_depth(options.max_depth);
+    builder.add_custom_ignore_filename(".rgignore");
+    if let Some(overrides) = options.overrides {
+        builder.overrides(overrides);
+    }
+    if let Some(types) = options.types {
+        builder.types(types);
+    }
+    if options.hidden {
+        builder.filter_entry(|entry| entry.file_name() != ".git");
+    }
+    builder
+}
+
+/// A path for the model: relative to the workspace when inside it, else absolute.
+pub fn display_path(path: &Path, workspace: &Path) -> String {
+    match path.strip_prefix(workspace) {
+        Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(),
+        Ok(relative) => relative.to_string_lossy().into_owned(),
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
+}
+
+/// Resolves an optional directory argument (default: the workspace) for reading.
+pub fn search_root(ctx: &tackle_core::ToolContext, path: Option<&str>) -> Result<(String, PathBuf), ToolError> {
+    let raw = path.unwrap_or(".");
+    let resolved = ctx.resolve_path(raw, tackle_core::Access::Read)?;
+    Ok((raw.to_owned(), resolved))
+}
+
+/// Walks `builder`'s tree on several threads (as ripgrep does) and collects what `per_file`
+/// makes of each file, in no particular order. Stops early when `cancel` fires.
+pub fn collect_files<T, F>(builder: &WalkBuilder, cancel: &tokio_util::sync::CancellationToken, per_file: F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(&ignore::DirEntry) -> Option<T> + Sync,
+{
+    let shared = std::sync::Mutex::new(Vec::new());
+    let mut visitors = Visitors { shared: &shared, per_file: &per_file, cancel };
+    builder.build_parallel().visit(&mut visitors);
+    shared.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+struct Visitors<'a, T, F> {
+    shared: &'a std::sync::Mutex<Vec<T>>,
+    per_file: &'a F,
+    cancel: &'a tokio_util::sync::CancellationToken,
+}
+
+impl<'a, T: Send, F: Fn(&ignore::DirEntry) -> Option<T> + Sync> ignore::ParallelVisitorBuilder<'a>
+    for Visitors<'a, T, F>
+{
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 'a> {
+        Box::new(Visitor { local: Vec::new(), shared: self.shared, per_file: self.per_file, cancel: self.cancel })
+    }
+}
+
+/// One thread's visitor: collects locally, hands its items over when the thread is done.
+struct Visitor<'a, T: Send, F> {
+    local: Vec<T>,
+    shared: &'a std::sync::Mutex<Vec<T>>,
+    per_file: &'a F,
+    cancel: &'a tokio_util::sync::CancellationToken,
+}
+
+impl<T: Send, F: Fn(&ignore::DirEntry) -> Option<T> + Sync> ignore::ParallelVisitor for Visitor<'_, T, F> {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        if self.cancel.is_cancelled() {
+            return ignore::WalkState::Quit;
+        }
+        if let Ok(entry) = entry
+            && entry.file_type().is_some_and(|kind| kind.is_file())
+            && let Some(item) = (self.per_file)(&entry)
+        {
+            self.local.push(item);
+        }
+        ignore::WalkState::Continue
+    }
+}
+
+impl<T: Send, F> Drop for Visitor<'_, T, F> {
+    fn drop(&mut self) {
+        let mut shared = self.shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        shared.append(&mut self.local);
+    }
+}
