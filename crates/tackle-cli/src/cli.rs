@@ -23,6 +23,43 @@ pub enum Command {
         #[command(subcommand)]
         command: ToolsCommand,
     },
+    /// Serve Tackle's tools to MCP clients (Claude Code, Codex, Cursor, ...).
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Serve the tools over MCP: stdio by default, streamable HTTP with --http.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve streamable HTTP at this loopback address (127.0.0.1:PORT, [::1]:PORT,
+    /// localhost:PORT; port 0 picks a free one) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Allowlist of tools to serve (default: the default toolset plus the file editors,
+    /// without loop-control tools; `all` serves every built-in; imported MCP tools only when
+    /// named, e.g. mcp__git__*).
+    #[arg(long, value_name = "LIST")]
+    pub tools: Option<String>,
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// default, accept-edits, plan, dont-ask or bypass (default: bypass, since the MCP client
+    /// asks its own user; deny rules, the path policy and the sandbox still apply).
+    #[arg(long, value_name = "MODE", default_value = "bypass")]
+    pub permission_mode: String,
+    /// List at most N tools per tools/list page (default: all in one page).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub page_size: Option<u64>,
+    /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
+    #[arg(long)]
+    pub trust_workspace: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 
-use crate::cli::{Cli, Command, ToolsCommand};
+use crate::cli::{Cli, Command, McpCommand, ToolsCommand};
 use crate::exit::Failure;
 
 fn main() -> ExitCode {
@@ -35,6 +35,9 @@ fn main() -> ExitCode {
                 ToolsCommand::Call(args) => commands::tools::call(args).await,
                 ToolsCommand::Batch(args) => commands::tools::batch(args).await,
             },
+            Command::Mcp { command } => match command {
+                McpCommand::Serve(args) => commands::mcp::serve(args).await,
+            },
         }
     });
     match result {
@@ -48,10 +51,12 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs go to stderr; `TACKLE_LOG` (or `RUST_LOG`) sets the filter, default `warn`.
+/// Logs go to stderr; `TACKLE_LOG` (or `RUST_LOG`) sets the filter, default `warn` (rmcp:
+/// `error`, since it warns about every JSON-RPC error it sends or receives).
 fn init_logging() {
-    let filter =
-        std::env::var("TACKLE_LOG").or_else(|_| std::env::var("RUST_LOG")).unwrap_or_else(|_| "warn".to_owned());
+    let filter = std::env::var("TACKLE_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| "warn,rmcp=error".to_owned());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)

@@ -91,10 +91,20 @@ pub fn open(args: &SessionArgs, enforce_read_before_edit: bool) -> Result<(Sessi
     let config = config(&workspace, args.trust_workspace)?;
     let registry = registry();
     let selection = select(&registry, args.selection.tools.as_deref())?;
-    let mut session_config = SessionConfig::new(workspace.clone());
-    session_config.enforce_read_before_edit = enforce_read_before_edit;
-    session_config.path_policy = path_policy(&config, &workspace)?;
+    let session_config = session_config(&config, &workspace, enforce_read_before_edit)?;
     let session = Session::new(session_config, registry.instantiate(&selection));
     tool_settings(&config, &session)?;
     Ok((session, executor))
+}
+
+/// How to build a session in `workspace` (each MCP session of `mcp serve` builds its own).
+pub fn session_config(
+    config: &Config,
+    workspace: &Path,
+    enforce_read_before_edit: bool,
+) -> Result<SessionConfig, Failure> {
+    let mut session_config = SessionConfig::new(workspace.to_path_buf());
+    session_config.enforce_read_before_edit = enforce_read_before_edit;
+    session_config.path_policy = path_policy(config, workspace)?;
+    Ok(session_config)
 }

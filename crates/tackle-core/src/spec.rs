@@ -102,6 +102,11 @@ pub struct ToolSpec {
     pub description: String,
     /// The input JSON Schema in Tackle's canonical form (see [`crate::schema`]).
     pub input_schema: Value,
+    /// The schema of `ToolOutput::structured`, set only when **every** successful call
+    /// returns a structured payload that matches it (MCP `outputSchema`; clients reject a
+    /// success without matching `structuredContent` once it is advertised). An object at
+    /// its root; optional fields are omitted, never `null`.
+    pub output_schema: Option<Value>,
     /// Behaviour hints.
     pub annotations: Annotations,
     /// True when every call of this tool may run alongside other safe calls; a tool whose
@@ -141,6 +146,7 @@ impl ToolSpec {
             aliases: Vec::new(),
             description: description.into(),
             input_schema: Value::Null,
+            output_schema: None,
             annotations: Annotations::default(),
             concurrency_safe: false,
             interrupt: InterruptBehavior::Cancel,
@@ -262,6 +268,13 @@ impl ToolSpec {
     /// Sets the input schema (for tools defined at run time).
     pub fn input_schema(mut self, schema: Value) -> Self {
         self.input_schema = schema;
+        self
+    }
+
+    /// Sets the output schema: a promise that every successful call returns a matching
+    /// `structured` payload (see [`ToolSpec::output_schema`]).
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
         self
     }
 

@@ -1,5 +1,6 @@
 //! One module per command group.
 
+pub mod mcp;
 pub mod replay;
 pub mod run;
 pub mod tools;

@@ -96,7 +96,7 @@ pub fn render_tool(spec: &ToolSpec, dialect: Dialect) -> Value {
                 input_schema = json!({"type": "object", "additionalProperties": false});
             }
             let title = spec.title.clone().unwrap_or_else(|| spec.name.clone());
-            json!({
+            let mut tool = json!({
                 "name": spec.name,
                 "title": title,
                 "description": spec.description,
@@ -108,7 +108,11 @@ pub fn render_tool(spec: &ToolSpec, dialect: Dialect) -> Value {
                     "idempotentHint": spec.annotations.idempotent,
                     "openWorldHint": spec.annotations.open_world
                 }
-            })
+            });
+            if let Some(output_schema) = &spec.output_schema {
+                tool["outputSchema"] = output_schema.clone();
+            }
+            tool
         }
     }
 }

@@ -71,8 +71,9 @@ impl ThinkingState {
     }
 }
 
-/// The status the tool reports after each thought.
-#[derive(Debug, Serialize)]
+/// The status the tool reports after each thought (its `structured` payload, advertised as
+/// the MCP `outputSchema`).
+#[derive(Debug, Serialize, JsonSchema)]
 struct Status {
     thought_number: u32,
     total_thoughts: u32,
@@ -99,6 +100,7 @@ impl Tool for SequentialThinking {
         )
         .title("Sequential thinking")
         .read_only()
+        .output_schema(tackle_core::schema::schema_for::<Status>())
         .param_alias("nextThoughtNeeded", "next_thought_needed")
         .param_alias("thoughtNumber", "thought_number")
         .param_alias("totalThoughts", "total_thoughts")

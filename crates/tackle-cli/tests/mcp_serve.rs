@@ -1,0 +1,247 @@
+//! `tackle mcp serve`, the real binary, against real MCP clients: the official Python SDK
+//! (legacy and auto modes) and the MCP Inspector CLI, over stdio and streamable HTTP; plus
+//! the command's own contract (usage errors, the default tool list, exit on end of input).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../tackle-mcp/tests/support/peers.rs"]
+mod peers;
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Child, Command, Stdio};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+const TACKLE: &str = env!("CARGO_BIN_EXE_tackle");
+
+/// `tackle mcp serve --http 127.0.0.1:0 ...`, killed on drop.
+struct HttpServe {
+    child: Child,
+    url: String,
+}
+
+impl HttpServe {
+    fn start(workspace: &std::path::Path, extra: &[&str]) -> HttpServe {
+        let mut child = Command::new(TACKLE)
+            .args(["mcp", "serve", "--http", "127.0.0.1:0", "--workspace"])
+            .arg(workspace)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+            .to_owned();
+        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+        HttpServe { child, url }
+    }
+}
+
+impl Drop for HttpServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn thought() -> String {
+    json!({"thought": "plan", "next_thought_needed": false, "thought_number": 1, "total_thoughts": 1}).to_string()
+}
+
+fn names(doc: &Value) -> Vec<&str> {
+    doc["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_lists_and_calls_over_stdio_in_both_modes() {
+    let python = require!(peers::python(), "the Python MCP SDK");
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().to_str().unwrap();
+    for mode in ["legacy", "auto"] {
+        let args = thought();
+        let out = peers::probe(
+            &python,
+            &[
+                "--mode",
+                mode,
+                "--call",
+                "sequentialthinking",
+                "--args",
+                &args,
+                "--stdio",
+                TACKLE,
+                "mcp",
+                "serve",
+                "--workspace",
+                ws,
+                "--tools",
+                "all",
+                "--page-size",
+                "1",
+            ],
+        )
+        .await;
+        assert_eq!(out.code, 0, "{mode}: {out:?}");
+        let doc = out.json();
+        assert_eq!(doc["protocolVersion"], "2025-11-25");
+        assert_eq!(doc["serverInfo"], json!({"name": "tackle", "version": env!("CARGO_PKG_VERSION")}));
+        assert!(doc["instructions"].as_str().unwrap().contains(ws));
+        assert_eq!(doc["pages"], 2);
+        assert_eq!(names(&doc), ["sequentialthinking", "task_done"]);
+        let thinking = &doc["tools"][0];
+        assert_eq!(
+            thinking["annotations"],
+            json!({"title": "Sequential thinking", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false})
+        );
+        assert_eq!(
+            thinking["inputSchema"]["required"],
+            json!(["thought", "next_thought_needed", "thought_number", "total_thoughts"])
+        );
+        // The SDK validated structuredContent against outputSchema before returning it.
+        assert_eq!(
+            doc["call"]["structuredContent"],
+            json!({"thought_number": 1, "total_thoughts": 1, "next_thought_needed": false, "branches": [], "thought_history_length": 1})
+        );
+        assert_eq!(doc["call"]["isError"], false);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_over_http_in_both_modes_and_the_unknown_tool_error() {
+    let python = require!(peers::python(), "the Python MCP SDK");
+    let workspace = tempfile::tempdir().unwrap();
+    let serve = HttpServe::start(workspace.path(), &["--tools", "all"]);
+    for mode in ["legacy", "auto"] {
+        let args = thought();
+        let out = peers::probe(
+            &python,
+            &["--mode", mode, "--url", &serve.url, "--call", "sequentialthinking", "--args", &args],
+        )
+        .await;
+        assert_eq!(out.code, 0, "{mode}: {out:?}");
+        let doc = out.json();
+        assert_eq!(doc["protocolVersion"], "2025-11-25");
+        assert_eq!(names(&doc), ["sequentialthinking", "task_done"]);
+        assert_eq!(doc["call"]["structuredContent"]["thought_history_length"], 1, "each connection is a new session");
+        assert!(!out.stderr.contains("Session termination failed"), "{}", out.stderr);
+    }
+    let out = peers::probe(&python, &["--no-list", "--url", &serve.url, "--call", "nope"]).await;
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_eq!(
+        out.json(),
+        json!({"error": {"code": -32602, "message": "Unknown tool: nope", "data": {"available": ["sequentialthinking", "task_done"]}}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inspector_lists_and_calls_over_stdio_and_http() {
+    let inspector = require!(peers::inspector(), "the MCP Inspector");
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().to_str().unwrap();
+    let stdio = [TACKLE, "mcp", "serve", "--workspace", ws, "--tools", "all"];
+    let out =
+        peers::inspect(&inspector, &[&stdio[..], &["--method", "tools/list", "--format", "json", "--strict"]].concat())
+            .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.json()["result"]["tools"].as_array().unwrap().len(), 2);
+    let args = thought();
+    let call =
+        ["--method", "tools/call", "--tool-name", "sequentialthinking", "--tool-args-json", &args, "--format", "json"];
+    let out = peers::inspect(&inspector, &[&stdio[..], &call[..]].concat()).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.json()["result"]["structuredContent"]["thought_number"], 1);
+
+    let serve = HttpServe::start(workspace.path(), &["--tools", "all"]);
+    let out = peers::inspect(&inspector, &[&[serve.url.as_str()][..], &call[..]].concat()).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.json()["result"]["isError"], false);
+    let out = peers::inspect(&inspector, &[serve.url.as_str(), "--method", "tools/call", "--tool-name", "nope"]).await;
+    assert_eq!(out.code, 5, "{out:?}");
+    assert!(out.stderr.contains("tool_not_found"), "{}", out.stderr);
+}
+
+#[test]
+fn a_non_loopback_address_is_a_usage_error() {
+    for addr in ["0.0.0.0:8080", "10.1.2.3:80", "example.com:80", "nonsense"] {
+        let out = Command::new(TACKLE).args(["mcp", "serve", "--http", addr]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{addr}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--http takes a loopback address"), "{stderr}");
+    }
+    let out = Command::new(TACKLE).args(["mcp", "serve", "--permission-mode", "yolo"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = Command::new(TACKLE).args(["mcp", "serve", "--page-size", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// Talks to `tackle mcp serve` over its stdio with raw lines.
+fn stdio_session(args: &[&str], lines: &[Value]) -> (Vec<Value>, i32) {
+    let workspace = tempfile::tempdir().unwrap();
+    let mut child = Command::new(TACKLE)
+        .args(["mcp", "serve", "--workspace"])
+        .arg(workspace.path())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let messages = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|err| panic!("stdout carries a non-JSON line ({err}): {line}"))
+        })
+        .collect();
+    (messages, out.status.code().unwrap())
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+}
+
+#[test]
+fn end_of_input_ends_the_server_with_exit_0_and_stdout_carries_only_json_rpc() {
+    let (messages, code) =
+        stdio_session(&["--tools", "all"], &[initialize(), json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]);
+    assert_eq!(code, 0);
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(messages[1]["result"]["tools"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn the_default_tool_list_leaves_out_loop_control_tools() {
+    let (messages, code) =
+        stdio_session(&[], &[initialize(), json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]);
+    assert_eq!(code, 0);
+    let names: Vec<&str> =
+        messages[1]["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(
+        !names.iter().any(|n| ["task_done", "sequentialthinking", "tool_search", "subagent"].contains(n)),
+        "{names:?}"
+    );
+    // Named explicitly, a loop-control tool is served.
+    let (messages, _) = stdio_session(
+        &["--tools", "sequentialthinking"],
+        &[initialize(), json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})],
+    );
+    assert_eq!(messages[1]["result"]["tools"][0]["name"], "sequentialthinking");
+    // An unknown name is a usage error.
+    let out = Command::new(TACKLE).args(["mcp", "serve", "--tools", "no_such_tool"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,161 @@
+//! The server face: `tackle mcp serve` (mcp.md §1). Any MCP client (Claude Code, Codex,
+//! Cursor, the official SDKs) lists Tackle's tools and calls them through the same executor
+//! as every other front end.
+//!
+//! The server never builds tools: its caller hands it a [`SessionFactory`] (one fresh tool
+//! session per MCP session: per process over stdio, per `Mcp-Session-Id` over HTTP) and the
+//! [`Executor`] with its permission policy.
+
+mod approval;
+pub mod gate;
+mod handler;
+mod http;
+mod listing;
+mod live;
+mod progress;
+mod result;
+mod stdio;
+
+pub use handler::SUPPORTED_VERSIONS;
+pub use http::{HttpServer, check_loopback};
+pub use progress::Limiter as ProgressLimiter;
+pub use result::call_result_json;
+pub use stdio::LineTransport;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServiceExt as _;
+use tackle_core::registry::{AllowlistError, Selection};
+use tackle_core::{Executor, Registry, Session};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use self::handler::Handler;
+use self::live::{LiveSession, Tracker};
+
+/// Makes a fresh tool session; the error is shown to the client.
+pub type SessionFactory = Arc<dyn Fn() -> Result<Session, String> + Send + Sync>;
+
+/// The default idle timeout of an HTTP session (`[mcp.serve] idle_timeout_s`).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// How the server behaves.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// `tools/list` page size; `None` lists everything at once.
+    pub page_size: Option<usize>,
+    /// Whether the permission mode can ask (anything but `bypass`): asks then go to the
+    /// client through elicitation.
+    pub approvals: bool,
+    /// How long an HTTP session may stay idle before it ends.
+    pub idle_timeout: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions { page_size: None, approvals: false, idle_timeout: DEFAULT_IDLE_TIMEOUT }
+    }
+}
+
+/// A failure to serve.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot open a tool session: {0}")]
+    Session(String),
+    #[error("the MCP session ended before it was initialized: {0}")]
+    Handshake(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What every MCP session of a server shares.
+pub(crate) struct ServerShared {
+    factory: SessionFactory,
+    executor: Executor,
+    options: ServerOptions,
+    tracker: Tracker,
+}
+
+/// Tackle's MCP server.
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<ServerShared>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer").field("options", &self.shared.options).finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server whose MCP sessions each get a session from `factory`, run by `executor`.
+    pub fn new(factory: SessionFactory, executor: Executor, options: ServerOptions) -> Self {
+        McpServer { shared: Arc::new(ServerShared { factory, executor, options, tracker: Tracker::default() }) }
+    }
+
+    /// A handler with a fresh tool session.
+    fn handler(&self) -> Result<Handler, ServeError> {
+        let session = (self.shared.factory)().map_err(ServeError::Session)?;
+        let live = LiveSession::new(session, &self.shared.tracker);
+        Ok(Handler::new(Arc::clone(&self.shared), live))
+    }
+
+    /// Serves one MCP session over stdin and stdout until stdin ends.
+    pub async fn serve_stdio(&self) -> Result<(), ServeError> {
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves one MCP session over a reader and a writer (newline-delimited JSON-RPC) until
+    /// the reader ends; then every tool of the session is closed.
+    pub async fn serve_io<R, W>(&self, reader: R, writer: W) -> Result<(), ServeError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let handler = self.handler()?;
+        let running = handler.serve(LineTransport::new(reader, writer)).await;
+        let result = match running {
+            Ok(running) => {
+                let _ = running.waiting().await;
+                Ok(())
+            }
+            // A client that leaves before `initialize` is not an error of the server.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+            Err(err) => Err(ServeError::Handshake(err.to_string())),
+        };
+        self.shutdown().await;
+        result
+    }
+
+    /// Closes the tools of every live session (shells and jobs are killed).
+    pub async fn shutdown(&self) {
+        self.shared.tracker.close_all().await;
+    }
+
+    /// The number of tool sessions alive (one per MCP session).
+    pub fn live_sessions(&self) -> usize {
+        self.shared.tracker.live().len()
+    }
+}
+
+/// Tools that steer an agent's own loop and mean nothing to another agent (mcp.md §1.3); the
+/// default of `tackle mcp serve` leaves them out.
+pub fn is_loop_control(name: &str) -> bool {
+    matches!(name, "task_done" | "tool_search" | "subagent" | "sequentialthinking")
+        || name.starts_with("team_")
+        || name.starts_with("todo_")
+}
+
+/// The tools `tackle mcp serve` exposes by default: the `default` toolset plus the editors
+/// (`str_replace_based_edit_tool`, `json_edit_tool`, `ckg`, those that exist), minus the
+/// loop-control tools. Imported MCP tools are never in it.
+pub fn default_selection(registry: &Registry) -> Result<Selection, AllowlistError> {
+    let mut list = vec!["default"];
+    list.extend(
+        ["str_replace_based_edit_tool", "json_edit_tool", "ckg"].into_iter().filter(|n| registry.get(n).is_some()),
+    );
+    let mut selection = registry.select(&list.join(","), "default")?;
+    selection.names.retain(|name| !is_loop_control(name));
+    Ok(selection)
+}

@@ -1,0 +1,234 @@
+//! The server over real streamable HTTP on 127.0.0.1: sessions and their ids, the status
+//! codes of mcp.md §1.1, DNS-rebinding protection, version headers, one tool session per
+//! `Mcp-Session-Id`, idle expiry, and a shutdown that closes every session's tools.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use support::{Probe, server};
+use tackle_mcp::server::ServerOptions;
+use tokio::sync::oneshot;
+
+struct Running {
+    url: String,
+    probe: Arc<Probe>,
+    http: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(options: ServerOptions) -> Running {
+    let probe = Arc::new(Probe::default());
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(&probe, dir.path(), options);
+    let bound = server.bind_http("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let url = format!("http://{}/mcp", bound.local_addr().unwrap());
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        bound
+            .run(async move {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+    });
+    tackle_mcp::ensure_tls_provider();
+    Running { url, probe, http: reqwest::Client::new(), stop: Some(stop), task, _dir: dir }
+}
+
+/// A response: status, session id header, and the JSON-RPC messages of the body (one JSON
+/// document, or the `data:` events of an SSE stream).
+#[derive(Debug)]
+struct Reply {
+    status: StatusCode,
+    session: Option<String>,
+    messages: Vec<Value>,
+    text: String,
+}
+
+impl Running {
+    async fn post(&self, session: Option<&str>, body: &str, headers: &[(&str, &str)]) -> Reply {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_owned());
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let session = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
+        let text = response.text().await.unwrap();
+        let messages = if let Ok(value) = serde_json::from_str::<Value>(&text) {
+            vec![value]
+        } else {
+            text.lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .filter_map(|data| serde_json::from_str(data.trim()).ok())
+                .collect()
+        };
+        Reply { status, session, messages, text }
+    }
+
+    async fn initialize(&self) -> String {
+        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        let reply = self.post(None, &body.to_string(), &[]).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+        let session = reply.session.expect("no Mcp-Session-Id");
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let ack = self.post(Some(&session), &initialized.to_string(), &[]).await;
+        assert_eq!(ack.status, StatusCode::ACCEPTED);
+        session
+    }
+
+    async fn call(&self, session: &str, id: i64, name: &str, args: Value) -> Value {
+        let body =
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}});
+        let reply = self.post(Some(session), &body.to_string(), &[]).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+        reply.messages.into_iter().find(|m| m["id"] == json!(id)).expect("no response")
+    }
+
+    async fn stop(mut self) -> Arc<Probe> {
+        self.stop.take().unwrap().send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), self.task).await.expect("the server did not stop").unwrap();
+        self.probe
+    }
+}
+
+async fn wait_for(what: &str, check: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn sessions_have_random_hex_ids_and_the_status_codes_of_the_spec() {
+    let server = start(ServerOptions::default()).await;
+    let session = server.initialize().await;
+    assert_eq!(session.len(), 32, "{session}");
+    assert!(session.chars().all(|c| c.is_ascii_hexdigit()));
+    assert_ne!(server.initialize().await, session);
+
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let reply = server.post(Some(&session), &list, &[]).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(reply.messages.last().unwrap()["result"]["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(server.post(None, &list, &[]).await.status, StatusCode::BAD_REQUEST);
+    assert_eq!(server.post(Some("0123456789abcdef0123456789abcdef"), &list, &[]).await.status, StatusCode::NOT_FOUND);
+
+    let delete = server.http.delete(&server.url).header("mcp-session-id", &session).send().await.unwrap();
+    assert!(delete.status() == StatusCode::NO_CONTENT, "{}", delete.status());
+    assert_eq!(server.post(Some(&session), &list, &[]).await.status, StatusCode::NOT_FOUND);
+    let probe = Arc::clone(&server.probe);
+    wait_for("the deleted session's tools to close", || probe.closed.load(Ordering::SeqCst) == 1).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn foreign_origins_and_hosts_are_refused() {
+    let server = start(ServerOptions::default()).await;
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let reply = server.post(None, &init, &[("origin", "http://evil.example")]).await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    let reply = server.post(None, &init, &[("host", "evil.example")]).await;
+    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    let reply = server.post(None, &init, &[("origin", "http://localhost:5173")]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn unsupported_versions_bad_json_and_discovery_probes_get_clear_answers() {
+    let server = start(ServerOptions::default()).await;
+    let session = server.initialize().await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    for version in ["2099-01-01", "2026-07-28", "garbage"] {
+        let reply = server.post(Some(&session), &list, &[("mcp-protocol-version", version)]).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{version}");
+        assert!(reply.text.contains("Unsupported MCP-Protocol-Version"), "{}", reply.text);
+    }
+    let reply = server.post(Some(&session), &list, &[("mcp-protocol-version", "2025-06-18")]).await;
+    assert_eq!(reply.status, StatusCode::OK);
+
+    let reply = server.post(None, "{oops", &[]).await;
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+    assert_eq!(reply.messages[0]["error"]["code"], -32700);
+
+    let discover = json!({"jsonrpc": "2.0", "id": 9, "method": "server/discover",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+    let reply = server.post(None, &discover.to_string(), &[("mcp-protocol-version", "2026-07-28")]).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(
+        reply.messages,
+        vec![
+            json!({"jsonrpc": "2.0", "id": 9, "error": {"code": -32601, "message": "Method not found: server/discover"}})
+        ]
+    );
+
+    let unknown = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "nope"}});
+    let reply = server.post(Some(&session), &unknown.to_string(), &[]).await;
+    let error = &reply.messages.last().unwrap()["error"];
+    assert_eq!(error["code"], -32602);
+    assert_eq!(error["message"], "Unknown tool: nope");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn each_http_session_has_its_own_tool_session() {
+    let server = start(ServerOptions::default()).await;
+    let (a, b) = (server.initialize().await, server.initialize().await);
+    let thought =
+        |n: u32| json!({"thought": "t", "next_thought_needed": true, "thought_number": n, "total_thoughts": 3});
+    server.call(&a, 1, "sequentialthinking", thought(1)).await;
+    let second = server.call(&a, 2, "sequentialthinking", thought(2)).await;
+    assert_eq!(second["result"]["structuredContent"]["thought_history_length"], 2);
+    let other = server.call(&b, 1, "sequentialthinking", thought(1)).await;
+    assert_eq!(other["result"]["structuredContent"]["thought_history_length"], 1);
+    let probe = server.stop().await;
+    assert_eq!(probe.closed.load(Ordering::SeqCst), 2, "shutdown must close both sessions' tools");
+}
+
+#[tokio::test]
+async fn progress_precedes_the_result_on_the_event_stream() {
+    let server = start(ServerOptions::default()).await;
+    let session = server.initialize().await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"steps": 3, "step_ms": 150}, "_meta": {"progressToken": 5}}});
+    let reply = server.post(Some(&session), &body.to_string(), &[]).await;
+    let methods: Vec<Value> =
+        reply.messages.iter().map(|m| m.get("method").cloned().unwrap_or_else(|| json!("result"))).collect();
+    assert_eq!(methods.last().unwrap(), "result");
+    assert_eq!(methods.iter().filter(|m| *m == "notifications/progress").count(), 3, "{}", reply.text);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn idle_sessions_end_and_close_their_tools() {
+    let server = start(ServerOptions { idle_timeout: Duration::from_millis(300), ..ServerOptions::default() }).await;
+    let session = server.initialize().await;
+    let probe = Arc::clone(&server.probe);
+    wait_for("the idle session to close", || probe.closed.load(Ordering::SeqCst) == 1).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    assert_eq!(server.post(Some(&session), &list, &[]).await.status, StatusCode::NOT_FOUND);
+    server.stop().await;
+}
