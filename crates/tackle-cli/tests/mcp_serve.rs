@@ -83,7 +83,7 @@ async fn the_python_sdk_lists_and_calls_over_stdio_in_both_modes() {
                 "--workspace",
                 ws,
                 "--tools",
-                "all",
+                "sequentialthinking,task_done",
                 "--page-size",
                 "1",
             ],
@@ -118,7 +118,7 @@ async fn the_python_sdk_lists_and_calls_over_stdio_in_both_modes() {
 async fn the_python_sdk_over_http_in_both_modes_and_the_unknown_tool_error() {
     let python = require!(peers::python(), "the Python MCP SDK");
     let workspace = tempfile::tempdir().unwrap();
-    let serve = HttpServe::start(workspace.path(), &["--tools", "all"]);
+    let serve = HttpServe::start(workspace.path(), &["--tools", "sequentialthinking,task_done"]);
     for mode in ["legacy", "auto"] {
         let args = thought();
         let out = peers::probe(
@@ -146,7 +146,7 @@ async fn the_inspector_lists_and_calls_over_stdio_and_http() {
     let inspector = require!(peers::inspector(), "the MCP Inspector");
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path().to_str().unwrap();
-    let stdio = [TACKLE, "mcp", "serve", "--workspace", ws, "--tools", "all"];
+    let stdio = [TACKLE, "mcp", "serve", "--workspace", ws, "--tools", "sequentialthinking,task_done"];
     let out =
         peers::inspect(&inspector, &[&stdio[..], &["--method", "tools/list", "--format", "json", "--strict"]].concat())
             .await;
@@ -159,7 +159,7 @@ async fn the_inspector_lists_and_calls_over_stdio_and_http() {
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(out.json()["result"]["structuredContent"]["thought_number"], 1);
 
-    let serve = HttpServe::start(workspace.path(), &["--tools", "all"]);
+    let serve = HttpServe::start(workspace.path(), &["--tools", "sequentialthinking,task_done"]);
     let out = peers::inspect(&inspector, &[&[serve.url.as_str()][..], &call[..]].concat()).await;
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(out.json()["result"]["isError"], false);
@@ -217,8 +217,10 @@ fn initialize() -> Value {
 
 #[test]
 fn end_of_input_ends_the_server_with_exit_0_and_stdout_carries_only_json_rpc() {
-    let (messages, code) =
-        stdio_session(&["--tools", "all"], &[initialize(), json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]);
+    let (messages, code) = stdio_session(
+        &["--tools", "sequentialthinking,task_done"],
+        &[initialize(), json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})],
+    );
     assert_eq!(code, 0);
     assert_eq!(messages.len(), 2, "{messages:?}");
     assert_eq!(messages[1]["result"]["tools"].as_array().unwrap().len(), 2);
@@ -244,4 +246,73 @@ fn the_default_tool_list_leaves_out_loop_control_tools() {
     // An unknown name is a usage error.
     let out = Command::new(TACKLE).args(["mcp", "serve", "--tools", "no_such_tool"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_tools_work_through_the_python_sdk_and_the_inspector_on_both_transports() {
+    let python = require!(peers::python(), "the Python MCP SDK");
+    let inspector = require!(peers::inspector(), "the MCP Inspector");
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().to_str().unwrap();
+    std::fs::write(workspace.path().join("a.txt"), "hello\n").unwrap();
+
+    // stdio, legacy: read_file.
+    let read = json!({"file_path": "a.txt"}).to_string();
+    let out = peers::probe(
+        &python,
+        &["--no-list", "--call", "read_file", "--args", &read, "--stdio", TACKLE, "mcp", "serve", "--workspace", ws],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let doc = out.json();
+    assert_eq!(doc["call"]["isError"], false);
+    assert_eq!(doc["call"]["content"][0]["text"], "     1\thello");
+
+    // HTTP, auto: view then str_replace in one session (read-before-edit holds per session).
+    let serve = HttpServe::start(workspace.path(), &[]);
+    let view = json!({"command": "view", "path": "a.txt"}).to_string();
+    let replace = json!({"command": "str_replace", "path": "a.txt", "old_str": "hello", "new_str": "bye"}).to_string();
+    let out = peers::probe(
+        &python,
+        &[
+            "--mode",
+            "auto",
+            "--no-list",
+            "--url",
+            &serve.url,
+            "--call",
+            "str_replace_based_edit_tool",
+            "--args",
+            &view,
+            "--then-call",
+            "str_replace_based_edit_tool",
+            "--then-args",
+            &replace,
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let doc = out.json();
+    assert_eq!(doc["call"]["isError"], false, "{doc}");
+    assert_eq!(doc["then"]["isError"], false, "{doc}");
+    assert_eq!(std::fs::read_to_string(workspace.path().join("a.txt")).unwrap(), "bye\n");
+
+    // A path outside the workspace is refused as a tool error, not a protocol error.
+    let outside = json!({"file_path": "/etc/passwd"}).to_string();
+    let out =
+        peers::probe(&python, &["--no-list", "--url", &serve.url, "--call", "read_file", "--args", &outside]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.json()["call"]["isError"], true);
+
+    // The Inspector, as the spec writes it, on both transports.
+    let stdio = [TACKLE, "mcp", "serve", "--workspace", ws];
+    let call =
+        ["--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "file_path=a.txt", "--format", "json"];
+    for target in [&stdio[..], &[serve.url.as_str()][..]] {
+        let out = peers::inspect(&inspector, &[target, &call[..]].concat()).await;
+        assert_eq!(out.code, 0, "{out:?}");
+        let result = &out.json()["result"];
+        assert_eq!(result["isError"], false);
+        assert_eq!(result["content"][0]["text"], "     1\tbye");
+    }
 }

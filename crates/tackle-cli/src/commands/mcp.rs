@@ -38,8 +38,11 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
     let registry = session::registry();
     let selection = select(&registry, args.tools.as_deref())?;
     let session_config = session::session_config(&config, &workspace, true)?;
-    let factory: server::SessionFactory =
-        Arc::new(move || Ok(Session::new(session_config.clone(), registry.instantiate(&selection))));
+    let factory: server::SessionFactory = Arc::new(move || {
+        let session = Session::new(session_config.clone(), registry.instantiate(&selection));
+        session::tool_settings(&config, &session).map_err(|failure| failure.message)?;
+        Ok(session)
+    });
     let options = ServerOptions {
         page_size: args.page_size.and_then(|n| usize::try_from(n).ok()),
         approvals: mode != PermissionMode::Bypass,

@@ -141,7 +141,7 @@ pub fn server_with(
     executor: Executor,
 ) -> McpServer {
     let registry = registry(probe);
-    let selection = registry.select("all,echo,slow,fail", "all").unwrap();
+    let selection = registry.select("sequentialthinking,task_done,echo,slow,fail", "all").unwrap();
     let config = SessionConfig::new(workspace.to_path_buf());
     McpServer::new(
         Arc::new(move || Ok(Session::new(config.clone(), registry.instantiate(&selection)))),
