@@ -297,6 +297,36 @@ async fn file_tools_work_through_the_python_sdk_and_the_inspector_on_both_transp
     assert_eq!(doc["then"]["isError"], false, "{doc}");
     assert_eq!(std::fs::read_to_string(workspace.path().join("a.txt")).unwrap(), "bye\n");
 
+    // grep, over stdio in auto mode: structured output becomes structuredContent.
+    let grep = json!({"pattern": "by."}).to_string();
+    let out = peers::probe(
+        &python,
+        &[
+            "--mode",
+            "auto",
+            "--no-list",
+            "--call",
+            "grep",
+            "--args",
+            &grep,
+            "--stdio",
+            TACKLE,
+            "mcp",
+            "serve",
+            "--workspace",
+            ws,
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let doc = out.json();
+    assert_eq!(doc["call"]["isError"], false);
+    assert_eq!(doc["call"]["content"][0]["text"], "Found 1 files\na.txt");
+    assert_eq!(
+        doc["call"]["structuredContent"],
+        json!({"mode": "files_with_matches", "filenames": ["a.txt"], "num_files": 1})
+    );
+
     // A path outside the workspace is refused as a tool error, not a protocol error.
     let outside = json!({"file_path": "/etc/passwd"}).to_string();
     let out =
