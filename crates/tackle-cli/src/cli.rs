@@ -23,6 +23,8 @@ pub enum Command {
         #[command(subcommand)]
         command: ToolsCommand,
     },
+    /// Find the tool calls (or the code blocks) in a model message read from stdin.
+    Parse(ParseArgs),
     /// Serve Tackle's tools to MCP clients (Claude Code, Codex, Cursor, ...).
     Mcp {
         #[command(subcommand)]
@@ -195,4 +197,22 @@ pub struct ReplayArgs {
     /// With --rerun: the directory to run in (default: a scratch copy of the recorded workspace).
     #[arg(long, value_name = "DIR", requires = "rerun")]
     pub workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ParseArgs {
+    /// The call format: markdown, xml or tool.
+    #[arg(long, default_value = "markdown")]
+    pub format: String,
+    /// Feed stdin through the incremental parser as it arrives.
+    #[arg(long)]
+    pub streaming: bool,
+    /// Print the fenced code blocks instead of the calls.
+    #[arg(long)]
+    pub codeblocks: bool,
+    /// Print one JSON line per call or block when it is found, with `fed_bytes`.
+    #[arg(long)]
+    pub events: bool,
+    #[command(flatten)]
+    pub selection: ToolSelection,
 }

@@ -38,6 +38,7 @@ fn main() -> ExitCode {
             Command::Mcp { command } => match command {
                 McpCommand::Serve(args) => commands::mcp::serve(args).await,
             },
+            Command::Parse(args) => commands::parse::run(args),
         }
     });
     match result {

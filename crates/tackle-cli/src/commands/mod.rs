@@ -1,6 +1,7 @@
 //! One module per command group.
 
 pub mod mcp;
+pub mod parse;
 pub mod replay;
 pub mod run;
 pub mod tools;

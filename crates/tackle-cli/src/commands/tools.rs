@@ -281,13 +281,13 @@ fn to_json_line(value: &impl Serialize) -> String {
         .unwrap_or_else(|err| json!({"is_error": true, "output": format!("cannot encode output: {err}")}).to_string())
 }
 
-fn print_json(out: &mut impl std::io::Write, value: &impl Serialize) -> Result<(), Failure> {
+pub(crate) fn print_json(out: &mut impl std::io::Write, value: &impl Serialize) -> Result<(), Failure> {
     serde_json::to_writer_pretty(&mut *out, value)
         .map_err(|err| Failure::failed(format!("cannot write output: {err}")))?;
     writeln!(out).map_err(write_failure)
 }
 
-fn write_failure(err: std::io::Error) -> Failure {
+pub(crate) fn write_failure(err: std::io::Error) -> Failure {
     Failure::failed(format!("cannot write output: {err}"))
 }
 

@@ -1,0 +1,55 @@
+//! Results back to the model in a text format (formats.md §8): every output of one assistant
+//! message goes in one user message, in call order.
+
+use serde_json::json;
+
+use super::call::fence_for;
+use crate::call::CallFormat;
+use crate::xml::text;
+
+/// One call's outcome, as the result message shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallResult<'a> {
+    /// The tool's name.
+    pub tool: &'a str,
+    /// The call id.
+    pub id: &'a str,
+    /// Whether the output is an error.
+    pub is_error: bool,
+    /// The model-facing output text (`ToolOutput::text_content`).
+    pub output: &'a str,
+}
+
+/// The user message answering a message's calls; `results` are in call order (the markdown
+/// form numbers them from 1).
+pub fn render_results(format: CallFormat, results: &[CallResult<'_>]) -> String {
+    let rendered: Vec<String> = results.iter().enumerate().map(|(i, r)| render_one(format, i + 1, r)).collect();
+    rendered.join(if format == CallFormat::Markdown { "\n\n" } else { "\n" })
+}
+
+fn render_one(format: CallFormat, n: usize, result: &CallResult<'_>) -> String {
+    match format {
+        CallFormat::Markdown => {
+            let fence = fence_for(result.output);
+            let error = if result.is_error { " — error" } else { "" };
+            format!("Result of {} (call {n}){error}:\n{fence}output\n{}\n{fence}", result.tool, result.output)
+        }
+        CallFormat::Xml => {
+            let output = if text::needs_cdata(result.output, "</tool-result>") {
+                text::cdata(result.output)
+            } else {
+                result.output.to_owned()
+            };
+            format!(
+                "<tool-result name=\"{}\" id=\"{}\" status=\"{}\">{output}</tool-result>",
+                text::escape_attr(result.tool),
+                text::escape_attr(result.id),
+                if result.is_error { "error" } else { "ok" }
+            )
+        }
+        CallFormat::Tool => {
+            let body = json!({"tool": result.tool, "is_error": result.is_error, "output": result.output});
+            format!("@result({}): {body}", result.id)
+        }
+    }
+}

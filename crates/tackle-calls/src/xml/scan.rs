@@ -1,0 +1,381 @@
+//! The lenient tag scanner (formats.md §3): wrapper tags in prose, and each call element from
+//! its start tag to its closing tag, resumable at any byte.
+//!
+//! Not an XML parser: parameter text is taken raw up to the first matching closing tag (a
+//! `<![CDATA[ … ]]>` section hides closing tags inside it), start tags are read leniently, and
+//! anything else between elements is ignored.
+
+use crate::input::Input;
+
+/// The two wrappers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wrapper {
+    /// `<function_calls>` with `<invoke name=…>` children.
+    FunctionCalls,
+    /// `<tool-use>` with one element per call, named after the tool.
+    ToolUse,
+}
+
+impl Wrapper {
+    fn close_tag(self) -> &'static [u8] {
+        match self {
+            Wrapper::FunctionCalls => b"</function_calls>",
+            Wrapper::ToolUse => b"</tool-use>",
+        }
+    }
+}
+
+/// What a `<` in prose is.
+#[derive(Debug)]
+pub(crate) enum Tag {
+    Wait,
+    Text,
+    /// A wrapper opens; prose resumes at the position given.
+    Open(Wrapper, usize),
+    /// The wrapper closes; prose resumes at the position given.
+    Close(usize),
+    /// A call element starts here.
+    Child(Element),
+}
+
+#[derive(PartialEq, Eq)]
+enum Prefix {
+    Full,
+    Partial,
+    No,
+}
+
+fn prefix(avail: &[u8], pattern: &[u8]) -> Prefix {
+    if avail.len() >= pattern.len() {
+        if avail.starts_with(pattern) { Prefix::Full } else { Prefix::No }
+    } else if pattern.starts_with(avail) {
+        Prefix::Partial
+    } else {
+        Prefix::No
+    }
+}
+
+fn is_delimiter(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == b'>' || b == b'/'
+}
+
+fn is_name_start(c: char) -> bool {
+    c.is_alphabetic() || c == '_'
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')
+}
+
+/// Classifies the `<` at `at`, inside `wrapper` (or outside any).
+pub(crate) fn classify(input: &Input, at: usize, wrapper: Option<Wrapper>) -> Tag {
+    let avail = input.tail(at);
+    let mut partial = false;
+    let full = |pattern: &[u8], partial: &mut bool| match prefix(avail, pattern) {
+        Prefix::Full => true,
+        Prefix::Partial => {
+            *partial = true;
+            false
+        }
+        Prefix::No => false,
+    };
+    let tag = match wrapper {
+        None if full(b"<function_calls>", &mut partial) => Tag::Open(Wrapper::FunctionCalls, at + 16),
+        None if full(b"<tool-use>", &mut partial) => Tag::Open(Wrapper::ToolUse, at + 10),
+        None => Tag::Text,
+        Some(wrapper) if full(wrapper.close_tag(), &mut partial) => Tag::Close(at + wrapper.close_tag().len()),
+        Some(Wrapper::FunctionCalls) => {
+            if full(b"<invoke", &mut partial) {
+                match avail.get(7) {
+                    Some(b) if is_delimiter(*b) => Tag::Child(Element::new(at, at + 7, b"</invoke>".to_vec(), true)),
+                    Some(_) => Tag::Text,
+                    None => {
+                        partial = true;
+                        Tag::Text
+                    }
+                }
+            } else {
+                Tag::Text
+            }
+        }
+        Some(Wrapper::ToolUse) => {
+            let text = input.str(at, input.end());
+            let after = &text[1..];
+            match (after.chars().next(), after.find(|c: char| !is_name_char(c))) {
+                (None, _) => {
+                    partial = true;
+                    Tag::Text
+                }
+                (Some(first), _) if !is_name_start(first) => Tag::Text,
+                (Some(_), None) => {
+                    partial = true;
+                    Tag::Text
+                }
+                (Some(_), Some(len)) => {
+                    let name = &after[..len];
+                    if is_delimiter(after.as_bytes()[len]) && name != "tool-use" && name != "function_calls" {
+                        Tag::Child(Element::new(at, at + 1 + len, format!("</{name}>").into_bytes(), false))
+                    } else {
+                        Tag::Text
+                    }
+                }
+            }
+        }
+    };
+    if partial && !input.finished() { Tag::Wait } else { tag }
+}
+
+/// One call element being read: `<invoke …>…</invoke>` or `<TOOL …>…</TOOL>`.
+#[derive(Debug)]
+pub(crate) struct Element {
+    /// Byte position of its `<`.
+    pub start: usize,
+    /// End of the tag name.
+    pub name_end: usize,
+    /// Whether this is an `<invoke>` (else a `<tool-use>` child named after its tool).
+    pub invoke: bool,
+    /// The start tag's text after the name (its attributes).
+    pub attrs: (usize, usize),
+    /// `<parameter>` children: the start tag's attribute text and the raw value.
+    pub params: Vec<RawParam>,
+    /// The raw text between the start and closing tags (for `<invoke>`: only when it has no
+    /// `<parameter>` children).
+    pub body: Option<(usize, usize)>,
+    close_tag: Vec<u8>,
+    phase: Phase,
+    cdata: Option<usize>,
+}
+
+/// A `<parameter>` child, as byte ranges.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawParam {
+    pub attrs: (usize, usize),
+    pub value: (usize, usize),
+}
+
+#[derive(Debug)]
+enum Phase {
+    StartTag { scan: usize, quote: Option<u8>, after_eq: bool },
+    Content { body_start: usize, scan: usize },
+    ParamTag { tag_start: usize, body_start: usize, scan: usize, quote: Option<u8>, after_eq: bool },
+    ParamValue { attrs: (usize, usize), body_start: usize, value_start: usize, scan: usize },
+}
+
+/// The outcome of reading an element over the text that has arrived.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum ElementStep {
+    Wait,
+    /// Complete; the element ends at the position given.
+    Complete(usize),
+    /// The message ended inside the element.
+    Incomplete,
+}
+
+enum Found {
+    Wait,
+    Incomplete,
+    At(usize, usize),
+}
+
+impl Element {
+    fn new(start: usize, name_end: usize, close_tag: Vec<u8>, invoke: bool) -> Element {
+        Element {
+            start,
+            name_end,
+            invoke,
+            attrs: (name_end, name_end),
+            params: Vec::new(),
+            body: None,
+            close_tag,
+            phase: Phase::StartTag { scan: name_end, quote: None, after_eq: false },
+            cdata: None,
+        }
+    }
+
+    /// The tag name as written.
+    pub fn name<'a>(&self, input: &'a Input) -> &'a str {
+        input.str(self.start + 1, self.name_end)
+    }
+
+    /// Reads on over the text that has arrived.
+    pub fn step(&mut self, input: &mut Input) -> ElementStep {
+        loop {
+            match self.phase {
+                Phase::StartTag { scan, quote, after_eq } => match tag_end(input, scan, quote, after_eq) {
+                    Err((scan, quote, after_eq)) => {
+                        self.phase = Phase::StartTag { scan, quote, after_eq };
+                        return waiting(input);
+                    }
+                    Ok(gt) => {
+                        let self_closing = gt > self.name_end && input.byte(gt - 1) == Some(b'/');
+                        self.attrs = (self.name_end, if self_closing { gt - 1 } else { gt });
+                        if self_closing {
+                            return ElementStep::Complete(gt + 1);
+                        }
+                        self.phase = Phase::Content { body_start: gt + 1, scan: gt + 1 };
+                    }
+                },
+                Phase::Content { body_start, scan } => {
+                    let mut scan = scan;
+                    let targets: [&[u8]; 2] = [&self.close_tag, b"<parameter"];
+                    let targets = if self.invoke { &targets[..] } else { &targets[..1] };
+                    match find_markup(input, &mut scan, &mut self.cdata, targets) {
+                        Found::Wait => {
+                            self.phase = Phase::Content { body_start, scan };
+                            return ElementStep::Wait;
+                        }
+                        Found::Incomplete => return ElementStep::Incomplete,
+                        Found::At(0, at) => {
+                            if self.params.is_empty() {
+                                self.body = Some((body_start, at));
+                            }
+                            return ElementStep::Complete(at + self.close_tag.len());
+                        }
+                        Found::At(_, at) => match input.byte(at + 10) {
+                            None if !input.finished() => {
+                                self.phase = Phase::Content { body_start, scan: at };
+                                return ElementStep::Wait;
+                            }
+                            Some(b) if is_delimiter(b) => {
+                                self.phase = Phase::ParamTag {
+                                    tag_start: at,
+                                    body_start,
+                                    scan: at + 10,
+                                    quote: None,
+                                    after_eq: false,
+                                };
+                            }
+                            _ => self.phase = Phase::Content { body_start, scan: at + 1 },
+                        },
+                    }
+                }
+                Phase::ParamTag { tag_start, body_start, scan, quote, after_eq } => {
+                    match tag_end(input, scan, quote, after_eq) {
+                        Err((scan, quote, after_eq)) => {
+                            self.phase = Phase::ParamTag { tag_start, body_start, scan, quote, after_eq };
+                            return waiting(input);
+                        }
+                        Ok(gt) => {
+                            let attrs_start = tag_start + 10;
+                            if input.byte(gt - 1) == Some(b'/') && gt - 1 >= attrs_start {
+                                self.params.push(RawParam { attrs: (attrs_start, gt - 1), value: (gt, gt) });
+                                self.phase = Phase::Content { body_start, scan: gt + 1 };
+                            } else {
+                                self.phase = Phase::ParamValue {
+                                    attrs: (attrs_start, gt),
+                                    body_start,
+                                    value_start: gt + 1,
+                                    scan: gt + 1,
+                                };
+                            }
+                        }
+                    }
+                }
+                Phase::ParamValue { attrs, body_start, value_start, scan } => {
+                    let mut scan = scan;
+                    match find_markup(input, &mut scan, &mut self.cdata, &[b"</parameter>"]) {
+                        Found::Wait => {
+                            self.phase = Phase::ParamValue { attrs, body_start, value_start, scan };
+                            return ElementStep::Wait;
+                        }
+                        Found::Incomplete => return ElementStep::Incomplete,
+                        Found::At(_, at) => {
+                            self.params.push(RawParam { attrs, value: (value_start, at) });
+                            self.phase = Phase::Content { body_start, scan: at + 12 };
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn waiting(input: &Input) -> ElementStep {
+    if input.finished() { ElementStep::Incomplete } else { ElementStep::Wait }
+}
+
+/// Finds the `>` that ends a start tag, from `scan`. A quote right after `=` (spaces allowed)
+/// runs to the same quote and hides any `>` in it. On `Err`, the state to resume with.
+fn tag_end(
+    input: &mut Input,
+    scan: usize,
+    mut quote: Option<u8>,
+    mut after_eq: bool,
+) -> Result<usize, (usize, Option<u8>, bool)> {
+    let bytes = input.tail(scan);
+    for (i, &b) in bytes.iter().enumerate() {
+        match quote {
+            Some(q) => {
+                if b == q {
+                    quote = None;
+                }
+            }
+            None => match b {
+                b'>' => {
+                    input.examine(i + 1);
+                    return Ok(scan + i);
+                }
+                b'=' => after_eq = true,
+                b'"' | b'\'' if after_eq => {
+                    quote = Some(b);
+                    after_eq = false;
+                }
+                b if b.is_ascii_whitespace() => {}
+                _ => after_eq = false,
+            },
+        }
+    }
+    input.examine(bytes.len());
+    Err((input.end(), quote, after_eq))
+}
+
+/// Finds the first of `targets` at or after `scan`, outside CDATA sections.
+fn find_markup(input: &mut Input, scan: &mut usize, cdata: &mut Option<usize>, targets: &[&[u8]]) -> Found {
+    let end = input.end();
+    let stop = if input.finished() { Found::Incomplete } else { Found::Wait };
+    loop {
+        if let Some(from) = *cdata {
+            match memchr::memmem::find(input.bytes(from, end), b"]]>") {
+                Some(n) => {
+                    input.examine(n + 3);
+                    *cdata = None;
+                    *scan = from + n + 3;
+                }
+                None => {
+                    input.examine(end - from);
+                    *cdata = Some(end.saturating_sub(2).max(from));
+                    return stop;
+                }
+            }
+        }
+        let Some(n) = memchr::memchr(b'<', input.bytes(*scan, end)) else {
+            input.examine(end - *scan);
+            *scan = end;
+            return stop;
+        };
+        input.examine(n + 1);
+        let at = *scan + n;
+        let avail = input.tail(at);
+        let mut partial = false;
+        match prefix(avail, b"<![CDATA[") {
+            Prefix::Full => {
+                *cdata = Some(at + 9);
+                continue;
+            }
+            Prefix::Partial => partial = true,
+            Prefix::No => {}
+        }
+        for (i, target) in targets.iter().enumerate() {
+            match prefix(avail, target) {
+                Prefix::Full => return Found::At(i, at),
+                Prefix::Partial => partial = true,
+                Prefix::No => {}
+            }
+        }
+        if partial && !input.finished() {
+            *scan = at;
+            return Found::Wait;
+        }
+        *scan = at + 1;
+    }
+}

@@ -1,0 +1,141 @@
+//! `tackle parse`: the calls (or code blocks) a model message holds, as the agent loop would
+//! see them (formats.md §9). Reads stdin, prints one JSON array; `--streaming` feeds stdin to
+//! the incremental parser as it arrives and must print the same array; `--events` prints one
+//! JSON line per call or block instead, with the input offset it was found at.
+
+use std::io::{Read as _, Write as _};
+use std::process::ExitCode;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use tackle_calls::{CallFormat, Codeblock, CodeblockScanner, ParsedCall, Parser, ToolIndex, Utf8Stream};
+
+use super::tools::{print_json, write_failure};
+use crate::cli::ParseArgs;
+use crate::exit::{CommandResult, Failure, OK};
+use crate::session;
+
+/// One element of the output array.
+#[derive(Debug, Serialize)]
+struct CallJson<'a> {
+    tool: &'a str,
+    args: &'a Map<String, Value>,
+    id: &'a str,
+    start: usize,
+    end: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+}
+
+impl<'a> From<&'a ParsedCall> for CallJson<'a> {
+    fn from(call: &'a ParsedCall) -> Self {
+        CallJson {
+            tool: &call.name,
+            args: &call.args,
+            id: &call.id,
+            start: call.start,
+            end: call.end,
+            error: call.parse_error.as_deref(),
+        }
+    }
+}
+
+/// What the command finds: calls or blocks.
+enum Finder<'t> {
+    Calls(Parser<'t>),
+    Blocks(CodeblockScanner),
+}
+
+enum Found {
+    Call(ParsedCall),
+    Block(Codeblock),
+}
+
+impl Finder<'_> {
+    fn feed(&mut self, text: &str) -> Vec<Found> {
+        match self {
+            Finder::Calls(parser) => parser.feed(text).into_iter().map(Found::Call).collect(),
+            Finder::Blocks(scanner) => scanner.feed(text).into_iter().map(Found::Block).collect(),
+        }
+    }
+
+    fn finish(self) -> Vec<Found> {
+        match self {
+            Finder::Calls(parser) => parser.finish().into_iter().map(Found::Call).collect(),
+            Finder::Blocks(scanner) => scanner.finish().into_iter().map(Found::Block).collect(),
+        }
+    }
+}
+
+/// `tackle parse`.
+pub fn run(args: ParseArgs) -> CommandResult {
+    let format: CallFormat =
+        args.format.parse().map_err(|err: tackle_calls::UnknownFormat| Failure::usage(err.to_string()))?;
+    let registry = session::registry();
+    let selection = session::select(&registry, args.selection.tools.as_deref())?;
+    let tools = ToolIndex::from_toolset(&registry.instantiate(&selection));
+    let mut finder = if args.codeblocks {
+        Finder::Blocks(CodeblockScanner::new())
+    } else {
+        Finder::Calls(Parser::new(format, &tools))
+    };
+
+    let mut stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    let mut utf8 = Utf8Stream::new();
+    let mut found = Vec::new();
+    let mut fed = 0usize;
+    let mut report = |items: Vec<Found>, fed: usize, out: &mut Vec<Found>| -> Result<(), Failure> {
+        if args.events {
+            for item in &items {
+                let line = match item {
+                    Found::Call(call) => json!({"fed_bytes": fed, "call": CallJson::from(call)}),
+                    Found::Block(block) => json!({"fed_bytes": fed, "block": block}),
+                };
+                writeln!(stdout, "{line}").and_then(|()| stdout.flush()).map_err(write_failure)?;
+            }
+        }
+        out.extend(items);
+        Ok(())
+    };
+
+    if args.streaming {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match stdin.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(Failure::usage(format!("cannot read stdin: {err}"))),
+            };
+            let text = utf8.decode(&buf[..n]).map_err(utf8_failure)?;
+            fed += n;
+            report(finder.feed(&text), fed, &mut found)?;
+        }
+    } else {
+        let mut bytes = Vec::new();
+        stdin.read_to_end(&mut bytes).map_err(|err| Failure::usage(format!("cannot read stdin: {err}")))?;
+        let text = utf8.decode(&bytes).map_err(utf8_failure)?;
+        fed = bytes.len();
+        report(finder.feed(&text), fed, &mut found)?;
+    }
+    utf8.finish().map_err(utf8_failure)?;
+    report(finder.finish(), fed, &mut found)?;
+
+    if !args.events {
+        let mut out = std::io::stdout().lock();
+        let items: Vec<Value> = found
+            .iter()
+            .map(|item| match item {
+                Found::Call(call) => json!(CallJson::from(call)),
+                Found::Block(block) => json!(block),
+            })
+            .collect();
+        print_json(&mut out, &items)?;
+    }
+    Ok(ExitCode::from(OK))
+}
+
+fn utf8_failure(err: tackle_calls::InvalidUtf8) -> Failure {
+    Failure::usage(format!("stdin is not valid UTF-8 (byte {}); tackle parse reads UTF-8 text", err.offset))
+}
