@@ -18,3 +18,11 @@ fi
 
 # MCP peers for the interop tests (spec/mcp.md §3): npm and PyPI packages, pinned.
 scripts/install-mcp-peers.sh
+
+# gptme 0.35.1, the reference for the text call formats' fence rules (tackle-calls'
+# differential test), in a test-only virtualenv.
+GPTME_VENV=.venv-test
+if ! "$GPTME_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("gptme") != "0.35.1")' 2>/dev/null; then
+  python3 -m venv "$GPTME_VENV"
+  "$GPTME_VENV/bin/pip" install --quiet --disable-pip-version-check 'gptme==0.35.1' 'lxml==6.1.3'
+fi

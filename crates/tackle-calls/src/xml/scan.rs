@@ -206,13 +206,13 @@ impl Element {
                         self.phase = Phase::StartTag { scan, quote, after_eq };
                         return waiting(input);
                     }
-                    Ok(gt) => {
-                        let self_closing = gt > self.name_end && input.byte(gt - 1) == Some(b'/');
-                        self.attrs = (self.name_end, if self_closing { gt - 1 } else { gt });
+                    Ok(tag) => {
+                        let self_closing = tag.self_closing(input, self.name_end);
+                        self.attrs = (self.name_end, if self_closing { tag.at - 1 } else { tag.at });
                         if self_closing {
-                            return ElementStep::Complete(gt + 1);
+                            return ElementStep::Complete(tag.at + 1);
                         }
-                        self.phase = Phase::Content { body_start: gt + 1, scan: gt + 1 };
+                        self.phase = Phase::Content { body_start: tag.content(), scan: tag.content() };
                     }
                 },
                 Phase::Content { body_start, scan } => {
@@ -255,17 +255,18 @@ impl Element {
                             self.phase = Phase::ParamTag { tag_start, body_start, scan, quote, after_eq };
                             return waiting(input);
                         }
-                        Ok(gt) => {
+                        Ok(tag) => {
                             let attrs_start = tag_start + 10;
-                            if input.byte(gt - 1) == Some(b'/') && gt - 1 >= attrs_start {
-                                self.params.push(RawParam { attrs: (attrs_start, gt - 1), value: (gt, gt) });
-                                self.phase = Phase::Content { body_start, scan: gt + 1 };
+                            if tag.self_closing(input, attrs_start - 1) {
+                                self.params
+                                    .push(RawParam { attrs: (attrs_start, tag.at - 1), value: (tag.at, tag.at) });
+                                self.phase = Phase::Content { body_start, scan: tag.at + 1 };
                             } else {
                                 self.phase = Phase::ParamValue {
-                                    attrs: (attrs_start, gt),
+                                    attrs: (attrs_start, tag.at),
                                     body_start,
-                                    value_start: gt + 1,
-                                    scan: gt + 1,
+                                    value_start: tag.content(),
+                                    scan: tag.content(),
                                 };
                             }
                         }
@@ -294,14 +295,16 @@ fn waiting(input: &Input) -> ElementStep {
     if input.finished() { ElementStep::Incomplete } else { ElementStep::Wait }
 }
 
-/// Finds the `>` that ends a start tag, from `scan`. A quote right after `=` (spaces allowed)
-/// runs to the same quote and hides any `>` in it. On `Err`, the state to resume with.
+/// Finds the end of a start tag, from `scan`: its `>` (the content starts after it), or an
+/// unquoted `<` that shows the tag is broken (the content starts at that `<`). A quote right
+/// after `=` (spaces allowed) runs to the same quote and hides both. On `Err`, the state to
+/// resume with.
 fn tag_end(
     input: &mut Input,
     scan: usize,
     mut quote: Option<u8>,
     mut after_eq: bool,
-) -> Result<usize, (usize, Option<u8>, bool)> {
+) -> Result<TagEnd, (usize, Option<u8>, bool)> {
     let bytes = input.tail(scan);
     for (i, &b) in bytes.iter().enumerate() {
         match quote {
@@ -311,9 +314,9 @@ fn tag_end(
                 }
             }
             None => match b {
-                b'>' => {
+                b'>' | b'<' => {
                     input.examine(i + 1);
-                    return Ok(scan + i);
+                    return Ok(TagEnd { at: scan + i, closed: b == b'>' });
                 }
                 b'=' => after_eq = true,
                 b'"' | b'\'' if after_eq => {
@@ -327,6 +330,24 @@ fn tag_end(
     }
     input.examine(bytes.len());
     Err((input.end(), quote, after_eq))
+}
+
+/// Where a start tag ends: at `at`, with a `>` there (`closed`) or a stray `<`.
+struct TagEnd {
+    at: usize,
+    closed: bool,
+}
+
+impl TagEnd {
+    /// Where the element's content starts.
+    fn content(&self) -> usize {
+        if self.closed { self.at + 1 } else { self.at }
+    }
+
+    /// Whether the tag ends with `/>`.
+    fn self_closing(&self, input: &Input, after_name: usize) -> bool {
+        self.closed && self.at > after_name && input.byte(self.at - 1) == Some(b'/')
+    }
 }
 
 /// Finds the first of `targets` at or after `scan`, outside CDATA sections.

@@ -1,0 +1,144 @@
+//! The incremental contract (formats.md §7), as properties: for any text and any chunking
+//! (splits inside `\r\n`, fence runs, tags, JSON and multi-byte characters included), the
+//! results of all `feed`s plus `finish` equal the whole-text parse. This is also the fuzzing of
+//! every parser: random and hostile texts must never panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use proptest::prelude::*;
+use tackle_calls::{CallFormat, codeblocks, parse};
+
+/// Pieces that exercise every rule when strung together at random.
+const PIECES: &[&str] = &[
+    "```",
+    "````",
+    "``````",
+    "`",
+    "\n",
+    "\r\n",
+    "\r",
+    " ",
+    "\t",
+    "x",
+    "é",
+    "😀",
+    "bash",
+    "sh",
+    "python",
+    "ipython",
+    "markdown",
+    "save a.txt",
+    "read_file",
+    "<think>",
+    "</think>",
+    "<thinking>",
+    "</thinking>",
+    "<<EOF",
+    "EOF",
+    "<<<",
+    "$((1 << 2))",
+    "'",
+    "\"",
+    "\"\"\"",
+    "\\",
+    "#",
+    "$ ",
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    ",",
+    "@bash(c1): ",
+    "@read_file(r2):",
+    "{\"command\": \"ls\"}",
+    "<function_calls>",
+    "</function_calls>",
+    "<invoke name=\"bash\">",
+    "</invoke>",
+    "<parameter name=\"command\">",
+    "</parameter>",
+    "<tool-use>",
+    "</tool-use>",
+    "<bash>",
+    "</bash>",
+    "<save path=\"p\">",
+    "</save>",
+    "<![CDATA[",
+    "]]>",
+    "&lt;",
+    "&amp;",
+    "&#65;",
+    "/>",
+    ">",
+    "<",
+    "=",
+    "True",
+];
+
+fn pieces() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(PIECES), 0..120).prop_map(|p| p.concat())
+}
+
+fn sizes() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(1usize..24, 1..6)
+}
+
+fn check_all(text: &str, sizes: &[usize]) -> Result<(), TestCaseError> {
+    let tools = support::test_tools();
+    prop_assert_eq!(support::codeblocks_chunked(text, sizes), codeblocks(text), "codeblocks of {:?}", text);
+    for format in CallFormat::ALL {
+        let whole = parse(format, text, &tools);
+        prop_assert_eq!(support::parse_chunked(format, text, &tools, sizes), whole, "{} of {:?}", format, text);
+    }
+    Ok(())
+}
+
+/// Cases per property: 400 in CI; `TACKLE_FUZZ_CASES` runs a longer fuzzing session.
+fn cases() -> u32 {
+    std::env::var("TACKLE_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(400)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    #[test]
+    fn chunked_feeding_equals_whole_parsing_on_rule_pieces(text in pieces(), sizes in sizes()) {
+        check_all(&text, &sizes)?;
+    }
+
+    #[test]
+    fn chunked_feeding_equals_whole_parsing_on_transcripts(seed in 0u64..1_000_000, sizes in sizes()) {
+        check_all(&support::transcript(seed).text, &sizes)?;
+    }
+
+    #[test]
+    fn chunked_feeding_equals_whole_parsing_on_arbitrary_text(text in any::<String>(), sizes in sizes()) {
+        check_all(&text, &sizes)?;
+    }
+
+    #[test]
+    fn one_byte_chunks_equal_whole_parsing(text in pieces()) {
+        check_all(&text, &[1])?;
+    }
+}
+
+/// A call is yielded once final: a prefix of the text never yields a call that the whole text
+/// does not have, and what `feed` yields comes before what `finish` yields.
+#[test]
+fn feed_yields_only_final_calls() {
+    let tools = support::test_tools();
+    let text = "```bash\nls\n```\n@bash(c1): {\"command\": \"x\"}\n<function_calls><invoke name=\"bash\"><parameter name=\"command\">y</parameter></invoke>\n```python\nprint()\n```\nprose\n";
+    for format in CallFormat::ALL {
+        let whole = parse(format, text, &tools);
+        for cut in 0..=text.len() {
+            if !text.is_char_boundary(cut) {
+                continue;
+            }
+            let mut parser = tackle_calls::Parser::new(format, &tools);
+            let early = parser.feed(&text[..cut]);
+            assert_eq!(early.as_slice(), &whole[..early.len()], "{format} cut at {cut}");
+        }
+    }
+}
