@@ -53,6 +53,11 @@ impl AtCall {
         AtCall { start, name_end: 0, id_start: 0, id_end: 0, brace: 0, phase: Phase::Name { scan: start + 1 } }
     }
 
+    /// Whether the recogniser is matching braces (only a `}` can complete the call).
+    pub fn in_body(&self) -> bool {
+        matches!(self.phase, Phase::Body { .. })
+    }
+
     /// Runs over the text that has arrived.
     pub fn step(&mut self, input: &mut Input) -> AtStep {
         let end = input.end();

@@ -53,7 +53,7 @@ enum State {
         closer: &'static [u8],
         scan: usize,
     },
-    At(AtCall),
+    At(Box<AtCall>),
     Element(Box<Element>),
     /// Nothing after this point can be found (the end, or an unclosed construct at the end).
     Done,
@@ -71,11 +71,65 @@ pub(crate) struct Engine<'t> {
     step: u32,
     calls: u32,
     out: Vec<Event>,
+    wake: Wake,
 }
 
 enum Next {
     Go(State),
     Wait(State),
+}
+
+/// What a waiting state needs to see before running again can change anything. Feeding a chunk
+/// without it only appends the chunk (the state scans it later from where it stopped), which
+/// keeps small-chunk streaming close to whole-text speed: prose and block content are looked
+/// at when a byte that can start a decision arrives (a backtick, a tag, an `@`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wake {
+    Any,
+    /// Any of these bytes.
+    Bytes([u8; 3]),
+    /// Nothing can be found any more.
+    Never,
+}
+
+impl Wake {
+    /// A line break: a line completes.
+    const NEWLINE: Wake = Wake::Bytes([b'\n', b'\r', b'\n']);
+
+    /// One byte (a closer ends with it: `>` of a tag, `}` of a JSON object).
+    fn byte(b: u8) -> Wake {
+        Wake::Bytes([b, b, b])
+    }
+
+    /// Whether `chunk` holds what the state waits for.
+    #[inline]
+    fn by(self, chunk: &[u8]) -> bool {
+        match self {
+            Wake::Any => true,
+            Wake::Bytes(bytes) => contains(chunk, bytes),
+            Wake::Never => false,
+        }
+    }
+}
+
+/// Whether `haystack` holds any of three bytes. Streamed chunks are small, where memchr's
+/// set-up costs more than the search: eight bytes at a time with the has-zero-byte trick.
+#[inline]
+fn contains(haystack: &[u8], needles: [u8; 3]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    if haystack.len() > 64 {
+        return memchr::memchr3(needles[0], needles[1], needles[2], haystack).is_some();
+    }
+    let [a, b, c] = needles.map(|n| ONES * u64::from(n));
+    let zero_in = |v: u64| v.wrapping_sub(ONES) & !v;
+    let mut words = haystack.chunks_exact(8);
+    let mut found = 0;
+    for word in &mut words {
+        let v = u64::from_le_bytes([word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7]]);
+        found |= zero_in(v ^ a) | zero_in(v ^ b) | zero_in(v ^ c);
+    }
+    found & HIGHS != 0 || words.remainder().iter().any(|x| needles.contains(x))
 }
 
 impl<'t> Engine<'t> {
@@ -91,6 +145,7 @@ impl<'t> Engine<'t> {
             step,
             calls: 0,
             out: Vec::new(),
+            wake: Wake::Any,
         }
     }
 
@@ -100,9 +155,14 @@ impl<'t> Engine<'t> {
     }
 
     /// Takes more text and returns what it completed.
+    #[inline]
     pub fn feed(&mut self, chunk: &str) -> Vec<Event> {
+        // A `\r` at the end of what had arrived waits for the next byte, whatever it is.
+        let after_cr = self.input.last_byte() == Some(b'\r');
         self.input.push(chunk);
-        self.run();
+        if after_cr || self.wake.by(chunk.as_bytes()) {
+            self.run();
+        }
         std::mem::take(&mut self.out)
     }
 
@@ -124,14 +184,24 @@ impl<'t> Engine<'t> {
                 }
             }
         }
-        let keep = match &self.state {
-            State::LineStart(at) | State::Opener(at) | State::Prose(at) => *at,
-            State::Block(block) => block.start,
-            State::Think { scan, .. } => *scan,
-            State::At(call) => call.start,
-            State::Element(element) => element.start,
-            State::Done => self.input.end(),
+        let end = self.input.end();
+        // Prose decides something only at a fence, a tag (a thinking region, xml) or an `@`
+        // (the tool format); waiting on a partial one needs any byte.
+        let prose = Wake::Bytes([b'`', b'<', if self.mode == Mode::Calls(CallFormat::Tool) { b'@' } else { b'<' }]);
+        let (keep, wake) = match &self.state {
+            State::LineStart(at) | State::Prose(at) => (*at, if *at < end { Wake::Any } else { prose }),
+            State::Opener(at) => (*at, Wake::NEWLINE),
+            State::Block(block) => {
+                let decisive = block.waits_for_lines()
+                    || self.lines.current_start(end).is_some_and(|at| self.input.byte(at) == Some(b'`'));
+                (block.start, if decisive { Wake::NEWLINE } else { Wake::byte(b'`') })
+            }
+            State::Think { scan, .. } => (*scan, Wake::byte(b'>')),
+            State::At(call) => (call.start, if call.in_body() { Wake::byte(b'}') } else { Wake::Any }),
+            State::Element(element) => (element.start, Wake::byte(b'>')),
+            State::Done => (end, Wake::Never),
         };
+        self.wake = wake;
         self.input.release(keep);
     }
 
@@ -223,7 +293,7 @@ impl<'t> Engine<'t> {
                     Next::Go(State::Prose(at))
                 }
             }
-            b'@' if self.mode == Mode::Calls(CallFormat::Tool) => Next::Go(State::At(AtCall::new(at))),
+            b'@' if self.mode == Mode::Calls(CallFormat::Tool) => Next::Go(State::At(Box::new(AtCall::new(at)))),
             _ => Next::Go(State::Prose(at)),
         }
     }

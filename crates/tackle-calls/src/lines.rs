@@ -67,6 +67,12 @@ impl LineWindow {
         LineAt::Line(self.lines[k])
     }
 
+    /// Where the current line starts, if it has started arriving (before `end`).
+    pub fn current_start(&self, end: usize) -> Option<usize> {
+        let start = self.lines.front().map_or(self.next_start, |l| l.start);
+        (start < end).then_some(start)
+    }
+
     /// Drops the current line.
     pub fn pop(&mut self) {
         self.lines.pop_front();

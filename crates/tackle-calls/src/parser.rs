@@ -60,6 +60,7 @@ impl<'t> Parser<'t> {
     }
 
     /// Takes the next chunk; returns the calls it completed.
+    #[inline]
     pub fn feed(&mut self, chunk: &str) -> Vec<ParsedCall> {
         calls(self.engine.feed(chunk))
     }
@@ -101,6 +102,7 @@ impl CodeblockScanner {
     }
 
     /// Takes the next chunk; returns the blocks it completed.
+    #[inline]
     pub fn feed(&mut self, chunk: &str) -> Vec<Codeblock> {
         blocks(self.engine.feed(chunk))
     }
@@ -121,7 +123,11 @@ impl CodeblockScanner {
     }
 }
 
+#[inline]
 fn calls(events: Vec<Event>) -> Vec<ParsedCall> {
+    if events.is_empty() {
+        return Vec::new();
+    }
     events
         .into_iter()
         .filter_map(|e| match e {
@@ -131,7 +137,11 @@ fn calls(events: Vec<Event>) -> Vec<ParsedCall> {
         .collect()
 }
 
+#[inline]
 fn blocks(events: Vec<Event>) -> Vec<Codeblock> {
+    if events.is_empty() {
+        return Vec::new();
+    }
     events
         .into_iter()
         .filter_map(|e| match e {

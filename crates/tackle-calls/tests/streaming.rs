@@ -142,3 +142,39 @@ fn feed_yields_only_final_calls() {
         }
     }
 }
+
+/// A call is yielded as soon as it is decided (§7.2): at the newline of an exec block's closing
+/// fence, at the line that settles a non-exec closer, at an `@` call's balancing brace, at an
+/// xml call's closing tag. Fed one character at a time; the offset is how much had been fed.
+#[test]
+fn calls_are_yielded_as_soon_as_they_are_decided() {
+    let tools = support::test_tools();
+    let cases: &[(CallFormat, &str, Option<&str>)] = &[
+        (CallFormat::Markdown, "Plain prose first\nand more\n```bash\nls\nmore ls\n```\nafter", Some("```\n")),
+        (CallFormat::Markdown, "```save a.txt\nx\n```\n\nafter", Some("```\n\n")),
+        (CallFormat::Markdown, "```save a.txt\nx\n```\n```bash\nls\n```\n", Some("```bash\n")),
+        (CallFormat::Markdown, "```bash\nls\n```", None),
+        (CallFormat::Tool, "prose\n@bash(c1): {\"command\": \"echo }\"} and then", Some("\"}")),
+        (CallFormat::Tool, "<think>x</think>\n@bash(c1): {}\n", Some("{}")),
+        (
+            CallFormat::Xml,
+            "<function_calls><invoke name=\"bash\"><parameter name=\"command\">ls</parameter></invoke>\n</function_calls>",
+            Some("</invoke>"),
+        ),
+        (CallFormat::Xml, "x <tool-use><bash>ls</bash> y", Some("</bash>")),
+    ];
+    for (format, text, decided_after) in cases {
+        let expected = decided_after.map(|marker| text.find(marker).unwrap() + marker.len());
+        let mut parser = tackle_calls::Parser::new(*format, &tools);
+        let mut yielded_at = None;
+        for (i, c) in text.char_indices() {
+            let calls = parser.feed(&text[i..i + c.len_utf8()]);
+            if !calls.is_empty() && yielded_at.is_none() {
+                yielded_at = Some(i + c.len_utf8());
+            }
+        }
+        let at_finish = parser.finish();
+        assert_eq!(yielded_at, expected, "{format}: {text:?}");
+        assert_eq!(at_finish.len(), usize::from(expected.is_none()), "{format}: {text:?}");
+    }
+}

@@ -113,6 +113,12 @@ impl Block {
         }
     }
 
+    /// Whether the current line's decision waits for later lines (a look-ahead), rather than
+    /// for the line itself.
+    pub fn waits_for_lines(&self) -> bool {
+        !matches!(self.stage, Stage::Fresh)
+    }
+
     /// Runs the block over the lines of `lines` (line 0 is the block's current line).
     pub fn step(&mut self, input: &mut Input, lines: &mut LineWindow) -> BlockStep {
         loop {
@@ -187,7 +193,7 @@ impl Block {
                     LineAt::End => break,
                     LineAt::Line(later) => {
                         let text = later.text(input);
-                        input.examine(text.len().min(word.len() + 8));
+                        input.examine(text.len());
                         if pytext::strip(text) == word {
                             confirmed = true;
                             break;
@@ -213,6 +219,7 @@ impl Block {
                 LineAt::End => return Decision::Close { end },
                 LineAt::Line(next) => {
                     let text = next.text(input);
+                    input.examine(text.len());
                     if pytext::is_blank(text) || text.starts_with("```") {
                         return Decision::Close { end };
                     }
@@ -228,6 +235,7 @@ impl Block {
                     LineAt::End => break,
                     LineAt::Line(later) => {
                         let text = later.text(input);
+                        input.examine(text.len());
                         let stripped = pytext::strip(text);
                         if stripped.len() >= 3 && stripped.bytes().all(|b| b == b'`') {
                             found = Some(*j);
@@ -251,7 +259,9 @@ impl Block {
                     LineAt::Wait => return Decision::Wait,
                     LineAt::End => break,
                     LineAt::Line(later) => {
-                        if !pytext::is_blank(later.text(input)) {
+                        let text = later.text(input);
+                        input.examine(text.len());
+                        if !pytext::is_blank(text) {
                             self.depth += 1;
                             return Decision::Content;
                         }

@@ -58,10 +58,12 @@ pub fn render_call(
     }
 }
 
-/// The fence for a body: `max(3, L + 1)` backticks, `L` the longest run starting a line.
+/// The fence for a body: `max(3, L + 1)` backticks, `L` the longest run starting a line;
+/// never exactly six, which followed by a langtag reads as a glued close and open (§2.1).
 pub(crate) fn fence_for(body: &str) -> String {
     let longest = body.split('\n').map(pytext::backtick_run).max().unwrap_or(0);
-    "`".repeat((longest + 1).max(3))
+    let len = (longest + 1).max(3);
+    "`".repeat(if len == 6 { 7 } else { len })
 }
 
 fn markdown(tools: &ToolIndex, name: &str, args: &Map<String, Value>) -> Result<String, String> {

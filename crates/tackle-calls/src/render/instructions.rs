@@ -56,21 +56,23 @@ fn rules(format: CallFormat, tools: &ToolIndex) -> String {
             text
         }
         CallFormat::Xml => "# Calling tools\n\
-             Call tools with XML:\n\
-             <function_calls>\n<invoke name=\"TOOL\">\n<parameter name=\"NAME\">VALUE</parameter>\n</invoke>\n</function_calls>\n\
+             Call tools with XML, in this shape:\n\
+             ```xml\n<function_calls>\n<invoke name=\"TOOL\">\n<parameter name=\"NAME\">VALUE</parameter>\n</invoke>\n</function_calls>\n```\n\
              Parameter text is taken as written, with no escaping. Numbers, booleans, arrays and objects are \
-             written as JSON. A value that contains </parameter> goes in <![CDATA[ … ]]>. One <function_calls> \
-             may hold several <invoke> elements; each runs as soon as its </invoke> is written, and the results \
-             come back in the next message as <tool-result> elements.\n\
-             XML inside a code fence is not run: to show an example without running it, put it in a fence."
+             written as JSON. A value that contains the closing parameter tag goes in a CDATA section. One \
+             function_calls element may hold several invoke elements; each runs as soon as its closing invoke \
+             tag is written, and the results come back in the next message as tool-result elements.\n\
+             XML inside a code fence is not run: to show an example without running it, put it in a fence \
+             (as above)."
             .to_owned(),
         CallFormat::Tool => "# Calling tools\n\
-             Call a tool with a line that starts with\n\
-             @TOOL(CALL_ID): {\"param\": \"value\"}\n\
+             Call a tool with a line that starts like this:\n\
+             ```text\n@TOOL(CALL_ID): {\"param\": \"value\"}\n```\n\
              CALL_ID is an id you choose, unique in the conversation (letters, digits, _ - : .). The arguments \
              are one JSON object, which may span several lines. Each call runs as soon as its closing brace is \
              written; the results come back in the next message as @result(CALL_ID): {…} lines.\n\
-             A line inside a code fence is not a call: to show an example without running it, put it in a fence."
+             A line inside a code fence is not a call: to show an example without running it, put it in a fence \
+             (as above)."
             .to_owned(),
     }
 }

@@ -55,6 +55,9 @@ fn prefix(avail: &[u8], pattern: &[u8]) -> Prefix {
     }
 }
 
+/// The longest element name taken as a tool name in `<tool-use>`.
+const MAX_NAME: usize = 256;
+
 fn is_delimiter(b: u8) -> bool {
     b.is_ascii_whitespace() || b == b'>' || b == b'/'
 }
@@ -99,9 +102,17 @@ pub(crate) fn classify(input: &Input, at: usize, wrapper: Option<Wrapper>) -> Ta
             }
         }
         Some(Wrapper::ToolUse) => {
-            let text = input.str(at, input.end());
-            let after = &text[1..];
+            // A tool name is short; a longer run is text (and a partial one is not rescanned
+            // at length on every chunk).
+            let text = input.str(at + 1, input.end());
+            let mut cut = text.len().min(MAX_NAME + 1);
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let after = &text[..cut];
+            input.examine(after.len());
             match (after.chars().next(), after.find(|c: char| !is_name_char(c))) {
+                (Some(_), None) if after.len() > MAX_NAME => Tag::Text,
                 (None, _) => {
                     partial = true;
                     Tag::Text
