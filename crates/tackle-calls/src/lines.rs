@@ -126,7 +126,7 @@ mod tests {
         let mut input = Input::default();
         let mut window = LineWindow::default();
         let mut out = Vec::new();
-        let mut take = |input: &mut Input, window: &mut LineWindow, out: &mut Vec<String>| {
+        let take = |input: &mut Input, window: &mut LineWindow, out: &mut Vec<String>| {
             while let LineAt::Line(line) = window.get(input, 0) {
                 out.push(line.text(input).to_owned());
                 window.pop();

@@ -19,7 +19,7 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 
 /// The instructions for `format` and the tools of `tools`.
 pub fn instructions(format: CallFormat, tools: &ToolIndex) -> String {
-    let mut out = String::from(rules(format, tools));
+    let mut out = rules(format, tools);
     out.push_str("\n\n## Tools\n");
     for spec in tools.specs() {
         out.push_str(&tool_section(format, tools, spec));
