@@ -3,6 +3,7 @@
 
 pub mod control;
 pub mod fs;
+pub mod gptme;
 pub mod json_edit;
 pub mod search;
 
@@ -27,4 +28,7 @@ pub fn register_builtins(registry: &mut Registry) {
     registry.register(&["default", "bare", "codex"], search::glob::Glob::default);
     registry.register(&["default", "bare", "codex"], search::grep::Grep::default);
     registry.register(&[], json_edit::JsonEdit::default);
+    registry.register(&[], gptme::Save::default);
+    registry.register(&[], gptme::Append::default);
+    registry.register(&[], gptme::Patch::default);
 }
