@@ -26,3 +26,15 @@ if ! "$GPTME_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(
   python3 -m venv "$GPTME_VENV"
   "$GPTME_VENV/bin/pip" install --quiet --disable-pip-version-check 'gptme==0.35.1' 'lxml==6.1.3'
 fi
+
+# The third-party fake LLM server for the end-to-end `tackle run` check (providers.md §8.2),
+# pinned, into a test-only directory.
+AIMOCK_VERSION=1.43.0
+AIMOCK_DIR=.test-deps/npm
+if [ "$(node -p "require('./$AIMOCK_DIR/node_modules/@copilotkit/aimock/package.json').version" 2>/dev/null)" != "$AIMOCK_VERSION" ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+  fi
+  mkdir -p "$AIMOCK_DIR"
+  npm install --prefix "$AIMOCK_DIR" --no-audit --no-fund --silent "@copilotkit/aimock@$AIMOCK_VERSION"
+fi

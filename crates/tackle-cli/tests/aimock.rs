@@ -1,0 +1,160 @@
+//! The outside check (providers.md §8.2): the third-party `@copilotkit/aimock` server, installed
+//! by `scripts/install-test-deps.sh`, drives `tackle run` end to end over the OpenAI and the
+//! Anthropic wire format, and its journal shows what Tackle sent.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tackle_testkit::Protocol;
+
+/// A running aimock, killed on drop.
+struct Aimock {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Aimock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn llmock() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bin = root.join(".test-deps/npm/node_modules/.bin/llmock");
+    assert!(bin.exists(), "aimock is not installed at {}: run scripts/install-test-deps.sh", bin.display());
+    bin
+}
+
+impl Aimock {
+    fn start(fixtures: &Value, dir: &Path, extra: &[&str]) -> Aimock {
+        let path = dir.join("fixtures.json");
+        std::fs::write(&path, fixtures.to_string()).unwrap();
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(llmock())
+            .args(["-p", &port.to_string(), "-h", "127.0.0.1", "-f"])
+            .arg(&path)
+            .args(["-c", "8", "--log-level", "warn"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let aimock = Aimock { child, port };
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(20), "aimock did not start on port {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        aimock
+    }
+
+    fn base_url(&self, protocol: Protocol) -> String {
+        match protocol {
+            Protocol::OpenAi => format!("http://127.0.0.1:{}/v1", self.port),
+            Protocol::Anthropic => format!("http://127.0.0.1:{}", self.port),
+        }
+    }
+
+    /// The bodies of the requests aimock received.
+    fn journal(&self) -> Vec<(String, Value)> {
+        use std::io::{Read as _, Write as _};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(stream, "GET /__aimock/journal HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let (head, body) = response.split_once("\r\n\r\n").unwrap();
+        let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(body) } else { body.to_owned() };
+        let entries: Value = serde_json::from_str(&body).unwrap();
+        entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["path"].as_str().unwrap_or_default().to_owned(), e["body"].clone()))
+            .collect()
+    }
+}
+
+fn dechunk(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.push_str(&tail[..size]);
+        rest = &tail[size + 2..];
+    }
+    out
+}
+
+fn tackle(args: &[String]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tackle"))
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env("TACKLE_CONFIG_DIR", "/nonexistent-tackle-config")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn run(aimock: &Aimock, protocol: Protocol, workspace: &Path, task: &str, tools: &str) -> Value {
+    let model = match protocol {
+        Protocol::OpenAi => "openai/aimock",
+        Protocol::Anthropic => "anthropic/aimock",
+    };
+    let args: Vec<String> = [
+        "run", task, "--model", model, "--base-url", &aimock.base_url(protocol), "--workspace",
+        &workspace.display().to_string(), "--tools", tools, "--permission-mode", "bypass", "--json",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let out = tackle(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{protocol:?}: {stderr}");
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = tackle(&["replay".into(), result["trajectory"].as_str().unwrap().into(), "--check".into()]);
+    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stdout));
+    result
+}
+
+/// Every request aimock saw keeps the history valid: each call answered once, no orphans,
+/// Anthropic results first.
+fn assert_history_valid(aimock: &Aimock) -> usize {
+    let journal = aimock.journal();
+    for (path, body) in &journal {
+        let protocol = if path.ends_with("/messages") { Protocol::Anthropic } else { Protocol::OpenAi };
+        let view = tackle_testkit::view(protocol, body);
+        assert!(view.problems.is_empty(), "{path}: {:?}", view.problems);
+    }
+    journal.len()
+}
+
+#[test]
+fn aimock_drives_tackle_run_over_both_wire_formats() {
+    let fixtures = json!({"fixtures": [
+        {"match": {"userMessage": "plan the change, then finish", "hasToolResult": false},
+         "response": {"content": "Let me plan.", "toolCalls": [{"name": "sequentialthinking", "id": "call_plan_1",
+            "arguments": {"thought": "read, edit, test", "next_thought_needed": false, "thought_number": 1, "total_thoughts": 1}}]}},
+        {"match": {"toolCallId": "call_plan_1"},
+         "response": {"content": "Planned.", "toolCalls": [{"name": "task_done", "id": "call_done_1", "arguments": {}}]}}
+    ]});
+    let dir = tempfile::tempdir().unwrap();
+    let aimock = Aimock::start(&fixtures, dir.path(), &[]);
+    for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
+        let workspace = tempfile::tempdir().unwrap();
+        let result = run(&aimock, protocol, workspace.path(), "plan the change, then finish", "default,sequentialthinking");
+        assert_eq!((result["status"].clone(), result["steps"].clone()), (json!("success"), json!(2)), "{protocol:?}");
+    }
+    assert_eq!(assert_history_valid(&aimock), 4);
+}
