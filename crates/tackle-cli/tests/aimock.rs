@@ -71,7 +71,11 @@ impl Aimock {
         let mut response = String::new();
         stream.read_to_string(&mut response).unwrap();
         let (head, body) = response.split_once("\r\n\r\n").unwrap();
-        let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(body) } else { body.to_owned() };
+        let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+            dechunk(body)
+        } else {
+            body.to_owned()
+        };
         let entries: Value = serde_json::from_str(&body).unwrap();
         entries
             .as_array()
@@ -113,8 +117,19 @@ fn run(aimock: &Aimock, protocol: Protocol, workspace: &Path, task: &str, tools:
         Protocol::Anthropic => "anthropic/aimock",
     };
     let args: Vec<String> = [
-        "run", task, "--model", model, "--base-url", &aimock.base_url(protocol), "--workspace",
-        &workspace.display().to_string(), "--tools", tools, "--permission-mode", "bypass", "--json",
+        "run",
+        task,
+        "--model",
+        model,
+        "--base-url",
+        &aimock.base_url(protocol),
+        "--workspace",
+        &workspace.display().to_string(),
+        "--tools",
+        tools,
+        "--permission-mode",
+        "bypass",
+        "--json",
     ]
     .iter()
     .map(|s| (*s).to_owned())
@@ -153,7 +168,8 @@ fn aimock_drives_tackle_run_over_both_wire_formats() {
     let aimock = Aimock::start(&fixtures, dir.path(), &[]);
     for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
         let workspace = tempfile::tempdir().unwrap();
-        let result = run(&aimock, protocol, workspace.path(), "plan the change, then finish", "default,sequentialthinking");
+        let result =
+            run(&aimock, protocol, workspace.path(), "plan the change, then finish", "default,sequentialthinking");
         assert_eq!((result["status"].clone(), result["steps"].clone()), (json!("success"), json!(2)), "{protocol:?}");
     }
     assert_eq!(assert_history_valid(&aimock), 4);

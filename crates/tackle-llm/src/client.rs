@@ -165,6 +165,7 @@ impl LlmClient {
         }
         let http = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
+            .tcp_nodelay(true)
             .default_headers(headers)
             .user_agent(concat!("tackle/", env!("CARGO_PKG_VERSION")))
             .build()

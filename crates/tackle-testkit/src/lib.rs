@@ -98,6 +98,10 @@ impl FakeLlm {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local address");
         let task = tokio::spawn(async move {
+            // Small SSE writes must not wait for Nagle's algorithm (40 ms stalls).
+            let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             let _ = axum::serve(listener, app).await;
         });
         FakeLlm { addr, state, task }
