@@ -174,3 +174,42 @@ fn aimock_drives_tackle_run_over_both_wire_formats() {
     }
     assert_eq!(assert_history_valid(&aimock), 4);
 }
+
+#[test]
+fn aimock_task_reads_edits_and_finishes_over_both_wire_formats() {
+    let fixtures = json!({"fixtures": [
+        {"match": {"userMessage": "change the greeting in a.txt to goodbye", "hasToolResult": false},
+         "response": {"content": "Let me read it.", "toolCalls": [{"name": "read_file", "id": "call_read_1", "arguments": {"file_path": "a.txt"}}]}},
+        {"match": {"toolCallId": "call_read_1"},
+         "response": {"content": "Now the edit.", "toolCalls": [{"name": "edit_file", "id": "call_edit_1",
+            "arguments": {"file_path": "a.txt", "old_string": "hello", "new_string": "goodbye"}}]}},
+        {"match": {"toolCallId": "call_edit_1"},
+         "response": {"content": "Let me check.", "toolCalls": [{"name": "read_file", "id": "call_check_1", "arguments": {"file_path": "a.txt"}}]}},
+        {"match": {"toolCallId": "call_check_1"},
+         "response": {"content": "The greeting is now goodbye.", "toolCalls": [{"name": "task_done", "id": "call_done_1", "arguments": {}}]}}
+    ]});
+    let dir = tempfile::tempdir().unwrap();
+    let aimock = Aimock::start(&fixtures, dir.path(), &[]);
+    for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(workspace.path().join("a.txt"), "hello world\n").unwrap();
+        let result = run(&aimock, protocol, workspace.path(), "change the greeting in a.txt to goodbye", "default");
+        assert_eq!((result["status"].clone(), result["steps"].clone()), (json!("success"), json!(4)), "{protocol:?}");
+        assert_eq!(std::fs::read_to_string(workspace.path().join("a.txt")).unwrap(), "goodbye world\n");
+        let trajectory = std::fs::read_to_string(result["trajectory"].as_str().unwrap()).unwrap();
+        let outputs: Vec<Value> = trajectory
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|e| e["type"] == "tool_output")
+            .collect();
+        let answered: Vec<(&str, bool)> =
+            outputs.iter().map(|e| (e["call_id"].as_str().unwrap(), e["is_error"].as_bool().unwrap())).collect();
+        assert_eq!(
+            answered,
+            [("call_read_1", false), ("call_edit_1", false), ("call_check_1", false), ("call_done_1", false)],
+            "{protocol:?}"
+        );
+        assert!(outputs[2]["content"].as_str().unwrap().contains("goodbye world"));
+    }
+    assert_eq!(assert_history_valid(&aimock), 8);
+}

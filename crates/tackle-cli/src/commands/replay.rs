@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tackle_agent::replay::{copy_workspace, read_events, recorded_setup, rerun, transcript};
 use tackle_core::permission::{AutoApprover, ModePolicy, PermissionMode};
-use tackle_core::{Executor, ExecutorConfig, Session, SessionConfig};
+use tackle_core::{Executor, ExecutorConfig, Session};
 
 use crate::cli::ReplayArgs;
 use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED};
@@ -55,9 +55,9 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
     let registry = session::registry();
     let list = tools.join(",");
     let selection = session::select_from(&registry, Some(&list), "all")?;
-    let mut session_config = SessionConfig::new(workspace.clone());
-    session_config.path_policy = session::path_policy(&config, &workspace)?;
-    let session = Session::new(session_config, registry.instantiate(&selection));
+    // Read-before-edit stays on: the recorded reads are re-run too, so the edits behave as they did.
+    let session = Session::new(session::session_config(&config, &workspace, true)?, registry.instantiate(&selection));
+    session::tool_settings(&config, &session)?;
     session::tool_settings(&config, &session)?;
     // Calls that were denied in the run are skipped; the rest ran then and run again now.
     let executor = Executor::new(ExecutorConfig::default())

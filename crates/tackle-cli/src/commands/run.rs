@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tackle_agent::provider::{default_model, provider_config};
 use tackle_agent::{Agent, AgentConfig, CallFormat, Permissions, StdioPrompter, TerminalApprover, Trajectory};
 use tackle_core::permission::{Approver, AutoApprover, ModePolicy, NonInteractiveApprover, PermissionMode};
-use tackle_core::{ExecutorConfig, Session, SessionConfig};
+use tackle_core::{ExecutorConfig, Session};
 use tackle_llm::LlmClient;
 use tokio_util::sync::CancellationToken;
 
@@ -52,9 +52,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
 
     let registry = session::registry();
     let selection = session::select_from(&registry, args.tools.as_deref(), RUN_DEFAULT)?;
-    let mut session_config = SessionConfig::new(workspace.clone());
-    session_config.path_policy = session::path_policy(&config, &workspace)?;
-    let session = Session::new(session_config, registry.instantiate(&selection));
+    let session = Session::new(session::session_config(&config, &workspace, true)?, registry.instantiate(&selection));
     session::tool_settings(&config, &session)?;
 
     let path =
