@@ -62,6 +62,10 @@ pub struct ServeArgs {
     /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
     #[arg(long)]
     pub trust_workspace: bool,
+    /// Start the MCP servers the workspace defines without asking (used only when --tools
+    /// names imported tools; also TACKLE_ALLOW_PROJECT_MCP=1).
+    #[arg(long)]
+    pub allow_project_mcp: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -80,9 +84,13 @@ pub enum ToolsCommand {
 #[derive(Debug, Args, Clone)]
 pub struct ToolSelection {
     /// Allowlist: toolsets, names, globs, hint:read-only, hint:destructive, -NAME to drop
-    /// (default: every built-in).
+    /// (default: every built-in and every imported MCP tool).
     #[arg(long, value_name = "LIST")]
     pub tools: Option<String>,
+    /// Start the MCP servers the workspace defines (.mcp.json, tackle.toml) without asking
+    /// (also TACKLE_ALLOW_PROJECT_MCP=1).
+    #[arg(long)]
+    pub allow_project_mcp: bool,
 }
 
 /// Options of the commands that run tools.
@@ -182,6 +190,10 @@ pub struct RunArgs {
     /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
     #[arg(long)]
     pub trust_workspace: bool,
+    /// Start the MCP servers the workspace defines (.mcp.json, tackle.toml) without asking
+    /// (also TACKLE_ALLOW_PROJECT_MCP=1).
+    #[arg(long)]
+    pub allow_project_mcp: bool,
 }
 
 #[derive(Debug, Args)]

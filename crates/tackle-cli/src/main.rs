@@ -30,8 +30,8 @@ fn main() -> ExitCode {
             Command::Run(args) => commands::run::run(args).await,
             Command::Replay(args) => commands::replay::replay(args).await,
             Command::Tools { command } => match command {
-                ToolsCommand::List(args) => commands::tools::list(args),
-                ToolsCommand::Schema(args) => commands::tools::schema(args),
+                ToolsCommand::List(args) => commands::tools::list(args).await,
+                ToolsCommand::Schema(args) => commands::tools::schema(args).await,
                 ToolsCommand::Call(args) => commands::tools::call(args).await,
                 ToolsCommand::Batch(args) => commands::tools::batch(args).await,
             },

@@ -1,7 +1,8 @@
 //! Builds the tool session a command runs in, one concern per function: the configuration
-//! layers, the registry (built-ins, later imported MCP tools), the selection, the workspace,
-//! the path policy, and the executor with its permission mode.
+//! layers, the registry (built-ins and imported MCP tools), the selection, the workspace,
+//! the path policy, and the executor with its permission mode; and ends it.
 
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,20 +11,100 @@ use tackle_core::permission::{ModePolicy, NonInteractiveApprover, PermissionMode
 use tackle_core::registry::Selection;
 use tackle_core::{Executor, ExecutorConfig, PathPolicy, Registry, Session, SessionConfig};
 
+use tackle_mcp::client::McpHub;
+use tackle_mcp::client::config::Candidate;
+use tackle_mcp::client::consent::{ConsentPolicy, Prompt};
+
 use crate::cli::SessionArgs;
 use crate::exit::Failure;
 
-/// The default selection of the `tools` commands: every built-in, opt-in ones included.
-pub const TOOLS_DEFAULT: &str = "all";
+/// The default selection of the `tools` commands: every built-in, opt-in ones included, and
+/// every imported MCP tool.
+pub const TOOLS_DEFAULT: &str = "all,mcp";
 
 /// The configuration layers of `workspace`.
 pub fn config(workspace: &Path, trust_workspace: bool) -> Result<Config, Failure> {
     Config::load(workspace, trust_workspace).map_err(|err| Failure::usage(err.to_string()))
 }
 
-/// Every tool Tackle knows.
+/// Every built-in tool.
 pub fn registry() -> Registry {
     tackle_tools::builtin_registry()
+}
+
+/// Starts the MCP servers the configuration names (mcp.md §2.1: the user's own, and the
+/// workspace's with consent) and registers their tools. Notices go to stderr. The person is
+/// asked about workspace servers only when `interactive` (stdin and stderr are terminals).
+pub async fn import_mcp(
+    registry: &mut Registry,
+    config: &Config,
+    workspace: &Path,
+    allow_project_mcp: bool,
+    interactive: bool,
+) -> McpHub {
+    let section = tackle_mcp::client::user_section(config);
+    let prompt: Option<Prompt<'_>> = if interactive { Some(&ask_consent) } else { None };
+    let consent = ConsentPolicy {
+        allow_project_flag: allow_project_mcp,
+        workspace_trusted: config.workspace_trusted,
+        trusted_workspaces: section.trusted_workspaces,
+        store: tackle_mcp::client::consent::default_store(),
+        prompt,
+    };
+    let (servers, notices) = tackle_mcp::client::servers(config, workspace, &consent);
+    let threshold = section.defer_threshold.unwrap_or(tackle_mcp::client::config::DEFAULT_DEFER_THRESHOLD);
+    let (hub, started) = McpHub::start(servers, workspace, registry, threshold).await;
+    for notice in notices.iter().chain(&started) {
+        eprintln!("tackle: {notice}");
+    }
+    hub.register(registry);
+    hub
+}
+
+/// The terminal prompt for a workspace MCP server (the answer is remembered).
+fn ask_consent(candidate: &Candidate) -> bool {
+    let what = match (&candidate.raw.command, &candidate.raw.url) {
+        (Some(command), _) => std::iter::once(command.as_str())
+            .chain(candidate.raw.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        (None, Some(url)) => url.clone(),
+        (None, None) => "(nothing to run)".to_owned(),
+    };
+    eprint!(
+        "tackle: {} defines the MCP server '{}', which runs: {what}\nStart it (the answer is remembered)? [y/N] ",
+        candidate.origin.label(),
+        candidate.name
+    );
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
+}
+
+/// Whether prompts can be shown (stdin and stderr are terminals).
+pub fn interactive() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// Ends a session: closes its tools, then its MCP servers.
+pub async fn close(session: &Session) {
+    tackle_mcp::client::close_session(session).await;
+}
+
+/// Between turns: takes up the tool changes MCP servers announced (mcp.md §2.5), keeping
+/// to the session's allowlist; each change is told on stderr.
+pub async fn refresh_mcp(session: &mut Session, tools: Option<&str>) {
+    let Some(hub) = McpHub::of(session) else { return };
+    let changes = hub.refresh().await;
+    if changes.is_empty() {
+        return;
+    }
+    let mut registry = registry();
+    hub.register(&mut registry);
+    let admitted = registry.select(tools.unwrap_or(TOOLS_DEFAULT), TOOLS_DEFAULT).map(|s| s.names).unwrap_or_default();
+    hub.update_session(session, &changes, &|name| admitted.iter().any(|n| n == name));
+    for change in &changes {
+        eprintln!("tackle: {change}");
+    }
 }
 
 /// Applies `--tools` to the registry.
@@ -84,15 +165,24 @@ pub fn executor(permission_mode: &str) -> Result<Executor, Failure> {
         .with_approver(Arc::new(NonInteractiveApprover)))
 }
 
-/// A session and executor for a `tools call` or `tools batch`.
-pub fn open(args: &SessionArgs, enforce_read_before_edit: bool) -> Result<(Session, Executor), Failure> {
+/// A session and executor for a `tools call` or `tools batch`, with the MCP servers of the
+/// configuration attached (end it with [`close`]).
+pub async fn open(args: &SessionArgs, enforce_read_before_edit: bool) -> Result<(Session, Executor), Failure> {
     let executor = executor(&args.permission_mode)?;
     let workspace = workspace(args.workspace.as_ref())?;
     let config = config(&workspace, args.trust_workspace)?;
-    let registry = registry();
-    let selection = select(&registry, args.selection.tools.as_deref())?;
+    let mut registry = registry();
+    let hub = import_mcp(&mut registry, &config, &workspace, args.selection.allow_project_mcp, interactive()).await;
+    let selection = match select(&registry, args.selection.tools.as_deref()) {
+        Ok(selection) => selection,
+        Err(failure) => {
+            hub.shutdown().await;
+            return Err(failure);
+        }
+    };
     let session_config = session_config(&config, &workspace, enforce_read_before_edit)?;
     let session = Session::new(session_config, registry.instantiate(&selection));
+    hub.attach(&session);
     tool_settings(&config, &session)?;
     Ok((session, executor))
 }

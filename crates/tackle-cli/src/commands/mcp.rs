@@ -35,8 +35,23 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
     let workspace = session::workspace(args.workspace.as_ref())?;
     let config = session::config(&workspace, args.trust_workspace)?;
     let settings: ServeSettings = config.section("mcp.serve").map_err(|err| Failure::usage(err.to_string()))?;
-    let registry = session::registry();
-    let selection = select(&registry, args.tools.as_deref())?;
+    let mut registry = session::registry();
+    // MCP servers are started only when the allowlist names imported tools (and never ask:
+    // stdin belongs to the MCP client).
+    let hub = if server::names_imported_tools(args.tools.as_deref()) {
+        Some(session::import_mcp(&mut registry, &config, &workspace, args.allow_project_mcp, false).await)
+    } else {
+        None
+    };
+    let selection = match select(&registry, args.tools.as_deref()) {
+        Ok(selection) => selection,
+        Err(failure) => {
+            if let Some(hub) = &hub {
+                hub.shutdown().await;
+            }
+            return Err(failure);
+        }
+    };
     let session_config = session::session_config(&config, &workspace, true)?;
     let factory: server::SessionFactory = Arc::new(move || {
         let session = Session::new(session_config.clone(), registry.instantiate(&selection));
@@ -49,6 +64,15 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         idle_timeout: settings.idle_timeout_s.map_or(server::DEFAULT_IDLE_TIMEOUT, Duration::from_secs),
     };
     let server = McpServer::new(factory, executor, options);
+    let served = serve_on(&server, http).await;
+    if let Some(hub) = &hub {
+        hub.shutdown().await;
+    }
+    served
+}
+
+/// Serves until the client leaves (stdio) or a signal arrives.
+async fn serve_on(server: &McpServer, http: Option<std::net::SocketAddr>) -> CommandResult {
     match http {
         None => {
             tokio::select! {
@@ -71,11 +95,7 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
 
 /// Applies `--tools`, or the serve default (mcp.md §1.3).
 fn select(registry: &Registry, tools: Option<&str>) -> Result<Selection, Failure> {
-    let default = server::default_selection(registry).map_err(|err| Failure::usage(err.to_string()))?;
-    let selection = match tools {
-        None => default,
-        Some(list) => registry.select(list, &default.names.join(",")).map_err(|err| Failure::usage(err.to_string()))?,
-    };
+    let selection = server::selection(registry, tools).map_err(|err| Failure::usage(err.to_string()))?;
     for warning in &selection.warnings {
         tracing::warn!("{warning}");
     }

@@ -50,9 +50,12 @@ pub async fn run(args: RunArgs) -> CommandResult {
     provider.stream = !args.no_stream;
     let client = LlmClient::new(provider).map_err(|e| Failure::usage(e.to_string()))?;
 
-    let registry = session::registry();
+    let mut registry = session::registry();
+    let hub =
+        session::import_mcp(&mut registry, &config, &workspace, args.allow_project_mcp, session::interactive()).await;
     let selection = session::select_from(&registry, args.tools.as_deref(), RUN_DEFAULT)?;
     let session = Session::new(session::session_config(&config, &workspace, true)?, registry.instantiate(&selection));
+    hub.attach(&session);
     session::tool_settings(&config, &session)?;
 
     let path =
@@ -84,7 +87,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
 
     let cancel = interrupt_token();
     let outcome = agent.run(&args.task, &cancel).await;
-    agent.session().close().await;
+    session::close(agent.session()).await;
     ui.finish(&outcome);
     Ok(ExitCode::from(outcome.status.exit_code()))
 }

@@ -7,11 +7,11 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tackle_core::registry::RegistryEntry;
 use tackle_core::schema::{Dialect, render_tools};
-use tackle_core::{OutputMeta, Session, ToolCall, ToolOutput};
+use tackle_core::{OutputMeta, Registry, Session, ToolCall, ToolOutput};
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{BatchArgs, CallArgs, ListArgs, SchemaArgs};
+use crate::cli::{BatchArgs, CallArgs, ListArgs, SchemaArgs, ToolSelection};
 use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED, USAGE};
 use crate::session;
 
@@ -45,9 +45,22 @@ impl<'a> ListedTool<'a> {
     }
 }
 
+/// The registry of the `tools list` and `tools schema` commands: built-ins and the tools of
+/// the MCP servers configured for the current directory (which are then shut down).
+async fn listing_registry(selection: &ToolSelection) -> Result<Registry, Failure> {
+    let workspace = session::workspace(None)?;
+    let config = session::config(&workspace, false)?;
+    let mut registry = session::registry();
+    let hub =
+        session::import_mcp(&mut registry, &config, &workspace, selection.allow_project_mcp, session::interactive())
+            .await;
+    hub.shutdown().await;
+    Ok(registry)
+}
+
 /// `tackle tools list`.
-pub fn list(args: ListArgs) -> CommandResult {
-    let registry = session::registry();
+pub async fn list(args: ListArgs) -> CommandResult {
+    let registry = listing_registry(&args.selection).await?;
     let selection = session::select(&registry, args.selection.tools.as_deref())?;
     let entries: Vec<&RegistryEntry> = selection.names.iter().filter_map(|name| registry.get(name)).collect();
     let mut stdout = std::io::stdout().lock();
@@ -68,10 +81,10 @@ pub fn list(args: ListArgs) -> CommandResult {
 }
 
 /// `tackle tools schema`.
-pub fn schema(args: SchemaArgs) -> CommandResult {
+pub async fn schema(args: SchemaArgs) -> CommandResult {
     let dialect: Dialect =
         args.dialect.parse().map_err(|err: tackle_core::schema::UnknownDialect| Failure::usage(err.to_string()))?;
-    let registry = session::registry();
+    let registry = listing_registry(&args.selection).await?;
     let selection = session::select(&registry, args.selection.tools.as_deref())?;
     let tools = registry.instantiate(&selection);
     let specs: Vec<_> = if args.names.is_empty() {
@@ -125,11 +138,11 @@ pub async fn call(args: CallArgs) -> CommandResult {
         }
         Some(text) => text.to_owned(),
     };
-    let (session, executor) = session::open(&args.session, false)?;
+    let (session, executor) = session::open(&args.session, false).await?;
     let cancel = cancel_on_ctrl_c();
     let call = ToolCall::from_text("call_1", args.name.clone(), raw);
     let output = executor.run(&session, call, &cancel).await;
-    session.close().await;
+    session::close(&session).await;
 
     let code = if cancel.is_cancelled() {
         130
@@ -158,7 +171,7 @@ pub async fn call(args: CallArgs) -> CommandResult {
 /// `tackle tools batch`: JSON Lines in, one JSON output per call out, one session throughout.
 /// Each line runs as soon as it arrives and its outputs are flushed before the next is read.
 pub async fn batch(args: BatchArgs) -> CommandResult {
-    let (session, executor) = session::open(&args.session, true)?;
+    let (mut session, executor) = session::open(&args.session, true).await?;
     let cancel = cancel_on_ctrl_c();
     let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
     let stdout = std::io::stdout();
@@ -175,6 +188,7 @@ pub async fn batch(args: BatchArgs) -> CommandResult {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        session::refresh_mcp(&mut session, args.session.selection.tools.as_deref()).await;
         let lines = run_batch_line(&session, &executor, &line, line_number, &cancel).await;
         let mut out = stdout.lock();
         let written = lines.iter().try_for_each(|l| writeln!(out, "{l}")).and_then(|()| out.flush());
@@ -185,7 +199,7 @@ pub async fn batch(args: BatchArgs) -> CommandResult {
             break Ok(ExitCode::from(130));
         }
     };
-    session.close().await;
+    session::close(&session).await;
     result
 }
 

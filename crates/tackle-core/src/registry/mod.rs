@@ -39,8 +39,10 @@ pub type ToolFactory = Arc<dyn Fn() -> Arc<dyn DynTool> + Send + Sync>;
 /// The toolset that names every built-in, opt-in ones included.
 pub const ALL_TOOLSET: &str = "all";
 
-/// The toolsets every built-in may belong to (besides `all`).
-pub const TOOLSETS: &[&str] = &["default", "trae", "bare", "codex"];
+/// The named toolsets (besides `all`): those of the built-ins, and `mcp`, which holds the
+/// imported MCP tools (they join every other toolset too, but never `all`, which names the
+/// built-ins only).
+pub const TOOLSETS: &[&str] = &["default", "trae", "bare", "codex", "mcp"];
 
 /// One registered tool.
 #[derive(Clone)]

@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use super::gate::{self, Screened};
 use super::handler::SUPPORTED_VERSIONS;
 use super::{McpServer, ServeError};
-use crate::server::stdio::MAX_LINE_BYTES;
+use crate::lines::MAX_LINE_BYTES;
 
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";

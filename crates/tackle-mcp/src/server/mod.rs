@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ServiceExt as _;
-use tackle_core::registry::{AllowlistError, Selection};
+use tackle_core::registry::{AllowlistError, Selection, ToolSource};
 use tackle_core::{Executor, Registry, Session};
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -147,15 +147,41 @@ pub fn is_loop_control(name: &str) -> bool {
         || name.starts_with("todo_")
 }
 
-/// The tools `tackle mcp serve` exposes by default: the `default` toolset plus the editors
-/// (`str_replace_based_edit_tool`, `json_edit_tool`, `ckg`, those that exist), minus the
-/// loop-control tools. Imported MCP tools are never in it.
+/// The tools `tackle mcp serve` exposes by default: the `default` toolset's built-ins plus
+/// the editors (`str_replace_based_edit_tool`, `json_edit_tool`, `ckg`, those that exist),
+/// minus the loop-control tools. Imported MCP tools are never in it.
 pub fn default_selection(registry: &Registry) -> Result<Selection, AllowlistError> {
     let mut list = vec!["default"];
     list.extend(
         ["str_replace_based_edit_tool", "json_edit_tool", "ckg"].into_iter().filter(|n| registry.get(n).is_some()),
     );
     let mut selection = registry.select(&list.join(","), "default")?;
-    selection.names.retain(|name| !is_loop_control(name));
+    selection.names.retain(|name| !is_loop_control(name) && is_builtin(registry, name));
     Ok(selection)
+}
+
+/// What `tackle mcp serve --tools LIST` serves: the allowlist (a list starting with a removal
+/// starts from [`default_selection`]), where imported MCP tools count only when an entry
+/// names them (`mcp__git__*`, `mcp__git__git_status`), so that Tackle never re-exports a
+/// server's tools by accident and no two servers feed each other in a loop.
+pub fn selection(registry: &Registry, list: Option<&str>) -> Result<Selection, AllowlistError> {
+    let default = default_selection(registry)?;
+    let Some(list) = list else { return Ok(default) };
+    let mut selection = registry.select(list, &default.names.join(","))?;
+    let named: Vec<globset::GlobMatcher> = list
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|entry| entry.starts_with("mcp__"))
+        .filter_map(|entry| globset::Glob::new(entry).ok().map(|glob| glob.compile_matcher()))
+        .collect();
+    selection.names.retain(|name| is_builtin(registry, name) || named.iter().any(|glob| glob.is_match(name)));
+    Ok(selection)
+}
+
+fn is_builtin(registry: &Registry, name: &str) -> bool {
+    registry.get(name).is_some_and(|entry| entry.source == ToolSource::Builtin)
+}
+
+/// Whether an allowlist names imported MCP tools (only then does `serve` start MCP servers).
+pub fn names_imported_tools(list: Option<&str>) -> bool {
+    list.is_some_and(|list| list.split(|c: char| c == ',' || c.is_whitespace()).any(|entry| entry.starts_with("mcp__")))
 }

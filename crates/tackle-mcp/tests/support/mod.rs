@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod client;
 pub mod peers;
 
 use std::sync::Arc;

@@ -1,0 +1,438 @@
+//! Which MCP servers a session imports (mcp.md §2.1): `[mcp.servers.NAME]` in the user's
+//! config and in the workspace's `tackle.toml`, and `.mcp.json` at the workspace root in
+//! Claude Code's format. Per name, `tackle.toml` wins over `.mcp.json`, which wins over the
+//! user config. `${VAR}` and `${VAR:-default}` are expanded. Servers the workspace defines
+//! start only with the user's consent ([`super::consent`]); the user's own need none.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tackle_core::config::Config;
+
+/// The workspace file in Claude Code's format.
+pub const MCP_JSON: &str = ".mcp.json";
+
+/// Default startup timeout (initialize plus the first `tools/list`).
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_millis(10_000);
+
+/// Default per-call timeout.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_millis(60_000);
+
+/// Imported tools past this count are deferred under `defer = "auto"` (`[mcp] defer_threshold`).
+pub const DEFAULT_DEFER_THRESHOLD: usize = 40;
+
+/// One server definition as written (shared by `.mcp.json` and `tackle.toml`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RawServer {
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup_timeout_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_timeout_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled_tools: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disabled_tools: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trusted: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defer: Option<DeferSetting>,
+}
+
+/// `defer = true | false | "auto"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DeferSetting {
+    Flag(bool),
+    Word(DeferWord),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeferWord {
+    Auto,
+}
+
+/// Whether a server's tools are deferred behind `tool_search`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Defer {
+    Always,
+    Never,
+    /// Deferred when the imported tools number more than the threshold.
+    #[default]
+    Auto,
+}
+
+/// The `[mcp]` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct McpSection {
+    pub servers: BTreeMap<String, RawServer>,
+    /// Workspaces whose MCP servers start without asking (user config only).
+    pub trusted_workspaces: Vec<String>,
+    pub defer_threshold: Option<usize>,
+}
+
+/// `.mcp.json`.
+#[derive(Debug, Default, Deserialize)]
+struct McpJson {
+    #[serde(default, rename = "mcpServers")]
+    mcp_servers: BTreeMap<String, RawServer>,
+}
+
+/// How a server is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A child process speaking newline-delimited JSON-RPC on stdio.
+    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: PathBuf },
+    /// Streamable HTTP.
+    Http { url: String, headers: BTreeMap<String, String> },
+}
+
+/// Where a definition came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The user's own configuration (no consent needed).
+    User,
+    /// The workspace's `.mcp.json`.
+    McpJson,
+    /// The workspace's `tackle.toml`.
+    WorkspaceToml,
+}
+
+impl Origin {
+    /// Whether the workspace defined it (and so it needs consent).
+    pub fn is_workspace(self) -> bool {
+        self != Origin::User
+    }
+
+    /// A short name for notices.
+    pub fn label(self) -> &'static str {
+        match self {
+            Origin::User => "the user config",
+            Origin::McpJson => MCP_JSON,
+            Origin::WorkspaceToml => "tackle.toml",
+        }
+    }
+}
+
+/// A usable server definition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    pub name: String,
+    pub endpoint: Endpoint,
+    pub startup_timeout: Duration,
+    pub call_timeout: Duration,
+    /// Globs on raw tool names.
+    pub enabled_tools: Vec<String>,
+    pub disabled_tools: Vec<String>,
+    /// Honour the server's `readOnlyHint`.
+    pub trusted: bool,
+    pub defer: Defer,
+    pub origin: Origin,
+    /// SHA-1 of the definition as written (remembered consent is keyed by it).
+    pub fingerprint: String,
+}
+
+/// The defaults that the environment may change (`MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT`, in ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Defaults {
+    pub startup_timeout: Duration,
+    pub call_timeout: Duration,
+}
+
+impl Defaults {
+    /// The defaults, with the environment's overrides.
+    pub fn from_env() -> Defaults {
+        let ms =
+            |name: &str| std::env::var(name).ok().and_then(|v| v.trim().parse::<u64>().ok()).map(Duration::from_millis);
+        Defaults {
+            startup_timeout: ms("MCP_TIMEOUT").unwrap_or(DEFAULT_STARTUP_TIMEOUT),
+            call_timeout: ms("MCP_TOOL_TIMEOUT").unwrap_or(DEFAULT_CALL_TIMEOUT),
+        }
+    }
+}
+
+/// A definition with its name and origin, before consent and expansion.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub name: String,
+    pub raw: RawServer,
+    pub origin: Origin,
+}
+
+impl Candidate {
+    /// SHA-1 of the definition as written.
+    pub fn fingerprint(&self) -> String {
+        let text = serde_json::to_string(&self.raw).unwrap_or_default();
+        sha1_smol::Sha1::from(text.as_bytes()).digest().to_string()
+    }
+}
+
+/// Every definition from every source, grouped by name, highest precedence first.
+pub fn candidates(config: &Config, workspace: &Path) -> (BTreeMap<String, Vec<Candidate>>, Vec<String>) {
+    let mut notices = Vec::new();
+    let mut by_name: BTreeMap<String, Vec<Candidate>> = BTreeMap::new();
+    let mut add = |servers: BTreeMap<String, RawServer>, origin: Origin| {
+        for (name, raw) in servers {
+            by_name.entry(name.clone()).or_default().push(Candidate { name, raw, origin });
+        }
+    };
+    match config.workspace_section::<McpSection>("mcp") {
+        Ok(section) => add(section.map(|s| s.servers).unwrap_or_default(), Origin::WorkspaceToml),
+        Err(err) => notices.push(format!("ignoring [mcp] of tackle.toml: {err}")),
+    }
+    match read_mcp_json(workspace) {
+        Ok(servers) => add(servers, Origin::McpJson),
+        Err(err) => notices.push(err),
+    }
+    match config.user_section::<McpSection>("mcp") {
+        Ok(section) => add(section.map(|s| s.servers).unwrap_or_default(), Origin::User),
+        Err(err) => notices.push(format!("ignoring [mcp] of the user config: {err}")),
+    }
+    (by_name, notices)
+}
+
+fn read_mcp_json(workspace: &Path) -> Result<BTreeMap<String, RawServer>, String> {
+    let path = workspace.join(MCP_JSON);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(err) => return Err(format!("cannot read {}: {err}", path.display())),
+    };
+    serde_json::from_str::<McpJson>(&text)
+        .map(|file| file.mcp_servers)
+        .map_err(|err| format!("ignoring {MCP_JSON}: it is not valid ({err})"))
+}
+
+/// Expands `${VAR}` and `${VAR:-default}` with `lookup`. An unset variable without a
+/// default is an error naming it.
+pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find('}').ok_or_else(|| format!("unterminated ${{ in '{text}'"))?;
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (inner, None),
+        };
+        match (lookup(name).filter(|v| !v.is_empty() || default.is_none()), default) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => return Err(format!("environment variable {name} is not set")),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Turns a consented candidate into a usable definition. `Ok(None)` for a disabled server.
+pub fn resolve(
+    candidate: &Candidate,
+    workspace: &Path,
+    defaults: Defaults,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<ServerConfig>, String> {
+    let raw = &candidate.raw;
+    if raw.enabled == Some(false) {
+        return Ok(None);
+    }
+    let expand_all = |map: &BTreeMap<String, String>| -> Result<BTreeMap<String, String>, String> {
+        map.iter().map(|(k, v)| Ok((k.clone(), expand(v, lookup)?))).collect()
+    };
+    let kind = raw.kind.as_deref().unwrap_or(if raw.url.is_some() && raw.command.is_none() { "http" } else { "stdio" });
+    let endpoint = match kind {
+        "stdio" => {
+            let command = raw.command.as_deref().ok_or("a stdio server needs \"command\"")?;
+            let cwd = match &raw.cwd {
+                Some(cwd) => {
+                    let cwd = PathBuf::from(expand(cwd, lookup)?);
+                    if cwd.is_absolute() { cwd } else { workspace.join(cwd) }
+                }
+                None => workspace.to_path_buf(),
+            };
+            Endpoint::Stdio {
+                command: expand(command, lookup)?,
+                args: raw.args.iter().map(|a| expand(a, lookup)).collect::<Result<_, _>>()?,
+                env: expand_all(&raw.env)?,
+                cwd,
+            }
+        }
+        "http" | "streamable-http" | "streamableHttp" => {
+            let url = raw.url.as_deref().ok_or("an http server needs \"url\"")?;
+            Endpoint::Http { url: expand(url, lookup)?, headers: expand_all(&raw.headers)? }
+        }
+        "sse" => return Err("the legacy HTTP+SSE transport (type \"sse\") is not supported; use \"http\"".into()),
+        other => return Err(format!("unknown server type '{other}'; use \"stdio\" or \"http\"")),
+    };
+    let defer = match raw.defer {
+        Some(DeferSetting::Flag(true)) => Defer::Always,
+        Some(DeferSetting::Flag(false)) => Defer::Never,
+        Some(DeferSetting::Word(DeferWord::Auto)) | None => Defer::Auto,
+    };
+    Ok(Some(ServerConfig {
+        name: candidate.name.clone(),
+        endpoint,
+        startup_timeout: raw.startup_timeout_ms.map_or(defaults.startup_timeout, Duration::from_millis),
+        call_timeout: raw.call_timeout_ms.map_or(defaults.call_timeout, Duration::from_millis),
+        enabled_tools: raw.enabled_tools.clone().unwrap_or_else(|| vec!["*".to_owned()]),
+        disabled_tools: raw.disabled_tools.clone().unwrap_or_default(),
+        trusted: raw.trusted.unwrap_or(false),
+        defer,
+        origin: candidate.origin,
+        fingerprint: candidate.fingerprint(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "HOME" => Some("/home/me".into()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn variables_expand_with_defaults_and_unset_ones_are_errors() {
+        assert_eq!(expand("${HOME}/x", &env).unwrap(), "/home/me/x");
+        assert_eq!(expand("Bearer ${TOKEN:-}", &env).unwrap(), "Bearer ");
+        assert_eq!(expand("${TOKEN:-abc}-${HOME}", &env).unwrap(), "abc-/home/me");
+        assert_eq!(expand("${EMPTY:-fallback}", &env).unwrap(), "fallback");
+        assert_eq!(expand("${EMPTY}", &env).unwrap(), "");
+        assert_eq!(expand("$HOME and $$ stay", &env).unwrap(), "$HOME and $$ stay");
+        assert_eq!(expand("${TOKEN}", &env).unwrap_err(), "environment variable TOKEN is not set");
+        assert!(expand("${HOME", &env).unwrap_err().contains("unterminated"));
+    }
+
+    fn candidate(json: &str) -> Candidate {
+        Candidate { name: "s".into(), raw: serde_json::from_str(json).unwrap(), origin: Origin::McpJson }
+    }
+
+    const DEFAULTS: Defaults =
+        Defaults { startup_timeout: DEFAULT_STARTUP_TIMEOUT, call_timeout: DEFAULT_CALL_TIMEOUT };
+
+    #[test]
+    fn claude_codes_format_resolves() {
+        let ws = Path::new("/ws");
+        let stdio = candidate(
+            r#"{"command": "uvx", "args": ["mcp-server-git", "--repository", "."], "env": {"K": "${HOME}"}, "extra": 1}"#,
+        );
+        let resolved = resolve(&stdio, ws, DEFAULTS, &env).unwrap().unwrap();
+        assert_eq!(
+            resolved.endpoint,
+            Endpoint::Stdio {
+                command: "uvx".into(),
+                args: vec!["mcp-server-git".into(), "--repository".into(), ".".into()],
+                env: [("K".to_owned(), "/home/me".to_owned())].into(),
+                cwd: ws.to_path_buf()
+            }
+        );
+        assert_eq!((resolved.startup_timeout, resolved.call_timeout), (DEFAULT_STARTUP_TIMEOUT, DEFAULT_CALL_TIMEOUT));
+        assert_eq!(resolved.enabled_tools, ["*"]);
+        assert!(!resolved.trusted);
+        let http = candidate(
+            r#"{"type": "http", "url": "http://127.0.0.1:3901/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN:-}"}}"#,
+        );
+        assert_eq!(
+            resolve(&http, ws, DEFAULTS, &env).unwrap().unwrap().endpoint,
+            Endpoint::Http {
+                url: "http://127.0.0.1:3901/mcp".into(),
+                headers: [("Authorization".to_owned(), "Bearer ".to_owned())].into()
+            }
+        );
+    }
+
+    #[test]
+    fn tackle_keys_and_bad_definitions() {
+        let ws = Path::new("/ws");
+        let full = candidate(
+            r#"{"command": "x", "cwd": "sub", "startup_timeout_ms": 5, "call_timeout_ms": 7, "enabled_tools": ["a*"],
+                "disabled_tools": ["ab"], "trusted": true, "defer": "auto"}"#,
+        );
+        let resolved = resolve(&full, ws, DEFAULTS, &env).unwrap().unwrap();
+        assert_eq!(resolved.startup_timeout, Duration::from_millis(5));
+        assert_eq!(resolved.call_timeout, Duration::from_millis(7));
+        assert_eq!(
+            (resolved.enabled_tools.clone(), resolved.disabled_tools.clone()),
+            (vec!["a*".to_owned()], vec!["ab".to_owned()])
+        );
+        assert!(resolved.trusted);
+        assert_eq!(resolved.defer, Defer::Auto);
+        assert!(matches!(resolved.endpoint, Endpoint::Stdio { cwd, .. } if cwd == Path::new("/ws/sub")));
+        assert_eq!(
+            resolve(&candidate(r#"{"command": "x", "defer": true}"#), ws, DEFAULTS, &env).unwrap().unwrap().defer,
+            Defer::Always
+        );
+        assert_eq!(resolve(&candidate(r#"{"command": "x", "enabled": false}"#), ws, DEFAULTS, &env).unwrap(), None);
+        assert!(
+            resolve(&candidate(r#"{"type": "sse", "url": "http://x"}"#), ws, DEFAULTS, &env)
+                .unwrap_err()
+                .contains("not supported")
+        );
+        assert_eq!(
+            resolve(&candidate(r#"{"args": ["a"]}"#), ws, DEFAULTS, &env).unwrap_err(),
+            "a stdio server needs \"command\""
+        );
+        assert_eq!(
+            resolve(&candidate(r#"{"command": "x", "env": {"A": "${NOPE}"}}"#), ws, DEFAULTS, &env).unwrap_err(),
+            "environment variable NOPE is not set"
+        );
+    }
+
+    #[test]
+    fn sources_are_ordered_workspace_toml_then_mcp_json_then_user() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(MCP_JSON),
+            r#"{"mcpServers": {"git": {"command": "from-json"}, "docs": {"command": "d"}}}"#,
+        )
+        .unwrap();
+        let user: toml::Table =
+            "[mcp.servers.git]\ncommand = \"from-user\"\n[mcp.servers.mine]\ncommand = \"m\"".parse().unwrap();
+        let workspace: toml::Table = "[mcp.servers.git]\ncommand = \"from-toml\"".parse().unwrap();
+        let config = Config::from_tables(user, workspace, false);
+        let (by_name, notices) = candidates(&config, dir.path());
+        assert!(notices.is_empty(), "{notices:?}");
+        let order: Vec<(Origin, Option<String>)> =
+            by_name["git"].iter().map(|c| (c.origin, c.raw.command.clone())).collect();
+        assert_eq!(
+            order,
+            vec![
+                (Origin::WorkspaceToml, Some("from-toml".into())),
+                (Origin::McpJson, Some("from-json".into())),
+                (Origin::User, Some("from-user".into()))
+            ]
+        );
+        assert_eq!(by_name.keys().collect::<Vec<_>>(), ["docs", "git", "mine"]);
+        std::fs::write(dir.path().join(MCP_JSON), "{broken").unwrap();
+        let (_, notices) = candidates(&config, dir.path());
+        assert!(notices[0].starts_with("ignoring .mcp.json: it is not valid"), "{notices:?}");
+    }
+}

@@ -1,0 +1,446 @@
+//! One connection to one MCP server (mcp.md §2.3, §2.5): start it (initialize, then list its
+//! tools, within the startup timeout), call its tools (timeout restarted by progress, at most
+//! ten times the call timeout in all; cancellation sent as `notifications/cancelled`), notice
+//! a crash (every call in flight fails with the crash message), restart it on the next call
+//! after a backoff of 1, 2 and 4 s, give up after 3 failures within 5 minutes, and shut it
+//! down (close stdin, SIGTERM, SIGKILL).
+//!
+//! A call is never retried: it may not be idempotent.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt as _;
+use rmcp::handler::client::progress::ProgressDispatcher;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
+    PaginatedRequestParams, ProgressNotificationParam, ServerResult, Tool,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, Peer, ServiceExt as _};
+use serde_json::{Value, json};
+use tackle_core::{Progress, ToolContext, ToolError, ToolOutput};
+
+use super::config::{Endpoint, ServerConfig};
+use super::result;
+use super::transport::{self, ChildProcess, Launch, TapClient, TaskTap};
+
+/// Backoff before the 1st, 2nd and 3rd restart.
+pub const BACKOFF: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(4)];
+
+/// Failures within this window that mark a server failed.
+pub const FAILURE_WINDOW: Duration = Duration::from_secs(5 * 60);
+
+/// Failures within the window that mark a server failed.
+pub const MAX_FAILURES: usize = 3;
+
+/// `tools/list` pages followed at most.
+pub const MAX_PAGES: usize = 100;
+
+/// How long progress reports that trail a result are waited for.
+const PROGRESS_TRAIL: Duration = Duration::from_millis(20);
+
+/// How long a crashed stdio server is given to report its exit status.
+const EXIT_REPORT_WAIT: Duration = Duration::from_secs(1);
+
+/// The client side of the protocol: Tackle declares no roots, sampling or elicitation.
+#[derive(Clone)]
+struct ClientSide {
+    progress: ProgressDispatcher,
+    changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for ClientSide {
+    fn get_info(&self) -> ClientConfig {
+        let info = json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "tackle", "version": env!("CARGO_PKG_VERSION")}
+        });
+        serde_json::from_value(info).unwrap_or_default()
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.progress.handle_notification(params).await;
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A started server.
+struct Live {
+    running: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientSide>>>,
+    peer: Peer<RoleClient>,
+    progress: ProgressDispatcher,
+    child: Option<ChildProcess>,
+}
+
+impl Live {
+    fn is_gone(&self) -> bool {
+        self.peer.is_transport_closed() || self.child.as_ref().is_some_and(|c| c.exit_reason().is_some())
+    }
+
+    /// Why the server went away.
+    async fn gone_reason(&self, fallback: &str) -> String {
+        match &self.child {
+            Some(child) => child.wait_exit(EXIT_REPORT_WAIT).await.unwrap_or_else(|| fallback.to_owned()),
+            None => fallback.to_owned(),
+        }
+    }
+
+    async fn close(&self) {
+        if let Some(mut running) = self.running.lock().await.take() {
+            // Cancelling the service closes the transport, which closes the server's stdin.
+            let _ = running.close_with_timeout(transport::SHUTDOWN_GRACE).await;
+        }
+        if let Some(child) = &self.child {
+            child.shutdown().await;
+        }
+    }
+}
+
+enum Slot {
+    /// Not running: never started, or crashed (with the reason and when).
+    Down(Option<(String, Instant)>),
+    Up(Arc<Live>),
+    /// Too many failures; the reason of the last.
+    Failed(String),
+    Closed,
+}
+
+/// One server's connection.
+pub struct Connection {
+    config: ServerConfig,
+    workspace: PathBuf,
+    slot: tokio::sync::Mutex<Slot>,
+    failures: Mutex<Vec<Instant>>,
+    changed: Arc<AtomicBool>,
+    tap: TaskTap,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").field("server", &self.config.name).finish_non_exhaustive()
+    }
+}
+
+/// A tool as the server listed it.
+#[derive(Debug, Clone)]
+pub struct RemoteTool {
+    pub tool: Tool,
+    /// The server said the tool can only run as an MCP task.
+    pub task_only: bool,
+}
+
+impl Connection {
+    /// A connection that is not started yet.
+    pub fn new(config: ServerConfig, workspace: &Path) -> Self {
+        Connection {
+            config,
+            workspace: workspace.to_path_buf(),
+            slot: tokio::sync::Mutex::new(Slot::Down(None)),
+            failures: Mutex::new(Vec::new()),
+            changed: Arc::new(AtomicBool::new(false)),
+            tap: TaskTap::default(),
+        }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// The server's settings.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// Starts the server and lists its tools, within the startup timeout.
+    pub async fn start(&self) -> Result<Vec<RemoteTool>, String> {
+        let startup = self.config.startup_timeout;
+        let started = tokio::time::timeout(startup, async {
+            let live = self.connect().await?;
+            let tools = self.list(&live).await?;
+            Ok::<_, String>((live, tools))
+        })
+        .await;
+        match started {
+            Ok(Ok((live, tools))) => {
+                *self.slot.lock().await = Slot::Up(live);
+                Ok(tools)
+            }
+            Ok(Err(err)) => Err(err),
+            Err(_) => Err(format!("it did not start within {} ms", startup.as_millis())),
+        }
+    }
+
+    /// Lists the tools again (after `notifications/tools/list_changed`).
+    pub async fn relist(&self) -> Result<Vec<RemoteTool>, String> {
+        self.changed.store(false, Ordering::SeqCst);
+        let live = match &*self.slot.lock().await {
+            Slot::Up(live) if !live.is_gone() => Arc::clone(live),
+            _ => return Err("the server is not running".to_owned()),
+        };
+        tokio::time::timeout(self.config.startup_timeout, self.list(&live))
+            .await
+            .map_err(|_| format!("tools/list did not answer within {} ms", self.config.startup_timeout.as_millis()))?
+    }
+
+    /// Whether the server said its tools changed since the last listing.
+    pub fn tools_changed(&self) -> bool {
+        self.changed.load(Ordering::SeqCst)
+    }
+
+    async fn connect(&self) -> Result<Arc<Live>, String> {
+        let side = ClientSide { progress: ProgressDispatcher::new(), changed: Arc::clone(&self.changed) };
+        let progress = side.progress.clone();
+        let (running, child) = match &self.config.endpoint {
+            Endpoint::Stdio { command, args, env, cwd } => {
+                let log = transport::log_path(&self.workspace, &self.config.name);
+                let launch = Launch { command, args, env, cwd, log: &log };
+                let (lines, child) = transport::spawn(&launch, self.tap.clone())
+                    .map_err(|err| format!("cannot start '{command}': {err}"))?;
+                let running = side.serve(lines).await.map_err(|err| {
+                    child.kill();
+                    let reason = child.exit_reason().map(|r| format!(" ({r})")).unwrap_or_default();
+                    format!("initialize failed: {err}{reason}; its stderr is in {}", log.display())
+                })?;
+                (running, Some(child))
+            }
+            Endpoint::Http { url, headers } => {
+                crate::ensure_tls_provider();
+                let client =
+                    reqwest::Client::builder().build().map_err(|err| format!("cannot build an HTTP client: {err}"))?;
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                for (name, value) in headers {
+                    let name =
+                        http::HeaderName::from_str(name).map_err(|err| format!("bad header name '{name}': {err}"))?;
+                    let value = http::HeaderValue::from_str(value).map_err(|err| format!("bad header value: {err}"))?;
+                    config.custom_headers.insert(name, value);
+                }
+                let transport =
+                    StreamableHttpClientTransport::with_client(TapClient::new(client, self.tap.clone()), config);
+                let running = side.serve(transport).await.map_err(|err| format!("initialize failed: {err}"))?;
+                (running, None)
+            }
+        };
+        let peer = running.peer().clone();
+        Ok(Arc::new(Live { running: tokio::sync::Mutex::new(Some(running)), peer, progress, child }))
+    }
+
+    /// Every tool, following cursors (at most 100 pages; a repeated cursor stops the listing).
+    async fn list(&self, live: &Live) -> Result<Vec<RemoteTool>, String> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..MAX_PAGES {
+            let mut params = PaginatedRequestParams::default();
+            params.cursor = cursor.clone();
+            let page = live.peer.list_tools(Some(params)).await.map_err(|err| format!("tools/list failed: {err}"))?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                None => break,
+                Some(next) if !seen.insert(next.clone()) => {
+                    tracing::warn!(server = %self.config.name, "tools/list repeated the cursor {next}; stopping there");
+                    break;
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
+        Ok(tools
+            .into_iter()
+            .map(|tool| {
+                let task_only = self.tap.requires_tasks(&tool.name);
+                RemoteTool { tool, task_only }
+            })
+            .collect())
+    }
+
+    /// The live server, restarting it after a crash (with backoff).
+    async fn live(&self, cancel: &tokio_util::sync::CancellationToken) -> Result<Arc<Live>, ToolError> {
+        let mut slot = self.slot.lock().await;
+        if let Slot::Up(live) = &*slot {
+            if !live.is_gone() {
+                return Ok(Arc::clone(live));
+            }
+            let reason = live.gone_reason("the connection closed").await;
+            *slot = self.record_failure(reason);
+        }
+        match &*slot {
+            Slot::Up(live) => Ok(Arc::clone(live)),
+            Slot::Failed(reason) => Err(self.unavailable(reason)),
+            Slot::Closed => Err(self.unavailable("the session has ended")),
+            Slot::Down(crash) => {
+                if let Some((_, at)) = crash {
+                    let failures = self.recent_failures();
+                    let wait = BACKOFF[failures.saturating_sub(1).min(BACKOFF.len() - 1)];
+                    let due = *at + wait;
+                    tokio::select! {
+                        () = tokio::time::sleep_until(due.into()) => {}
+                        () = cancel.cancelled() => return Err(ToolError::Cancelled(format!("MCP server {} was not restarted: the call was cancelled.", self.config.name))),
+                    }
+                }
+                tracing::info!(server = %self.config.name, "restarting the MCP server");
+                match tokio::time::timeout(self.config.startup_timeout, self.connect()).await {
+                    Ok(Ok(live)) => {
+                        *slot = Slot::Up(Arc::clone(&live));
+                        // Its tools may have changed while it was down.
+                        self.changed.store(true, Ordering::SeqCst);
+                        Ok(live)
+                    }
+                    Ok(Err(reason)) => {
+                        *slot = self.record_failure(reason.clone());
+                        Err(self.unavailable(&reason))
+                    }
+                    Err(_) => {
+                        let reason =
+                            format!("it did not restart within {} ms", self.config.startup_timeout.as_millis());
+                        *slot = self.record_failure(reason.clone());
+                        Err(self.unavailable(&reason))
+                    }
+                }
+            }
+        }
+    }
+
+    fn unavailable(&self, reason: &str) -> ToolError {
+        ToolError::Failed(format!("MCP server {} is unavailable: {reason}", self.config.name))
+    }
+
+    fn recent_failures(&self) -> usize {
+        let mut failures = self.failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let now = Instant::now();
+        failures.retain(|at| now.duration_since(*at) < FAILURE_WINDOW);
+        failures.len()
+    }
+
+    /// Counts a failure; the slot the connection goes to.
+    fn record_failure(&self, reason: String) -> Slot {
+        let now = Instant::now();
+        self.failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(now);
+        if self.recent_failures() >= MAX_FAILURES {
+            tracing::warn!(server = %self.config.name, "the MCP server failed {MAX_FAILURES} times; giving up: {reason}");
+            Slot::Failed(reason)
+        } else {
+            Slot::Down(Some((reason, now)))
+        }
+    }
+
+    /// Marks `live` as crashed (if it is still the current one); the crash message.
+    async fn crashed(&self, live: &Arc<Live>, fallback: &str) -> ToolError {
+        let reason = live.gone_reason(fallback).await;
+        let mut slot = self.slot.lock().await;
+        if let Slot::Up(current) = &*slot
+            && Arc::ptr_eq(current, live)
+        {
+            *slot = self.record_failure(reason.clone());
+        }
+        ToolError::Failed(format!(
+            "MCP server {} exited unexpectedly ({reason}); it will be restarted on the next call.",
+            self.config.name
+        ))
+    }
+
+    /// The longest a call can take before its own timeout fires.
+    pub fn max_call_time(&self) -> Duration {
+        self.config.call_timeout.saturating_mul(10)
+    }
+
+    /// Calls `raw_name` with `args`; progress goes to `ctx`, and `ctx`'s cancellation is
+    /// sent to the server.
+    pub async fn call(&self, raw_name: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let live = self.live(ctx.cancel_token()).await?;
+        let mut params = CallToolRequestParams::new(raw_name.to_owned());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        let options = PeerRequestOptions::with_timeout(self.config.call_timeout)
+            .reset_timeout_on_progress()
+            .with_max_total_timeout(self.max_call_time());
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = match live.peer.send_cancellable_request(request, options).await {
+            Ok(handle) => handle,
+            Err(err) => return Err(self.crashed(&live, &format!("the connection failed: {err}")).await),
+        };
+        let id = handle.id.clone();
+        let mut progress = live.progress.subscribe(handle.progress_token.clone()).await;
+        let response = handle.await_response();
+        let mut response = std::pin::pin!(response);
+        let mut saw_progress = false;
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                outcome = &mut response => {
+                    // rmcp hands notifications to the handler in tasks of their own, so the
+                    // last report can trail the result by a moment; it still counts.
+                    if saw_progress {
+                        while let Ok(Some(report)) = tokio::time::timeout(PROGRESS_TRAIL, progress.next()).await {
+                            report_progress(ctx, report);
+                        }
+                    }
+                    break outcome;
+                }
+                Some(report) = progress.next() => {
+                    saw_progress = true;
+                    report_progress(ctx, report);
+                }
+                () = ctx.cancel_token().cancelled() => {
+                    let cancel = json!({"requestId": id, "reason": "cancelled by the user"});
+                    if let Ok(cancel) = serde_json::from_value::<CancelledNotificationParam>(cancel) {
+                        let _ = live.peer.notify_cancelled(cancel).await;
+                    }
+                    return Ok(ToolOutput::error(format!("MCP tool {raw_name} was cancelled.")));
+                }
+            }
+        };
+        match outcome {
+            Ok(ServerResult::CallToolResult(result)) => {
+                let wire = serde_json::to_value(&result).map_err(|err| ToolError::Internal(err.to_string()))?;
+                Ok(result::to_output(&wire))
+            }
+            Ok(other) => Err(ToolError::Failed(format!(
+                "MCP server {} answered tools/call with something that is not a tool result: {}",
+                self.config.name,
+                serde_json::to_string(&other).unwrap_or_default()
+            ))),
+            Err(ServiceError::McpError(error)) => Ok(result::error_output(error.code.0, &error.message)),
+            Err(ServiceError::Timeout { timeout }) => Err(ToolError::Timeout(format!(
+                "MCP tool {raw_name} timed out after {} ms (server {}).",
+                timeout.as_millis(),
+                self.config.name
+            ))),
+            Err(ServiceError::TransportClosed) => Err(self.crashed(&live, "the connection closed").await),
+            Err(ServiceError::TransportSend(err)) => {
+                Err(self.crashed(&live, &format!("the connection failed: {err}")).await)
+            }
+            Err(err) => Err(ToolError::Failed(format!("MCP tool {raw_name} failed: {err}"))),
+        }
+    }
+
+    /// The process id of a running stdio server.
+    pub async fn pid(&self) -> Option<u32> {
+        match &*self.slot.lock().await {
+            Slot::Up(live) => live.child.as_ref().and_then(ChildProcess::pid),
+            _ => None,
+        }
+    }
+
+    /// Shuts the server down for good.
+    pub async fn shutdown(&self) {
+        let previous = std::mem::replace(&mut *self.slot.lock().await, Slot::Closed);
+        if let Slot::Up(live) = previous {
+            live.close().await;
+        }
+    }
+}
+
+fn report_progress(ctx: &ToolContext, report: ProgressNotificationParam) {
+    ctx.progress(Progress { progress: report.progress, total: report.total, message: report.message });
+}

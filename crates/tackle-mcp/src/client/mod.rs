@@ -1,0 +1,358 @@
+//! The client face: importing MCP servers' tools into Tackle's registry (mcp.md §2).
+//!
+//! An [`McpHub`] owns the connections of one Tackle session (subagents and teammates share
+//! them). It starts every configured server concurrently, names each server's tools
+//! `mcp__SERVER__TOOL` ([`naming`]), registers them as core `DynTool`s in the toolsets of
+//! every built-in plus `mcp`, refreshes them between model requests when a server announces
+//! `tools/list_changed`, and shuts every server down at the end.
+
+pub mod config;
+pub mod connection;
+pub mod consent;
+pub mod naming;
+pub mod result;
+pub mod tool;
+pub mod transport;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use tackle_core::config::Config;
+use tackle_core::registry::{TOOLSETS, ToolHandle, ToolSource};
+use tackle_core::spec::Loading;
+use tackle_core::{DynTool, Notifications, Registry, Session, ToolSet};
+
+use self::config::{Candidate, Defaults, Defer, McpSection, ServerConfig};
+use self::connection::{Connection, RemoteTool};
+use self::consent::ConsentPolicy;
+use self::tool::McpTool;
+
+/// The toolset of imported tools (they are in every built-in toolset too, but not in
+/// `all`), so that `--tools default,-mcp` leaves them out.
+pub const MCP_TOOLSET: &str = "mcp";
+
+/// The servers to import: every definition, per name the highest-precedence one the person
+/// consented to (a workspace definition without consent gives way to the user's own of the
+/// same name, if any), resolved and expanded. The notices are for the person.
+pub fn servers(config: &Config, workspace: &Path, consent: &ConsentPolicy<'_>) -> (Vec<ServerConfig>, Vec<String>) {
+    let (by_name, mut notices) = config::candidates(config, workspace);
+    let defaults = Defaults::from_env();
+    let lookup = |name: &str| std::env::var(name).ok();
+    let mut servers = Vec::new();
+    for (name, candidates) in by_name {
+        let chosen: Option<&Candidate> =
+            candidates.iter().find(|candidate| match consent.decide(candidate, workspace) {
+                Ok(()) => true,
+                Err(notice) => {
+                    notices.push(notice);
+                    false
+                }
+            });
+        let Some(candidate) = chosen else { continue };
+        match config::resolve(candidate, workspace, defaults, &lookup) {
+            Ok(Some(server)) => servers.push(server),
+            Ok(None) => {}
+            Err(err) => {
+                notices.push(format!("MCP server '{name}' from {} was not started: {err}", candidate.origin.label()))
+            }
+        }
+    }
+    (servers, notices)
+}
+
+/// The user's `[mcp]` section (trusted workspaces, the deferral threshold).
+pub fn user_section(config: &Config) -> McpSection {
+    config.user_section::<McpSection>("mcp").ok().flatten().unwrap_or_default()
+}
+
+/// One server and its current tools.
+struct Imported {
+    connection: Arc<Connection>,
+    /// Raw name → tool, in listing order.
+    tools: Mutex<Vec<Arc<McpTool>>>,
+}
+
+/// What changed in one server's tools at a refresh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolChanges {
+    pub server: String,
+    /// Wire names.
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+impl std::fmt::Display for ToolChanges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |names: &[String]| if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+        write!(
+            f,
+            "MCP server {} changed its tools: added {}; removed {}.",
+            self.server,
+            list(&self.added),
+            list(&self.removed)
+        )
+    }
+}
+
+/// The MCP connections of one session.
+pub struct McpHub {
+    servers: Vec<Imported>,
+    /// Names no imported tool may take (the built-ins').
+    reserved: HashSet<String>,
+    defer_threshold: usize,
+}
+
+impl std::fmt::Debug for McpHub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.servers.iter().map(|s| s.connection.name()).collect();
+        f.debug_struct("McpHub").field("servers", &names).finish_non_exhaustive()
+    }
+}
+
+impl McpHub {
+    /// A hub with no servers.
+    pub fn empty() -> McpHub {
+        McpHub { servers: Vec::new(), reserved: HashSet::new(), defer_threshold: config::DEFAULT_DEFER_THRESHOLD }
+    }
+
+    /// Starts every server concurrently and imports their tools; a server that fails or is
+    /// late is left out with a notice (its tools are absent). `registry` gives the names
+    /// already taken.
+    pub async fn start(
+        configs: Vec<ServerConfig>,
+        workspace: &Path,
+        registry: &Registry,
+        defer_threshold: usize,
+    ) -> (McpHub, Vec<String>) {
+        let reserved: HashSet<String> = registry.entries().iter().map(|e| e.spec.name.clone()).collect();
+        let connections: Vec<Arc<Connection>> =
+            configs.into_iter().map(|config| Arc::new(Connection::new(config, workspace))).collect();
+        let started = futures::future::join_all(connections.iter().map(|c| c.start())).await;
+        let mut notices = Vec::new();
+        let mut listed = Vec::new();
+        for (connection, outcome) in connections.into_iter().zip(started) {
+            match outcome {
+                Ok(tools) => listed.push((connection, tools)),
+                Err(reason) => {
+                    notices.push(format!("MCP server '{}' was left out: {reason}", connection.name()));
+                    connection.shutdown().await;
+                }
+            }
+        }
+        let mut hub = McpHub { servers: Vec::new(), reserved, defer_threshold };
+        let mut taken = hub.reserved.clone();
+        let total: usize = listed.iter().map(|(_, tools)| tools.len()).sum();
+        for (connection, tools) in listed {
+            let chosen = choose(&connection, tools, &mut notices);
+            let loading = loading(connection.config().defer, total, defer_threshold);
+            let imported: Vec<Arc<McpTool>> = chosen
+                .iter()
+                .map(|remote| {
+                    let wire = naming::tool_name(connection.name(), &remote.tool.name, &taken);
+                    taken.insert(wire.clone());
+                    Arc::new(McpTool::new(&wire, &remote.tool, Arc::clone(&connection), loading))
+                })
+                .collect();
+            hub.servers.push(Imported { connection, tools: Mutex::new(imported) });
+        }
+        (hub, notices)
+    }
+
+    /// The connection to `server`, if it started.
+    pub fn connection(&self, server: &str) -> Option<Arc<Connection>> {
+        self.servers.iter().find(|s| s.connection.name() == server).map(|s| Arc::clone(&s.connection))
+    }
+
+    /// Every imported tool, server by server.
+    pub fn tools(&self) -> Vec<Arc<McpTool>> {
+        self.servers.iter().flat_map(|s| lock(&s.tools).clone()).collect()
+    }
+
+    /// Registers every imported tool (replacing what each server registered before).
+    pub fn register(&self, registry: &mut Registry) {
+        let mut toolsets: Vec<&str> = TOOLSETS.to_vec();
+        if !toolsets.contains(&MCP_TOOLSET) {
+            toolsets.push(MCP_TOOLSET);
+        }
+        for server in &self.servers {
+            let source = ToolSource::Mcp(server.connection.name().to_owned());
+            registry.remove_source(&source);
+            for tool in lock(&server.tools).iter() {
+                let tool = Arc::clone(tool);
+                registry.register_dyn(
+                    &toolsets,
+                    source.clone(),
+                    Arc::new(move || Arc::clone(&tool) as Arc<dyn DynTool>),
+                );
+            }
+        }
+    }
+
+    /// Lists again the tools of every server that announced a change; one entry per server
+    /// whose tools did change. Call it between model requests, never during a step.
+    pub async fn refresh(&self) -> Vec<ToolChanges> {
+        let mut changes = Vec::new();
+        let mut notices = Vec::new();
+        for server in &self.servers {
+            if !server.connection.tools_changed() {
+                continue;
+            }
+            let listed = match server.connection.relist().await {
+                Ok(listed) => listed,
+                Err(reason) => {
+                    tracing::warn!(server = %server.connection.name(), "cannot list the changed tools: {reason}");
+                    continue;
+                }
+            };
+            let chosen = choose(&server.connection, listed, &mut notices);
+            let mut taken: HashSet<String> = self.reserved.clone();
+            taken.extend(self.tools().iter().map(|t| t.spec().name.clone()));
+            let loading = loading(server.connection.config().defer, self.tools().len(), self.defer_threshold);
+            let mut current = lock(&server.tools);
+            let by_raw: HashMap<String, Arc<McpTool>> =
+                current.iter().map(|t| (t.raw_name().to_owned(), Arc::clone(t))).collect();
+            let mut next = Vec::new();
+            let mut added = Vec::new();
+            for remote in &chosen {
+                match by_raw.get(remote.tool.name.as_ref()) {
+                    // Names stay stable; the listing (schema, description) is taken anew.
+                    Some(old) => next.push(Arc::new(McpTool::new(
+                        &old.spec().name,
+                        &remote.tool,
+                        Arc::clone(&server.connection),
+                        loading,
+                    ))),
+                    None => {
+                        let wire = naming::tool_name(server.connection.name(), &remote.tool.name, &taken);
+                        taken.insert(wire.clone());
+                        added.push(wire.clone());
+                        next.push(Arc::new(McpTool::new(&wire, &remote.tool, Arc::clone(&server.connection), loading)));
+                    }
+                }
+            }
+            let kept: HashSet<&str> = chosen.iter().map(|r| r.tool.name.as_ref()).collect();
+            let removed: Vec<String> =
+                current.iter().filter(|t| !kept.contains(t.raw_name())).map(|t| t.spec().name.clone()).collect();
+            *current = next;
+            if !added.is_empty() || !removed.is_empty() {
+                changes.push(ToolChanges { server: server.connection.name().to_owned(), added, removed });
+            }
+        }
+        for notice in notices {
+            tracing::warn!("{notice}");
+        }
+        changes
+    }
+
+    /// Brings a session's tools up to date after [`McpHub::refresh`]: removed tools leave,
+    /// added tools that `admit` accepts (the session's allowlist) join, changed ones are
+    /// replaced, and the model is told through the session's notifications.
+    pub fn update_session(&self, session: &mut Session, changes: &[ToolChanges], admit: &dyn Fn(&str) -> bool) {
+        if changes.is_empty() {
+            return;
+        }
+        let current: HashMap<String, Arc<McpTool>> =
+            self.tools().into_iter().map(|t| (t.spec().name.clone(), t)).collect();
+        let added: HashSet<&str> = changes.iter().flat_map(|c| c.added.iter().map(String::as_str)).collect();
+        let mut handles: Vec<ToolHandle> = Vec::new();
+        for handle in session.tools().handles() {
+            let name = handle.spec().name.clone();
+            match &handle.source {
+                ToolSource::Mcp(server) if changes.iter().any(|c| &c.server == server) => {
+                    if let Some(tool) = current.get(&name) {
+                        handles.push(ToolHandle::new(Arc::clone(tool) as Arc<dyn DynTool>, handle.source.clone()));
+                    }
+                }
+                _ => handles.push(ToolHandle::new(Arc::clone(&handle.tool), handle.source.clone())),
+            }
+        }
+        for tool in self.tools() {
+            let name = tool.spec().name.clone();
+            if added.contains(name.as_str()) && admit(&name) {
+                let source = ToolSource::Mcp(tool.server().to_owned());
+                handles.push(ToolHandle::new(tool as Arc<dyn DynTool>, source));
+            }
+        }
+        session.set_tools(ToolSet::new(handles));
+        let notifications = session.state().get::<Notifications>();
+        for change in changes {
+            notifications.push(change.to_string());
+        }
+    }
+
+    /// Shuts every server down (close stdin, then SIGTERM and SIGKILL to its process group).
+    pub async fn shutdown(&self) {
+        futures::future::join_all(self.servers.iter().map(|s| s.connection.shutdown())).await;
+    }
+
+    /// Makes the hub part of `session`'s state, so whoever ends the session (see
+    /// [`close_session`]) and whoever refreshes its tools finds it.
+    pub fn attach(self, session: &Session) -> Arc<McpHub> {
+        session.state().get_or_insert_with(|| self)
+    }
+
+    /// The hub attached to `session`.
+    pub fn of(session: &Session) -> Option<Arc<McpHub>> {
+        session.state().existing::<McpHub>()
+    }
+}
+
+/// Ends a session: closes every tool, then shuts down the MCP servers attached to it.
+pub async fn close_session(session: &Session) {
+    session.close().await;
+    if let Some(hub) = McpHub::of(session) {
+        hub.shutdown().await;
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn loading(defer: Defer, total: usize, threshold: usize) -> Loading {
+    match defer {
+        Defer::Always => Loading::Deferred,
+        Defer::Never => Loading::AlwaysLoad,
+        Defer::Auto if total > threshold => Loading::Deferred,
+        Defer::Auto => Loading::Normal,
+    }
+}
+
+/// The listed tools the configuration admits; task-only tools are skipped with a notice.
+fn choose(connection: &Connection, tools: Vec<RemoteTool>, notices: &mut Vec<String>) -> Vec<RemoteTool> {
+    let config = connection.config();
+    let enabled = globs(&config.enabled_tools, connection.name(), notices);
+    let disabled = globs(&config.disabled_tools, connection.name(), notices);
+    tools
+        .into_iter()
+        .filter(|remote| {
+            let name = remote.tool.name.as_ref();
+            if !enabled.is_match(name) || disabled.is_match(name) {
+                return false;
+            }
+            if remote.task_only {
+                notices.push(format!(
+                    "MCP server '{}': tool '{name}' can only run as an MCP task, which Tackle does not support yet; it was skipped.",
+                    connection.name()
+                ));
+                return false;
+            }
+            true
+        })
+        .collect()
+}
+
+fn globs(patterns: &[String], server: &str, notices: &mut Vec<String>) -> GlobSet {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        match Glob::new(pattern) {
+            Ok(glob) => {
+                builder.add(glob);
+            }
+            Err(err) => notices.push(format!("MCP server '{server}': ignoring the tool pattern '{pattern}': {err}")),
+        }
+    }
+    builder.build().unwrap_or_else(|_| GlobSet::empty())
+}

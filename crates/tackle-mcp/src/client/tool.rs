@@ -1,0 +1,166 @@
+//! One imported tool as a core [`DynTool`]: its spec (the wire name, the server's
+//! description, its input schema through the core sanitizer, annotations honoured only from a
+//! trusted server) and calls that go to the server under the raw name.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::Tool;
+use serde_json::{Map, Value, json};
+use tackle_core::schema::sanitize;
+use tackle_core::spec::Loading;
+use tackle_core::{BoxFuture, DynTool, PreparedCall, ToolError, ToolSpec};
+
+use super::connection::Connection;
+
+/// Time the executor allows beyond the call's own longest timeout, so the connection's own
+/// timeout message (or partial result) always comes first.
+const EXECUTOR_MARGIN: Duration = Duration::from_secs(5);
+
+/// An imported tool.
+pub struct McpTool {
+    spec: ToolSpec,
+    raw_name: String,
+    connection: Arc<Connection>,
+    validator: Option<Arc<jsonschema::Validator>>,
+}
+
+impl std::fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTool")
+            .field("name", &self.spec.name)
+            .field("raw_name", &self.raw_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpTool {
+    /// The tool `listed` by `connection`, under `wire_name`.
+    pub fn new(wire_name: &str, listed: &Tool, connection: Arc<Connection>, loading: Loading) -> McpTool {
+        let server = connection.name().to_owned();
+        let trusted = connection.config().trusted;
+        let original = Value::Object((*listed.input_schema).clone());
+        let validator = match jsonschema::validator_for(&original) {
+            Ok(validator) => Some(Arc::new(validator)),
+            Err(err) => {
+                tracing::warn!(server = %server, tool = %listed.name, "the tool's input schema does not compile, so its arguments are not checked: {err}");
+                None
+            }
+        };
+        let hints = listed.annotations.clone().unwrap_or_default();
+        let description = listed
+            .description
+            .as_deref()
+            .filter(|d| !d.trim().is_empty())
+            .map_or_else(|| format!("Tool {} of the MCP server {server}.", listed.name), str::to_owned);
+        let mut spec = ToolSpec::new(wire_name, description).input_schema(provider_schema(&original)).loading(loading);
+        spec.title = listed.title.clone().or(hints.title.clone());
+        spec.search_hint = Some(spec.summary().to_owned());
+        // Hints from a server that is not trusted are ignored for permissions (safety.md §2).
+        let read_only = trusted && hints.read_only_hint == Some(true);
+        spec.annotations.read_only = read_only;
+        spec.annotations.destructive = !read_only && hints.destructive_hint.unwrap_or(true);
+        spec.annotations.idempotent = hints.idempotent_hint.unwrap_or(false);
+        spec.annotations.open_world = hints.open_world_hint.unwrap_or(true);
+        spec.concurrency_safe = read_only;
+        McpTool { spec, raw_name: listed.name.to_string(), connection, validator }
+    }
+
+    /// The name the server knows the tool by.
+    pub fn raw_name(&self) -> &str {
+        &self.raw_name
+    }
+
+    /// The server's name.
+    pub fn server(&self) -> &str {
+        self.connection.name()
+    }
+}
+
+/// A foreign schema as Tackle shows it to providers: local references inlined and the other
+/// cleanups of the core sanitizer, an object at the root, no `$schema`. Unlike built-in
+/// schemas, extra properties stay allowed unless the server said otherwise.
+pub fn provider_schema(original: &Value) -> Value {
+    let (schema, warnings) = sanitize(original.clone());
+    for warning in warnings {
+        tracing::warn!("imported tool schema: {warning}");
+    }
+    let mut root = match schema {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    root.remove("$schema");
+    root.remove("$id");
+    if root.get("type").and_then(Value::as_str) != Some("object") {
+        root.insert("type".into(), json!("object"));
+    }
+    if !root.get("properties").is_some_and(Value::is_object) {
+        root.insert("properties".into(), json!({}));
+    }
+    Value::Object(root)
+}
+
+impl DynTool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn prepare(&self, args: &Value) -> Result<PreparedCall, ToolError> {
+        if let Some(validator) = &self.validator
+            && let Err(error) = validator.validate(args)
+        {
+            let at = error.instance_path().to_string();
+            let place = if at.is_empty() { String::new() } else { format!(" at {at}") };
+            return Err(ToolError::InvalidInput(format!(
+                "Invalid parameters for tool '{}'{place}: {error}",
+                self.spec.name
+            )));
+        }
+        let connection = Arc::clone(&self.connection);
+        let raw_name = self.raw_name.clone();
+        let args = args.clone();
+        let read_only = self.spec.annotations.read_only;
+        let deadline = self.connection.max_call_time() + EXECUTOR_MARGIN;
+        Ok(PreparedCall::new(read_only, self.spec.concurrency_safe, Some(deadline), move |ctx| {
+            Box::pin(async move { connection.call(&raw_name, args, &ctx).await })
+        }))
+    }
+
+    /// Connections belong to the hub, which shuts them down at the end of the session.
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn ref_and_any_of_schemas_become_plain_objects() {
+        let original = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "properties": {
+                "point": {"$ref": "#/$defs/Point"},
+                "mode": {"anyOf": [{"const": "fast"}]}
+            },
+            "required": ["point"],
+            "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}
+        });
+        assert_eq!(
+            provider_schema(&original),
+            json!({
+                "type": "object",
+                "properties": {
+                    "point": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]},
+                    "mode": {"enum": ["fast"], "type": "string"}
+                },
+                "required": ["point"]
+            })
+        );
+        assert_eq!(provider_schema(&json!({})), json!({"type": "object", "properties": {}}));
+        assert_eq!(provider_schema(&json!({"type": "string"})), json!({"type": "object", "properties": {}}));
+    }
+}

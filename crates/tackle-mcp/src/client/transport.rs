@@ -1,0 +1,333 @@
+//! How the client reaches a server: a child process on stdio (started in its own process
+//! group, stderr to `.tackle/logs/mcp-{server}.log`, shut down by closing stdin, then SIGTERM
+//! and SIGKILL to the group; mcp.md §2.3), or streamable HTTP through reqwest.
+//!
+//! Both transports let the client see the raw `tools/list` results, because rmcp's `Tool`
+//! drops `execution.taskSupport`, which decides whether a tool can be imported at all.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use futures::stream::BoxStream;
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+};
+use serde_json::Value;
+use tokio::io::AsyncWriteExt as _;
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::watch;
+
+use crate::lines::{Line, LineReader};
+
+/// Raw `tools/list` results seen on the wire: the names of tools that require MCP tasks.
+#[derive(Debug, Clone, Default)]
+pub struct TaskTap(Arc<Mutex<HashSet<String>>>);
+
+impl TaskTap {
+    /// Records the task-only tools of a raw message, if it is a `tools/list` result.
+    fn inspect(&self, message: &Value) {
+        let Some(tools) = message.get("result").and_then(|r| r.get("tools")).and_then(Value::as_array) else {
+            return;
+        };
+        let mut required = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for tool in tools {
+            let task_only = tool.pointer("/execution/taskSupport").and_then(Value::as_str) == Some("required");
+            if let (true, Some(name)) = (task_only, tool.get("name").and_then(Value::as_str)) {
+                required.insert(name.to_owned());
+            }
+        }
+    }
+
+    /// Whether `tool` can only be called as an MCP task (not supported in v1).
+    pub fn requires_tasks(&self, tool: &str) -> bool {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).contains(tool)
+    }
+}
+
+/// The stdio side of a child server: its stdout in, its stdin out.
+pub struct ChildLines {
+    reader: LineReader<ChildStdout>,
+    writer: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
+    tap: TaskTap,
+}
+
+impl Transport<RoleClient> for ChildLines {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = Arc::clone(&self.writer);
+        async move {
+            let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            bytes.push(b'\n');
+            let mut guard = writer.lock().await;
+            let Some(stdin) = guard.as_mut() else {
+                return Err(std::io::Error::new(std::io::ErrorKind::NotConnected, "the server's stdin is closed"));
+            };
+            stdin.write_all(&bytes).await?;
+            stdin.flush().await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            match self.reader.next().await {
+                Line::End => return None,
+                Line::Oversized => tracing::warn!("an MCP server sent a message over the size limit; it was dropped"),
+                Line::Text(line) => {
+                    let value: Value = match serde_json::from_slice(&line) {
+                        Ok(value) => value,
+                        Err(err) => {
+                            // Servers sometimes print banners on stdout; they are not messages.
+                            tracing::debug!("ignoring a non-JSON line from an MCP server: {err}");
+                            continue;
+                        }
+                    };
+                    self.tap.inspect(&value);
+                    match serde_json::from_value(value) {
+                        Ok(message) => return Some(message),
+                        Err(err) => tracing::debug!("ignoring an unusable message from an MCP server: {err}"),
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // Dropping stdin is how a stdio server is asked to exit.
+        self.writer.lock().await.take();
+        Ok(())
+    }
+}
+
+/// A running stdio server process.
+#[derive(Debug)]
+pub struct ChildProcess {
+    pid: Option<u32>,
+    exit: watch::Receiver<Option<String>>,
+}
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct Launch<'a> {
+    pub command: &'a str,
+    pub args: &'a [String],
+    pub env: &'a BTreeMap<String, String>,
+    pub cwd: &'a Path,
+    pub log: &'a Path,
+}
+
+/// Starts a stdio server in its own process group, with the user's environment plus `env`
+/// and stderr appended to the log file.
+pub fn spawn(launch: &Launch<'_>, tap: TaskTap) -> std::io::Result<(ChildLines, ChildProcess)> {
+    if let Some(dir) = launch.log.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let log = std::fs::OpenOptions::new().create(true).append(true).open(launch.log)?;
+    let mut command = tokio::process::Command::new(launch.command);
+    command
+        .args(launch.args)
+        .envs(launch.env)
+        .current_dir(launch.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log))
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command.spawn()?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(std::io::Error::other("the server's stdio could not be captured"));
+    };
+    let pid = child.id();
+    let (tx, exit) = watch::channel(None);
+    tokio::spawn(async move {
+        let reason = match child.wait().await {
+            Ok(status) => describe(status),
+            Err(err) => format!("could not be waited for: {err}"),
+        };
+        let _ = tx.send(Some(reason));
+    });
+    let lines =
+        ChildLines { reader: LineReader::new(stdout), writer: Arc::new(tokio::sync::Mutex::new(Some(stdin))), tap };
+    Ok((lines, ChildProcess { pid, exit }))
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt as _;
+        if let Some(signal) = status.signal() {
+            return format!("killed by signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exit status {code}"),
+        None => "exited".to_owned(),
+    }
+}
+
+/// Grace after stdin closes, and again after SIGTERM.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+impl ChildProcess {
+    /// The process id (also its process group's id).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Why the process ended, once it has.
+    pub fn exit_reason(&self) -> Option<String> {
+        self.exit.borrow().clone()
+    }
+
+    /// Waits up to `limit` for the process to end; its reason, if it did.
+    pub async fn wait_exit(&self, limit: Duration) -> Option<String> {
+        let mut exit = self.exit.clone();
+        tokio::time::timeout(limit, exit.wait_for(Option::is_some)).await.ok()?.ok().and_then(|r| r.clone())
+    }
+
+    /// Ends the process once its stdin is closed: wait, SIGTERM the group, wait, SIGKILL.
+    pub async fn shutdown(&self) {
+        if self.wait_exit(SHUTDOWN_GRACE).await.is_some() {
+            return;
+        }
+        self.signal_group(Signal::Term);
+        if self.wait_exit(SHUTDOWN_GRACE).await.is_some() {
+            return;
+        }
+        self.signal_group(Signal::Kill);
+        let _ = self.wait_exit(SHUTDOWN_GRACE).await;
+    }
+
+    /// Kills the whole group at once (a crash or a drop without shutdown).
+    pub fn kill(&self) {
+        self.signal_group(Signal::Kill);
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        #[cfg(unix)]
+        if let Some(pid) = self.pid.and_then(|pid| i32::try_from(pid).ok()) {
+            let signal = match signal {
+                Signal::Term => nix::sys::signal::Signal::SIGTERM,
+                Signal::Kill => nix::sys::signal::Signal::SIGKILL,
+            };
+            // The group may already be gone; that is the point.
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), signal);
+        }
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        if self.exit_reason().is_none() {
+            self.kill();
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+/// reqwest with a tap on the raw SSE events, so `tools/list` results are seen whole.
+#[derive(Clone)]
+pub struct TapClient {
+    inner: reqwest::Client,
+    tap: TaskTap,
+}
+
+impl TapClient {
+    pub fn new(inner: reqwest::Client, tap: TaskTap) -> Self {
+        TapClient { inner, tap }
+    }
+}
+
+type Headers = HashMap<http::HeaderName, http::HeaderValue>;
+
+impl StreamableHttpClient for TapClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: rmcp::model::ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let response = self.inner.post_message(uri, message, session_id, auth_header, custom_headers).await?;
+        Ok(match response {
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                let tap = self.tap.clone();
+                let stream = stream.inspect(move |event| {
+                    if let Ok(event) = event
+                        && let Some(data) = &event.data
+                        && let Ok(value) = serde_json::from_str::<Value>(data)
+                    {
+                        tap.inspect(&value);
+                    }
+                });
+                StreamableHttpPostResponse::Sse(stream.boxed(), session)
+            }
+            other => other,
+        })
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.inner.delete_session(uri, session_id, auth_header, custom_headers).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<BoxStream<'static, Result<sse_stream::Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        self.inner.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
+    }
+}
+
+/// The log file of a stdio server's stderr.
+pub fn log_path(workspace: &Path, server: &str) -> PathBuf {
+    workspace.join(".tackle").join("logs").join(format!("mcp-{}.log", super::naming::sanitize(server)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_tap_sees_task_only_tools() {
+        let tap = TaskTap::default();
+        tap.inspect(&json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+            {"name": "a", "execution": {"taskSupport": "forbidden"}},
+            {"name": "b", "execution": {"taskSupport": "required"}},
+            {"name": "c"}
+        ]}}));
+        tap.inspect(&json!({"jsonrpc": "2.0", "id": 2, "result": {"content": []}}));
+        assert!(!tap.requires_tasks("a"));
+        assert!(tap.requires_tasks("b"));
+        assert!(!tap.requires_tasks("c"));
+    }
+}
