@@ -10,9 +10,12 @@ use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use tackle_calls::{CallResult, ToolIndex};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
 use tackle_core::{Executor, ExecutorConfig, Notifications, Session, ToolOutput};
-use tackle_llm::{ChatRequest, Completion, FinishReason, LlmClient, LlmEvent, Message, ToolResult, Usage, UserPart};
+use tackle_llm::{
+    AssistantMessage, ChatRequest, Completion, FinishReason, LlmClient, LlmEvent, Message, ToolResult, Usage, UserPart,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::approve::{RecordingApprover, RecordingPolicy};
@@ -123,6 +126,8 @@ pub struct Agent {
     history: Vec<Message>,
     /// Every call id used so far in the session.
     call_ids: HashSet<String>,
+    /// The tools as the text formats see them.
+    tool_index: ToolIndex,
 }
 
 impl std::fmt::Debug for Agent {
@@ -163,6 +168,7 @@ impl Agent {
             trajectory: trajectory.clone(),
         };
         let executor = Executor::new(executor).with_policy(Arc::new(policy)).with_approver(Arc::new(approver));
+        let tool_index = ToolIndex::from_toolset(session.tools());
         Agent {
             client,
             session,
@@ -172,6 +178,7 @@ impl Agent {
             trajectory,
             history: Vec::new(),
             call_ids: HashSet::new(),
+            tool_index,
         }
     }
 
@@ -212,14 +219,16 @@ impl Agent {
         let started = Instant::now();
         let mut usage = Usage::default();
         let mut steps = 0u32;
-        let rendered = match self.config.call_format {
-            CallFormat::Native => self.client.render_tools(self.session.tools().specs()),
-            _ => tackle_llm::RenderedTools::default(),
+        let (rendered, instructions) = match self.config.call_format.text() {
+            None => (self.client.render_tools(self.session.tools().specs()), String::new()),
+            Some(format) => {
+                (tackle_llm::RenderedTools::default(), tackle_calls::instructions(format, &self.tool_index))
+            }
         };
         for (tool, paths) in rendered.json_text_params {
             self.session.set_json_text_params(&tool, paths);
         }
-        let system = system_prompt(&self.session.info().workspace, self.session.tools(), "");
+        let system = system_prompt(&self.session.info().workspace, self.session.tools(), &instructions);
         let provider = self.client.config();
         self.record(
             "session_start",
@@ -291,12 +300,7 @@ impl Agent {
             };
             usage.add(&completion.usage);
             let Completion { mut message, thinking, incomplete_calls, finish, usage: step_usage } = completion;
-            normalize_ids(&mut message.tool_calls, step, &mut self.call_ids);
-            let planned: Vec<PlannedCall> = message
-                .tool_calls
-                .iter()
-                .map(|c| PlannedCall { call: to_tool_call(c), args: args_value(c), start: None })
-                .collect();
+            let planned = self.extract_calls(step, &mut message);
             let mut response = json!({
                 "step": step, "text": message.text,
                 "tool_calls": planned.iter().map(|p| json!({"id": p.call.id, "name": p.call.name, "args": p.args})).collect::<Vec<_>>(),
@@ -355,7 +359,7 @@ impl Agent {
             empty_replies = 0;
 
             let outcome = self.answer(step, &planned, cancel).await;
-            let mut parts: Vec<UserPart> = outcome.outputs.iter().map(result_part).collect();
+            let mut parts = self.result_parts(&planned, &outcome.outputs);
             if truncated {
                 parts.push(UserPart::Text { text: TRUNCATED_MESSAGE.to_owned() });
             }
@@ -417,6 +421,65 @@ impl Agent {
         }
     }
 
+    /// The calls of a reply: native calls, or those the text format finds in the text
+    /// (formats.md); ids unique in the session.
+    fn extract_calls(&mut self, step: u32, message: &mut AssistantMessage) -> Vec<PlannedCall> {
+        match self.config.call_format.text() {
+            None => {
+                normalize_ids(message.tool_calls.iter_mut().map(|c| &mut c.id), step, &mut self.call_ids);
+                message
+                    .tool_calls
+                    .iter()
+                    .map(|c| PlannedCall { call: to_tool_call(c), args: args_value(c), start: None })
+                    .collect()
+            }
+            Some(format) => {
+                let mut parser = tackle_calls::Parser::new(format, &self.tool_index).with_step(step);
+                let mut calls = parser.feed(&message.text);
+                calls.extend(parser.finish());
+                normalize_ids(calls.iter_mut().map(|c| &mut c.id), step, &mut self.call_ids);
+                calls
+                    .iter()
+                    .map(|c| PlannedCall {
+                        call: c.to_tool_call(),
+                        args: Value::Object(c.args.clone()),
+                        start: Some(c.start),
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// The user-message parts answering a reply: provider tool results, or one text in the
+    /// text format (formats.md §8).
+    fn result_parts(&self, calls: &[PlannedCall], outputs: &[ToolOutput]) -> Vec<UserPart> {
+        let Some(format) = self.config.call_format.text() else {
+            return outputs.iter().map(result_part).collect();
+        };
+        let texts: Vec<String> = outputs.iter().map(ToolOutput::text_content).collect();
+        let names: Vec<String> = calls
+            .iter()
+            .map(|p| {
+                self.session
+                    .tools()
+                    .resolve(&p.call.name)
+                    .map_or_else(|| p.call.name.clone(), |h| h.spec().name.clone())
+            })
+            .collect();
+        let results: Vec<CallResult<'_>> = outputs
+            .iter()
+            .zip(&texts)
+            .zip(&names)
+            .map(|((output, text), name)| CallResult {
+                tool: name,
+                id: &output.call_id,
+                is_error: output.is_error,
+                output: text,
+            })
+            .collect();
+        vec![UserPart::Text { text: tackle_calls::render_results(format, &results) }]
+    }
+
     /// Queued notifications become one `<notifications>` text after the latest results.
     fn deliver_notifications(&mut self, pending: &[String]) {
         if pending.is_empty() {
@@ -447,7 +510,8 @@ impl Agent {
         for output in &outputs {
             self.record_output(step, output);
         }
-        self.history.push(Message::User { parts: outputs.iter().map(result_part).collect() });
+        let parts = self.result_parts(calls, &outputs);
+        self.history.push(Message::User { parts });
     }
 }
 

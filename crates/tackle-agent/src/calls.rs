@@ -1,4 +1,4 @@
-//! From a provider's native calls to `ToolCall`s (providers.md §2, formats.md §1): call ids
+//! From a reply's calls to `ToolCall`s (providers.md §2, formats.md §1): call ids
 //! made unique (`_2`, `_3`) or generated (`call_{step}_{n}`); arguments passed on as text for
 //! the executor to decode, so a malformed call is still answered with a message the model can
 //! act on.
@@ -12,20 +12,20 @@ use tackle_llm::NativeCall;
 /// Gives every call an id unique in the session: missing ids become `call_{step}_{n}` (n
 /// counts from 1), repeated ones get `_2`, `_3`. `seen` holds the ids of earlier replies, since
 /// some servers (llama.cpp) number calls from `call_0` in every reply.
-pub fn normalize_ids(calls: &mut [NativeCall], step: u32, seen: &mut HashSet<String>) {
-    for (n, call) in calls.iter_mut().enumerate() {
-        if call.id.is_empty() {
-            call.id = format!("call_{step}_{}", n + 1);
+pub fn normalize_ids<'a>(ids: impl IntoIterator<Item = &'a mut String>, step: u32, seen: &mut HashSet<String>) {
+    for (n, id) in ids.into_iter().enumerate() {
+        if id.is_empty() {
+            *id = format!("call_{step}_{}", n + 1);
         }
-        if seen.contains(&call.id) {
-            let base = call.id.clone();
+        if seen.contains(id.as_str()) {
+            let base = id.clone();
             let mut k = 2;
             while seen.contains(&format!("{base}_{k}")) {
                 k += 1;
             }
-            call.id = format!("{base}_{k}");
+            *id = format!("{base}_{k}");
         }
-        seen.insert(call.id.clone());
+        seen.insert(id.clone());
     }
 }
 
@@ -54,7 +54,7 @@ mod tests {
         let mut calls = vec![native("a"), native(""), native("a"), native("a"), native("")];
         let mut seen = HashSet::from(["b".to_owned()]);
         calls.push(native("b"));
-        normalize_ids(&mut calls, 7, &mut seen);
+        normalize_ids(calls.iter_mut().map(|c| &mut c.id), 7, &mut seen);
         let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["a", "call_7_2", "a_2", "a_3", "call_7_5", "b_2"]);
     }

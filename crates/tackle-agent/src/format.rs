@@ -26,6 +26,16 @@ impl CallFormat {
     /// Every format.
     pub const ALL: [CallFormat; 4] = [CallFormat::Native, CallFormat::Markdown, CallFormat::Xml, CallFormat::Tool];
 
+    /// The text format of `tackle-calls`, or `None` for native calls.
+    pub fn text(self) -> Option<tackle_calls::CallFormat> {
+        match self {
+            CallFormat::Native => None,
+            CallFormat::Markdown => Some(tackle_calls::CallFormat::Markdown),
+            CallFormat::Xml => Some(tackle_calls::CallFormat::Xml),
+            CallFormat::Tool => Some(tackle_calls::CallFormat::Tool),
+        }
+    }
+
     /// The name on the command line and in trajectories.
     pub fn name(self) -> &'static str {
         match self {

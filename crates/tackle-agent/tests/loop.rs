@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::{BOTH, EchoRuns, RunSpec, run};
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use tackle_agent::{RunStatus, TRUNCATED_MESSAGE};
+use tackle_agent::{CallFormat, RunStatus, TRUNCATED_MESSAGE};
 use tackle_core::permission::PermissionMode;
 use tackle_testkit::{Expect, FakeLlm, Fault, Protocol, Reply, Script, Turn};
 
@@ -386,4 +386,70 @@ async fn without_a_terminal_a_call_that_needs_approval_is_denied_naming_the_flag
         .map(|e| (e["decision"].as_str().unwrap(), e["source"].as_str().unwrap()))
         .collect();
     assert_eq!(decisions, [("ask", "mode"), ("deny", "policy"), ("allow", "mode")]);
+}
+
+#[tokio::test]
+async fn each_text_call_format_runs_end_to_end() {
+    let cases = [
+        (
+            CallFormat::Markdown,
+            "Echoing.\n```echo\n{\"text\": \"hi\"}\n```\n",
+            "Result of echo (call 1):\n```output\necho: hi\n```",
+            "Done.\n```task_done\n{}\n```\n",
+        ),
+        (
+            CallFormat::Xml,
+            "Echoing.\n<function_calls><invoke name=\"echo\"><parameter name=\"text\">hi</parameter></invoke></function_calls>",
+            "<tool-result name=\"echo\" id=\"call_1_1\" status=\"ok\">echo: hi</tool-result>",
+            "Done.\n<function_calls><invoke name=\"task_done\"></invoke></function_calls>",
+        ),
+        (
+            CallFormat::Tool,
+            "Echoing.\n@echo(e1): {\"text\": \"hi\"}\n",
+            "@result(e1): {\"tool\":\"echo\",\"is_error\":false,\"output\":\"echo: hi\"}",
+            "Done.\n@task_done(d1): {}\n",
+        ),
+    ];
+    for (format, first, rendered, last) in cases {
+        for protocol in BOTH {
+            let script = Script::new([
+                Turn::reply(Reply::text(first).chunk_chars(5)).expect(Expect {
+                    no_tools: true,
+                    system_contains: Some("## Tools".into()),
+                    ..Expect::last_user_contains("echo hi")
+                }),
+                Turn::reply(Reply::text(last)).expect(Expect::last_user_contains(rendered)),
+            ]);
+            let server = FakeLlm::start(script).await;
+            let mut spec = RunSpec::new(protocol);
+            spec.format = format;
+            let ran = run(&server, spec, "echo hi").await;
+            server.assert_clean();
+            assert_eq!(ran.outcome.status, RunStatus::Success, "{format} {protocol:?}: {}", ran.outcome.final_result);
+            assert_eq!(ran.outcome.final_result, last, "{format}");
+            let calls: Vec<(&str, &str)> = ran
+                .events("tool_call")
+                .iter()
+                .map(|e| (e["name"].as_str().unwrap(), e["format"].as_str().unwrap()))
+                .collect();
+            assert_eq!(calls, [("echo", format.name()), ("task_done", format.name())]);
+            // Offsets are code points into the message: the fence, the `<invoke>` tag, the `@`.
+            let start = if format == CallFormat::Xml { 25 } else { 9 };
+            assert_eq!(ran.events("tool_call")[0]["start"], json!(start), "{format}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_text_call_is_answered_with_its_parse_error() {
+    let script = Script::new([
+        Turn::reply(Reply::text("@echo(e1): {\"text\": }\n")),
+        Turn::reply(Reply::text("I see.")).expect(Expect::last_user_contains("\"is_error\":true")),
+    ]);
+    let server = FakeLlm::start(script).await;
+    let mut spec = RunSpec::new(Protocol::OpenAi);
+    spec.format = CallFormat::Tool;
+    let ran = run(&server, spec, "bad").await;
+    server.assert_clean();
+    assert_eq!(ran.output("e1").1, true);
 }

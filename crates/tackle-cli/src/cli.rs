@@ -160,7 +160,8 @@ pub struct RunArgs {
     /// The provider's endpoint, for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, OpenRouter, Azure).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Allowlist of tools (default: the `default` toolset).
+    /// Allowlist of tools (default: the `default` toolset, plus save, append and patch with
+    /// --call-format markdown).
     #[arg(long, value_name = "LIST")]
     pub tools: Option<String>,
     /// How the model calls tools: native, markdown, xml or tool.

@@ -211,3 +211,28 @@ async fn replay_check_names_the_first_bad_line() {
         format!("{}: line 2: tool_call a has no tool_output\n", path.display())
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_text_call_format_runs_through_the_binary() {
+    let script = Script::new([
+        Turn::reply(Reply::text("Saving.\n```save notes.txt\nremember the milk\n```\n"))
+            .expect(Expect { no_tools: true, ..Expect::last_user_contains("think twice") }),
+        Turn::reply(Reply::text("Saved.\n```task_done\n{}\n```\n"))
+            .expect(Expect::last_user_contains("Result of save (call 1):\n```output\nSaved to notes.txt")),
+    ]);
+    let server = FakeLlm::start(script).await;
+    let workspace = tempfile::tempdir().unwrap();
+    let mut args = run_args(
+        &server,
+        Protocol::OpenAi,
+        workspace.path(),
+        &["--call-format", "markdown", "--permission-mode", "accept-edits", "--json"],
+    );
+    // Without --tools: the default toolset plus save, append and patch.
+    let tools_at = args.iter().position(|a| a == "--tools").unwrap();
+    args.drain(tools_at..tools_at + 2);
+    let out = tackle(args, vec![]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    server.assert_clean();
+    assert_eq!(std::fs::read_to_string(workspace.path().join("notes.txt")).unwrap(), "remember the milk\n");
+}

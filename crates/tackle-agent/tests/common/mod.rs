@@ -10,7 +10,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tackle_agent::{Agent, AgentConfig, Permissions, RunOutcome, Trajectory};
+use tackle_agent::{Agent, AgentConfig, CallFormat, Permissions, RunOutcome, Trajectory};
 use tackle_core::permission::{AutoApprover, ModePolicy, NonInteractiveApprover, PermissionMode};
 use tackle_core::{
     ExecutorConfig, Notifications, Registry, Session, SessionConfig, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
@@ -112,11 +112,19 @@ pub struct RunSpec {
     pub mode: PermissionMode,
     pub max_steps: u32,
     pub cancel_after: Option<Duration>,
+    pub format: CallFormat,
 }
 
 impl RunSpec {
     pub fn new(protocol: Protocol) -> Self {
-        RunSpec { protocol, stream: true, mode: PermissionMode::Bypass, max_steps: 200, cancel_after: None }
+        RunSpec {
+            protocol,
+            stream: true,
+            mode: PermissionMode::Bypass,
+            max_steps: 200,
+            cancel_after: None,
+            format: CallFormat::Native,
+        }
     }
 }
 
@@ -165,7 +173,12 @@ pub async fn run(server: &FakeLlm, spec: RunSpec, task: &str) -> Ran {
     let approver: Arc<dyn tackle_core::permission::Approver> =
         if spec.mode == PermissionMode::Bypass { Arc::new(AutoApprover) } else { Arc::new(NonInteractiveApprover) };
     let permissions = Permissions { policy: Arc::new(ModePolicy::new(spec.mode)), approver, interactive: false };
-    let config = AgentConfig { max_steps: spec.max_steps, permission_mode: spec.mode, ..AgentConfig::default() };
+    let config = AgentConfig {
+        max_steps: spec.max_steps,
+        permission_mode: spec.mode,
+        call_format: spec.format,
+        ..AgentConfig::default()
+    };
     let mut agent = Agent::new(client, session, ExecutorConfig::default(), permissions, config, Some(trajectory));
     let cancel = CancellationToken::new();
     if let Some(after) = spec.cancel_after {

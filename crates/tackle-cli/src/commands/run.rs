@@ -22,6 +22,9 @@ use crate::ui::{Mode, RunUi};
 /// The toolset `tackle run` starts from.
 const RUN_DEFAULT: &str = "default";
 
+/// The tools of `tackle run --call-format markdown` without `--tools`.
+const RUN_DEFAULT_MARKDOWN: &str = "default,save,append,patch";
+
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
@@ -30,11 +33,6 @@ fn env(name: &str) -> Option<String> {
 pub async fn run(args: RunArgs) -> CommandResult {
     let format: CallFormat =
         args.call_format.parse().map_err(|e: tackle_agent::UnknownFormat| Failure::usage(e.to_string()))?;
-    if format != CallFormat::Native {
-        return Err(Failure::usage(format!(
-            "--call-format {format} is not available in this build yet (the text call formats are still being built); use --call-format native"
-        )));
-    }
     let mode: PermissionMode = args
         .permission_mode
         .parse()
@@ -53,7 +51,9 @@ pub async fn run(args: RunArgs) -> CommandResult {
     let mut registry = session::registry();
     let hub =
         session::import_mcp(&mut registry, &config, &workspace, args.allow_project_mcp, session::interactive()).await;
-    let selection = session::select_from(&registry, args.tools.as_deref(), RUN_DEFAULT)?;
+    // The markdown format also gets gptme's block tools (DESIGN §8).
+    let default = if format == CallFormat::Markdown { RUN_DEFAULT_MARKDOWN } else { RUN_DEFAULT };
+    let selection = session::select_from(&registry, args.tools.as_deref(), default)?;
     let session = Session::new(session::session_config(&config, &workspace, true)?, registry.instantiate(&selection));
     hub.attach(&session);
     session::tool_settings(&config, &session)?;
