@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tackle_calls::{CallResult, ToolIndex};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
-use tackle_core::{Executor, ExecutorConfig, Notifications, Session, ToolOutput};
+use tackle_core::{BoxFuture, Executor, ExecutorConfig, Notifications, Session, ToolOutput};
 use tackle_llm::{
     AssistantMessage, ChatRequest, Completion, FinishReason, LlmClient, LlmEvent, Message, ToolResult, Usage, UserPart,
 };
@@ -128,12 +128,27 @@ pub struct Agent {
     call_ids: HashSet<String>,
     /// The tools as the text formats see them.
     tool_index: ToolIndex,
+    refresh: Option<Arc<dyn ToolRefresh>>,
 }
 
 impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent").field("session", &self.session).field("config", &self.config).finish_non_exhaustive()
     }
+}
+
+/// The parts of a request that depend on the session's tools.
+struct Prepared {
+    system: String,
+    tools: Vec<Value>,
+}
+
+/// Takes up changes to the session's tools between model requests (MCP servers that
+/// announced `list_changed`).
+pub trait ToolRefresh: Send + Sync {
+    /// Updates the session's tools; true when they changed. Tool-list notices for the model
+    /// go to the session's `Notifications`.
+    fn refresh<'a>(&'a self, session: &'a mut Session) -> BoxFuture<'a, bool>;
 }
 
 /// Why the loop stops.
@@ -179,12 +194,19 @@ impl Agent {
             history: Vec::new(),
             call_ids: HashSet::new(),
             tool_index,
+            refresh: None,
         }
     }
 
     /// Shows the run's events to `observer`.
     pub fn with_observer(mut self, observer: Arc<dyn Observer>) -> Agent {
         self.observer = observer;
+        self
+    }
+
+    /// Refreshes the session's tools before each model request.
+    pub fn with_tool_refresh(mut self, refresh: Arc<dyn ToolRefresh>) -> Agent {
+        self.refresh = Some(refresh);
         self
     }
 
@@ -219,16 +241,7 @@ impl Agent {
         let started = Instant::now();
         let mut usage = Usage::default();
         let mut steps = 0u32;
-        let (rendered, instructions) = match self.config.call_format.text() {
-            None => (self.client.render_tools(self.session.tools().specs()), String::new()),
-            Some(format) => {
-                (tackle_llm::RenderedTools::default(), tackle_calls::instructions(format, &self.tool_index))
-            }
-        };
-        for (tool, paths) in rendered.json_text_params {
-            self.session.set_json_text_params(&tool, paths);
-        }
-        let system = system_prompt(&self.session.info().workspace, self.session.tools(), &instructions);
+        let prepared = self.prepare();
         let provider = self.client.config();
         self.record(
             "session_start",
@@ -241,7 +254,7 @@ impl Agent {
             }),
         );
         self.history.push(Message::user_text(task));
-        let stop = self.steps(&system, &rendered.tools, &mut steps, &mut usage, cancel).await;
+        let stop = self.steps(prepared, &mut steps, &mut usage, cancel).await;
         if let Some(kind) = &stop.error_kind {
             self.record("error", json!({"kind": kind, "message": stop.final_result}));
         }
@@ -262,10 +275,26 @@ impl Agent {
         }
     }
 
+    /// What every request carries for the session's current tools: the system prompt (with
+    /// the text format's instructions) and the native tool definitions.
+    fn prepare(&mut self) -> Prepared {
+        self.tool_index = ToolIndex::from_toolset(self.session.tools());
+        let (rendered, instructions) = match self.config.call_format.text() {
+            None => (self.client.render_tools(self.session.tools().specs()), String::new()),
+            Some(format) => {
+                (tackle_llm::RenderedTools::default(), tackle_calls::instructions(format, &self.tool_index))
+            }
+        };
+        for (tool, paths) in rendered.json_text_params {
+            self.session.set_json_text_params(&tool, paths);
+        }
+        let system = system_prompt(&self.session.info().workspace, self.session.tools(), &instructions);
+        Prepared { system, tools: rendered.tools }
+    }
+
     async fn steps(
         &mut self,
-        system: &str,
-        tools: &[Value],
+        mut prepared: Prepared,
         steps: &mut u32,
         usage: &mut Usage,
         cancel: &CancellationToken,
@@ -286,7 +315,13 @@ impl Agent {
             }
             *steps += 1;
             let step = *steps;
+            if let Some(refresh) = self.refresh.clone()
+                && refresh.refresh(&mut self.session).await
+            {
+                prepared = self.prepare();
+            }
             self.deliver_notifications(&notifications.drain());
+            let Prepared { system, tools } = &prepared;
             self.record(
                 "llm_request",
                 json!({"step": step, "message_count": self.history.len(), "tools_sent": tools.len()}),

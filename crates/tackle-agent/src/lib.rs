@@ -18,7 +18,9 @@ pub mod time;
 pub mod trajectory;
 mod turn;
 
-pub use agent::{Agent, AgentConfig, EMPTY_REPLY_MESSAGE, Permissions, RunOutcome, RunStatus, TRUNCATED_MESSAGE};
+pub use agent::{
+    Agent, AgentConfig, EMPTY_REPLY_MESSAGE, Permissions, RunOutcome, RunStatus, TRUNCATED_MESSAGE, ToolRefresh,
+};
 pub use approve::{Prompter, StdioPrompter, TerminalApprover};
 pub use events::{AgentEvent, Observer, Silent, call_summary};
 pub use format::{CallFormat, UnknownFormat};

@@ -12,8 +12,13 @@ use std::time::Duration;
 use common::{BOTH, EchoRuns, RunSpec, run};
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use tackle_agent::{CallFormat, RunStatus, TRUNCATED_MESSAGE};
+use tackle_agent::{CallFormat, RunStatus, TRUNCATED_MESSAGE, ToolRefresh};
 use tackle_core::permission::PermissionMode;
+use tackle_core::registry::ToolHandle;
+use tackle_core::{
+    BoxFuture, DynTool, Notifications, Session, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSource,
+    ToolSpec, TypedTool,
+};
 use tackle_testkit::{Expect, FakeLlm, Fault, Protocol, Reply, Script, Turn};
 
 #[tokio::test]
@@ -452,4 +457,57 @@ async fn a_malformed_text_call_is_answered_with_its_parse_error() {
     let ran = run(&server, spec, "bad").await;
     server.assert_clean();
     assert_eq!(ran.output("e1").1, true);
+}
+
+/// A tool that arrives mid-run.
+struct Late;
+
+impl Tool for Late {
+    type Input = common::TextInput;
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("mcp__srv__late", "Arrived late.").read_only()
+    }
+    async fn call(&self, input: common::TextInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(format!("late: {}", input.text)))
+    }
+}
+
+/// Adds a tool to the session before the second request, like an MCP server's list_changed.
+struct AddLate(std::sync::atomic::AtomicU32);
+
+impl ToolRefresh for AddLate {
+    fn refresh<'a>(&'a self, session: &'a mut Session) -> BoxFuture<'a, bool> {
+        Box::pin(async move {
+            if self.0.fetch_add(1, Ordering::SeqCst) != 1 {
+                return false;
+            }
+            let mut handles: Vec<ToolHandle> =
+                session.tools().handles().iter().map(|h| ToolHandle::new(h.tool.clone(), h.source.clone())).collect();
+            let late: std::sync::Arc<dyn DynTool> = std::sync::Arc::new(TypedTool::new(Late));
+            handles.push(ToolHandle::new(late, ToolSource::Mcp("srv".into())));
+            session.set_tools(ToolSet::new(handles));
+            session.state().get::<Notifications>().push("MCP server srv: tools changed (added mcp__srv__late).");
+            true
+        })
+    }
+}
+
+#[tokio::test]
+async fn refreshed_tools_and_their_notice_reach_the_next_request() {
+    let script = Script::new([
+        Turn::reply(Reply::text("").call("a", "echo", json!({"text": "1"}))),
+        Turn::reply(Reply::text("").call("b", "mcp__srv__late", json!({"text": "new"}))).expect(Expect {
+            tools_include: vec!["mcp__srv__late".into()],
+            ..Expect::last_user_contains(
+                "<notifications>\nMCP server srv: tools changed (added mcp__srv__late).\n</notifications>",
+            )
+        }),
+        Turn::reply(Reply::text("done")).expect(Expect::result("b", "late: new")),
+    ]);
+    let server = FakeLlm::start(script).await;
+    let mut spec = RunSpec::new(Protocol::Anthropic);
+    spec.refresh = Some(std::sync::Arc::new(AddLate(std::sync::atomic::AtomicU32::new(0))));
+    let ran = run(&server, spec, "refresh").await;
+    server.assert_clean();
+    assert_eq!(ran.outcome.status, RunStatus::Success);
 }

@@ -91,12 +91,12 @@ pub async fn close(session: &Session) {
 }
 
 /// Between turns: takes up the tool changes MCP servers announced (mcp.md §2.5), keeping
-/// to the session's allowlist; each change is told on stderr.
-pub async fn refresh_mcp(session: &mut Session, tools: Option<&str>) {
-    let Some(hub) = McpHub::of(session) else { return };
+/// to the session's allowlist; each change is told on stderr. True when the tools changed.
+pub async fn refresh_mcp(session: &mut Session, tools: Option<&str>) -> bool {
+    let Some(hub) = McpHub::of(session) else { return false };
     let changes = hub.refresh().await;
     if changes.is_empty() {
-        return;
+        return false;
     }
     let mut registry = registry();
     hub.register(&mut registry);
@@ -105,6 +105,7 @@ pub async fn refresh_mcp(session: &mut Session, tools: Option<&str>) {
     for change in &changes {
         eprintln!("tackle: {change}");
     }
+    true
 }
 
 /// Applies `--tools` to the registry.

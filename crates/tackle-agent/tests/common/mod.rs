@@ -10,7 +10,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tackle_agent::{Agent, AgentConfig, CallFormat, Permissions, RunOutcome, Trajectory};
+use tackle_agent::{Agent, AgentConfig, CallFormat, Permissions, RunOutcome, ToolRefresh, Trajectory};
 use tackle_core::permission::{AutoApprover, ModePolicy, NonInteractiveApprover, PermissionMode};
 use tackle_core::{
     ExecutorConfig, Notifications, Registry, Session, SessionConfig, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
@@ -113,6 +113,7 @@ pub struct RunSpec {
     pub max_steps: u32,
     pub cancel_after: Option<Duration>,
     pub format: CallFormat,
+    pub refresh: Option<Arc<dyn ToolRefresh>>,
 }
 
 impl RunSpec {
@@ -124,6 +125,7 @@ impl RunSpec {
             max_steps: 200,
             cancel_after: None,
             format: CallFormat::Native,
+            refresh: None,
         }
     }
 }
@@ -180,6 +182,9 @@ pub async fn run(server: &FakeLlm, spec: RunSpec, task: &str) -> Ran {
         ..AgentConfig::default()
     };
     let mut agent = Agent::new(client, session, ExecutorConfig::default(), permissions, config, Some(trajectory));
+    if let Some(refresh) = spec.refresh {
+        agent = agent.with_tool_refresh(refresh);
+    }
     let cancel = CancellationToken::new();
     if let Some(after) = spec.cancel_after {
         let token = cancel.clone();

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tackle_agent::provider::{default_model, provider_config};
-use tackle_agent::{Agent, AgentConfig, CallFormat, Permissions, StdioPrompter, TerminalApprover, Trajectory};
+use tackle_agent::{
+    Agent, AgentConfig, CallFormat, Permissions, StdioPrompter, TerminalApprover, ToolRefresh, Trajectory,
+};
 use tackle_core::permission::{Approver, AutoApprover, ModePolicy, NonInteractiveApprover, PermissionMode};
-use tackle_core::{ExecutorConfig, Session};
+use tackle_core::{BoxFuture, ExecutorConfig, Session};
 use tackle_llm::LlmClient;
 use tokio_util::sync::CancellationToken;
 
@@ -82,14 +84,28 @@ pub async fn run(args: RunArgs) -> CommandResult {
         Mode::Plain
     };
     let ui = Arc::new(RunUi::new(ui_mode));
+    let tools = args.tools.clone().unwrap_or_else(|| default.to_owned());
     let mut agent = Agent::new(client, session, ExecutorConfig::default(), permissions, agent_config, Some(trajectory))
-        .with_observer(ui.clone());
+        .with_observer(ui.clone())
+        .with_tool_refresh(Arc::new(McpRefresh { tools }));
 
     let cancel = interrupt_token();
     let outcome = agent.run(&args.task, &cancel).await;
     session::close(agent.session()).await;
     ui.finish(&outcome);
     Ok(ExitCode::from(outcome.status.exit_code()))
+}
+
+/// Takes up MCP servers' tool-list changes before each model request, within the run's
+/// allowlist.
+struct McpRefresh {
+    tools: String,
+}
+
+impl ToolRefresh for McpRefresh {
+    fn refresh<'a>(&'a self, session: &'a mut Session) -> BoxFuture<'a, bool> {
+        Box::pin(session::refresh_mcp(session, Some(&self.tools)))
+    }
 }
 
 /// Ctrl-C cancels the run (each running call still answers); a second press within 2 s
