@@ -1,0 +1,257 @@
+//! The environment every command runs with (safety.md §7): the inherited environment minus
+//! API keys and the names in `[env] remove`, plus fixed settings that keep commands from
+//! waiting for a person (pagers, editors, credential prompts), plus `[env] set`.
+//!
+//! The bash session, background jobs, subagent shells and hooks all start from one
+//! [`CommandEnv`]. Settings from the workspace's own `tackle.toml` that widen what commands can
+//! reach (`set`, `passthrough`) apply only when the workspace is trusted (safety.md §2.2);
+//! `remove` only narrows, so it always applies.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+
+use serde::Deserialize;
+use tackle_core::config::{Config, ConfigError};
+
+/// Variables every command gets, whatever it inherits (safety.md §7).
+pub const FIXED_VARS: &[(&str, &str)] = &[
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("MANPAGER", "cat"),
+    ("GIT_EDITOR", "true"),
+    ("EDITOR", "true"),
+    ("VISUAL", "true"),
+    ("TERM", "dumb"),
+    ("NO_COLOR", "1"),
+    ("CLICOLOR", "0"),
+    ("DEBIAN_FRONTEND", "noninteractive"),
+    ("PYTHONUNBUFFERED", "1"),
+];
+
+/// Names removed from the inherited environment unless passed through on purpose. A `*`
+/// matches any run of characters.
+pub const REMOVED_VARS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TACKLE_*_KEY"];
+
+/// The `[env]` section as a file holds it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct EnvSection {
+    set: BTreeMap<String, String>,
+    remove: Vec<String>,
+    passthrough: Vec<String>,
+}
+
+/// The effective `[env]` settings, after the workspace's trust is taken into account.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvSettings {
+    /// Variables added to every command's environment.
+    pub set: BTreeMap<String, String>,
+    /// Names removed from the inherited environment (besides [`REMOVED_VARS`]); `*` globs.
+    pub remove: Vec<String>,
+    /// Names kept even though a removal rule matches them.
+    pub passthrough: Vec<String>,
+}
+
+impl EnvSettings {
+    /// Reads `[env]` from both configuration layers. The user's settings apply as written;
+    /// the workspace's `remove` always applies, its `set` and `passthrough` only when the
+    /// workspace is trusted. Each ignored setting yields a one-line notice for the person.
+    pub fn from_config(config: &Config) -> Result<(EnvSettings, Vec<String>), ConfigError> {
+        let mut settings = EnvSettings::default();
+        let mut notices = Vec::new();
+        if let Some(user) = config.user_section::<EnvSection>("env")? {
+            settings.set.extend(user.set);
+            settings.remove.extend(user.remove);
+            settings.passthrough.extend(user.passthrough);
+        }
+        if let Some(workspace) = config.workspace_section::<EnvSection>("env")? {
+            settings.remove.extend(workspace.remove);
+            if config.workspace_trusted {
+                settings.set.extend(workspace.set);
+                settings.passthrough.extend(workspace.passthrough);
+            } else {
+                if !workspace.set.is_empty() {
+                    notices.push(untrusted_notice("[env] set"));
+                }
+                if !workspace.passthrough.is_empty() {
+                    notices.push(untrusted_notice("[env] passthrough"));
+                }
+            }
+        }
+        Ok((settings, notices))
+    }
+}
+
+/// The notice for a workspace setting ignored because the workspace is not trusted.
+pub fn untrusted_notice(setting: &str) -> String {
+    format!(
+        "Ignoring {setting} from the workspace's tackle.toml because it widens access; pass --trust-workspace \
+         (or set TACKLE_TRUST_WORKSPACE=1) to apply it."
+    )
+}
+
+/// A complete environment for a command (the command's own environment is cleared first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandEnv {
+    vars: BTreeMap<OsString, OsString>,
+}
+
+impl CommandEnv {
+    /// The environment for commands of session `session_id` in `workspace`, starting from
+    /// this process's environment.
+    pub fn new(settings: &EnvSettings, session_id: &str, workspace: &Path) -> CommandEnv {
+        CommandEnv::from_base(std::env::vars_os(), settings, session_id, workspace)
+    }
+
+    /// The environment built from `base` instead of this process's environment.
+    pub fn from_base(
+        base: impl IntoIterator<Item = (OsString, OsString)>,
+        settings: &EnvSettings,
+        session_id: &str,
+        workspace: &Path,
+    ) -> CommandEnv {
+        let removed = |name: &OsStr| {
+            let Some(name) = name.to_str() else { return false };
+            let rules = REMOVED_VARS.iter().copied().chain(settings.remove.iter().map(String::as_str));
+            let kept = settings.passthrough.iter().any(|pattern| wildcard_match(pattern, name));
+            !kept && rules.into_iter().any(|pattern| wildcard_match(pattern, name))
+        };
+        let mut vars: BTreeMap<OsString, OsString> = base.into_iter().filter(|(name, _)| !removed(name)).collect();
+        for (name, value) in FIXED_VARS {
+            vars.insert((*name).into(), (*value).into());
+        }
+        vars.entry("LANG".into()).or_insert_with(|| "C.UTF-8".into());
+        for (name, value) in &settings.set {
+            vars.insert(name.into(), value.into());
+        }
+        vars.insert("TACKLE".into(), "1".into());
+        vars.insert("TACKLE_SESSION_ID".into(), session_id.into());
+        vars.insert("TACKLE_WORKSPACE".into(), workspace.as_os_str().to_owned());
+        CommandEnv { vars }
+    }
+
+    /// This environment with `extra` variables added or replaced (a background job gets the
+    /// variables exported in the session shell).
+    pub fn with_vars(&self, extra: impl IntoIterator<Item = (OsString, OsString)>) -> CommandEnv {
+        let mut vars = self.vars.clone();
+        vars.extend(extra);
+        CommandEnv { vars }
+    }
+
+    /// The value of `name`.
+    pub fn get(&self, name: &str) -> Option<&OsStr> {
+        self.vars.get(OsStr::new(name)).map(OsString::as_os_str)
+    }
+
+    /// Every variable, sorted by name.
+    pub fn vars(&self) -> impl Iterator<Item = (&OsStr, &OsStr)> {
+        self.vars.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str()))
+    }
+
+    /// Replaces `command`'s environment with this one.
+    pub fn apply(&self, command: &mut std::process::Command) {
+        command.env_clear().envs(&self.vars);
+    }
+}
+
+/// Matches `name` against `pattern`, where `*` matches any run of characters.
+fn wildcard_match(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else { return false };
+    let mut parts: Vec<&str> = parts.collect();
+    let Some(last) = parts.pop() else { return rest.is_empty() };
+    for part in parts {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn base(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect()
+    }
+
+    #[test]
+    fn wildcards_match_whole_names() {
+        assert!(wildcard_match("TACKLE_*_KEY", "TACKLE_OPENAI_KEY"));
+        assert!(!wildcard_match("TACKLE_*_KEY", "TACKLE_KEY"));
+        assert!(!wildcard_match("TACKLE_*_KEY", "TACKLE_X_KEYS"));
+        assert!(wildcard_match("AWS_*", "AWS_SECRET"));
+        assert!(wildcard_match("EXACT", "EXACT"));
+        assert!(!wildcard_match("EXACT", "EXACTLY"));
+        assert!(wildcard_match("*", ""));
+    }
+
+    #[test]
+    fn keys_are_removed_fixed_values_set_and_passthrough_keeps_a_name() {
+        let settings = EnvSettings {
+            set: BTreeMap::from([("FOO".to_owned(), "bar".to_owned()), ("TERM".to_owned(), "xterm".to_owned())]),
+            remove: vec!["SECRET_*".into()],
+            passthrough: vec!["ANTHROPIC_API_KEY".into()],
+        };
+        let env = CommandEnv::from_base(
+            base(&[
+                ("PATH", "/bin"),
+                ("OPENAI_API_KEY", "sk-1"),
+                ("ANTHROPIC_API_KEY", "sk-2"),
+                ("TACKLE_GROQ_KEY", "k"),
+                ("SECRET_TOKEN", "t"),
+                ("PAGER", "less"),
+                ("LANG", "de_DE.UTF-8"),
+            ]),
+            &settings,
+            "s1",
+            Path::new("/work/ws"),
+        );
+        let names: Vec<&str> = env.vars().map(|(k, _)| k.to_str().unwrap()).collect();
+        assert!(!names.contains(&"OPENAI_API_KEY") && !names.contains(&"TACKLE_GROQ_KEY"));
+        assert!(!names.contains(&"SECRET_TOKEN"));
+        assert_eq!(env.get("ANTHROPIC_API_KEY"), Some(OsStr::new("sk-2")));
+        assert_eq!(env.get("PAGER"), Some(OsStr::new("cat")));
+        assert_eq!(env.get("GIT_TERMINAL_PROMPT"), Some(OsStr::new("0")));
+        assert_eq!(env.get("LANG"), Some(OsStr::new("de_DE.UTF-8")));
+        assert_eq!(env.get("TERM"), Some(OsStr::new("xterm")));
+        assert_eq!(env.get("FOO"), Some(OsStr::new("bar")));
+        assert_eq!(env.get("TACKLE_SESSION_ID"), Some(OsStr::new("s1")));
+        assert_eq!(env.get("TACKLE_WORKSPACE"), Some(OsStr::new("/work/ws")));
+        assert_eq!(env.get("TACKLE"), Some(OsStr::new("1")));
+        let no_lang = CommandEnv::from_base(base(&[]), &EnvSettings::default(), "s", Path::new("/w"));
+        assert_eq!(no_lang.get("LANG"), Some(OsStr::new("C.UTF-8")));
+    }
+
+    #[test]
+    fn workspace_settings_that_widen_need_trust() {
+        let user: toml::Table = "[env]\nset = { A = \"1\" }".parse().unwrap();
+        let workspace: toml::Table =
+            "[env]\nset = { B = \"2\" }\nremove = [\"X\"]\npassthrough = [\"OPENAI_API_KEY\"]".parse().unwrap();
+        let config = Config::from_tables(user.clone(), workspace.clone(), false);
+        let (settings, notices) = EnvSettings::from_config(&config).unwrap();
+        assert_eq!(settings.set, BTreeMap::from([("A".to_owned(), "1".to_owned())]));
+        assert_eq!(settings.remove, ["X"]);
+        assert!(settings.passthrough.is_empty());
+        assert_eq!(
+            notices,
+            [
+                "Ignoring [env] set from the workspace's tackle.toml because it widens access; pass --trust-workspace \
+                 (or set TACKLE_TRUST_WORKSPACE=1) to apply it.",
+                "Ignoring [env] passthrough from the workspace's tackle.toml because it widens access; pass \
+                 --trust-workspace (or set TACKLE_TRUST_WORKSPACE=1) to apply it."
+            ]
+        );
+        let trusted = Config::from_tables(user, workspace, true);
+        let (settings, notices) = EnvSettings::from_config(&trusted).unwrap();
+        assert_eq!(settings.set.len(), 2);
+        assert_eq!(settings.passthrough, ["OPENAI_API_KEY"]);
+        assert!(notices.is_empty());
+    }
+}

@@ -1,0 +1,282 @@
+//! The `[sandbox]` settings (safety.md §6): which mechanism, whether the network is reachable,
+//! what is writable besides the workspace, what is hidden, and whether `.git`'s code-running
+//! parts are protected.
+//!
+//! The workspace's own `tackle.toml` is as untrusted as the code beside it (safety.md §2.2): a
+//! workspace value that widens access (`network = true`, `extra_writable`, `protect_git =
+//! false`, a weaker `mode`) applies only when the workspace is trusted, and is otherwise
+//! ignored with a one-line notice. Values that narrow access always apply.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::Deserialize;
+use tackle_core::config::{Config, ConfigError};
+
+use crate::env::untrusted_notice;
+
+/// `[sandbox] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// The first that works of bubblewrap, Landlock, none (with a warning).
+    #[default]
+    Auto,
+    /// bubblewrap, or an error at startup.
+    Bwrap,
+    /// Landlock, or an error at startup.
+    Landlock,
+    /// No sandbox.
+    None,
+}
+
+impl SandboxMode {
+    /// How strongly the mode confines commands, for deciding whether an untrusted workspace
+    /// value narrows access: none < landlock < auto < bwrap (auto picks the best available).
+    fn strength(self) -> u8 {
+        match self {
+            SandboxMode::None => 0,
+            SandboxMode::Landlock => 1,
+            SandboxMode::Auto => 2,
+            SandboxMode::Bwrap => 3,
+        }
+    }
+
+    /// The name used in `tackle.toml`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SandboxMode::Auto => "auto",
+            SandboxMode::Bwrap => "bwrap",
+            SandboxMode::Landlock => "landlock",
+            SandboxMode::None => "none",
+        }
+    }
+}
+
+/// The entries hidden by default (a tmpfs over each that exists and is not inside a root).
+pub const DEFAULT_HIDE: &[&str] = &["~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.config/tackle"];
+
+/// Paths inside every writable root that stay read-only for commands: Tackle's state and the
+/// workspace's own configuration, so an agent cannot widen its own permissions.
+pub const PROTECTED_IN_ROOT: &[&str] = &[".tackle", "tackle.toml", ".mcp.json", ".claude"];
+
+/// The parts of `.git` that could run code outside the sandbox later (with `protect_git`).
+pub const PROTECTED_GIT: &[&str] = &[".git/hooks", ".git/config"];
+
+/// The `[sandbox]` section as a file holds it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct SandboxSection {
+    mode: Option<SandboxMode>,
+    network: Option<bool>,
+    extra_writable: Option<Vec<String>>,
+    hide: Option<Vec<String>>,
+    protect_git: Option<bool>,
+}
+
+/// The effective sandbox settings of a session, with every path absolute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxPolicy {
+    /// The mechanism to use.
+    pub mode: SandboxMode,
+    /// Whether commands may use the network.
+    pub network: bool,
+    /// The workspace root (the first writable root, and the default working directory).
+    pub workspace: PathBuf,
+    /// Directories commands may write, the workspace first.
+    pub writable_roots: Vec<PathBuf>,
+    /// Further writable paths; one inside a protected path opens it.
+    pub extra_writable: Vec<PathBuf>,
+    /// Paths hidden from commands (bubblewrap only).
+    pub hide: Vec<PathBuf>,
+    /// Whether `.git/hooks` and `.git/config` stay read-only.
+    pub protect_git: bool,
+}
+
+impl SandboxPolicy {
+    /// The defaults for `workspace`: `auto`, network off, the default hide list, `.git`
+    /// protected.
+    pub fn new(workspace: impl Into<PathBuf>) -> SandboxPolicy {
+        let workspace = workspace.into();
+        SandboxPolicy {
+            mode: SandboxMode::Auto,
+            network: false,
+            writable_roots: vec![workspace.clone()],
+            hide: DEFAULT_HIDE.iter().map(|entry| expand(entry, &workspace)).collect(),
+            workspace,
+            extra_writable: Vec::new(),
+            protect_git: true,
+        }
+    }
+
+    /// Reads `[sandbox]` from both configuration layers (see the module docs for which
+    /// workspace values need trust). Returns the policy and one notice per ignored value.
+    pub fn from_config(config: &Config, workspace: &Path) -> Result<(SandboxPolicy, Vec<String>), ConfigError> {
+        let mut policy = SandboxPolicy::new(workspace);
+        let mut notices = Vec::new();
+        if let Some(user) = config.user_section::<SandboxSection>("sandbox")? {
+            policy.mode = user.mode.unwrap_or(policy.mode);
+            policy.network = user.network.unwrap_or(policy.network);
+            policy.protect_git = user.protect_git.unwrap_or(policy.protect_git);
+            if let Some(extra) = user.extra_writable {
+                policy.extra_writable = extra.iter().map(|p| expand(p, workspace)).collect();
+            }
+            if let Some(hide) = user.hide {
+                policy.hide = hide.iter().map(|p| expand(p, workspace)).collect();
+            }
+        }
+        let Some(section) = config.workspace_section::<SandboxSection>("sandbox")? else {
+            return Ok((policy, notices));
+        };
+        let trusted = config.workspace_trusted;
+        let mut widen = |name: &str, applies: bool| {
+            if !applies && !trusted {
+                notices.push(untrusted_notice(&format!("[sandbox] {name}")));
+            }
+            applies || trusted
+        };
+        if let Some(mode) = section.mode
+            && widen(&format!("mode = \"{}\"", mode.name()), mode.strength() >= policy.mode.strength())
+        {
+            policy.mode = mode;
+        }
+        if let Some(network) = section.network
+            && widen("network = true", !network)
+        {
+            policy.network = network;
+        }
+        if let Some(protect_git) = section.protect_git
+            && widen("protect_git = false", protect_git)
+        {
+            policy.protect_git = protect_git;
+        }
+        if let Some(extra) = section.extra_writable.filter(|extra| !extra.is_empty())
+            && widen("extra_writable", false)
+        {
+            policy.extra_writable.extend(extra.iter().map(|p| expand(p, workspace)));
+        }
+        if let Some(hide) = section.hide {
+            policy.hide.extend(hide.iter().map(|p| expand(p, workspace)));
+        }
+        Ok((policy, notices))
+    }
+
+    /// Every writable path: the roots and the extra writable paths.
+    pub fn writable_paths(&self) -> impl Iterator<Item = &Path> {
+        self.writable_roots.iter().chain(&self.extra_writable).map(PathBuf::as_path)
+    }
+
+    /// Whether `path` lies in a writable root or an extra writable path.
+    pub fn is_writable(&self, path: &Path) -> bool {
+        self.writable_paths().any(|root| path.starts_with(root))
+    }
+
+    /// The read-only paths inside the writable roots, in order: for each root its protected
+    /// entries, leaving out those an `extra_writable` entry opens.
+    pub fn protected_paths(&self) -> Vec<PathBuf> {
+        let git: &[&str] = if self.protect_git { PROTECTED_GIT } else { &[] };
+        self.writable_roots
+            .iter()
+            .flat_map(|root| PROTECTED_IN_ROOT.iter().chain(git).map(move |entry| root.join(entry)))
+            .filter(|path| !self.extra_writable.iter().any(|open| path.starts_with(open)))
+            .collect()
+    }
+}
+
+/// Makes a configured path absolute: `~/` is the home directory, a relative path is relative
+/// to the workspace; `.` and `..` are removed lexically.
+fn expand(raw: &str, workspace: &Path) -> PathBuf {
+    let path = match raw.strip_prefix("~/").or(if raw == "~" { Some("") } else { None }) {
+        Some(rest) => dirs::home_dir().unwrap_or_else(|| PathBuf::from("/")).join(rest),
+        None => workspace.join(raw),
+    };
+    let mut clean = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                clean.pop();
+            }
+            other => clean.push(other),
+        }
+    }
+    clean
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn config(user: &str, workspace: &str, trusted: bool) -> Config {
+        Config::from_tables(user.parse().unwrap(), workspace.parse().unwrap(), trusted)
+    }
+
+    #[test]
+    fn defaults_hide_secrets_and_protect_git() {
+        let policy = SandboxPolicy::new("/ws");
+        assert_eq!(policy.mode, SandboxMode::Auto);
+        assert!(!policy.network);
+        let home = dirs::home_dir().unwrap();
+        assert_eq!(policy.hide[0], home.join(".ssh"));
+        assert_eq!(
+            policy.protected_paths(),
+            [".tackle", "tackle.toml", ".mcp.json", ".claude", ".git/hooks", ".git/config"]
+                .map(|p| Path::new("/ws").join(p))
+        );
+    }
+
+    #[test]
+    fn extra_writable_opens_a_protected_path_and_protect_git_false_drops_git() {
+        let mut policy = SandboxPolicy::new("/ws");
+        policy.extra_writable = vec![PathBuf::from("/ws/.git/hooks")];
+        policy.protect_git = true;
+        assert!(!policy.protected_paths().contains(&PathBuf::from("/ws/.git/hooks")));
+        assert!(policy.protected_paths().contains(&PathBuf::from("/ws/.git/config")));
+        policy.protect_git = false;
+        assert_eq!(policy.protected_paths().len(), 4);
+    }
+
+    #[test]
+    fn untrusted_workspace_values_only_narrow() {
+        let ws = "[sandbox]\nmode = \"none\"\nnetwork = true\nextra_writable = [\"../out\"]\nprotect_git = false\n\
+                  hide = [\"secrets\"]";
+        let (policy, notices) =
+            SandboxPolicy::from_config(&config("[sandbox]\nnetwork = false", ws, false), Path::new("/ws")).unwrap();
+        assert_eq!(policy.mode, SandboxMode::Auto);
+        assert!(!policy.network);
+        assert!(policy.extra_writable.is_empty());
+        assert!(policy.protect_git);
+        assert!(policy.hide.contains(&PathBuf::from("/ws/secrets")));
+        assert_eq!(notices.len(), 4);
+        assert_eq!(
+            notices[0],
+            "Ignoring [sandbox] mode = \"none\" from the workspace's tackle.toml because it widens access; pass \
+             --trust-workspace (or set TACKLE_TRUST_WORKSPACE=1) to apply it."
+        );
+
+        let (trusted, notices) = SandboxPolicy::from_config(&config("", ws, true), Path::new("/ws")).unwrap();
+        assert!(notices.is_empty());
+        assert_eq!(trusted.mode, SandboxMode::None);
+        assert!(trusted.network);
+        assert_eq!(trusted.extra_writable, [PathBuf::from("/out")]);
+        assert!(!trusted.protect_git);
+    }
+
+    #[test]
+    fn narrowing_workspace_values_apply_without_trust() {
+        let user = "[sandbox]\nnetwork = true\nmode = \"landlock\"";
+        let ws = "[sandbox]\nnetwork = false\nmode = \"bwrap\"";
+        let (policy, notices) = SandboxPolicy::from_config(&config(user, ws, false), Path::new("/ws")).unwrap();
+        assert!(notices.is_empty());
+        assert!(!policy.network);
+        assert_eq!(policy.mode, SandboxMode::Bwrap);
+    }
+
+    #[test]
+    fn bad_values_are_config_errors() {
+        let err = SandboxPolicy::from_config(&config("[sandbox]\nmode = \"docker\"", "", false), Path::new("/ws"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("invalid [sandbox] in the configuration:"), "{err}");
+    }
+}

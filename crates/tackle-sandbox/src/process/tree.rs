@@ -1,0 +1,212 @@
+//! Finding and ending the processes a command left behind, by process session (safety.md §7).
+//!
+//! Every shell session and background job starts in its own process session, and bubblewrap's
+//! `--new-session` adds one more inside the sandbox. Processes that leave their parent
+//! (`(sleep 100 &)`) keep their session id, so "every process whose session id is one of
+//! ours" is what `close` and `restart` kill. The kill procedure is SIGTERM, then SIGKILL after
+//! a grace period (`[tools] kill_grace_ms`, 2 s).
+//!
+//! Everything here reads `/proc` from outside any sandbox, so the ids are those of Tackle's own
+//! PID namespace.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+
+/// The default grace period between SIGTERM and SIGKILL.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// How often the kill procedure looks again whether the processes are gone.
+const RECHECK: Duration = Duration::from_millis(10);
+
+/// One line of `/proc/PID/stat`, as far as process control needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcStat {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+    /// Exited but not yet reaped: it holds no resources and cannot be signalled away.
+    pub zombie: bool,
+}
+
+/// Reads `/proc/PID/stat`.
+pub fn stat(pid: i32) -> Option<ProcStat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&text)
+}
+
+fn parse_stat(text: &str) -> Option<ProcStat> {
+    // `pid (comm) state ppid pgrp session …`; comm may hold spaces and parentheses.
+    let pid = text.split_once(' ')?.0.parse().ok()?;
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgid = fields.next()?.parse().ok()?;
+    let sid = fields.next()?.parse().ok()?;
+    Some(ProcStat { pid, ppid, pgid, sid, zombie: state == "Z" || state == "X" })
+}
+
+/// Every process visible in `/proc`.
+pub fn snapshot() -> Vec<ProcStat> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()))
+        .filter_map(stat)
+        .collect()
+}
+
+/// The processes below `root` (children, grandchildren, …), in breadth-first order.
+pub fn descendants(processes: &[ProcStat], root: i32) -> Vec<ProcStat> {
+    let mut children: HashMap<i32, Vec<ProcStat>> = HashMap::new();
+    for process in processes {
+        children.entry(process.ppid).or_default().push(*process);
+    }
+    let mut found = Vec::new();
+    let mut queue = vec![root];
+    while let Some(pid) = queue.pop() {
+        for child in children.get(&pid).into_iter().flatten() {
+            if child.pid != root && !found.iter().any(|p: &ProcStat| p.pid == child.pid) {
+                found.push(*child);
+                queue.insert(0, child.pid);
+            }
+        }
+    }
+    found
+}
+
+/// The processes that belong to one started command: the sessions it and its descendants are
+/// in, and the processes that must not be signalled when only the command's children are
+/// stopped (the shell itself and the sandbox processes above it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessSessions {
+    /// The session ids.
+    pub sids: BTreeSet<i32>,
+    /// Processes spared by [`ProcessSessions::kill_children`].
+    pub keep: BTreeSet<i32>,
+}
+
+impl ProcessSessions {
+    /// The sessions of `root` and of every process below it now.
+    pub fn of_tree(root: i32) -> ProcessSessions {
+        let processes = snapshot();
+        let mut sids: BTreeSet<i32> = descendants(&processes, root).iter().map(|p| p.sid).collect();
+        sids.insert(root);
+        if let Some(own) = processes.iter().find(|p| p.pid == root) {
+            sids.insert(own.sid);
+        }
+        ProcessSessions { sids, keep: BTreeSet::new() }
+    }
+
+    /// The live (not zombie) members of these sessions.
+    pub fn members(&self) -> Vec<ProcStat> {
+        snapshot().into_iter().filter(|p| !p.zombie && self.sids.contains(&p.sid)).collect()
+    }
+
+    /// Sends `signal` to every live member; returns how many there were.
+    pub fn signal_all(&self, signal: i32) -> usize {
+        let members = self.members();
+        for member in &members {
+            send(member.pid, signal);
+        }
+        members.len()
+    }
+
+    /// Sends `signal` to the process groups of every live member except the kept processes
+    /// (members that share a kept process's group are signalled one by one); returns how many
+    /// processes were targeted.
+    pub fn signal_children(&self, signal: i32) -> usize {
+        let members = self.members();
+        let kept_groups: BTreeSet<i32> =
+            members.iter().filter(|p| self.keep.contains(&p.pid)).map(|p| p.pgid).collect();
+        let mut groups = BTreeSet::new();
+        let mut count = 0;
+        for member in members.iter().filter(|p| !self.keep.contains(&p.pid)) {
+            count += 1;
+            if kept_groups.contains(&member.pgid) || member.pgid <= 1 {
+                send(member.pid, signal);
+            } else if groups.insert(member.pgid) {
+                send(-member.pgid, signal);
+            }
+        }
+        count
+    }
+
+    /// Ends every process of these sessions except the kept ones: SIGTERM to their groups,
+    /// SIGKILL after `grace` to whatever is left. Returns when they are gone (or shortly after
+    /// the SIGKILL, for processes that cannot die at once).
+    pub async fn kill_children(&self, grace: Duration) {
+        kill_with_grace(grace, |signal| self.signal_children(signal), || self.live_children()).await;
+    }
+
+    /// Ends every process of these sessions, kept ones included.
+    pub async fn kill_all(&self, grace: Duration) {
+        kill_with_grace(grace, |signal| self.signal_all(signal), || !self.members().is_empty()).await;
+    }
+
+    /// SIGKILL to every member at once, without waiting (for `Drop`).
+    pub fn kill_now(&self) {
+        self.signal_all(libc::SIGKILL);
+    }
+
+    fn live_children(&self) -> bool {
+        self.members().iter().any(|p| !self.keep.contains(&p.pid))
+    }
+}
+
+async fn kill_with_grace(grace: Duration, signal: impl Fn(i32) -> usize, alive: impl Fn() -> bool) {
+    if signal(libc::SIGTERM) == 0 {
+        return;
+    }
+    let deadline = Instant::now() + grace;
+    while alive() {
+        if Instant::now() >= deadline {
+            // SIGKILL is not refused; give the kernel a moment to tear the processes down,
+            // and catch what they forked meanwhile.
+            let settle = Instant::now() + Duration::from_millis(500);
+            while signal(libc::SIGKILL) > 0 && Instant::now() < settle {
+                tokio::time::sleep(RECHECK).await;
+            }
+            return;
+        }
+        tokio::time::sleep(RECHECK).await;
+    }
+}
+
+/// `kill(2)`, ignoring a process that is already gone.
+pub fn send(pid: i32, signal: i32) {
+    // SAFETY: kill has no memory effects; a stale pid yields ESRCH, which is ignored.
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn stat_lines_with_odd_command_names_parse() {
+        let line = "4242 (a (weird) name) S 4000 4100 4200 0 -1 4194304 96 0 0 0";
+        assert_eq!(parse_stat(line), Some(ProcStat { pid: 4242, ppid: 4000, pgid: 4100, sid: 4200, zombie: false }));
+        assert!(parse_stat("7 (z) Z 1 7 7 0").unwrap().zombie);
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn descendants_follow_parent_links() {
+        let p = |pid, ppid| ProcStat { pid, ppid, pgid: pid, sid: pid, zombie: false };
+        let all = [p(1, 0), p(10, 1), p(11, 10), p(12, 11), p(13, 10), p(20, 1)];
+        let pids: Vec<i32> = descendants(&all, 10).iter().map(|p| p.pid).collect();
+        assert_eq!(pids, [11, 13, 12]);
+    }
+
+    #[test]
+    fn our_own_process_is_visible() {
+        let me = stat(std::process::id() as i32).unwrap();
+        assert_eq!(me.pid, std::process::id() as i32);
+        assert!(snapshot().iter().any(|p| p.pid == me.pid));
+    }
+}
