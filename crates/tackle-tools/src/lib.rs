@@ -6,6 +6,7 @@ pub mod fs;
 pub mod gptme;
 pub mod json_edit;
 pub mod search;
+pub mod shell;
 
 use tackle_core::Registry;
 
@@ -31,4 +32,8 @@ pub fn register_builtins(registry: &mut Registry) {
     registry.register(&[], gptme::Save::default);
     registry.register(&[], gptme::Append::default);
     registry.register(&[], gptme::Patch::default);
+    registry.register(&["default", "trae", "bare", "codex"], shell::Bash::default);
+    registry.register(&["default", "bare"], shell::BackgroundRun::default);
+    registry.register(&["default", "bare"], shell::JobOutput::default);
+    registry.register(&["default", "bare"], shell::JobKill::default);
 }

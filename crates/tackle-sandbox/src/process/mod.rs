@@ -20,7 +20,7 @@ use std::process::Command;
 pub use self::bwrap::{BWRAP, args as bwrap_args};
 pub use self::landlock::kernel_abi as landlock_abi;
 pub use self::policy::{DEFAULT_HIDE, PROTECTED_GIT, PROTECTED_IN_ROOT, SandboxMode, SandboxPolicy};
-pub use self::spawn::spawn_session;
+pub use self::spawn::{pipe, spawn_session};
 pub use self::tree::{DEFAULT_KILL_GRACE, ProcStat, ProcessSessions, descendants, send, snapshot, stat};
 
 use crate::env::CommandEnv;

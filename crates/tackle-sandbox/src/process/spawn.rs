@@ -7,6 +7,7 @@
 //! session it started on close, so nothing depends on the signal.
 
 use std::io;
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
 use std::os::unix::process::CommandExt as _;
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
@@ -34,28 +35,70 @@ fn spawner() -> io::Result<mpsc::Sender<Job>> {
 /// Spawns `command` in a new process session (its pid is its session and group id), with
 /// SIGKILL as its parent-death signal, registered with the current tokio runtime.
 ///
-/// Stdio and environment are the caller's; the sandbox (bubblewrap arguments or a Landlock
-/// hook) is already part of `command`.
-pub async fn spawn_session(command: std::process::Command) -> io::Result<tokio::process::Child> {
+/// The child inherits no descriptor but its stdio and the `(source, target)` pairs of
+/// `pass_fds` (each `source` is duplicated onto `target`): whatever else Tackle's own process
+/// inherited or opened stays out of reach of the command. Stdio and environment are the
+/// caller's; the sandbox (bubblewrap arguments or a Landlock hook) is already part of
+/// `command`.
+pub async fn spawn_session(
+    command: std::process::Command,
+    pass_fds: Vec<(OwnedFd, i32)>,
+) -> io::Result<tokio::process::Child> {
     let runtime = tokio::runtime::Handle::current();
     let (reply, answer) = tokio::sync::oneshot::channel();
     let job: Job = Box::new(move || {
         let _entered = runtime.enter();
         let mut command = command;
-        // SAFETY: setsid and prctl are async-signal-safe and touch no memory of the parent.
+        let mapping: Vec<(i32, i32)> = pass_fds.iter().map(|(fd, target)| (fd.as_raw_fd(), *target)).collect();
+        // SAFETY: setsid, prctl, close_range, fcntl and dup2 are async-signal-safe and touch
+        // no memory of the parent; `mapping` was allocated before the fork.
         unsafe {
-            command.pre_exec(|| {
+            command.pre_exec(move || {
                 if libc::setsid() < 0 {
                     return Err(io::Error::last_os_error());
                 }
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                     return Err(io::Error::last_os_error());
                 }
+                close_inherited_descriptors();
+                for &(source, target) in &mapping {
+                    if libc::dup2(source, target) < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
                 Ok(())
             });
         }
-        let _ = reply.send(tokio::process::Command::from(command).spawn());
+        let spawned = tokio::process::Command::from(command).spawn();
+        drop(pass_fds);
+        let _ = reply.send(spawned);
     });
     spawner()?.send(job).map_err(|_| io::Error::other("the process spawner thread has stopped"))?;
     answer.await.map_err(|_| io::Error::other("the process spawner thread dropped the request"))?
+}
+
+/// Marks every descriptor from 3 up close-on-exec (in a child between fork and exec).
+fn close_inherited_descriptors() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range only changes descriptor flags; on kernels without it (before 5.11)
+    // each descriptor is marked with fcntl, where EBADF for unused numbers is harmless.
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC) != 0 {
+            for fd in 3..4096 {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
+/// A pipe whose two ends are close-on-exec (a child gets an end only through its stdio or an
+/// explicit `dup2`).
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array on success.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }

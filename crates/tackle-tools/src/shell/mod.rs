@@ -1,0 +1,236 @@
+//! The shell tools (tools.md §1–§2): `bash`, one persistent shell per session, and the
+//! background jobs `background_run`, `job_output`, `job_kill`.
+//!
+//! What commands run in — the process sandbox, the command environment, the output budget and
+//! the kill grace period — is a [`ShellEnvironment`] in the session state, put there by whoever
+//! assembles the session (the command line reads `[sandbox]`, `[env]` and `[tools]`); a
+//! session without one detects the sandbox with default settings. The shell and the jobs of a
+//! session live in one [`ShellState`]; finished jobs become [`JobNotifications`], which the
+//! agent loop drains before each model request.
+
+mod bash;
+mod capture;
+mod jobs;
+mod process;
+pub mod readonly;
+mod render;
+mod stream;
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tackle_core::ToolContext;
+use tackle_core::executor::{DEFAULT_MAX_OUTPUT_CHARS, safe_file_stem};
+use tackle_sandbox::env::{CommandEnv, EnvSettings};
+use tackle_sandbox::process::{DEFAULT_KILL_GRACE, ProcessSessions, Sandbox, SandboxKind, SandboxPolicy};
+
+pub use self::bash::{Bash, BashInput};
+use self::jobs::JobTable;
+pub use self::jobs::{
+    BackgroundRun, BackgroundRunInput, JobKill, JobKillInput, JobNotification, JobNotifications, JobOutput,
+    JobOutputInput, JobStatus, MAX_RUNNING_JOBS,
+};
+use self::process::ShellProcess;
+
+/// Prints the shell's working directory and every exported variable, NUL-separated.
+const EXPORTS_QUERY: &str = r#"builtin printf '%s\0' "$PWD"; while IFS= builtin read -r __tackle_n; do [ -n "$__tackle_n" ] && builtin printf '%s=%s\0' "$__tackle_n" "${!__tackle_n}"; done <<< "$(builtin compgen -e)""#;
+
+/// What the commands of a session run in.
+#[derive(Debug)]
+pub struct ShellEnvironment {
+    /// The process sandbox.
+    pub sandbox: Sandbox,
+    /// The environment of every command (safety.md §7).
+    pub env: CommandEnv,
+    /// The inline output limit in characters (`[tools] max_output_chars`).
+    pub max_output_chars: usize,
+    /// The time between SIGTERM and SIGKILL (`[tools] kill_grace_ms`).
+    pub kill_grace: Duration,
+}
+
+impl ShellEnvironment {
+    /// An environment with the default budget and grace period.
+    pub fn new(sandbox: Sandbox, env: CommandEnv) -> ShellEnvironment {
+        ShellEnvironment { sandbox, env, max_output_chars: DEFAULT_MAX_OUTPUT_CHARS, kill_grace: DEFAULT_KILL_GRACE }
+    }
+
+    /// The environment of a session assembled without one: the sandbox `auto` picks with the
+    /// default policy (its warning, if any, is logged) and the inherited environment.
+    pub fn detect(workspace: &Path, session_id: &str) -> ShellEnvironment {
+        let policy = SandboxPolicy::new(workspace);
+        let sandbox = Sandbox::resolve(policy.clone()).unwrap_or_else(|err| Sandbox::none(policy, err.to_string()));
+        if let Some(warning) = sandbox.warning() {
+            tracing::warn!("{warning}");
+        }
+        ShellEnvironment::new(sandbox, CommandEnv::new(&EnvSettings::default(), session_id, workspace))
+    }
+
+    /// Bytes kept in memory for the head, and again for the tail, of each captured stream:
+    /// enough for the whole budget even if every character took four bytes.
+    fn memory_per_part(&self) -> usize {
+        self.max_output_chars.saturating_mul(4)
+    }
+}
+
+/// The shell and the background jobs of one session.
+pub struct ShellState {
+    env: Arc<ShellEnvironment>,
+    workspace: PathBuf,
+    spill_dir: PathBuf,
+    spill_rel: String,
+    shell: tokio::sync::Mutex<Option<ShellProcess>>,
+    /// The shell's process sessions, reachable without the shell's lock (to kill a shell whose
+    /// call is stuck when the session closes).
+    shell_sessions: Mutex<Option<ProcessSessions>>,
+    jobs: JobTable,
+    /// Set when the session ends: no shell starts after that.
+    closed: AtomicBool,
+}
+
+impl ShellState {
+    /// The session's shell state, created on first use.
+    fn of(ctx: &ToolContext) -> Arc<ShellState> {
+        let state = ctx.state();
+        if let Some(existing) = state.existing::<ShellState>() {
+            return existing;
+        }
+        let env = match state.existing::<ShellEnvironment>() {
+            Some(env) => env,
+            None => state.get_or_insert_with(|| ShellEnvironment::detect(ctx.workspace(), ctx.session_id())),
+        };
+        let notifications = state.get::<JobNotifications>();
+        let stem = safe_file_stem(ctx.session_id());
+        let spill_rel = format!(".tackle/outputs/{stem}");
+        let workspace = ctx.workspace().to_owned();
+        state.get_or_insert_with(move || ShellState {
+            spill_dir: workspace.join(&spill_rel),
+            jobs: JobTable::new(notifications),
+            env,
+            workspace,
+            spill_rel,
+            shell: tokio::sync::Mutex::new(None),
+            shell_sessions: Mutex::new(None),
+            closed: AtomicBool::new(false),
+        })
+    }
+
+    /// Starts a shell (the caller holds the lock).
+    async fn start_shell(&self) -> Result<ShellProcess, String> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err("the session has ended".into());
+        }
+        let shell =
+            ShellProcess::start(&self.env, &self.workspace, (self.spill_dir.clone(), self.spill_rel.clone())).await?;
+        *self.shell_sessions.lock().unwrap_or_else(|p| p.into_inner()) = Some(shell.sessions().clone());
+        Ok(shell)
+    }
+
+    /// Starts a background job in the shell's working directory with the variables exported
+    /// in it (or in the workspace with the command environment, when no shell runs).
+    async fn start_job(
+        &self,
+        command: &str,
+        timeout: Option<Duration>,
+    ) -> Result<Arc<jobs::Job>, tackle_core::ToolError> {
+        let (mut cwd, exports) = self.shell_context().await;
+        // A directory only the shell's sandbox has (its private /tmp) does not exist for the
+        // job's own sandbox.
+        let private_tmp = self.env.sandbox.kind() == SandboxKind::Bwrap
+            && cwd.starts_with("/tmp")
+            && !self.env.sandbox.policy().is_writable(&cwd);
+        if private_tmp || !cwd.is_dir() {
+            cwd = self.workspace.clone();
+        }
+        let timeout = timeout.unwrap_or(Duration::from_millis(jobs::DEFAULT_JOB_TIMEOUT_MS));
+        self.jobs
+            .start(jobs::JobStart {
+                env: &self.env,
+                cwd: &cwd,
+                exports,
+                log_dir: (self.spill_dir.join("jobs"), format!("{}/jobs", self.spill_rel)),
+                command,
+                timeout,
+            })
+            .await
+    }
+
+    /// The running shell's working directory and exported variables.
+    async fn shell_context(&self) -> (PathBuf, Vec<(OsString, OsString)>) {
+        let mut guard = self.shell.lock().await;
+        let Some(shell) = guard.as_mut().filter(|shell| !shell.is_dead()) else {
+            return (self.workspace.clone(), Vec::new());
+        };
+        let marker = format!("__tackle_env_{:032x}", rand::random::<u128>());
+        let Some(bytes) = shell.query(EXPORTS_QUERY, &marker).await else {
+            return (self.workspace.clone(), Vec::new());
+        };
+        let mut entries = bytes.split(|b| *b == 0);
+        let cwd = entries.next().map_or_else(|| self.workspace.clone(), |cwd| PathBuf::from(OsStr::from_bytes(cwd)));
+        let exports = entries
+            .filter_map(|entry| {
+                let eq = entry.iter().position(|b| *b == b'=').filter(|eq| *eq > 0)?;
+                Some((OsStr::from_bytes(&entry[..eq]).to_owned(), OsStr::from_bytes(&entry[eq + 1..]).to_owned()))
+            })
+            .collect();
+        (cwd, exports)
+    }
+
+    /// Kills the shell and every job (the end of the session).
+    async fn shutdown(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        let sessions = self.shell_sessions.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let jobs = self.jobs.kill_all(self.env.kill_grace);
+        let shell = async {
+            match self.shell.try_lock() {
+                Ok(mut guard) => {
+                    if let Some(shell) = guard.take() {
+                        shell.close().await;
+                    }
+                }
+                // A call is still running: kill the shell's processes from outside.
+                Err(_) => {
+                    if let Some(sessions) = sessions {
+                        sessions.kill_all(self.env.kill_grace).await;
+                    }
+                }
+            }
+        };
+        futures::future::join(shell, jobs).await;
+    }
+}
+
+impl std::fmt::Debug for ShellState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShellState").field("workspace", &self.workspace).finish_non_exhaustive()
+    }
+}
+
+/// The shell states a tool instance has used, so that its `close` can end them.
+#[derive(Debug, Default)]
+struct Tracker(Mutex<Vec<Weak<ShellState>>>);
+
+impl Tracker {
+    /// The session's shell state, remembered for `close`.
+    fn state(&self, ctx: &ToolContext) -> Arc<ShellState> {
+        let state = ShellState::of(ctx);
+        let mut seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        seen.retain(|weak| weak.strong_count() > 0);
+        if !seen.iter().any(|weak| std::ptr::eq(weak.as_ptr(), Arc::as_ptr(&state))) {
+            seen.push(Arc::downgrade(&state));
+        }
+        state
+    }
+
+    /// Ends every shell state this tool used.
+    async fn close(&self) {
+        let states: Vec<Arc<ShellState>> =
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).drain(..).filter_map(|weak| weak.upgrade()).collect();
+        for state in states {
+            state.shutdown().await;
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! The persistent `bash --noprofile --norc` of a session (tools.md §1).
+//!
+//! The shell runs a small loop (its `-c` script): read a command from the private control pipe
+//! on fd 63, `eval` it in the shell itself (so `cd`, `export`, functions and aliases persist),
+//! then read the call's random sentinel from the pipe and print it with `$?` and `$PWD` on the
+//! original stdout, and once more on the original stderr. During `eval`, fd 63 and the copies
+//! of the original pipes (61, 62) are closed, so commands inherit none of them, cannot read the
+//! sentinel before it is printed, and a command that redirects the shell's own stdout
+//! (`exec >file`) does not hide the end of later calls. Job control (`set -m`) puts each foreground
+//! command in its own process group, which a timeout or cancel signals without touching the
+//! shell.
+//!
+//! Both pipes are drained by reader tasks ([`super::stream`]); completion is the arrival of both
+//! sentinels, signalled through a [`Notify`], with no polling.
+
+use std::os::fd::AsRawFd as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tackle_sandbox::process::{ProcessSessions, descendants, pipe, snapshot, spawn_session};
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::unix::pipe;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::ShellEnvironment;
+use super::capture::{Capture, SpillTarget};
+use super::stream::{self, CaptureFactory, SharedStream, StreamState};
+
+/// The descriptor the shell reads commands from.
+const CONTROL_FD: i32 = 63;
+
+/// The loop the shell runs. `61`/`62` keep the original stdout/stderr for the sentinels. The
+/// shell survives a SIGTERM to its own process group (`kill 0`); commands do not inherit the
+/// trap.
+const BOOTSTRAP: &str = r#"set -m
+trap : TERM
+shopt -s expand_aliases
+exec 61>&1 62>&2
+while IFS= builtin read -r -d '' -u 63 __tackle_cmd; do
+  builtin eval "$__tackle_cmd" 61>&- 62>&- 63<&-
+  { __tackle_rc=$?; builtin set +x +e; } 2>/dev/null
+  IFS= builtin read -r -d '' -u 63 __tackle_sent
+  builtin printf '\n%s %d %s\0' "$__tackle_sent" "$__tackle_rc" "$PWD" >&61
+  builtin printf '\n%s\0' "$__tackle_sent" >&62
+done
+"#;
+
+/// How long a new shell may take to answer its first (empty) command.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Pipe capacity asked for the output pipes (fewer wake-ups for large outputs).
+const PIPE_SIZE: libc::c_int = 1 << 20;
+
+/// How a call ended.
+#[derive(Debug)]
+pub enum Ended {
+    /// Both sentinels arrived: the exit code and the shell's working directory afterwards.
+    Done { exit_code: i32, cwd: String },
+    /// The shell exited (or closed its pipes) before the sentinel; `code` is its exit status.
+    ShellExited { code: Option<i32> },
+    /// The deadline passed or the call was cancelled; the command's processes were killed.
+    /// `kept` says whether the shell answered afterwards.
+    Interrupted { timed_out: bool, kept: bool, cwd: Option<String> },
+}
+
+/// The streams and end of one call.
+#[derive(Debug)]
+pub struct CallResult {
+    pub stdout: Capture,
+    pub stderr: Capture,
+    pub ended: Ended,
+}
+
+/// Why waiting stopped.
+enum Wait {
+    Finished,
+    Exited,
+    TimedOut,
+    Cancelled,
+}
+
+/// A running shell.
+pub struct ShellProcess {
+    control: Option<pipe::Sender>,
+    stdout: SharedStream,
+    stderr: SharedStream,
+    events: Arc<Notify>,
+    exit: Arc<Mutex<Option<Option<i32>>>>,
+    tasks: Vec<JoinHandle<()>>,
+    sessions: ProcessSessions,
+    kill_grace: Duration,
+    spill_dir: PathBuf,
+    spill_rel: String,
+}
+
+impl ShellProcess {
+    /// Starts a shell in the workspace, inside the session's sandbox, and waits until it
+    /// answers. `Err` is the reason for `Error starting bash session: {reason}`.
+    pub async fn start(
+        env: &ShellEnvironment,
+        workspace: &Path,
+        spill: (PathBuf, String),
+    ) -> Result<ShellProcess, String> {
+        // The sandbox protects `.tackle` only if it exists when the sandbox starts.
+        let _ = std::fs::create_dir_all(workspace.join(".tackle"));
+        let (control_read, control_write) = pipe().map_err(|err| format!("cannot create a pipe: {err}"))?;
+        let args = [
+            std::ffi::OsStr::new("--noprofile"),
+            std::ffi::OsStr::new("--norc"),
+            std::ffi::OsStr::new("-c"),
+            std::ffi::OsStr::new(BOOTSTRAP),
+        ];
+        let mut command = env.sandbox.command("bash", &args, workspace, &env.env).map_err(|err| err.to_string())?;
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child =
+            spawn_session(command, vec![(control_read, CONTROL_FD)]).await.map_err(|err| err.to_string())?;
+        let root = child.id().and_then(|id| i32::try_from(id).ok()).ok_or("the shell exited at once")?;
+        let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err("the shell's output pipes are missing".into());
+        };
+        for fd in [out.as_raw_fd(), err.as_raw_fd()] {
+            // SAFETY: F_SETPIPE_SZ on a pipe we own; failure only leaves the default size.
+            unsafe {
+                libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_SIZE);
+            }
+        }
+        let control = pipe::Sender::from_owned_fd(control_write).map_err(|err| err.to_string())?;
+        let (spill_dir, spill_rel) = spill;
+        let factory = |stream: &str| {
+            let name = format!("between-calls.{stream}.txt");
+            CaptureFactory {
+                head_limit: env.memory_per_part(),
+                tail_limit: env.memory_per_part(),
+                idle_target: SpillTarget { path: spill_dir.join(&name), rel: format!("{spill_rel}/{name}") },
+            }
+        };
+        let stdout: SharedStream = Arc::new(Mutex::new(StreamState::new(factory("stdout"))));
+        let stderr: SharedStream = Arc::new(Mutex::new(StreamState::new(factory("stderr"))));
+        let events = Arc::new(Notify::new());
+        let exit = Arc::new(Mutex::new(None));
+        let tasks = vec![
+            tokio::spawn(stream::drain(out, Arc::clone(&stdout), Arc::clone(&events))),
+            tokio::spawn(stream::drain(err, Arc::clone(&stderr), Arc::clone(&events))),
+            tokio::spawn({
+                let (exit, events) = (Arc::clone(&exit), Arc::clone(&events));
+                async move {
+                    let status = child.wait().await.ok();
+                    let code = status.and_then(|s| {
+                        use std::os::unix::process::ExitStatusExt as _;
+                        s.code().or_else(|| s.signal().map(|sig| 128 + sig))
+                    });
+                    *exit.lock().unwrap_or_else(|p| p.into_inner()) = Some(code);
+                    events.notify_waiters();
+                }
+            }),
+        ];
+        let mut shell = ShellProcess {
+            control: Some(control),
+            stdout,
+            stderr,
+            events,
+            exit,
+            tasks,
+            sessions: ProcessSessions::default(),
+            kill_grace: env.kill_grace,
+            spill_dir,
+            spill_rel,
+        };
+        shell.sessions = ProcessSessions::of_tree(root);
+        shell.sessions.keep.insert(root);
+        let started = shell.handshake(root).await;
+        if let Err(reason) = started {
+            shell.sessions.kill_now();
+            return Err(reason);
+        }
+        Ok(shell)
+    }
+
+    /// Runs `:` and, once the shell answers, records the processes that make up the shell
+    /// itself (the sandbox's and the shell's own), which a timeout must spare.
+    async fn handshake(&mut self, root: i32) -> Result<(), String> {
+        let never = CancellationToken::new();
+        let result = self.run(":", "start", Instant::now() + START_TIMEOUT, &never).await;
+        match result.ended {
+            Ended::Done { .. } => {
+                let processes = snapshot();
+                let below = descendants(&processes, root);
+                self.sessions.sids.extend(below.iter().map(|p| p.sid));
+                self.sessions.keep.extend(below.iter().map(|p| p.pid));
+                Ok(())
+            }
+            _ => {
+                let stderr = result.stderr.finish();
+                let text = String::from_utf8_lossy(stderr.whole().unwrap_or(&stderr.head)).trim().to_owned();
+                Err(if text.is_empty() { "the shell did not answer".to_owned() } else { text })
+            }
+        }
+    }
+
+    /// Runs one command. `call_id` names the spill files. Returns when both sentinels have
+    /// arrived, the shell has exited, or the command was interrupted (at `deadline` or by
+    /// `cancel`) and the kill procedure ran.
+    pub async fn run(
+        &mut self,
+        command: &str,
+        call_id: &str,
+        deadline: Instant,
+        cancel: &CancellationToken,
+    ) -> CallResult {
+        let token = random_token();
+        let pattern = format!("\n{token}");
+        let stem = tackle_core::executor::safe_file_stem(call_id);
+        for (stream, name) in [(&self.stdout, "stdout"), (&self.stderr, "stderr")] {
+            let file = format!("{stem}.{name}.txt");
+            let target = SpillTarget { path: self.spill_dir.join(&file), rel: format!("{}/{file}", self.spill_rel) };
+            stream::lock(stream).arm(pattern.as_bytes(), target);
+        }
+        let mut message = Vec::with_capacity(command.len() + token.len() + 3);
+        message.extend_from_slice(command.as_bytes());
+        message.extend_from_slice(b"\n\0");
+        message.extend_from_slice(token.as_bytes());
+        message.push(0);
+        let sent = match self.control.as_mut() {
+            Some(control) => control.write_all(&message).await.is_ok(),
+            None => false,
+        };
+        let wait = if sent { self.wait(deadline, Some(cancel)).await } else { Wait::Exited };
+        match wait {
+            Wait::Finished => self.collect_done(),
+            Wait::Exited => self.collect_exited().await,
+            Wait::TimedOut | Wait::Cancelled => self.interrupt(matches!(wait, Wait::TimedOut)).await,
+        }
+    }
+
+    /// Waits until both sentinels arrived, the shell is gone, `deadline` passes or `cancel`
+    /// fires.
+    async fn wait(&self, deadline: Instant, cancel: Option<&CancellationToken>) -> Wait {
+        self.wait_for(deadline, cancel, || {
+            if stream::lock(&self.stdout).has_finished() && stream::lock(&self.stderr).has_finished() {
+                Some(Wait::Finished)
+            } else if self.exited().is_some() || stream::lock(&self.stdout).is_eof() {
+                Some(Wait::Exited)
+            } else {
+                None
+            }
+        })
+        .await
+    }
+
+    /// Waits until `check` answers, re-checking whenever a reader or the exit watcher reports
+    /// something; `deadline` and `cancel` end the wait early.
+    async fn wait_for(
+        &self,
+        deadline: Instant,
+        cancel: Option<&CancellationToken>,
+        check: impl Fn() -> Option<Wait>,
+    ) -> Wait {
+        let deadline = tokio::time::Instant::from_std(deadline);
+        loop {
+            let notified = self.events.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(answer) = check() {
+                return answer;
+            }
+            let cancelled = async {
+                match cancel {
+                    Some(token) => token.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = &mut notified => {}
+                () = tokio::time::sleep_until(deadline) => return Wait::TimedOut,
+                () = cancelled => return Wait::Cancelled,
+            }
+        }
+    }
+
+    fn exited(&self) -> Option<Option<i32>> {
+        *self.exit.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn collect_done(&mut self) -> CallResult {
+        let out = stream::lock(&self.stdout).take_finished();
+        let err = stream::lock(&self.stderr).take_finished();
+        let (Some(out), Some(err)) = (out, err) else {
+            return CallResult {
+                stdout: stream::lock(&self.stdout).take_partial(),
+                stderr: stream::lock(&self.stderr).take_partial(),
+                ended: Ended::ShellExited { code: None },
+            };
+        };
+        let trailer = String::from_utf8_lossy(&out.trailer);
+        let mut parts = trailer.trim_start_matches(' ').splitn(2, ' ');
+        let exit_code = parts.next().and_then(|code| code.parse().ok()).unwrap_or(-1);
+        let cwd = parts.next().unwrap_or_default().to_owned();
+        CallResult { stdout: out.capture, stderr: err.capture, ended: Ended::Done { exit_code, cwd } }
+    }
+
+    /// The shell is gone: end what it left in its sessions so the pipes close, then take the
+    /// output that arrived.
+    async fn collect_exited(&mut self) -> CallResult {
+        self.sessions.kill_all(self.kill_grace).await;
+        let drained = Instant::now() + self.kill_grace;
+        let closed = || {
+            let closed = stream::lock(&self.stdout).is_eof() && stream::lock(&self.stderr).is_eof();
+            (closed && self.exited().is_some()).then_some(Wait::Finished)
+        };
+        self.wait_for(drained, None, closed).await;
+        CallResult {
+            stdout: stream::lock(&self.stdout).take_partial(),
+            stderr: stream::lock(&self.stderr).take_partial(),
+            ended: Ended::ShellExited { code: self.exited().flatten() },
+        }
+    }
+
+    /// Kills the command's processes (every process of the shell's sessions but the shell and
+    /// its sandbox): SIGTERM to their groups, SIGKILL after the grace period; then gives the
+    /// shell the grace period to print the sentinel. If it does, the session is kept.
+    async fn interrupt(&mut self, timed_out: bool) -> CallResult {
+        self.sessions.kill_children(self.kill_grace).await;
+        let probe = Instant::now() + self.kill_grace;
+        let answered = matches!(self.wait(probe, None).await, Wait::Finished);
+        if answered {
+            let done = self.collect_done();
+            let cwd = match done.ended {
+                Ended::Done { cwd, .. } => Some(cwd),
+                _ => None,
+            };
+            return CallResult { ended: Ended::Interrupted { timed_out, kept: true, cwd }, ..done };
+        }
+        CallResult {
+            stdout: stream::lock(&self.stdout).take_partial(),
+            stderr: stream::lock(&self.stderr).take_partial(),
+            ended: Ended::Interrupted { timed_out, kept: false, cwd: None },
+        }
+    }
+
+    /// Runs an internal command and returns its raw stdout; output from earlier background
+    /// processes that arrived meanwhile is handed to the next call. `None` if the shell did
+    /// not answer in time.
+    pub async fn query(&mut self, command: &str, marker: &str) -> Option<Vec<u8>> {
+        let never = CancellationToken::new();
+        let result = self
+            .run(&format!("builtin printf '%s' '{marker}'; {command}"), "query", Instant::now() + START_TIMEOUT, &never)
+            .await;
+        let Ended::Done { .. } = result.ended else { return None };
+        let out = result.stdout.finish();
+        let err = result.stderr.finish();
+        let out_bytes = out.whole()?.to_vec();
+        let at = memchr::memmem::find(&out_bytes, marker.as_bytes())?;
+        stream::lock(&self.stdout).push_idle(&out_bytes[..at]);
+        stream::lock(&self.stderr).push_idle(err.whole().unwrap_or_default());
+        Some(out_bytes[at + marker.len()..].to_vec())
+    }
+
+    /// Whether the shell process has exited.
+    pub fn is_dead(&self) -> bool {
+        self.exited().is_some()
+    }
+
+    /// The process sessions of this shell (for tests and for killing it from outside).
+    pub fn sessions(&self) -> &ProcessSessions {
+        &self.sessions
+    }
+
+    /// Ends the shell and everything it started: the control pipe closes (the loop ends), then
+    /// every process of its sessions gets SIGTERM and, after the grace period, SIGKILL.
+    pub async fn close(mut self) {
+        self.control.take();
+        let quit = Instant::now() + Duration::from_millis(200);
+        self.wait_for(quit, None, || self.exited().map(|_| Wait::Exited)).await;
+        self.sessions.kill_all(self.kill_grace).await;
+    }
+}
+
+impl ShellProcess {
+    /// Ends an unresponsive shell at once: SIGKILL to every process of its sessions.
+    pub async fn kill(self) {
+        self.sessions.kill_all(Duration::ZERO).await;
+    }
+}
+
+impl Drop for ShellProcess {
+    fn drop(&mut self) {
+        self.sessions.kill_now();
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// A fresh random sentinel token.
+fn random_token() -> String {
+    let value: u128 = rand::random();
+    format!("__tackle_done_{value:032x}")
+}
