@@ -16,6 +16,12 @@ if ! command -v rg >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep=13.0.0-4+b2 >/dev/null
 fi
 
+# bubblewrap: the process-sandbox tests (bash, background jobs) run commands inside it.
+if ! command -v bwrap >/dev/null 2>&1; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap=0.8.0-2+deb12u1 >/dev/null
+fi
+
 # MCP peers for the interop tests (spec/mcp.md §3): npm and PyPI packages, pinned.
 scripts/install-mcp-peers.sh
 

@@ -1,6 +1,7 @@
 //! Builds the tool session a command runs in, one concern per function: the configuration
 //! layers, the registry (built-ins and imported MCP tools), the selection, the workspace,
-//! the path policy, and the executor with its permission mode; and ends it.
+//! the path policy, the process sandbox and environment of shell tools, and the executor with
+//! its permission mode; and ends it.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,9 @@ use tackle_core::config::Config;
 use tackle_core::permission::{ModePolicy, NonInteractiveApprover, PermissionMode};
 use tackle_core::registry::Selection;
 use tackle_core::{Executor, ExecutorConfig, PathPolicy, Registry, Session, SessionConfig};
+use tackle_sandbox::env::{CommandEnv, EnvSettings};
+use tackle_sandbox::process::{Sandbox, SandboxPolicy};
+use tackle_tools::shell::ShellEnvironment;
 
 use tackle_mcp::client::McpHub;
 use tackle_mcp::client::config::Candidate;
@@ -149,11 +153,54 @@ pub fn path_policy(config: &Config, workspace: &Path) -> Result<Option<Arc<dyn P
     Ok(Some(Arc::new(built.policy)))
 }
 
-/// Installs what the built-in tools read from the configuration (`[tools] durable_writes`)
-/// into a new session.
+/// Installs what the built-in tools read from the configuration (`[tools] durable_writes`,
+/// and for the shell tools `[sandbox]`, `[env]` and the `[tools]` limits) into a new session.
 pub fn tool_settings(config: &Config, session: &Session) -> Result<(), Failure> {
     let settings = tackle_tools::fs::FsSettings::from_config(config).map_err(|err| Failure::usage(err.to_string()))?;
     settings.install(session.state());
+    process_sandbox(config, session)
+}
+
+/// The `[tools]` keys the shell tools read.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct ToolsLimits {
+    max_output_chars: Option<usize>,
+    kill_grace_ms: Option<u64>,
+}
+
+/// Resolves the process sandbox (`[sandbox]`, with the writable roots of `[workspace]`) and the
+/// command environment (`[env]`) once for the session, when it has a tool that runs processes, and puts them in the session state for
+/// the shell tools. Notices about ignored workspace settings and the no-sandbox warning go to
+/// stderr, once; an explicitly chosen sandbox that is unavailable is a usage error.
+pub fn process_sandbox(config: &Config, session: &Session) -> Result<(), Failure> {
+    if !tackle_tools::shell::TOOLS.iter().any(|name| session.tools().resolve(name).is_some()) {
+        return Ok(());
+    }
+    let workspace = &session.info().workspace;
+    let usage = |err: tackle_core::config::ConfigError| Failure::usage(err.to_string());
+    let (mut policy, mut notices) = SandboxPolicy::from_config(config, workspace).map_err(usage)?;
+    // Commands may write where file tools may: the writable roots of `[workspace]` (its
+    // notices were shown with the path policy).
+    let roots = tackle_sandbox::policy_from_config(config, workspace).map_err(|err| Failure::usage(err.to_string()))?;
+    policy.writable_roots =
+        roots.policy.roots().iter().filter(|root| root.writable).map(|root| root.path.clone()).collect();
+    let (env_settings, env_notices) = EnvSettings::from_config(config).map_err(usage)?;
+    notices.extend(env_notices);
+    let sandbox = Sandbox::resolve(policy).map_err(|err| Failure::usage(err.to_string()))?;
+    notices.extend(sandbox.warning());
+    for notice in notices {
+        eprintln!("tackle: {notice}");
+    }
+    let mut env = ShellEnvironment::new(sandbox, CommandEnv::new(&env_settings, session.id(), workspace));
+    let limits: ToolsLimits = config.section("tools").map_err(usage)?;
+    if let Some(max) = limits.max_output_chars {
+        env.max_output_chars = max.clamp(4_000, 128_000);
+    }
+    if let Some(grace) = limits.kill_grace_ms {
+        env.kill_grace = std::time::Duration::from_millis(grace);
+    }
+    session.state().get_or_insert_with(|| env);
     Ok(())
 }
 

@@ -8,9 +8,9 @@ mod shell_common;
 
 use std::time::Duration;
 
-use shell_common::{Harness, Mode, processes_of_session};
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use shell_common::{Harness, Mode, processes_of_session};
 use tokio_util::sync::CancellationToken;
 
 /// A session whose kill grace period is short, so timeout tests stay quick.

@@ -8,9 +8,10 @@ mod shell_common;
 
 use std::time::Duration;
 
-use shell_common::{Harness, Mode, processes_of_session};
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use shell_common::{Harness, Mode, processes_of_session};
+use tackle_core::Notifications;
 use tackle_tools::shell::{JobNotification, JobNotifications, JobStatus};
 
 fn quick() -> Harness {
@@ -93,13 +94,14 @@ async fn job_kill_stops_a_running_job_and_reports_a_finished_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn finished_jobs_become_notifications_and_killed_ones_do_not() {
     let h = quick();
-    let notifications = h.session.state().get::<JobNotifications>();
+    let queue = h.session.state().get::<Notifications>();
+    let mut events = h.session.state().get::<JobNotifications>().subscribe();
     h.call("background_run", json!({"command": "exit 3"})).await;
     h.call("background_run", json!({"command": "sleep 1000", "timeout": 300})).await;
     h.call("background_run", json!({"command": "sleep 1000"})).await;
     h.call("job_kill", json!({"job_id": "job-3"})).await;
-    let first = tokio::time::timeout(Duration::from_secs(10), notifications.next()).await.unwrap();
-    let second = tokio::time::timeout(Duration::from_secs(10), notifications.next()).await.unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap().unwrap();
+    let second = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap().unwrap();
     let mut got = [first, second];
     got.sort_by(|a, b| a.job_id.cmp(&b.job_id));
     assert_eq!(
@@ -109,12 +111,17 @@ async fn finished_jobs_become_notifications_and_killed_ones_do_not() {
             JobNotification { job_id: "job-2".into(), command: "sleep 1000".into(), status: JobStatus::TimedOut },
         ]
     );
+    let mut texts = queue.drain();
+    texts.sort();
     assert_eq!(
-        got[1].text(),
-        "Background job job-2 (sleep 1000) finished: timed out. Use job_output to read its output."
+        texts,
+        [
+            "Background job job-1 (exit 3) finished: exited 3. Use job_output to read its output.",
+            "Background job job-2 (sleep 1000) finished: timed out. Use job_output to read its output.",
+        ]
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(notifications.take_pending().is_empty(), "job_kill is not notified");
+    assert!(events.take_pending().is_empty() && queue.is_empty(), "job_kill is not notified");
     h.close().await;
 }
 
@@ -141,7 +148,9 @@ async fn closing_the_session_kills_every_job_and_their_children() {
         let h = Harness::with_env(mode, |env| env.kill_grace = Duration::from_millis(300));
         h.call("background_run", json!({"command": "sleep 1000 & (sleep 1001 &); trap '' TERM; sleep 1002"})).await;
         h.bash("echo shell too").await;
-        assert!(shell_common::eventually(Duration::from_secs(2), || processes_of_session(h.session.id()).len() >= 4).await);
+        assert!(
+            shell_common::eventually(Duration::from_secs(2), || processes_of_session(h.session.id()).len() >= 4).await
+        );
         h.close().await;
         assert_eq!(processes_of_session(h.session.id()), Vec::<(i32, String)>::new(), "{mode:?}");
         let out = h.call("background_run", json!({"command": "true"})).await;

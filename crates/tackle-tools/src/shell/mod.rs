@@ -5,8 +5,9 @@
 //! the kill grace period — is a [`ShellEnvironment`] in the session state, put there by whoever
 //! assembles the session (the command line reads `[sandbox]`, `[env]` and `[tools]`); a
 //! session without one detects the sandbox with default settings. The shell and the jobs of a
-//! session live in one [`ShellState`]; finished jobs become [`JobNotifications`], which the
-//! agent loop drains before each model request.
+//! session live in one [`ShellState`]; a job that finishes on its own is queued in the
+//! session's `tackle_core::Notifications` (which the agent loop drains before each model
+//! request) and broadcast as a typed event to subscribers of [`JobNotifications`].
 
 mod bash;
 mod capture;
@@ -23,18 +24,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use tackle_core::ToolContext;
 use tackle_core::executor::{DEFAULT_MAX_OUTPUT_CHARS, safe_file_stem};
+use tackle_core::{Notifications, ToolContext};
 use tackle_sandbox::env::{CommandEnv, EnvSettings};
 use tackle_sandbox::process::{DEFAULT_KILL_GRACE, ProcessSessions, Sandbox, SandboxKind, SandboxPolicy};
 
 pub use self::bash::{Bash, BashInput};
 use self::jobs::JobTable;
 pub use self::jobs::{
-    BackgroundRun, BackgroundRunInput, JobKill, JobKillInput, JobNotification, JobNotifications, JobOutput,
+    BackgroundRun, BackgroundRunInput, JobEvents, JobKill, JobKillInput, JobNotification, JobNotifications, JobOutput,
     JobOutputInput, JobStatus, MAX_RUNNING_JOBS,
 };
 use self::process::ShellProcess;
+
+/// The wire names of the shell tools (a session with none of them needs no sandbox).
+pub const TOOLS: &[&str] = &["bash", "background_run", "job_output", "job_kill"];
 
 /// Prints the shell's working directory and every exported variable, NUL-separated.
 const EXPORTS_QUERY: &str = r#"builtin printf '%s\0' "$PWD"; while IFS= builtin read -r __tackle_n; do [ -n "$__tackle_n" ] && builtin printf '%s=%s\0' "$__tackle_n" "${!__tackle_n}"; done <<< "$(builtin compgen -e)""#;
@@ -102,13 +106,13 @@ impl ShellState {
             Some(env) => env,
             None => state.get_or_insert_with(|| ShellEnvironment::detect(ctx.workspace(), ctx.session_id())),
         };
-        let notifications = state.get::<JobNotifications>();
+        let notify = jobs::Notify { queue: state.get::<Notifications>(), events: state.get::<JobNotifications>() };
         let stem = safe_file_stem(ctx.session_id());
         let spill_rel = format!(".tackle/outputs/{stem}");
         let workspace = ctx.workspace().to_owned();
         state.get_or_insert_with(move || ShellState {
             spill_dir: workspace.join(&spill_rel),
-            jobs: JobTable::new(notifications),
+            jobs: JobTable::new(notify),
             env,
             workspace,
             spill_rel,

@@ -5,8 +5,8 @@ mod notify;
 mod table;
 mod tools;
 
-pub use self::notify::{JobNotification, JobNotifications};
-pub use self::table::{Job, JobStart, JobStatus, JobTable, MAX_RUNNING_JOBS};
+pub use self::notify::{JobEvents, JobNotification, JobNotifications};
+pub use self::table::{Job, JobStart, JobStatus, JobTable, MAX_RUNNING_JOBS, Notify};
 pub use self::tools::{
     BackgroundRun, BackgroundRunInput, DEFAULT_JOB_TIMEOUT_MS, JobKill, JobKillInput, JobOutput, JobOutputInput,
 };

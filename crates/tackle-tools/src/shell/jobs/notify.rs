@@ -1,16 +1,19 @@
-//! Finished background jobs, queued for the agent loop (tools.md §2, providers.md §6.4).
+//! Finished background jobs as notifications (tools.md §2, providers.md §6.4).
 //!
-//! The loop takes what is pending before each model request ([`JobNotifications::take_pending`])
-//! and, when nothing else is left to do, may wait for the next one
-//! ([`JobNotifications::next`]). The queue lives in the session state:
-//! `session.state().get::<JobNotifications>()`.
+//! When a job ends on its own, its text goes into the session's [`Notifications`] queue, which
+//! the agent loop drains into one `<notifications>` message before its next model request;
+//! and the typed [`JobNotification`] is broadcast to whoever subscribed to the session's
+//! [`JobNotifications`] (a front end that shows jobs, a test, a loop that waits for a job
+//! when it has nothing else to do).
+//!
+//! [`Notifications`]: tackle_core::Notifications
 
-use std::collections::VecDeque;
-use std::sync::Mutex;
-
-use tokio::sync::Notify;
+use tokio::sync::broadcast;
 
 use super::table::JobStatus;
+
+/// How many notifications a slow subscriber may fall behind before it loses the oldest.
+const CAPACITY: usize = 256;
 
 /// One job that ended on its own (exited or timed out). Jobs stopped with `job_kill` or by the
 /// end of the session are not notified: whoever stopped them already knows.
@@ -35,40 +38,59 @@ impl JobNotification {
     }
 }
 
-/// The queue of job notifications of one session.
-#[derive(Debug, Default)]
+/// The job notifications of one session, as an event stream
+/// (`session.state().get::<JobNotifications>().subscribe()`).
+#[derive(Debug)]
 pub struct JobNotifications {
-    queue: Mutex<VecDeque<JobNotification>>,
-    arrived: Notify,
+    sender: broadcast::Sender<JobNotification>,
+}
+
+impl Default for JobNotifications {
+    fn default() -> Self {
+        JobNotifications { sender: broadcast::channel(CAPACITY).0 }
+    }
 }
 
 impl JobNotifications {
-    /// Takes every pending notification, oldest first.
-    pub fn take_pending(&self) -> Vec<JobNotification> {
-        self.lock().drain(..).collect()
+    /// A subscription to the notifications of jobs that end from now on.
+    pub fn subscribe(&self) -> JobEvents {
+        JobEvents { receiver: self.sender.subscribe() }
     }
 
-    /// Waits for the next notification and takes it.
-    pub async fn next(&self) -> JobNotification {
+    /// Broadcasts a notification to the subscribers (none is fine).
+    pub(crate) fn send(&self, notification: JobNotification) {
+        let _ = self.sender.send(notification);
+    }
+}
+
+/// One subscription to a session's job notifications.
+#[derive(Debug)]
+pub struct JobEvents {
+    receiver: broadcast::Receiver<JobNotification>,
+}
+
+impl JobEvents {
+    /// Takes every notification that arrived and was not taken yet, oldest first.
+    pub fn take_pending(&mut self) -> Vec<JobNotification> {
+        let mut pending = Vec::new();
         loop {
-            let arrived = self.arrived.notified();
-            tokio::pin!(arrived);
-            arrived.as_mut().enable();
-            if let Some(notification) = self.lock().pop_front() {
-                return notification;
+            match self.receiver.try_recv() {
+                Ok(notification) => pending.push(notification),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                Err(_) => return pending,
             }
-            arrived.await;
         }
     }
 
-    /// Queues a notification.
-    pub(crate) fn push(&self, notification: JobNotification) {
-        self.lock().push_back(notification);
-        self.arrived.notify_waiters();
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<JobNotification>> {
-        self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// Waits for the next notification; `None` once the session's job table is gone.
+    pub async fn next(&mut self) -> Option<JobNotification> {
+        loop {
+            match self.receiver.recv().await {
+                Ok(notification) => return Some(notification),
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
     }
 }
 
@@ -82,19 +104,18 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn pending_notifications_come_out_in_order_and_next_waits() {
+    async fn subscribers_see_notifications_in_order_and_next_waits() {
         let queue = std::sync::Arc::new(JobNotifications::default());
-        queue.push(note("job-1"));
-        queue.push(note("job-2"));
-        assert_eq!(queue.take_pending(), [note("job-1"), note("job-2")]);
-        assert!(queue.take_pending().is_empty());
-        let waiter = tokio::spawn({
-            let queue = std::sync::Arc::clone(&queue);
-            async move { queue.next().await }
-        });
+        queue.send(note("job-0"));
+        let mut events = queue.subscribe();
+        queue.send(note("job-1"));
+        queue.send(note("job-2"));
+        assert_eq!(events.take_pending(), [note("job-1"), note("job-2")]);
+        assert!(events.take_pending().is_empty());
+        let waiter = tokio::spawn(async move { events.next().await });
         tokio::task::yield_now().await;
-        queue.push(note("job-3"));
-        assert_eq!(waiter.await.unwrap(), note("job-3"));
+        queue.send(note("job-3"));
+        assert_eq!(waiter.await.unwrap(), Some(note("job-3")));
         assert_eq!(
             note("job-1").text(),
             "Background job job-1 (make) finished: exited 0. Use job_output to read its output."

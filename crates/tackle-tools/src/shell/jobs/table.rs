@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tackle_core::ToolError;
+use tackle_core::{Notifications, ToolError};
 use tackle_sandbox::process::{ProcessSessions, pipe, spawn_session};
 use tokio::io::AsyncReadExt as _;
 use tokio::sync::watch;
@@ -136,19 +136,28 @@ pub struct JobStart<'a> {
 pub struct JobTable {
     next: AtomicU64,
     jobs: Mutex<Vec<Arc<Job>>>,
-    notifications: Arc<JobNotifications>,
+    notify: Notify,
     closed: AtomicBool,
 }
 
+/// Where finished jobs are announced: the session's queue for the model and the typed stream.
+#[derive(Debug, Clone)]
+pub struct Notify {
+    pub queue: Arc<Notifications>,
+    pub events: Arc<JobNotifications>,
+}
+
+impl Notify {
+    fn send(&self, notification: JobNotification) {
+        self.queue.push(notification.text());
+        self.events.send(notification);
+    }
+}
+
 impl JobTable {
-    /// An empty table that notifies through `notifications`.
-    pub fn new(notifications: Arc<JobNotifications>) -> JobTable {
-        JobTable {
-            next: AtomicU64::new(1),
-            jobs: Mutex::new(Vec::new()),
-            notifications,
-            closed: AtomicBool::new(false),
-        }
+    /// An empty table that announces finished jobs through `notify`.
+    pub fn new(notify: Notify) -> JobTable {
+        JobTable { next: AtomicU64::new(1), jobs: Mutex::new(Vec::new()), notify, closed: AtomicBool::new(false) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Job>>> {
@@ -202,7 +211,7 @@ impl JobTable {
             root,
             timeout: start.timeout,
             grace: start.env.kill_grace,
-            notifications: Arc::clone(&self.notifications),
+            notify: self.notify.clone(),
         };
         tokio::spawn(supervisor.run(child, writer));
         self.lock().push(Arc::clone(&job));
@@ -234,7 +243,7 @@ struct Supervisor {
     root: i32,
     timeout: Duration,
     grace: Duration,
-    notifications: Arc<JobNotifications>,
+    notify: Notify,
 }
 
 impl Supervisor {
@@ -261,7 +270,7 @@ impl Supervisor {
         let _ = tokio::time::timeout(self.grace, writer).await;
         self.job.status.send_replace(status);
         if !self.job.quiet.load(Ordering::SeqCst) {
-            self.notifications.push(JobNotification {
+            self.notify.send(JobNotification {
                 job_id: self.job.id.clone(),
                 command: self.job.command.clone(),
                 status,

@@ -1,0 +1,163 @@
+//! The shell tools through the real binary: `tools batch` keeps one shell across lines,
+//! `tools call bash` runs inside the sandbox `[sandbox]` configures, and the person sees each
+//! sandbox notice once on stderr.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+/// `tackle` with a private user configuration directory holding `user_config`.
+fn tackle(config_dir: &Path, user_config: &str) -> Command {
+    std::fs::write(config_dir.join("config.toml"), user_config).unwrap();
+    let mut command = Command::cargo_bin("tackle").unwrap();
+    command.env("TACKLE_CONFIG_DIR", config_dir).env_remove("TACKLE_TRUST_WORKSPACE");
+    command
+}
+
+struct Dirs {
+    workspace: tempfile::TempDir,
+    config: tempfile::TempDir,
+}
+
+fn dirs() -> Dirs {
+    Dirs { workspace: tempfile::tempdir().unwrap(), config: tempfile::tempdir().unwrap() }
+}
+
+fn lines(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout).lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+#[test]
+fn batch_lines_share_one_shell() {
+    let d = dirs();
+    std::fs::create_dir(d.workspace.path().join("sub")).unwrap();
+    let input = [
+        json!({"id": "a", "name": "bash", "args": {"command": "cd sub && export COUNT=1 && greet() { echo hi $1; }"}}),
+        json!({"id": "b", "name": "Bash", "args": {"command": "COUNT=$((COUNT + 1)); pwd; echo $COUNT; greet you"}}),
+        json!({"id": "c", "name": "background_run", "args": {"command": "echo from job $COUNT"}}),
+        json!({"id": "d", "name": "job_output", "args": {"job_id": "job-1", "block": true}}),
+    ]
+    .map(|line| line.to_string())
+    .join("\n");
+    let out = tackle(d.config.path(), "")
+        .args(["tools", "batch", "--workspace"])
+        .arg(d.workspace.path())
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let outputs = lines(&out.stdout);
+    let sub = d.workspace.path().canonicalize().unwrap().join("sub");
+    assert_eq!(outputs[0]["output"], json!("(no output)"));
+    assert_eq!(outputs[1]["tool"], json!("bash"));
+    assert_eq!(outputs[1]["output"], json!(format!("{}\n2\nhi you", sub.display())));
+    assert_eq!(outputs[1]["structured"]["cwd"], json!(sub.to_str().unwrap()));
+    assert!(outputs[2]["output"].as_str().unwrap().starts_with("Started background job job-1: "));
+    assert_eq!(outputs[3]["output"], json!("Job job-1 [exited 0]: echo from job $COUNT\nfrom job 2"));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "a working sandbox prints no notice");
+}
+
+#[test]
+fn tools_call_bash_runs_sandboxed() {
+    let d = dirs();
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+    let target = outside.path().join("escaped");
+    let args = json!({"command": format!("echo inside > made.txt && echo x > {}", target.display())});
+    let out = tackle(d.config.path(), "")
+        .args(["tools", "call", "bash", "--json", "--workspace"])
+        .arg(d.workspace.path())
+        .arg(args.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = result["output"].as_str().unwrap();
+    assert!(text.contains("Read-only file system"), "{text}");
+    assert!(
+        text.ends_with(
+            "[exit code: 1]\n[sandbox: writes outside the workspace are blocked; see [sandbox] in tackle.toml]"
+        ),
+        "{text}"
+    );
+    assert!(!target.exists());
+    assert_eq!(std::fs::read_to_string(d.workspace.path().join("made.txt")).unwrap(), "inside\n");
+}
+
+#[test]
+fn no_sandbox_is_announced_once_and_an_unavailable_mode_is_a_usage_error() {
+    let d = dirs();
+    let input = [
+        json!({"name": "bash", "args": {"command": "echo one"}}),
+        json!({"name": "bash", "args": {"command": "echo two"}}),
+    ]
+    .map(|line| line.to_string())
+    .join("\n");
+    let out = tackle(d.config.path(), "[sandbox]\nmode = \"none\"\n")
+        .args(["tools", "batch", "--workspace"])
+        .arg(d.workspace.path())
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(lines(&out.stdout).len(), 2);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tackle: Commands run without a sandbox: [sandbox] mode is \"none\". Writes outside the workspace and network \
+         access are not blocked.\n"
+    );
+
+    // A session without the shell tools needs no sandbox and prints nothing.
+    let out = tackle(d.config.path(), "[sandbox]\nmode = \"none\"\n")
+        .args(["tools", "call", "task_done", "--tools", "task_done", "--workspace"])
+        .arg(d.workspace.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+
+    let out = tackle(d.config.path(), "[sandbox]\nmode = \"bwrap\"\n")
+        .env("PATH", "/nonexistent")
+        .args(["tools", "call", "bash", "{\"command\": \"true\"}", "--workspace"])
+        .arg(d.workspace.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tackle: [sandbox] mode = \"bwrap\" is not available here: bubblewrap (bwrap) is not installed. Install it, or \
+         choose another mode.\n"
+    );
+}
+
+#[test]
+fn workspace_settings_that_widen_access_need_trust() {
+    let d = dirs();
+    std::fs::write(
+        d.workspace.path().join("tackle.toml"),
+        "[sandbox]\nnetwork = true\n[env]\nset = { INJECTED = \"1\" }\n",
+    )
+    .unwrap();
+    let call = |trust: bool| {
+        let mut command = tackle(d.config.path(), "");
+        command
+            .args(["tools", "call", "bash", "{\"command\": \"echo [$INJECTED]\"}", "--workspace"])
+            .arg(d.workspace.path());
+        if trust {
+            command.arg("--trust-workspace");
+        }
+        command.output().unwrap()
+    };
+    let out = call(false);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "[]\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("tackle: Ignoring [sandbox] network = true from the workspace's tackle.toml"), "{stderr}");
+    assert!(stderr.contains("tackle: Ignoring [env] set from the workspace's tackle.toml"), "{stderr}");
+    let out = call(true);
+    assert_eq!(
+        (String::from_utf8_lossy(&out.stdout).as_ref(), String::from_utf8_lossy(&out.stderr).as_ref()),
+        ("[1]\n", "")
+    );
+}
