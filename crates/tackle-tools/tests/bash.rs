@@ -324,3 +324,34 @@ async fn a_gigabyte_of_output_is_drained_with_bounded_memory_and_a_capped_spill_
     assert_eq!(h.sh("echo after").await, "after");
     h.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_patch_commands_are_routed_to_the_apply_patch_tool() {
+    let h = Harness::new();
+    let heredoc =
+        "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: notes.txt\n+first\n+it's here\n*** End Patch\nEOF";
+    let out = h.bash(heredoc).await;
+    assert_eq!(
+        (out.text_content(), out.is_error),
+        ("Success. Updated the following files:\nA notes.txt".to_owned(), false)
+    );
+    assert_eq!(std::fs::read_to_string(h.path("notes.txt")).unwrap(), "first\nit's here\n");
+
+    let quoted =
+        "apply_patch '*** Begin Patch\n*** Update File: notes.txt\n first\n-it'\\''s here\n+it moved\n*** End Patch'";
+    let out = h.bash(quoted).await;
+    assert_eq!(out.text_content(), "Success. Updated the following files:\nM notes.txt");
+    assert_eq!(std::fs::read_to_string(h.path("notes.txt")).unwrap(), "first\nit moved\n");
+
+    // The path policy applies as for the apply_patch tool: nothing is written outside.
+    let outside = "applypatch <<EOF\n*** Begin Patch\n*** Add File: /etc/tackle-escape\n+x\n*** End Patch\nEOF";
+    let out = h.bash(outside).await;
+    assert!(out.is_error);
+    assert!(out.text_content().contains("is outside the workspace"), "{}", out.text_content());
+    assert!(!std::path::Path::new("/etc/tackle-escape").exists());
+
+    // Anything else named apply_patch is an ordinary command.
+    let out = h.bash("apply_patch --help").await;
+    assert!(out.text_content().contains("apply_patch: command not found"), "{}", out.text_content());
+    h.close().await;
+}

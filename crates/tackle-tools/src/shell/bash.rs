@@ -97,6 +97,11 @@ impl Tool for Bash {
                 "The command contains a NUL character, which bash cannot run; remove it.".into(),
             ));
         }
+        // Codex-trained models write patches as `apply_patch <<'EOF' … EOF`: the apply_patch
+        // tool applies them (with the session's path policy), not the shell.
+        if let Some(patch) = routed_patch(&command) {
+            return crate::fs::patch::apply_patch(ctx, patch).await;
+        }
         if input.run_in_background == Some(true) {
             let timeout = input.timeout.map(Duration::from_millis);
             let job = state.start_job(&command, timeout).await?;
@@ -109,6 +114,51 @@ impl Tool for Bash {
     async fn close(&self) {
         self.tracker.close().await;
     }
+}
+
+/// The patch of a command that is exactly `apply_patch` (or `applypatch`) with a heredoc body
+/// or with the patch as its one quoted argument (tools.md §1).
+fn routed_patch(command: &str) -> Option<String> {
+    crate::fs::patch::patch_from_command(command).or_else(|| quoted_patch(command))
+}
+
+/// `apply_patch '<patch>'` (with `'\''` for a quote inside) or `apply_patch "<patch>"` (with
+/// no expansion inside).
+fn quoted_patch(command: &str) -> Option<String> {
+    let command = command.trim();
+    let rest = command.strip_prefix("apply_patch").or_else(|| command.strip_prefix("applypatch"))?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let argument = rest.trim();
+    let patch = if let Some(inner) = argument.strip_prefix('\'').and_then(|a| a.strip_suffix('\'')) {
+        if inner.replace("'\\''", "").contains('\'') {
+            return None;
+        }
+        inner.replace("'\\''", "'")
+    } else if let Some(inner) = argument.strip_prefix('"').and_then(|a| a.strip_suffix('"')) {
+        let mut patch = String::with_capacity(inner.len());
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some(escaped @ ('"' | '\\' | '$' | '`')) => patch.push(escaped),
+                    Some('\n') => {}
+                    Some(other) => {
+                        patch.push('\\');
+                        patch.push(other);
+                    }
+                    None => return None,
+                },
+                '"' | '$' | '`' => return None,
+                other => patch.push(other),
+            }
+        }
+        patch
+    } else {
+        return None;
+    };
+    patch.trim_start().starts_with("*** Begin Patch").then_some(patch)
 }
 
 /// `restart: true`.

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tackle_core::{Executor, ExecutorConfig, Session, SessionConfig, ToolCall, ToolOutput};
+use tackle_core::{Executor, ExecutorConfig, PathPolicy, Session, SessionConfig, ToolCall, ToolOutput};
+use tackle_sandbox::WorkspacePolicy;
 use tackle_sandbox::env::{CommandEnv, EnvSettings};
 use tackle_sandbox::process::{Sandbox, SandboxMode, SandboxPolicy};
 use tackle_tools::shell::ShellEnvironment;
@@ -53,7 +54,9 @@ impl Harness {
         let workspace = dir.path().canonicalize().unwrap();
         let registry = tackle_tools::builtin_registry();
         let selection = registry.select("all", "all").unwrap();
-        let session = Session::new(SessionConfig::new(workspace.clone()), registry.instantiate(&selection));
+        let mut config = SessionConfig::new(workspace.clone());
+        config.path_policy = Some(Arc::new(WorkspacePolicy::new(&workspace).unwrap()) as Arc<dyn PathPolicy>);
+        let session = Session::new(config, registry.instantiate(&selection));
         if let Some(mode) = mode {
             let mut policy = SandboxPolicy::new(&workspace);
             let sandbox = match mode {
