@@ -58,7 +58,6 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
     // Read-before-edit stays on: the recorded reads are re-run too, so the edits behave as they did.
     let session = Session::new(session::session_config(&config, &workspace, true)?, registry.instantiate(&selection));
     session::tool_settings(&config, &session)?;
-    session::tool_settings(&config, &session)?;
     // Calls that were denied in the run are skipped; the rest ran then and run again now.
     let executor = Executor::new(ExecutorConfig::default())
         .with_policy(Arc::new(ModePolicy::new(PermissionMode::Bypass)))
