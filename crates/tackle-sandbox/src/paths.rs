@@ -152,7 +152,7 @@ impl WorkspacePolicy {
     /// taken relative to the workspace.
     pub fn allow_protected(&mut self, path: &Path) {
         let absolute = normalize(&self.workspace.join(path));
-        let resolved = resolve_links(&absolute).unwrap_or_else(|_| absolute.clone());
+        let resolved = resolve_links(&absolute, None).unwrap_or_else(|_| absolute.clone());
         self.writable_protected.push(absolute);
         if !self.writable_protected.contains(&resolved) {
             self.writable_protected.push(resolved);
@@ -195,7 +195,9 @@ impl WorkspacePolicy {
         if is_device_path(&lexical, access) {
             return Err(device_error(access, shown()));
         }
-        let resolved = resolve_links(&lexical).map_err(|LinkLoop| PathError::SymlinkLoop { shown: shown() })?;
+        // Roots are canonical, so resolution starts below the deepest root the path names.
+        let start = self.root_of(&lexical).map(|root| root.path.as_path());
+        let resolved = resolve_links(&lexical, start).map_err(|LinkLoop| PathError::SymlinkLoop { shown: shown() })?;
         if is_device_path(&resolved, access) || is_special_file(&resolved) {
             return Err(device_error(access, shown()));
         }
@@ -270,16 +272,20 @@ struct LinkLoop;
 /// Resolves every existing symlink in the absolute, normalized `path`, component by
 /// component. Components that do not exist (or cannot be examined) are kept as written, and
 /// a `..` coming from a link target is applied to what is resolved so far, so the result is
-/// where the kernel would land.
-fn resolve_links(path: &Path) -> Result<PathBuf, LinkLoop> {
-    let mut pending: VecDeque<OsString> = path
+/// where the kernel would land. `canonical`, a prefix of `path` known to hold no symlink,
+/// is taken as it is.
+fn resolve_links(path: &Path, canonical: Option<&Path>) -> Result<PathBuf, LinkLoop> {
+    let (mut resolved, rest) = match canonical.and_then(|prefix| Some((prefix, path.strip_prefix(prefix).ok()?))) {
+        Some((prefix, rest)) => (prefix.to_owned(), rest),
+        None => (PathBuf::from("/"), path),
+    };
+    let mut pending: VecDeque<OsString> = rest
         .components()
         .filter_map(|c| match c {
             Component::Normal(name) => Some(name.to_owned()),
             _ => None,
         })
         .collect();
-    let mut resolved = PathBuf::from("/");
     let mut links = 0;
     while let Some(name) = pending.pop_front() {
         if name == ".." {

@@ -117,9 +117,9 @@ fn edit(files: &Files<'_>, input: &EditFileInput) -> Result<String, ToolError> {
         edited.push_str(&text[from..]);
         (edited, positions[0], new.matches('\n').count(), positions.len())
     };
-    files.write(&target, edited.as_bytes(), existing.before()).map_err(|err| write_failure(shown, err))?;
-
     let line = start_lines(text, &[first_at])[0] - 1;
+    files.write(&target, edited.as_bytes(), existing.into_before()).map_err(|err| write_failure(shown, err))?;
+
     let shown_snippet = snippet(&edited, line.saturating_sub(SNIPPET_LINES), line + SNIPPET_LINES + new_len_lines);
     if input.replace_all == Some(true) {
         Ok(format!(

@@ -24,7 +24,14 @@ pub enum Before {
     /// The edit created the file.
     Absent,
     /// The file's bytes and permission bits.
-    Content { bytes: Arc<[u8]>, mode: u32 },
+    Content { bytes: Arc<Vec<u8>>, mode: u32 },
+}
+
+impl Before {
+    /// The content of a file before an edit (the bytes are moved, not copied).
+    pub fn content(bytes: Vec<u8>, mode: u32) -> Before {
+        Before::Content { bytes: Arc::new(bytes), mode }
+    }
 }
 
 impl Before {
@@ -137,7 +144,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn content(text: &str) -> Before {
-        Before::Content { bytes: Arc::from(text.as_bytes()), mode: 0o644 }
+        Before::content(text.as_bytes().to_vec(), 0o644)
     }
 
     #[test]
@@ -159,7 +166,7 @@ mod tests {
     #[test]
     fn the_total_cap_drops_the_oldest_entries_of_any_path() {
         let history = EditHistory::default();
-        let big = |fill: u8| Before::Content { bytes: Arc::from(vec![fill; 30 * 1024 * 1024]), mode: 0o600 };
+        let big = |fill: u8| Before::content(vec![fill; 30 * 1024 * 1024], 0o600);
         history.push(Path::new("/w/a"), big(1), None);
         history.push(Path::new("/w/b"), big(2), None);
         history.push(Path::new("/w/a"), big(3), None);
@@ -174,7 +181,7 @@ mod tests {
         let history = EditHistory::default();
         let path = Path::new("/w/huge");
         history.push(path, content("small"), None);
-        history.push(path, Before::Content { bytes: Arc::from(vec![0u8; MAX_TOTAL_BYTES + 1]), mode: 0o644 }, None);
+        history.push(path, Before::content(vec![0u8; MAX_TOTAL_BYTES + 1], 0o644), None);
         assert_eq!(history.depth(path), 0);
         assert_eq!(history.total_bytes(), 0);
     }

@@ -90,6 +90,13 @@ impl FileStamp {
         FileStamp { size: meta.len(), mtime_ns: mtime_ns(meta), hash: content_hash(bytes) }
     }
 
+    /// The stamp of content given in pieces.
+    pub fn of_parts(meta: &Metadata, parts: &[&[u8]]) -> Self {
+        let mut hasher = StreamHasher::default();
+        parts.iter().for_each(|part| hasher.update(part));
+        FileStamp { size: meta.len(), mtime_ns: mtime_ns(meta), hash: hasher.finish() }
+    }
+
     /// Whether the file, now with `meta` and `current` content, changed since this stamp.
     /// `current` is only read (hashed) when size or mtime differ.
     pub fn changed(&self, meta: &Metadata, current: impl FnOnce() -> Option<u64>) -> bool {

@@ -73,11 +73,27 @@ pub struct Existing {
 }
 
 impl Existing {
-    /// What to keep in the history before changing this file (its bytes and permissions).
-    pub fn before(&self) -> Before {
-        use std::os::unix::fs::PermissionsExt as _;
-        Before::Content { bytes: Arc::from(self.bytes.as_slice()), mode: self.meta.permissions().mode() & 0o7777 }
+    /// The file's permission bits.
+    pub fn mode(&self) -> u32 {
+        mode_of(&self.meta)
     }
+
+    /// What to keep in the history before changing this file (a copy of its bytes).
+    pub fn before(&self) -> Before {
+        Before::content(self.bytes.clone(), self.mode())
+    }
+
+    /// What to keep in the history, without copying the bytes.
+    pub fn into_before(self) -> Before {
+        let mode = self.mode();
+        Before::content(self.bytes, mode)
+    }
+}
+
+/// The permission bits of a file.
+pub fn mode_of(meta: &Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt as _;
+    meta.permissions().mode() & 0o7777
 }
 
 /// Why a file could not be loaded for editing.
@@ -160,18 +176,24 @@ impl<'a> Files<'a> {
         self.state.ledger.record(&target.path, stamp);
     }
 
-    /// How the file on disk compares with what the session last saw. Always
-    /// [`Freshness::Fresh`] when reads are not enforced.
-    pub fn freshness(&self, target: &Target, existing: &Existing) -> Freshness {
+    /// How the file on disk (`meta`, `bytes`) compares with what the session last saw.
+    /// Always [`Freshness::Fresh`] when reads are not enforced.
+    pub fn freshness(&self, target: &Target, meta: &Metadata, bytes: &[u8]) -> Freshness {
         if !self.enforce_reads() {
             return Freshness::Fresh;
         }
-        self.state.ledger.freshness(&target.path, &existing.meta, &existing.bytes)
+        self.state.ledger.freshness(&target.path, meta, bytes)
     }
 
     /// Writes `contents` to `target` atomically and records the edit (history and ledger).
     pub fn write(&self, target: &Target, contents: &[u8], before: Before) -> Result<FileStamp, WriteError> {
-        let stamp = self.put(target, contents)?;
+        self.write_parts(target, &[contents], before)
+    }
+
+    /// [`Files::write`] of content given in pieces (a prefix, a replacement, a suffix), so
+    /// an edit of a large file does not build the new file in memory.
+    pub fn write_parts(&self, target: &Target, parts: &[&[u8]], before: Before) -> Result<FileStamp, WriteError> {
+        let stamp = self.put_parts(target, parts)?;
         self.record_edit(target, before, Some(stamp));
         Ok(stamp)
     }
@@ -179,10 +201,14 @@ impl<'a> Files<'a> {
     /// Writes `contents` to `target` atomically, without recording it (for multi-file
     /// operations that record their edits only once all of them succeeded).
     pub fn put(&self, target: &Target, contents: &[u8]) -> Result<FileStamp, WriteError> {
+        self.put_parts(target, &[contents])
+    }
+
+    fn put_parts(&self, target: &Target, parts: &[&[u8]]) -> Result<FileStamp, WriteError> {
         let recheck = || self.ctx.resolve_path(&target.raw, Access::Write);
-        write_atomic(&target.path, contents, self.options(), &recheck)?;
+        write_atomic(&target.path, parts, self.options(), &recheck)?;
         let meta = std::fs::metadata(&target.path)?;
-        Ok(FileStamp::new(&meta, contents))
+        Ok(FileStamp::of_parts(&meta, parts))
     }
 
     /// Removes `target`, without recording it.

@@ -152,8 +152,42 @@ pub fn numbered<'a>(lines: impl IntoIterator<Item = &'a str>, first: usize) -> S
 
 /// The lines `start..=end` (0-based, clamped) of `text`, numbered from `start + 1`.
 pub fn snippet(text: &str, start: usize, end: usize) -> String {
-    let lines = split_lines(text).enumerate().skip(start).take_while(|(i, _)| *i <= end).map(|(_, line)| line);
-    numbered(lines, start + 1)
+    let from = match start.checked_sub(1) {
+        None => 0,
+        Some(newline) => match memchr::memchr_iter(b'\n', text.as_bytes()).nth(newline) {
+            Some(at) => at + 1,
+            None => return String::new(),
+        },
+    };
+    numbered(split_lines(&text[from..]).take((end + 1).saturating_sub(start)), start + 1)
+}
+
+/// The snippet of an edit that replaced `old_len` bytes at `at` (on 0-based line `line`)
+/// of `text` with `new`: from `before` lines above the edit to `after` lines below its last
+/// new line, numbered, built from the lines around the edit only.
+pub fn edit_snippet(
+    text: &str,
+    at: usize,
+    old_len: usize,
+    new: &str,
+    line: usize,
+    before: usize,
+    after: usize,
+) -> String {
+    let bytes = text.as_bytes();
+    let back = before.min(line);
+    let mut start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+    for _ in 0..back {
+        if start == 0 {
+            break;
+        }
+        start = memchr::memrchr(b'\n', &bytes[..start - 1]).map_or(0, |i| i + 1);
+    }
+    let rest = &text[at + old_len..];
+    let end = memchr::memchr_iter(b'\n', rest.as_bytes()).nth(after).map_or(rest.len(), |i| i);
+    let local = format!("{}{new}{}", &text[start..at], &rest[..end]);
+    let count = back + new.matches('\n').count() + after + 1;
+    numbered(split_lines(&local).take(count), line - back + 1)
 }
 
 /// The comma-separated list `[a, b, c]` of 1-based line numbers (tools.md §3, §4.3).
@@ -225,5 +259,17 @@ mod tests {
         assert_eq!(line_list([3, 17]), "[3, 17]");
         assert_eq!(human_size(300 * 1024), "300.0 KiB");
         assert_eq!(human_size(12), "12 bytes");
+    }
+
+    #[test]
+    fn edit_snippets_match_snippets_of_the_whole_edited_text() {
+        let text: String = (0..30).map(|i| format!("line {i}\n")).collect();
+        for (line, new) in [(0, "X"), (2, "A\nB"), (15, ""), (29, "end\nmore\n")] {
+            let at = text.match_indices("line ").nth(line).unwrap().0;
+            let old_len = format!("line {line}").len();
+            let edited = format!("{}{new}{}", &text[..at], &text[at + old_len..]);
+            let expected = snippet(&edited, line.saturating_sub(4), line + 4 + new.matches('\n').count());
+            assert_eq!(edit_snippet(&text, at, old_len, new, line, 4, 4), expected, "{line} {new:?}");
+        }
     }
 }

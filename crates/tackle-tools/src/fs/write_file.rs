@@ -75,7 +75,7 @@ pub(crate) fn load_existing(target: &Target) -> Result<Option<Existing>, ToolErr
 
 /// The read requirement and stale check of `write_file` and `edit_file`.
 pub(crate) fn check_read(files: &Files<'_>, target: &Target, existing: &Existing) -> Result<(), ToolError> {
-    match files.freshness(target, existing) {
+    match files.freshness(target, &existing.meta, &existing.bytes) {
         Freshness::NotRead => Err(ToolError::Failed(NOT_READ.to_owned())),
         Freshness::Changed => Err(ToolError::Failed(MODIFIED_SINCE_READ.to_owned())),
         Freshness::Fresh => Ok(()),
@@ -95,11 +95,12 @@ fn write(files: &Files<'_>, input: WriteFileInput) -> Result<String, ToolError> 
             content = lf_to_crlf(&content).into_owned();
         }
     }
-    let before = existing.as_ref().map_or(Before::Absent, Existing::before);
+    let existed = existing.is_some();
+    let before = existing.map_or(Before::Absent, Existing::into_before);
     files.write(&target, content.as_bytes(), before).map_err(|err| write_failure(shown, err))?;
-    Ok(match existing {
-        None => format!("File created successfully at: {shown}"),
-        Some(_) => {
+    Ok(match existed {
+        false => format!("File created successfully at: {shown}"),
+        true => {
             let lines = memchr::memchr_iter(b'\n', content.as_bytes()).count()
                 + usize::from(!content.is_empty() && !content.ends_with('\n'));
             format!("The file {shown} has been overwritten ({lines} lines).")

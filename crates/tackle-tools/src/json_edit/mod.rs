@@ -18,8 +18,9 @@ use serde_json_path::{JsonPath, NormalizedPath, PathElement};
 use tackle_core::spec::PathAccess;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::fs::session::mode_of;
 use crate::fs::text::UTF8_BOM;
-use crate::fs::{Files, LoadError, Target, blocking, read_existing, write_failure};
+use crate::fs::{Before, Files, LoadError, Target, blocking, read_existing, write_failure};
 use format::{Layout, lossy_number, pretty};
 use path::{Last, split_last};
 
@@ -136,7 +137,7 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
     let parsed = json_path.as_deref().map(parse_path).transpose()?;
     let access = if op == JsonOperation::View { Access::Read } else { Access::Write };
     let target = files.target(&input.file_path, access)?;
-    let (existing, text, mut document) = load(&target)?;
+    let (meta, text, mut document) = load(&target)?;
 
     let Some((raw_path, path)) = json_path.as_deref().zip(parsed) else {
         return Ok(capped(format!("JSON content of {}:\n{}", target.raw, pretty(&document))));
@@ -155,7 +156,9 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
         )));
     }
     let written = Layout::of(&text).write(&document, input.pretty_print.unwrap_or(true));
-    files.write(&target, written.as_bytes(), existing.before()).map_err(|err| write_failure(&target.raw, err))?;
+    drop_in_background(document, text.len());
+    let before = Before::content(text.into_bytes(), mode_of(&meta));
+    files.write(&target, written.as_bytes(), before).map_err(|err| write_failure(&target.raw, err))?;
     Ok(message)
 }
 
@@ -167,8 +170,17 @@ fn parse_path(raw: &str) -> Result<JsonPath, ToolError> {
     JsonPath::parse(raw).map_err(|err| ToolError::InvalidInput(format!("Invalid JSONPath expression '{raw}': {err}")))
 }
 
-/// Reads and parses the file.
-fn load(target: &Target) -> Result<(crate::fs::Existing, String, Value), ToolError> {
+/// Freeing a large document (one allocation per value) takes as long as a good part of the
+/// edit; a large one is freed on another thread, off the call's path.
+fn drop_in_background(document: Value, source_bytes: usize) {
+    const LARGE: usize = 256 * 1024;
+    if source_bytes > LARGE {
+        std::thread::spawn(move || drop(document));
+    }
+}
+
+/// Reads and parses the file (its bytes moved into the text, not copied).
+fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError> {
     let shown = &target.raw;
     let existing = read_existing(&target.path).map_err(|err| match err {
         LoadError::NotFound => ToolError::NotFound(format!("File does not exist: {shown}")),
@@ -180,7 +192,8 @@ fn load(target: &Target) -> Result<(crate::fs::Existing, String, Value), ToolErr
         )),
         LoadError::Io(err) => ToolError::Failed(format!("Ran into {err} while trying to read {shown}")),
     })?;
-    let text = String::from_utf8(existing.bytes.clone()).map_err(|err| {
+    let meta = existing.meta;
+    let text = String::from_utf8(existing.bytes).map_err(|err| {
         ToolError::Failed(format!(
             "Invalid JSON in file {shown}: invalid UTF-8 at byte {}",
             err.utf8_error().valid_up_to()
@@ -199,7 +212,7 @@ fn load(target: &Target) -> Result<(crate::fs::Existing, String, Value), ToolErr
             err.column()
         ))
     })?;
-    Ok((existing, text, document))
+    Ok((meta, text, document))
 }
 
 /// A view cut to [`VIEW_CAP_CHARS`].

@@ -2,17 +2,23 @@
 //! `str_replace`, `insert` and `undo_edit`. Every byte outside the edited span stays as it
 //! was (tabs, CRLF, a missing final newline, a BOM).
 
+use std::fs::Metadata;
+use std::sync::Arc;
+
 use tackle_core::ToolError;
 
 use crate::fs::closest::closest;
-use crate::fs::text::{LineEnding, as_text, binary_message, dominant_ending, line_list, locate, snippet, with_ending};
-use crate::fs::{Before, Existing, Files, Freshness, LoadError, Target, read_existing, write_failure};
+use crate::fs::session::mode_of;
+use crate::fs::text::{
+    LineEnding, as_text, binary_message, dominant_ending, edit_snippet, line_list, locate, snippet, with_ending,
+};
+use crate::fs::{Before, Files, Freshness, LoadError, Target, read_existing, write_failure};
 
 /// Lines of context around an edit in its snippet.
 pub const SNIPPET_LINES: usize = 4;
 
-/// Loads a file for an edit, as text.
-pub fn load_text(target: &Target) -> Result<(Existing, String), ToolError> {
+/// Loads a file for an edit, as text (its bytes moved into the string, not copied).
+pub fn load_text(target: &Target) -> Result<(Metadata, String), ToolError> {
     let shown = &target.raw;
     let existing = read_existing(&target.path).map_err(|err| match err {
         LoadError::NotFound => {
@@ -28,13 +34,16 @@ pub fn load_text(target: &Target) -> Result<(Existing, String), ToolError> {
         )),
         LoadError::Io(err) => ToolError::Failed(format!("Ran into {err} while trying to read {shown}")),
     })?;
-    let text = as_text(&existing.bytes).ok_or_else(|| ToolError::Failed(binary_message(shown)))?.to_owned();
-    Ok((existing, text))
+    if as_text(&existing.bytes).is_none() {
+        return Err(ToolError::Failed(binary_message(shown)));
+    }
+    let text = String::from_utf8(existing.bytes).map_err(|_| ToolError::Failed(binary_message(shown)))?;
+    Ok((existing.meta, text))
 }
 
 /// The stale check of `str_replace` and `insert`: a file never viewed may be edited.
-fn check_not_stale(files: &Files<'_>, target: &Target, existing: &Existing) -> Result<(), ToolError> {
-    if files.freshness(target, existing) == Freshness::Changed {
+fn check_not_stale(files: &Files<'_>, target: &Target, meta: &Metadata, text: &str) -> Result<(), ToolError> {
+    if files.freshness(target, meta, text.as_bytes()) == Freshness::Changed {
         return Err(ToolError::Failed(format!(
             "The file {} has been modified since you last viewed it. View it again before editing.",
             target.raw
@@ -62,14 +71,14 @@ pub fn str_replace(
     new_str: Option<&str>,
 ) -> Result<String, ToolError> {
     let shown = &target.raw;
-    let (existing, text) = load_text(target)?;
+    let (meta, text) = load_text(target)?;
     let old_str = old_str.filter(|s| !s.is_empty()).ok_or_else(|| {
         ToolError::InvalidInput(
             "Parameter `old_str` is required and should be a non-empty string for command: str_replace".into(),
         )
     })?;
     let new_str = new_str.unwrap_or_default();
-    check_not_stale(files, target, &existing)?;
+    check_not_stale(files, target, &meta, &text)?;
 
     let (found, old, new) = locate(&text, old_str, new_str);
     match found.len() {
@@ -95,18 +104,17 @@ pub fn str_replace(
         return Err(ToolError::Failed("No replacement was performed: old_str and new_str are identical.".into()));
     }
     let at = found[0];
-    let mut edited = String::with_capacity(text.len() + new.len());
-    edited.push_str(&text[..at]);
-    edited.push_str(&new);
-    edited.push_str(&text[at + old.len()..]);
-    files.write(target, edited.as_bytes(), existing.before()).map_err(|err| write_failure(shown, err))?;
-
     let line = start_lines(&text, &found)[0] - 1;
-    let end = line + SNIPPET_LINES + new.matches('\n').count();
+    let shown_snippet = edit_snippet(&text, at, old.len(), &new, line, SNIPPET_LINES, SNIPPET_LINES);
+    // The old bytes go to the history and, sliced around the match, to the new file: the
+    // new content is written in three pieces and never built in memory.
+    let old_bytes = Arc::new(text.into_bytes());
+    let parts = [&old_bytes[..at], new.as_bytes(), &old_bytes[at + old.len()..]];
+    let before = Before::Content { bytes: Arc::clone(&old_bytes), mode: mode_of(&meta) };
+    files.write_parts(target, &parts, before).map_err(|err| write_failure(shown, err))?;
     Ok(format!(
-        "The file {shown} has been edited. Here's the result of running `cat -n` on a snippet of {shown}:\n{}\nReview \
-         the changes and make sure they are as expected. Edit the file again if necessary.",
-        snippet(&edited, line.saturating_sub(SNIPPET_LINES), end)
+        "The file {shown} has been edited. Here's the result of running `cat -n` on a snippet of {shown}:\n{shown_snippet}\n\
+         Review the changes and make sure they are as expected. Edit the file again if necessary."
     ))
 }
 
@@ -130,7 +138,7 @@ pub fn insert(
     new_str: Option<&str>,
 ) -> Result<String, ToolError> {
     let shown = &target.raw;
-    let (existing, text) = load_text(target)?;
+    let (meta, text) = load_text(target)?;
     let Some(insert_line) = insert_line else {
         return Err(ToolError::InvalidInput(
             "Parameter `insert_line` is required and should be integer for command: insert".into(),
@@ -147,7 +155,7 @@ pub fn insert(
              [0, {n}]"
         ))
     })?;
-    check_not_stale(files, target, &existing)?;
+    check_not_stale(files, target, &meta, &text)?;
 
     let ending = dominant_ending(&text);
     let body = with_ending(new_str, ending);
@@ -157,7 +165,8 @@ pub fn insert(
     edited.push_str(&text[..offset]);
     edited.push_str(&inserted);
     edited.push_str(&text[offset..]);
-    files.write(target, edited.as_bytes(), existing.before()).map_err(|err| write_failure(shown, err))?;
+    let before = Before::content(text.into_bytes(), mode_of(&meta));
+    files.write(target, edited.as_bytes(), before).map_err(|err| write_failure(shown, err))?;
 
     let new_lines = body.matches('\n').count() + 1;
     Ok(format!(
