@@ -2,10 +2,14 @@
 //! directory, matches a glob, newest first. `*` stays within one path component (`*.rs` is
 //! the top level only; `**/*.rs` is every depth), as in Claude Code and shells.
 
+use std::ffi::OsStr;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
 use globset::GlobBuilder;
+use rustix::fs::{AtFlags, Mode, OFlags};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -84,13 +88,17 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
     let max_depth = (!rest.iter().any(|c| c.contains("**"))).then_some(rest.len());
     let mut found: Vec<(SystemTime, PathBuf)> = if start.is_dir() {
         let builder = walker(&start, WalkOptions { hidden, max_depth, ..WalkOptions::default() });
-        collect_files(&builder, ctx.cancel_token(), |entry| {
-            let relative = entry.path().strip_prefix(&root).ok()?;
+        let root_bytes = root.as_os_str().as_bytes();
+        let skip = if root_bytes.ends_with(b"/") { root_bytes.len() } else { root_bytes.len() + 1 };
+        collect_files(&builder, ctx.cancel_token(), MtimeReader::default, |mtimes, entry| {
+            // Walked paths start with the root as given: slicing is much cheaper than
+            // `Path::strip_prefix` over 100,000 paths.
+            let bytes = entry.path().as_os_str().as_bytes();
+            let relative = Path::new(OsStr::from_bytes(bytes.get(skip..)?));
             if !matcher.is_match(relative) {
                 return None;
             }
-            let modified = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
-            Some((modified, entry.path().to_owned()))
+            Some((mtimes.modified(entry.path()).unwrap_or(SystemTime::UNIX_EPOCH), entry.path().to_owned()))
         })
     } else {
         Vec::new()
@@ -105,6 +113,30 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
         text.push_str("\n(Results are truncated. Consider using a more specific path or pattern.)");
     }
     Ok(ToolOutput::text(text).with_structured(structured))
+}
+
+/// Reads modification times relative to an open handle on the file's directory, so each
+/// stat resolves one name instead of the whole path (the walk yields a directory's files
+/// together, so one handle serves many files).
+#[derive(Default)]
+struct MtimeReader {
+    dir: Option<(PathBuf, OwnedFd)>,
+}
+
+impl MtimeReader {
+    fn modified(&mut self, path: &Path) -> Option<SystemTime> {
+        let (parent, name) = (path.parent()?, path.file_name()?);
+        if self.dir.as_ref().is_none_or(|(open, _)| open != parent) {
+            let fd =
+                rustix::fs::open(parent, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+            self.dir = Some((parent.to_owned(), fd));
+        }
+        let (_, fd) = self.dir.as_ref()?;
+        let stat = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        let seconds = u64::try_from(stat.st_mtime).ok()?;
+        let nanos = u32::try_from(stat.st_mtime_nsec).ok()?;
+        SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::new(seconds, nanos))
+    }
 }
 
 /// The pattern relative to the searched directory: a leading `./` is dropped, and an

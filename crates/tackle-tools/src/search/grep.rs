@@ -153,14 +153,16 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
     let numbers = input.line_numbers.unwrap_or(true);
     let workspace = ctx.workspace().to_owned();
     let builder = walker(&root, options);
-    let mut results: Vec<FileResult> = collect_files(&builder, ctx.cancel_token(), |entry| {
-        let mut searcher = SearcherBuilder::new()
+    let new_searcher = || {
+        SearcherBuilder::new()
             .line_number(true)
             .multi_line(multiline)
             .before_context(usize::try_from(before).unwrap_or(usize::MAX))
             .after_context(usize::try_from(after).unwrap_or(usize::MAX))
             .binary_detection(BinaryDetection::quit(b'\x00'))
-            .build();
+            .build()
+    };
+    let mut results: Vec<FileResult> = collect_files(&builder, ctx.cancel_token(), new_searcher, |searcher, entry| {
         let shown = display_path(entry.path(), &workspace);
         let mut sink = Collect { mode, shown: &shown, numbers, matches: 0, lines: Vec::new() };
         searcher.search_path(&matcher, entry.path(), &mut sink).ok()?;
@@ -291,8 +293,11 @@ fn report(
         OutputMode::Count => "count",
     };
     if results.is_empty() {
-        return ToolOutput::text("No matches found")
-            .with_structured(json!({"mode": mode_name, "filenames": [], "num_files": 0}));
+        let mut structured = json!({"mode": mode_name, "filenames": [], "num_files": 0});
+        if mode != OutputMode::FilesWithMatches {
+            structured["num_matches"] = json!(0);
+        }
+        return ToolOutput::text("No matches found").with_structured(structured);
     }
     let entries: Vec<String> = match mode {
         OutputMode::FilesWithMatches => filenames.clone(),

@@ -58,48 +58,71 @@ pub fn search_root(ctx: &tackle_core::ToolContext, path: Option<&str>) -> Result
 }
 
 /// Walks `builder`'s tree on several threads (as ripgrep does) and collects what `per_file`
-/// makes of each file, in no particular order. Stops early when `cancel` fires.
-pub fn collect_files<T, F>(builder: &WalkBuilder, cancel: &tokio_util::sync::CancellationToken, per_file: F) -> Vec<T>
+/// makes of each file, in no particular order. Each thread has its own `state` (made by
+/// `new_state`), so costly things such as a searcher and its buffers are made once per
+/// thread, not once per file. Stops early when `cancel` fires.
+pub fn collect_files<S, T, N, F>(
+    builder: &WalkBuilder,
+    cancel: &tokio_util::sync::CancellationToken,
+    new_state: N,
+    per_file: F,
+) -> Vec<T>
 where
     T: Send,
-    F: Fn(&ignore::DirEntry) -> Option<T> + Sync,
+    S: Send,
+    N: Fn() -> S + Sync,
+    F: Fn(&mut S, &ignore::DirEntry) -> Option<T> + Sync,
 {
     let shared = std::sync::Mutex::new(Vec::new());
-    let mut visitors = Visitors { shared: &shared, per_file: &per_file, cancel };
+    let mut visitors = Visitors { shared: &shared, new_state: &new_state, per_file: &per_file, cancel };
     builder.build_parallel().visit(&mut visitors);
     shared.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-struct Visitors<'a, T, F> {
+struct Visitors<'a, T, N, F> {
     shared: &'a std::sync::Mutex<Vec<T>>,
+    new_state: &'a N,
     per_file: &'a F,
     cancel: &'a tokio_util::sync::CancellationToken,
 }
 
-impl<'a, T: Send, F: Fn(&ignore::DirEntry) -> Option<T> + Sync> ignore::ParallelVisitorBuilder<'a>
-    for Visitors<'a, T, F>
+impl<'a, S, T, N, F> ignore::ParallelVisitorBuilder<'a> for Visitors<'a, T, N, F>
+where
+    S: Send + 'a,
+    T: Send,
+    N: Fn() -> S + Sync,
+    F: Fn(&mut S, &ignore::DirEntry) -> Option<T> + Sync,
 {
     fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 'a> {
-        Box::new(Visitor { local: Vec::new(), shared: self.shared, per_file: self.per_file, cancel: self.cancel })
+        Box::new(Visitor {
+            state: (self.new_state)(),
+            local: Vec::new(),
+            shared: self.shared,
+            per_file: self.per_file,
+            cancel: self.cancel,
+        })
     }
 }
 
 /// One thread's visitor: collects locally, hands its items over when the thread is done.
-struct Visitor<'a, T: Send, F> {
+struct Visitor<'a, S, T: Send, F> {
+    state: S,
     local: Vec<T>,
     shared: &'a std::sync::Mutex<Vec<T>>,
     per_file: &'a F,
     cancel: &'a tokio_util::sync::CancellationToken,
 }
 
-impl<T: Send, F: Fn(&ignore::DirEntry) -> Option<T> + Sync> ignore::ParallelVisitor for Visitor<'_, T, F> {
+impl<S: Send, T: Send, F: Fn(&mut S, &ignore::DirEntry) -> Option<T> + Sync> ignore::ParallelVisitor
+    for Visitor<'_, S, T, F>
+{
     fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
         if self.cancel.is_cancelled() {
             return ignore::WalkState::Quit;
         }
         if let Ok(entry) = entry
             && entry.file_type().is_some_and(|kind| kind.is_file())
-            && let Some(item) = (self.per_file)(&entry)
+            && let Some(item) = (self.per_file)(&mut self.state, &entry)
         {
             self.local.push(item);
         }
@@ -107,7 +130,7 @@ impl<T: Send, F: Fn(&ignore::DirEntry) -> Option<T> + Sync> ignore::ParallelVisi
     }
 }
 
-impl<T: Send, F> Drop for Visitor<'_, T, F> {
+impl<S, T: Send, F> Drop for Visitor<'_, S, T, F> {
     fn drop(&mut self) {
         let mut shared = self.shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         shared.append(&mut self.local);
