@@ -511,3 +511,18 @@ async fn refreshed_tools_and_their_notice_reach_the_next_request() {
     server.assert_clean();
     assert_eq!(ran.outcome.status, RunStatus::Success);
 }
+
+#[tokio::test]
+async fn pause_turn_sends_the_request_again_with_the_partial_message() {
+    let script = Script::new([
+        Turn::reply(Reply::text("Searching the web first.").finish("pause_turn")),
+        Turn::reply(Reply::text("Found it.")),
+    ]);
+    let server = FakeLlm::start(script).await;
+    let ran = run(&server, RunSpec::new(Protocol::Anthropic), "look it up").await;
+    server.assert_clean();
+    assert_eq!((ran.outcome.status, ran.outcome.final_result.as_str()), (RunStatus::Success, "Found it."));
+    let second = &server.requests()[1].body;
+    let last = second["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last, json!({"role": "assistant", "content": [{"type": "text", "text": "Searching the web first."}]}));
+}

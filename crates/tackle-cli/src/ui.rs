@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -31,6 +32,8 @@ pub struct RunUi {
     summaries: Mutex<HashMap<String, String>>,
     /// Plain mode: the reply so far. Rich mode: whether the current line has text.
     reply: Mutex<String>,
+    /// Reasoning is being shown (the reply's text starts on a new line).
+    thinking: AtomicBool,
 }
 
 impl RunUi {
@@ -42,6 +45,7 @@ impl RunUi {
             spinners: Mutex::new(HashMap::new()),
             summaries: Mutex::new(HashMap::new()),
             reply: Mutex::new(String::new()),
+            thinking: AtomicBool::new(false),
         }
     }
 
@@ -136,6 +140,9 @@ impl Observer for RunUi {
             (_, AgentEvent::Notice(text)) => self.err(text),
             (Mode::Json, _) => {}
             (Mode::Rich, AgentEvent::Text(text)) => {
+                if self.thinking.swap(false, Ordering::SeqCst) {
+                    self.multi.suspend(|| eprintln!());
+                }
                 if let Ok(mut open) = self.reply.lock() {
                     open.push_str(text);
                 }
@@ -146,9 +153,10 @@ impl Observer for RunUi {
                     reply.push_str(text);
                 }
             }
-            (Mode::Rich, AgentEvent::Thinking(text)) => self.multi.suspend(|| {
-                eprint!("\x1b[2m{text}\x1b[0m");
-            }),
+            (Mode::Rich, AgentEvent::Thinking(text)) => {
+                self.thinking.store(true, Ordering::SeqCst);
+                self.multi.suspend(|| eprint!("\x1b[2m{text}\x1b[0m"));
+            }
             (_, AgentEvent::StreamRestart) => {
                 if let Ok(mut reply) = self.reply.lock() {
                     reply.clear();
@@ -183,11 +191,12 @@ impl Observer for RunUi {
                 self.end_spinner(call_id);
                 let summary = self.summaries.lock().ok().and_then(|mut s| s.remove(call_id)).unwrap_or_default();
                 let seconds = duration_ms.map(|ms| format!(" ({:.1} s)", ms as f64 / 1000.0)).unwrap_or_default();
+                let call = if summary.is_empty() { name.clone() } else { format!("{name} {summary}") };
                 let line = match (self.mode, is_error) {
-                    (Mode::Rich, false) => format!("\x1b[32m✓\x1b[0m {name} {summary}{seconds}"),
-                    (Mode::Rich, true) => format!("\x1b[31m✗\x1b[0m {name} {summary}{seconds}: {first_line}"),
-                    (_, false) => format!("[tool] {name} {summary} -> ok"),
-                    (_, true) => format!("[tool] {name} {summary} -> error: {first_line}"),
+                    (Mode::Rich, false) => format!("\x1b[32m✓\x1b[0m {call}{seconds}"),
+                    (Mode::Rich, true) => format!("\x1b[31m✗\x1b[0m {call}{seconds}: {first_line}"),
+                    (_, false) => format!("[tool] {call} -> ok"),
+                    (_, true) => format!("[tool] {call} -> error: {first_line}"),
                 };
                 self.out(&format!("{line}\n"));
             }

@@ -146,7 +146,7 @@ async fn plain_output_streams_lines_and_a_summary() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         stdout,
-        "Thinking.\n[tool] sequentialthinking step 1 -> ok\nDone.\n[tool] sequentialthinking step 2 -> ok\n[tool] task_done  -> ok\n"
+        "Thinking.\n[tool] sequentialthinking step 1 -> ok\nDone.\n[tool] sequentialthinking step 2 -> ok\n[tool] task_done -> ok\n"
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.starts_with("✓ success · 2 steps · 40 tokens · "), "{stderr}");
