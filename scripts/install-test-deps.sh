@@ -44,3 +44,11 @@ if [ "$(node -p "require('./$AIMOCK_DIR/node_modules/@copilotkit/aimock/package.
   mkdir -p "$AIMOCK_DIR"
   npm install --prefix "$AIMOCK_DIR" --no-audit --no-fund --silent "@copilotkit/aimock@$AIMOCK_VERSION"
 fi
+
+# The official OpenAI and Anthropic Python SDKs: the oracle for stream assembly
+# (providers.md §8.3), pinned, in a test-only virtualenv.
+LLM_VENV=.venv-llm
+if ! "$LLM_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("openai") != "3.57.0" or m.version("anthropic") != "2.14.0")' 2>/dev/null; then
+  python3 -m venv "$LLM_VENV"
+  "$LLM_VENV/bin/pip" install --quiet --disable-pip-version-check 'openai==3.57.0' 'anthropic==2.14.0'
+fi
