@@ -526,3 +526,58 @@ async fn pause_turn_sends_the_request_again_with_the_partial_message() {
     let last = second["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last, json!({"role": "assistant", "content": [{"type": "text", "text": "Searching the web first."}]}));
 }
+
+#[tokio::test]
+async fn a_finished_background_job_is_a_notification_before_the_next_request() {
+    let script = Script::new([
+        Turn::reply(Reply::text("Starting it.").call("j1", "background_run", json!({"command": "echo hi"}))),
+        Turn::reply(Reply::text("Waiting.").call("w1", "bash", json!({"command": "sleep 0.5"})))
+            .expect(Expect::result("j1", "Started background job job-1: echo hi.")),
+        Turn::reply(Reply::text("It finished.")).expect(Expect {
+            last_user_contains: Some(
+                "<notifications>\nBackground job job-1 (echo hi) finished: exited 0. Use job_output to read its output.\n</notifications>"
+                    .into(),
+            ),
+            ..Expect::default()
+        }),
+    ]);
+    for protocol in BOTH {
+        let server = FakeLlm::start(script.clone()).await;
+        let ran = run(&server, RunSpec::new(protocol), "job").await;
+        server.assert_clean();
+        assert_eq!(ran.outcome.status, RunStatus::Success, "{}", ran.outcome.final_result);
+        ran.agent.session().close().await;
+    }
+}
+
+/// Collects the live tail a running shell command reports.
+#[derive(Default)]
+struct Tail(std::sync::Mutex<Vec<String>>);
+
+impl tackle_agent::Observer for Tail {
+    fn on_event(&self, event: &tackle_agent::AgentEvent) {
+        if let tackle_agent::AgentEvent::Exec(tackle_core::ExecEvent::Progress { progress, .. }) = event
+            && let Some(message) = &progress.message
+        {
+            self.0.lock().unwrap().push(message.clone());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_running_shell_command_reports_its_last_line() {
+    let command = "for i in 1 2 3; do echo step $i; sleep 0.4; done";
+    let script = Script::new([
+        Turn::reply(Reply::text("").call("b1", "bash", json!({"command": command}))),
+        Turn::reply(Reply::text("ok")).expect(Expect::result("b1", "step 3")),
+    ]);
+    let server = FakeLlm::start(script).await;
+    let tail = std::sync::Arc::new(Tail::default());
+    let mut spec = RunSpec::new(Protocol::OpenAi);
+    spec.observer = Some(tail.clone());
+    let ran = run(&server, spec, "tail").await;
+    server.assert_clean();
+    ran.agent.session().close().await;
+    let lines = tail.0.lock().unwrap().clone();
+    assert!(lines.contains(&"step 1".to_owned()) && lines.contains(&"step 2".to_owned()), "{lines:?}");
+}

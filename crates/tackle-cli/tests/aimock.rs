@@ -176,7 +176,7 @@ fn aimock_drives_tackle_run_over_both_wire_formats() {
 }
 
 #[test]
-fn aimock_task_reads_edits_and_finishes_over_both_wire_formats() {
+fn aimock_task_reads_edits_runs_a_command_and_finishes_over_both_wire_formats() {
     let fixtures = json!({"fixtures": [
         {"match": {"userMessage": "change the greeting in a.txt to goodbye", "hasToolResult": false},
          "response": {"content": "Let me read it.", "toolCalls": [{"name": "read_file", "id": "call_read_1", "arguments": {"file_path": "a.txt"}}]}},
@@ -184,7 +184,7 @@ fn aimock_task_reads_edits_and_finishes_over_both_wire_formats() {
          "response": {"content": "Now the edit.", "toolCalls": [{"name": "edit_file", "id": "call_edit_1",
             "arguments": {"file_path": "a.txt", "old_string": "hello", "new_string": "goodbye"}}]}},
         {"match": {"toolCallId": "call_edit_1"},
-         "response": {"content": "Let me check.", "toolCalls": [{"name": "read_file", "id": "call_check_1", "arguments": {"file_path": "a.txt"}}]}},
+         "response": {"content": "Let me check.", "toolCalls": [{"name": "bash", "id": "call_check_1", "arguments": {"command": "grep -c goodbye a.txt && cat a.txt"}}]}},
         {"match": {"toolCallId": "call_check_1"},
          "response": {"content": "The greeting is now goodbye.", "toolCalls": [{"name": "task_done", "id": "call_done_1", "arguments": {}}]}}
     ]});
@@ -209,7 +209,8 @@ fn aimock_task_reads_edits_and_finishes_over_both_wire_formats() {
             [("call_read_1", false), ("call_edit_1", false), ("call_check_1", false), ("call_done_1", false)],
             "{protocol:?}"
         );
-        assert!(outputs[2]["content"].as_str().unwrap().contains("goodbye world"));
+        let command_output = outputs[2]["content"].as_str().unwrap();
+        assert!(command_output.starts_with("1\ngoodbye world"), "{command_output}");
     }
     assert_eq!(assert_history_valid(&aimock), 8);
 }

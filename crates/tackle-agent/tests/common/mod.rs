@@ -10,7 +10,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tackle_agent::{Agent, AgentConfig, CallFormat, Permissions, RunOutcome, ToolRefresh, Trajectory};
+use tackle_agent::{Agent, AgentConfig, CallFormat, Observer, Permissions, RunOutcome, ToolRefresh, Trajectory};
 use tackle_core::permission::{AutoApprover, ModePolicy, NonInteractiveApprover, PermissionMode};
 use tackle_core::{
     ExecutorConfig, Notifications, Registry, Session, SessionConfig, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
@@ -114,6 +114,7 @@ pub struct RunSpec {
     pub cancel_after: Option<Duration>,
     pub format: CallFormat,
     pub refresh: Option<Arc<dyn ToolRefresh>>,
+    pub observer: Option<Arc<dyn Observer>>,
 }
 
 impl RunSpec {
@@ -126,6 +127,7 @@ impl RunSpec {
             cancel_after: None,
             format: CallFormat::Native,
             refresh: None,
+            observer: None,
         }
     }
 }
@@ -184,6 +186,9 @@ pub async fn run(server: &FakeLlm, spec: RunSpec, task: &str) -> Ran {
     let mut agent = Agent::new(client, session, ExecutorConfig::default(), permissions, config, Some(trajectory));
     if let Some(refresh) = spec.refresh {
         agent = agent.with_tool_refresh(refresh);
+    }
+    if let Some(observer) = spec.observer {
+        agent = agent.with_observer(observer);
     }
     let cancel = CancellationToken::new();
     if let Some(after) = spec.cancel_after {

@@ -59,6 +59,11 @@ pub async fn run(args: RunArgs) -> CommandResult {
     let session = Session::new(session::session_config(&config, &workspace, true)?, registry.instantiate(&selection));
     hub.attach(&session);
     session::tool_settings(&config, &session)?;
+    let sandbox = session
+        .state()
+        .existing::<tackle_tools::shell::ShellEnvironment>()
+        .map_or("none (no shell tools)", |shell| shell.sandbox.kind().name())
+        .to_owned();
 
     let path =
         args.trajectory.clone().unwrap_or_else(|| tackle_agent::trajectory::default_path(&workspace, session.id()));
@@ -74,8 +79,13 @@ pub async fn run(args: RunArgs) -> CommandResult {
         Arc::new(NonInteractiveApprover)
     };
     let permissions = Permissions { policy: Arc::new(ModePolicy::new(mode)), approver, interactive };
-    let agent_config =
-        AgentConfig { max_steps: args.max_steps, call_format: format, permission_mode: mode, ..AgentConfig::default() };
+    let agent_config = AgentConfig {
+        max_steps: args.max_steps,
+        call_format: format,
+        permission_mode: mode,
+        sandbox,
+        ..AgentConfig::default()
+    };
     let ui_mode = if args.json {
         Mode::Json
     } else if std::io::stdout().is_terminal() {

@@ -176,6 +176,28 @@ fn start_error(reason: String) -> ToolError {
     ToolError::Failed(format!("Error starting bash session: {reason}"))
 }
 
+/// How often a running command's last output line is reported as progress.
+const TAIL_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Reports the last line of a running command's output as progress (a terminal shows it
+/// under the call's spinner; MCP sends it as a progress notification). Never returns.
+async fn live_tail(stdout: &super::stream::SharedStream, ctx: &ToolContext) -> std::convert::Infallible {
+    let started = Instant::now();
+    let mut shown: Option<String> = None;
+    loop {
+        tokio::time::sleep(TAIL_INTERVAL).await;
+        let line = super::stream::lock(stdout).last_line();
+        if line.is_some() && line != shown {
+            ctx.progress(tackle_core::Progress {
+                progress: started.elapsed().as_secs_f64(),
+                total: None,
+                message: line.clone(),
+            });
+            shown = line;
+        }
+    }
+}
+
 /// Runs a command in the persistent shell and renders its output.
 async fn run(state: &ShellState, command: &str, timeout_ms: u64, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
@@ -192,7 +214,11 @@ async fn run(state: &ShellState, command: &str, timeout_ms: u64, ctx: &ToolConte
         Some(shell) => shell,
         None => guard.insert(state.start_shell().await.map_err(start_error)?),
     };
-    let result = shell.run(command, ctx.call_id(), deadline, ctx.cancel_token()).await;
+    let stdout = shell.stdout_stream();
+    let result = tokio::select! {
+        result = shell.run(command, ctx.call_id(), deadline, ctx.cancel_token()) => result,
+        never = live_tail(&stdout, ctx) => match never {},
+    };
     let workspace = state.workspace.display().to_string();
     let restart_failed = match &result.ended {
         Ended::Done { .. } | Ended::Interrupted { kept: true, .. } => None,

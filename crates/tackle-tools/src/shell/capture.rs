@@ -110,6 +110,20 @@ impl Capture {
         }
     }
 
+    /// The last non-empty line captured so far (at most 200 characters of it), for a live
+    /// tail of a running command.
+    pub fn last_line(&self) -> Option<String> {
+        const LOOK_BACK: usize = 1024;
+        let recent: Vec<u8> = if self.tail.is_empty() {
+            self.head[self.head.len().saturating_sub(LOOK_BACK)..].to_vec()
+        } else {
+            self.tail.iter().skip(self.tail.len().saturating_sub(LOOK_BACK)).copied().collect()
+        };
+        let text = String::from_utf8_lossy(&recent);
+        let line = text.lines().map(str::trim_end).rfind(|line| !line.trim().is_empty())?;
+        Some(line.chars().rev().take(200).collect::<Vec<_>>().into_iter().rev().collect())
+    }
+
     /// Begins the spill file with what memory still holds whole (head and tail).
     fn start_spill(&mut self) {
         let Some(target) = &self.target else {
@@ -210,6 +224,16 @@ impl Captured {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_last_line_is_the_live_tail() {
+        let mut capture = Capture::new(16, 16, None);
+        assert_eq!(capture.last_line(), None);
+        capture.push(b"one\ntwo\n\n");
+        assert_eq!(capture.last_line().as_deref(), Some("two"));
+        capture.push(b"three is longer than the head\nfour");
+        assert_eq!(capture.last_line().as_deref(), Some("four"));
+    }
 
     fn target(dir: &tempfile::TempDir) -> SpillTarget {
         SpillTarget { path: dir.path().join("out/c1.stdout.txt"), rel: ".tackle/outputs/s/c1.stdout.txt".into() }

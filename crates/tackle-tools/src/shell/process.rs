@@ -97,6 +97,11 @@ pub struct ShellProcess {
 }
 
 impl ShellProcess {
+    /// The shell's stdout, for watching a running command's output.
+    pub fn stdout_stream(&self) -> SharedStream {
+        Arc::clone(&self.stdout)
+    }
+
     /// Starts a shell in the workspace, inside the session's sandbox, and waits until it
     /// answers. `Err` is the reason for `Error starting bash session: {reason}`.
     pub async fn start(

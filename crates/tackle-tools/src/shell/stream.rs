@@ -81,6 +81,11 @@ impl StreamState {
         self.eof
     }
 
+    /// The last non-empty line of the current capture (a running command's live tail).
+    pub fn last_line(&self) -> Option<String> {
+        self.capture.last_line()
+    }
+
     /// Takes the finished call's capture, if the sentinel was seen.
     pub fn take_finished(&mut self) -> Option<Finished> {
         self.finished.take()
