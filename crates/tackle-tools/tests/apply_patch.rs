@@ -226,3 +226,18 @@ async fn the_public_entry_point_applies_a_shell_heredoc() {
     assert_eq!(output.text_content(), "Success. Updated the following files:\nM a.txt");
     assert_eq!(ws.read("a.txt"), "y\n");
 }
+
+#[tokio::test]
+async fn a_directory_is_not_a_file_to_patch() {
+    let ws = Ws::new();
+    std::fs::create_dir(ws.path("src")).unwrap();
+    assert_eq!(
+        ws.err("apply_patch", patch("*** Update File: src\n-a\n+b\n")).await,
+        "apply_patch failed; no files were changed.\nsrc: the path is a directory"
+    );
+    assert_eq!(
+        ws.err("apply_patch", patch("*** Delete File: src\n")).await,
+        "apply_patch failed; no files were changed.\nsrc: the path is a directory"
+    );
+    assert!(ws.path("src").is_dir());
+}

@@ -253,3 +253,10 @@ async fn edit_file_errors() {
         "tackle.toml is inside a protected directory (tackle.toml); file tools cannot write there."
     );
 }
+
+#[tokio::test]
+async fn edit_file_on_a_directory_says_so() {
+    let ws = Ws::new();
+    std::fs::create_dir(ws.path("src")).unwrap();
+    assert_eq!(ws.err("edit_file", edit("src", "a", "b")).await, "src is a directory. Give the path of a file.");
+}

@@ -77,3 +77,18 @@ fn annotations_paths_and_budgets() {
     // Codex-trained models sometimes call the parameter `patch`.
     assert_eq!(spec("apply_patch").param_aliases[0].alias, "patch");
 }
+
+#[test]
+fn only_the_documented_parameters_are_required() {
+    let tools = tools();
+    let required = |name: &str| tools.resolve(name).unwrap().spec().required_params().join(",");
+    // Trae's schema helper marked every parameter required; only these are.
+    assert_eq!(required("str_replace_based_edit_tool"), "command,path");
+    assert_eq!(required("read_file"), "file_path");
+    assert_eq!(required("write_file"), "file_path,content");
+    assert_eq!(required("edit_file"), "file_path,old_string,new_string");
+    assert_eq!(required("apply_patch"), "input");
+    assert_eq!(required("glob"), "pattern");
+    assert_eq!(required("grep"), "pattern");
+    assert_eq!(required("json_edit_tool"), "operation,file_path");
+}

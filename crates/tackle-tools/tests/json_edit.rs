@@ -232,3 +232,19 @@ async fn value_is_json_text_only_where_the_strict_dialect_was_shown() {
         "A 'value' parameter is required for the 'set' operation."
     );
 }
+
+#[tokio::test]
+async fn directories_and_files_over_64_mib_are_refused() {
+    let ws = Ws::new();
+    std::fs::create_dir(ws.path("dir.json")).unwrap();
+    assert_eq!(
+        ws.err(TOOL, json!({"operation": "view", "file_path": "dir.json"})).await,
+        "dir.json is a directory. Give the path of a JSON file."
+    );
+    let file = std::fs::File::create(ws.path("huge.json")).unwrap();
+    file.set_len(65 * 1024 * 1024).unwrap();
+    assert_eq!(
+        ws.err(TOOL, json!({"operation": "view", "file_path": "huge.json"})).await,
+        "huge.json is 68157440 bytes; json_edit_tool handles files up to 64 MiB. Use jq in the shell for larger ones."
+    );
+}
