@@ -252,6 +252,26 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Fuzzing: any patch text against any file text reads and applies without panicking,
+        /// and a successful patch of a hunk that quotes the file exactly changes it.
+        #[test]
+        fn any_patch_on_any_text_is_an_answer(
+            patch in "(<<<<<<< ORIGINAL\n|=======\n|>>>>>>> UPDATED\n|# \\.\\.\\.\n|[ab \r\n]|[a-z]{1,3}\n)*",
+            text in "([ab \r\n]|[a-z]{1,3}\n)*",
+        ) {
+            if let Ok(hunks) = parse(&patch) {
+                let _ = apply(&text, &hunks, "f");
+            }
+        }
+
+        #[test]
+        fn quoting_the_whole_text_replaces_it(text in "[a-z]{1,8}(\n[a-z ]{0,8}){0,5}", new in "[A-Z]{1,8}") {
+            let patched = apply(&text, &[hunk(&text, &new)], "f");
+            proptest::prop_assert_eq!(patched, Ok(new));
+        }
+    }
+
     #[test]
     fn keeps_a_crlf_file_crlf() {
         assert_eq!(apply("a\r\nb\r\nc\r\n", &[hunk("b\nc", "B\nC")], "f"), Ok("a\r\nB\r\nC\r\n".into()));
