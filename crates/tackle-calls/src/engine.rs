@@ -82,12 +82,17 @@ enum Next {
 /// What a waiting state needs to see before running again can change anything. Feeding a chunk
 /// without it only appends the chunk (the state scans it later from where it stopped), which
 /// keeps small-chunk streaming close to whole-text speed: prose and block content are looked
-/// at when a byte that can start a decision arrives (a backtick, a tag, an `@`).
+/// at again only when a line starts with a byte that can begin a decision (a backtick, a tag,
+/// an `@`), or, in xml prose, when a tag may begin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wake {
     Any,
-    /// Any of these bytes.
+    /// Any of these bytes, anywhere.
     Bytes([u8; 3]),
+    /// A line that starts with one of these bytes.
+    LineStart([u8; 3]),
+    /// xml prose: a `<` anywhere, or a line that starts with a backtick.
+    Tags,
     /// Nothing can be found any more.
     Never,
 }
@@ -101,15 +106,30 @@ impl Wake {
         Wake::Bytes([b, b, b])
     }
 
-    /// Whether `chunk` holds what the state waits for.
+    /// Whether `chunk`, which follows the byte `previous`, holds what the state waits for.
     #[inline]
-    fn by(self, chunk: &[u8]) -> bool {
+    fn by(self, previous: Option<u8>, chunk: &[u8]) -> bool {
         match self {
             Wake::Any => true,
             Wake::Bytes(bytes) => contains(chunk, bytes),
+            Wake::LineStart(bytes) => starts_a_line(previous, chunk, bytes),
+            Wake::Tags => contains(chunk, [b'<'; 3]) || starts_a_line(previous, chunk, [b'`'; 3]),
             Wake::Never => false,
         }
     }
+}
+
+/// Whether a line in `chunk` (after the byte `previous`) starts with one of `bytes`.
+#[inline]
+fn starts_a_line(previous: Option<u8>, chunk: &[u8], bytes: [u8; 3]) -> bool {
+    let Some(first) = chunk.first() else { return false };
+    if matches!(previous, None | Some(b'\n' | b'\r')) && bytes.contains(first) {
+        return true;
+    }
+    if !contains(chunk, [b'\n', b'\r', b'\n']) {
+        return false;
+    }
+    memchr::memchr2_iter(b'\n', b'\r', chunk).any(|i| chunk.get(i + 1).is_some_and(|b| bytes.contains(b)))
 }
 
 /// Whether `haystack` holds any of three bytes. Streamed chunks are small, where memchr's
@@ -158,9 +178,9 @@ impl<'t> Engine<'t> {
     #[inline]
     pub fn feed(&mut self, chunk: &str) -> Vec<Event> {
         // A `\r` at the end of what had arrived waits for the next byte, whatever it is.
-        let after_cr = self.input.last_byte() == Some(b'\r');
+        let previous = self.input.last_byte();
         self.input.push(chunk);
-        if after_cr || self.wake.by(chunk.as_bytes()) {
+        if previous == Some(b'\r') || self.wake.by(previous, chunk.as_bytes()) {
             self.run();
         }
         std::mem::take(&mut self.out)
@@ -185,16 +205,23 @@ impl<'t> Engine<'t> {
             }
         }
         let end = self.input.end();
-        // Prose decides something only at a fence, a tag (a thinking region, xml) or an `@`
-        // (the tool format); waiting on a partial one needs any byte.
-        let prose = Wake::Bytes([b'`', b'<', if self.mode == Mode::Calls(CallFormat::Tool) { b'@' } else { b'<' }]);
+        // Prose decides something only at a line that starts a fence or a thinking region (or
+        // an `@` call), and in xml at a tag; waiting on a partial one needs any byte.
+        let starters = [b'`', b'<', if self.mode == Mode::Calls(CallFormat::Tool) { b'@' } else { b'<' }];
         let (keep, wake) = match &self.state {
-            State::LineStart(at) | State::Prose(at) => (*at, if *at < end { Wake::Any } else { prose }),
+            State::LineStart(at) | State::Prose(at) if *at < end => (*at, Wake::Any),
+            // A line start that is not after a line break (after a thinking region's closer).
+            State::LineStart(at) => (*at, Wake::Bytes(starters)),
+            State::Prose(at) if self.mode == Mode::Calls(CallFormat::Xml) => (*at, Wake::Tags),
+            State::Prose(at) => (*at, Wake::LineStart(starters)),
             State::Opener(at) => (*at, Wake::NEWLINE),
             State::Block(block) => {
+                // Only a line that starts with a backtick can end a block; until one arrives the
+                // lines wait, unprocessed. A look-ahead, or a fence line being received, needs
+                // the next line break.
                 let decisive = block.waits_for_lines()
                     || self.lines.current_start(end).is_some_and(|at| self.input.byte(at) == Some(b'`'));
-                (block.start, if decisive { Wake::NEWLINE } else { Wake::byte(b'`') })
+                (block.start, if decisive { Wake::NEWLINE } else { Wake::LineStart([b'`'; 3]) })
             }
             State::Think { scan, .. } => (*scan, Wake::byte(b'>')),
             State::At(call) => (call.start, if call.in_body() { Wake::byte(b'}') } else { Wake::Any }),

@@ -156,6 +156,9 @@ fn calls_are_yielded_as_soon_as_they_are_decided() {
         (CallFormat::Markdown, "```bash\nls\n```", None),
         (CallFormat::Tool, "prose\n@bash(c1): {\"command\": \"echo }\"} and then", Some("\"}")),
         (CallFormat::Tool, "<think>x</think>\n@bash(c1): {}\n", Some("{}")),
+        (CallFormat::Tool, "<think>x</think>@bash(c1): {}", Some("{}")),
+        (CallFormat::Markdown, "<think>x</think>```bash\nls\n```\n", Some("```\n")),
+        (CallFormat::Markdown, "a `b` c\n```save x\nx `y`\n```\n\n", Some("```\n\n")),
         (
             CallFormat::Xml,
             "<function_calls><invoke name=\"bash\"><parameter name=\"command\">ls</parameter></invoke>\n</function_calls>",
