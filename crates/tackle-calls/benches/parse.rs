@@ -9,6 +9,7 @@ use tackle_calls::{CallFormat, CodeblockScanner, Parser, codeblocks, parse};
 fn benches(c: &mut Criterion) {
     let text = transcript::transcript(1 << 20, 500);
     let tools = transcript::tools();
+    let chunks: Vec<&str> = char_chunks(&text, 16).collect();
     let mut group = c.benchmark_group("calls");
     group.throughput(Throughput::Bytes(text.len() as u64));
     group.bench_function("codeblocks/whole", |b| b.iter(|| codeblocks(&text)));
@@ -16,7 +17,7 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             let mut scanner = CodeblockScanner::new();
             let mut n = 0;
-            for chunk in char_chunks(&text, 16) {
+            for chunk in &chunks {
                 n += scanner.feed(chunk).len();
             }
             n + scanner.finish().len()
@@ -29,7 +30,7 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             let mut parser = Parser::new(CallFormat::Markdown, &tools);
             let mut n = 0;
-            for chunk in char_chunks(&text, 16) {
+            for chunk in &chunks {
                 n += parser.feed(chunk).len();
             }
             n + parser.finish().len()
