@@ -47,6 +47,8 @@ pub struct AgentConfig {
     pub permission_mode: PermissionMode,
     /// For the trajectory: the process sandbox in force.
     pub sandbox: String,
+    /// Record each request's complete body in its `llm_request` event (`--trajectory-full`).
+    pub trajectory_full: bool,
 }
 
 impl Default for AgentConfig {
@@ -58,6 +60,7 @@ impl Default for AgentConfig {
             max_truncations: 3,
             permission_mode: PermissionMode::Default,
             sandbox: "none".to_owned(),
+            trajectory_full: false,
         }
     }
 }
@@ -322,10 +325,12 @@ impl Agent {
             }
             self.deliver_notifications(&notifications.drain());
             let Prepared { system, tools } = &prepared;
-            self.record(
-                "llm_request",
-                json!({"step": step, "message_count": self.history.len(), "tools_sent": tools.len()}),
-            );
+            let mut request = json!({"step": step, "message_count": self.history.len(), "tools_sent": tools.len()});
+            if self.config.trajectory_full {
+                let chat = ChatRequest { system, messages: &self.history, tools };
+                request["request"] = self.client.request_body(&chat);
+            }
+            self.record("llm_request", request);
             self.observe(AgentEvent::Step { step });
             let requested = Instant::now();
             let completion = match self.request(step, system, tools, cancel).await {

@@ -179,6 +179,9 @@ pub struct RunArgs {
     /// Where to write the trajectory (default: .tackle/trajectories/ in the workspace).
     #[arg(long, value_name = "FILE")]
     pub trajectory: Option<PathBuf>,
+    /// Record each model request's complete body in the trajectory.
+    #[arg(long)]
+    pub trajectory_full: bool,
     /// The workspace root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,

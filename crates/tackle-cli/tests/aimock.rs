@@ -101,17 +101,32 @@ fn dechunk(body: &str) -> String {
 }
 
 fn tackle(args: &[String]) -> std::process::Output {
+    tackle_with_config(args, Path::new("/nonexistent-tackle-config"))
+}
+
+fn tackle_with_config(args: &[String], config_dir: &Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_tackle"))
         .args(args)
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
-        .env("TACKLE_CONFIG_DIR", "/nonexistent-tackle-config")
+        .env("TACKLE_CONFIG_DIR", config_dir)
         .stdin(Stdio::null())
         .output()
         .unwrap()
 }
 
 fn run(aimock: &Aimock, protocol: Protocol, workspace: &Path, task: &str, tools: &str) -> Value {
+    run_with_config(aimock, protocol, workspace, task, tools, Path::new("/nonexistent-tackle-config"))
+}
+
+fn run_with_config(
+    aimock: &Aimock,
+    protocol: Protocol,
+    workspace: &Path,
+    task: &str,
+    tools: &str,
+    config: &Path,
+) -> Value {
     let model = match protocol {
         Protocol::OpenAi => "openai/aimock",
         Protocol::Anthropic => "anthropic/aimock",
@@ -134,7 +149,7 @@ fn run(aimock: &Aimock, protocol: Protocol, workspace: &Path, task: &str, tools:
     .iter()
     .map(|s| (*s).to_owned())
     .collect();
-    let out = tackle(&args);
+    let out = tackle_with_config(&args, config);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{protocol:?}: {stderr}");
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -213,4 +228,43 @@ fn aimock_task_reads_edits_runs_a_command_and_finishes_over_both_wire_formats() 
         assert!(command_output.starts_with("1\ngoodbye world"), "{command_output}");
     }
     assert_eq!(assert_history_valid(&aimock), 8);
+}
+
+#[test]
+fn aimock_chaos_is_absorbed_by_retries() {
+    let fixtures = json!({"fixtures": [
+        {"match": {"userMessage": "plan under chaos", "hasToolResult": false},
+         "response": {"content": "Planning.", "toolCalls": [{"name": "sequentialthinking", "id": "call_plan_1",
+            "arguments": {"thought": "x", "next_thought_needed": false, "thought_number": 1, "total_thoughts": 1}}]}},
+        {"match": {"toolCallId": "call_plan_1"},
+         "response": {"content": "Done.", "toolCalls": [{"name": "task_done", "id": "call_done_1", "arguments": {}}]}}
+    ]});
+    let dir = tempfile::tempdir().unwrap();
+    // 429s with Retry-After, dropped connections and malformed bodies, on about a third of
+    // the requests; enough retries that the run cannot plausibly fail (0.35^11).
+    let aimock = Aimock::start(
+        &fixtures,
+        dir.path(),
+        &["--chaos-ratelimit", "0.15", "--chaos-disconnect", "0.1", "--chaos-malformed", "0.1"],
+    );
+    let config = dir.path().join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[providers.openai]\nmax_retries = 10\n[providers.anthropic]\nmax_retries = 10\n",
+    )
+    .unwrap();
+    for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
+        let workspace = tempfile::tempdir().unwrap();
+        let result = run_with_config(
+            &aimock,
+            protocol,
+            workspace.path(),
+            "plan under chaos",
+            "default,sequentialthinking",
+            &config,
+        );
+        assert_eq!(result["status"], "success", "{protocol:?}");
+    }
+    assert_history_valid(&aimock);
 }

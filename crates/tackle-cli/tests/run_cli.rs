@@ -68,7 +68,7 @@ async fn run_json_then_replay_check_and_rerun() {
     for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
         let server = FakeLlm::start(thinking_script()).await;
         let workspace = tempfile::tempdir().unwrap();
-        let out = tackle(run_args(&server, protocol, workspace.path(), &["--json"]), vec![]).await;
+        let out = tackle(run_args(&server, protocol, workspace.path(), &["--json", "--trajectory-full"]), vec![]).await;
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{stderr}");
         server.assert_clean();
@@ -86,6 +86,14 @@ async fn run_json_then_replay_check_and_rerun() {
             "{trajectory}"
         );
 
+        // --trajectory-full: each llm_request holds the body that was sent.
+        let recorded = std::fs::read_to_string(&trajectory).unwrap();
+        let requests: Vec<Value> = recorded
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|e| e["type"] == "llm_request")
+            .collect();
+        assert_eq!(requests[1]["request"], server.requests()[1].body, "{protocol:?}");
         let check = tackle(vec!["replay".into(), trajectory.clone(), "--check".into()], vec![]).await;
         assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stdout));
         assert!(

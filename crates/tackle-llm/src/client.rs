@@ -248,13 +248,10 @@ impl LlmClient {
         }
     }
 
-    async fn attempt(
-        &self,
-        request: &ChatRequest<'_>,
-        sink: &mut (dyn FnMut(LlmEvent) + Send),
-    ) -> Result<Completion, AttemptError> {
+    /// The JSON body a request is sent with (`--trajectory-full` records it).
+    pub fn request_body(&self, request: &ChatRequest<'_>) -> Value {
         let stream = self.config.stream;
-        let body = match self.config.kind {
+        match self.config.kind {
             ProviderKind::OpenAi => {
                 let options = openai::BodyOptions {
                     max_tokens: self.config.max_tokens,
@@ -266,7 +263,16 @@ impl LlmClient {
                 let max_tokens = self.config.max_tokens.unwrap_or(anthropic::DEFAULT_MAX_TOKENS);
                 anthropic::request_body(&self.config.model, request, max_tokens, stream)
             }
-        };
+        }
+    }
+
+    async fn attempt(
+        &self,
+        request: &ChatRequest<'_>,
+        sink: &mut (dyn FnMut(LlmEvent) + Send),
+    ) -> Result<Completion, AttemptError> {
+        let stream = self.config.stream;
+        let body = self.request_body(request);
         let mut builder = self.http.post(self.config.endpoint()).json(&body);
         builder = match (self.config.kind, &self.config.api_key) {
             (ProviderKind::OpenAi, Some(key)) => builder.bearer_auth(key),

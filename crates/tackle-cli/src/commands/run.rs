@@ -84,6 +84,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
         call_format: format,
         permission_mode: mode,
         sandbox,
+        trajectory_full: args.trajectory_full,
         ..AgentConfig::default()
     };
     let ui_mode = if args.json {
