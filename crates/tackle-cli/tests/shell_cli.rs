@@ -161,3 +161,26 @@ fn workspace_settings_that_widen_access_need_trust() {
         ("[1]\n", "")
     );
 }
+
+#[test]
+fn read_only_commands_run_in_plan_mode_and_others_are_refused() {
+    let d = dirs();
+    let call = |command: &str| {
+        tackle(d.config.path(), "")
+            .args(["tools", "call", "bash", "--permission-mode", "plan", "--workspace"])
+            .arg(d.workspace.path())
+            .arg(json!({ "command": command }).to_string())
+            .output()
+            .unwrap()
+    };
+    let out = call("echo hi | tr a-z A-Z && git status 2>/dev/null; ls");
+    assert_eq!((out.status.code(), String::from_utf8_lossy(&out.stdout).as_ref()), (Some(0), "HI\n"));
+    let out = call("echo hi > file.txt");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "tackle: bash is not available in plan mode (read-only). Finish the plan; the user will switch modes to \
+         carry it out.\n"
+    );
+    assert!(!d.workspace.path().join("file.txt").exists());
+}

@@ -355,3 +355,50 @@ async fn apply_patch_commands_are_routed_to_the_apply_patch_tool() {
     assert!(out.text_content().contains("apply_patch: command not found"), "{}", out.text_content());
     h.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_dropped_midway_leaves_no_half_used_shell() {
+    let h = Harness::new();
+    h.bash("export LOST=1").await;
+    let dropped = tokio::time::timeout(Duration::from_millis(300), h.bash("sleep 1000; echo late")).await;
+    assert!(dropped.is_err());
+    let out = h.bash("echo next; echo \"[$LOST]\"").await;
+    assert_eq!(
+        out.text_content(),
+        format!(
+            "next\n[]\n[The shell session had ended; this command ran in a new session started in {}.]",
+            h.workspace().display()
+        )
+    );
+    assert!(processes_of_session(h.session.id()).iter().all(|(_, cmd)| !cmd.contains("sleep 1000")));
+    h.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shell_runs_inside_the_sandbox() {
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+    let escaped = outside.path().join("escaped");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    for mode in [Mode::Bwrap { network: false }, Mode::Landlock] {
+        let h = Harness::with(mode);
+        let out = h.bash(&format!("echo kept > inside.txt; echo x > {}", escaped.display())).await;
+        assert!(out.is_error, "{mode:?}");
+        assert!(
+            out.text_content().ends_with(
+                "[exit code: 1]\n[sandbox: writes outside the workspace are blocked; see [sandbox] in tackle.toml]"
+            ),
+            "{mode:?}: {}",
+            out.text_content()
+        );
+        assert!(!escaped.exists());
+        assert_eq!(std::fs::read_to_string(h.path("inside.txt")).unwrap(), "kept\n");
+        let out = h.bash(&connect).await;
+        assert!(out.is_error && !out.text_content().contains("connected"), "{mode:?}: {}", out.text_content());
+        h.close().await;
+    }
+    let h = Harness::with(Mode::Bwrap { network: true });
+    assert_eq!(h.sh(&connect).await, "connected");
+    h.close().await;
+}

@@ -31,7 +31,7 @@ async fn a_job_starts_at_once_and_its_output_is_read_incrementally() {
         "Started background job job-1: echo one; sleep 0.3; echo two. Use job_output to read its output and job_kill \
          to stop it."
     );
-    assert_eq!(out.structured.unwrap()["job_id"], json!("job-1"));
+    assert_eq!(out.structured.unwrap(), json!({"job_id": "job-1"}));
 
     let done = output(&h, json!({"job_id": "job-1", "block": true, "timeout": 10000})).await;
     assert_eq!(done, "Job job-1 [exited 0]: echo one; sleep 0.3; echo two\none\ntwo");
@@ -57,6 +57,11 @@ async fn a_job_inherits_the_shells_directory_and_exports_and_merges_its_streams(
         )
         .await;
     assert!(out.text_content().starts_with("Started background job job-1: "), "{}", out.text_content());
+    assert_eq!(
+        out.structured.unwrap(),
+        json!({"stdout": "", "stderr": "", "exit_code": null, "cwd": h.path("sub").to_str().unwrap(),
+               "interrupted": false, "background_job_id": "job-1"})
+    );
     let text = output(&h, json!({"job_id": "job-1", "block": true})).await;
     assert_eq!(text.lines().skip(1).collect::<Vec<_>>(), [h.path("sub").to_str().unwrap(), "a b[]", "err"]);
     // Output printed by the shell's own background process is still delivered to the shell.

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tackle_core::{BlockMapping, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use super::jobs::Job;
 use super::process::{CallResult, Ended};
 use super::render::{StreamText, fit, split_budget};
 use super::{ShellState, Tracker, readonly};
@@ -105,7 +106,7 @@ impl Tool for Bash {
         if input.run_in_background == Some(true) {
             let timeout = input.timeout.map(Duration::from_millis);
             let job = state.start_job(&command, timeout).await?;
-            return Ok(job_started_output(&job.id, &job.command));
+            return Ok(started_in_background(&job));
         }
         let timeout_ms = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).min(MAX_TIMEOUT_MS);
         run(&state, &command, timeout_ms, ctx).await
@@ -203,8 +204,10 @@ async fn run(state: &ShellState, command: &str, timeout_ms: u64, ctx: &ToolConte
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let mut guard = state.shell.lock().await;
     let mut notes = Vec::new();
-    if guard.as_ref().is_some_and(|shell| shell.is_dead()) {
-        guard.take();
+    if guard.as_ref().is_some_and(|shell| shell.is_dead() || shell.is_abandoned()) {
+        if let Some(old) = guard.take() {
+            old.kill().await;
+        }
         notes.push(format!(
             "[The shell session had ended; this command ran in a new session started in {}.]",
             state.workspace.display()
@@ -330,10 +333,17 @@ fn add_spill(structured: &mut Value, key: &str, stream: &StreamText) {
     }
 }
 
-/// The answer to a command handed to the job manager.
-pub(super) fn job_started_output(job_id: &str, command: &str) -> ToolOutput {
-    ToolOutput::text(format!(
-        "Started background job {job_id}: {command}. Use job_output to read its output and job_kill to stop it."
-    ))
-    .with_structured(json!({"job_id": job_id, "background_job_id": job_id}))
+/// The answer to `bash` with `run_in_background`: the job manager's text, and the structured
+/// shape of every `bash` result with the job's id.
+fn started_in_background(job: &Job) -> ToolOutput {
+    let mut output = job.started_output();
+    output.structured = Some(json!({
+        "stdout": "",
+        "stderr": "",
+        "exit_code": null,
+        "cwd": job.cwd.display().to_string(),
+        "interrupted": false,
+        "background_job_id": job.id,
+    }));
+    output
 }

@@ -165,7 +165,7 @@ impl ShellState {
     /// The running shell's working directory and exported variables.
     async fn shell_context(&self) -> (PathBuf, Vec<(OsString, OsString)>) {
         let mut guard = self.shell.lock().await;
-        let Some(shell) = guard.as_mut().filter(|shell| !shell.is_dead()) else {
+        let Some(shell) = guard.as_mut().filter(|shell| !shell.is_dead() && !shell.is_abandoned()) else {
             return (self.workspace.clone(), Vec::new());
         };
         let marker = format!("__tackle_env_{:032x}", rand::random::<u128>());

@@ -94,6 +94,7 @@ pub struct ShellProcess {
     kill_grace: Duration,
     spill_dir: PathBuf,
     spill_rel: String,
+    abandoned: bool,
 }
 
 impl ShellProcess {
@@ -176,6 +177,7 @@ impl ShellProcess {
             kill_grace: env.kill_grace,
             spill_dir,
             spill_rel,
+            abandoned: false,
         };
         shell.sessions = ProcessSessions::of_tree(root);
         shell.sessions.keep.insert(root);
@@ -231,16 +233,21 @@ impl ShellProcess {
         message.extend_from_slice(b"\n\0");
         message.extend_from_slice(token.as_bytes());
         message.push(0);
+        // Until the call ends, the shell counts as abandoned: a caller that drops this future
+        // mid-way (an executor deadline) leaves a shell whose state no one knows.
+        self.abandoned = true;
         let sent = match self.control.as_mut() {
             Some(control) => control.write_all(&message).await.is_ok(),
             None => false,
         };
         let wait = if sent { self.wait(deadline, Some(cancel)).await } else { Wait::Exited };
-        match wait {
+        let result = match wait {
             Wait::Finished => self.collect_done(),
             Wait::Exited => self.collect_exited().await,
             Wait::TimedOut | Wait::Cancelled => self.interrupt(matches!(wait, Wait::TimedOut)).await,
-        }
+        };
+        self.abandoned = false;
+        result
     }
 
     /// Waits until both sentinels arrived, the shell is gone, `deadline` passes or `cancel`
@@ -369,6 +376,11 @@ impl ShellProcess {
     /// Whether the shell process has exited.
     pub fn is_dead(&self) -> bool {
         self.exited().is_some()
+    }
+
+    /// Whether a call was dropped before it ended (the shell may still be running it).
+    pub fn is_abandoned(&self) -> bool {
+        self.abandoned
     }
 
     /// The process sessions of this shell (for tests and for killing it from outside).

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tackle_core::{Notifications, ToolError};
+use tackle_core::{Notifications, ToolError, ToolOutput};
 use tackle_sandbox::process::{ProcessSessions, pipe, spawn_session};
 use tokio::io::AsyncReadExt as _;
 use tokio::sync::watch;
@@ -59,6 +59,8 @@ pub struct Job {
     pub id: String,
     /// The command as given.
     pub command: String,
+    /// The directory it runs in.
+    pub cwd: PathBuf,
     log_path: PathBuf,
     log_rel: String,
     status: watch::Sender<JobStatus>,
@@ -69,6 +71,15 @@ pub struct Job {
 }
 
 impl Job {
+    /// The answer to the call that started the job (tools.md §2).
+    pub fn started_output(&self) -> ToolOutput {
+        ToolOutput::text(format!(
+            "Started background job {}: {}. Use job_output to read its output and job_kill to stop it.",
+            self.id, self.command
+        ))
+        .with_structured(serde_json::json!({ "job_id": self.id }))
+    }
+
     /// The current status.
     pub fn status(&self) -> JobStatus {
         *self.status.borrow()
@@ -198,6 +209,7 @@ impl JobTable {
         let job = Arc::new(Job {
             id,
             command: start.command.to_owned(),
+            cwd: start.cwd.to_owned(),
             log_path,
             log_rel,
             status: watch::Sender::new(JobStatus::Running),

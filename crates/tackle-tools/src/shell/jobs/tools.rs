@@ -7,7 +7,6 @@ use serde::Deserialize;
 use serde_json::json;
 use tackle_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
-use crate::shell::bash::job_started_output;
 use crate::shell::render::fit;
 use crate::shell::{Tracker, readonly};
 
@@ -65,7 +64,7 @@ impl Tool for BackgroundRun {
         }
         let state = self.tracker.state(ctx);
         let job = state.start_job(&input.command, input.timeout.map(Duration::from_millis)).await?;
-        Ok(job_started_output(&job.id, &job.command))
+        Ok(job.started_output())
     }
 
     async fn close(&self) {
