@@ -402,3 +402,18 @@ async fn the_shell_runs_inside_the_sandbox() {
     assert_eq!(h.sh(&connect).await, "connected");
     h.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_that_cannot_start_is_a_clear_error() {
+    for (mode, reason) in [
+        (Mode::None, "cannot run bash: No such file or directory (os error 2)"),
+        (Mode::Bwrap { network: false }, "bwrap: execvp bash: No such file or directory"),
+    ] {
+        let h = Harness::with_env(mode, |env| env.env = env.env.with_vars([("PATH".into(), "/nonexistent".into())]));
+        let out = h.bash("echo hi").await;
+        assert_eq!((out.text_content(), out.is_error), (format!("Error starting bash session: {reason}"), true));
+        let out = h.call("bash", json!({"restart": true})).await;
+        assert_eq!(out.text_content(), format!("Error starting bash session: {reason}"));
+        h.close().await;
+    }
+}

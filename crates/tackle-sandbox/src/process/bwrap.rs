@@ -7,7 +7,7 @@
 //! writable).
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::policy::SandboxPolicy;
@@ -49,9 +49,18 @@ pub fn args(policy: &SandboxPolicy, cwd: &Path) -> Vec<OsString> {
     args
 }
 
+/// The `bwrap` program on Tackle's own `PATH` (commands may get another `PATH`).
+pub fn program() -> Result<PathBuf, String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(BWRAP))
+        .find(|candidate| candidate.is_file())
+        .ok_or_else(|| "bubblewrap (bwrap) is not installed".to_owned())
+}
+
 /// Runs `bwrap` with the real arguments and `true`; `Err` says why it cannot be used.
-pub fn probe(policy: &SandboxPolicy) -> Result<(), String> {
-    let output = Command::new(BWRAP)
+pub fn probe(bwrap: &Path, policy: &SandboxPolicy) -> Result<(), String> {
+    let output = Command::new(bwrap)
         .args(args(policy, &policy.workspace))
         .arg("--")
         .arg("true")

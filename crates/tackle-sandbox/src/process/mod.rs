@@ -14,7 +14,7 @@ mod spawn;
 mod tree;
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub use self::bwrap::{BWRAP, args as bwrap_args};
@@ -75,6 +75,8 @@ pub struct Sandbox {
     why_none: Option<String>,
     /// Test hook: refuse the network with seccomp even where Landlock could.
     force_seccomp: bool,
+    /// The `bwrap` program, for [`SandboxKind::Bwrap`].
+    bwrap: PathBuf,
 }
 
 impl Sandbox {
@@ -85,42 +87,46 @@ impl Sandbox {
             0 => Err("the kernel does not support Landlock".to_owned()),
             _ => Ok(()),
         };
-        let make = |kind, why_none| Sandbox { policy: policy.clone(), kind, why_none, force_seccomp: false };
+        let bwrap_program = bwrap::program();
+        let bwrap_usable =
+            || bwrap_program.clone().and_then(|program| bwrap::probe(&program, &policy).map(|()| program));
+        let make =
+            |kind, why_none, bwrap| Sandbox { policy: policy.clone(), kind, why_none, force_seccomp: false, bwrap };
+        let none = |why_none| make(SandboxKind::None, Some(why_none), PathBuf::new());
+        let landlock = || make(SandboxKind::Landlock, None, PathBuf::new());
         match policy.mode {
-            SandboxMode::None => Ok(make(SandboxKind::None, Some("[sandbox] mode is \"none\"".to_owned()))),
-            SandboxMode::Bwrap => match bwrap::probe(&policy) {
-                Ok(()) => Ok(make(SandboxKind::Bwrap, None)),
+            SandboxMode::None => Ok(none("[sandbox] mode is \"none\"".to_owned())),
+            SandboxMode::Bwrap => match bwrap_usable() {
+                Ok(program) => Ok(make(SandboxKind::Bwrap, None, program)),
                 Err(reason) => Err(SandboxError::Unavailable { mode: "bwrap", reason }),
             },
             SandboxMode::Landlock => match landlock_reason() {
-                Ok(()) => Ok(make(SandboxKind::Landlock, None)),
+                Ok(()) => Ok(landlock()),
                 Err(reason) => Err(SandboxError::Unavailable { mode: "landlock", reason }),
             },
-            SandboxMode::Auto => {
-                let bwrap = bwrap::probe(&policy);
-                if bwrap.is_ok() {
-                    return Ok(make(SandboxKind::Bwrap, None));
-                }
-                match landlock_reason() {
-                    Ok(()) => Ok(make(SandboxKind::Landlock, None)),
-                    Err(landlock) => {
-                        let bwrap = bwrap.err().unwrap_or_default();
-                        Ok(make(SandboxKind::None, Some(format!("{bwrap}, and {landlock}"))))
-                    }
-                }
-            }
+            SandboxMode::Auto => match (bwrap_usable(), landlock_reason()) {
+                (Ok(program), _) => Ok(make(SandboxKind::Bwrap, None, program)),
+                (Err(_), Ok(())) => Ok(landlock()),
+                (Err(bwrap), Err(landlock)) => Ok(none(format!("{bwrap}, and {landlock}"))),
+            },
         }
     }
 
     /// No sandbox, for the stated reason.
     pub fn none(policy: SandboxPolicy, why: impl Into<String>) -> Sandbox {
-        Sandbox { policy, kind: SandboxKind::None, why_none: Some(why.into()), force_seccomp: false }
+        Sandbox {
+            policy,
+            kind: SandboxKind::None,
+            why_none: Some(why.into()),
+            force_seccomp: false,
+            bwrap: PathBuf::new(),
+        }
     }
 
     /// Landlock with the network refused by the seccomp filter of pre-ABI-4 kernels, whatever
     /// this kernel supports (to test that path on a new kernel).
     pub fn landlock_with_seccomp_network_filter(policy: SandboxPolicy) -> Sandbox {
-        Sandbox { policy, kind: SandboxKind::Landlock, why_none: None, force_seccomp: true }
+        Sandbox { policy, kind: SandboxKind::Landlock, why_none: None, force_seccomp: true, bwrap: PathBuf::new() }
     }
 
     /// The mechanism.
@@ -164,7 +170,7 @@ impl Sandbox {
     ) -> Result<Command, SandboxError> {
         let mut command = match self.kind {
             SandboxKind::Bwrap => {
-                let mut command = Command::new(BWRAP);
+                let mut command = Command::new(&self.bwrap);
                 command.args(bwrap::args(&self.policy, cwd)).arg("--").arg(program).args(args);
                 command
             }
@@ -226,6 +232,7 @@ mod tests {
             kind: SandboxKind::Bwrap,
             why_none: None,
             force_seccomp: false,
+            bwrap: PathBuf::from("/usr/bin/bwrap"),
         };
         assert_eq!(
             sandbox.hint("touch: cannot touch '/etc/x': Read-only file system").as_deref(),

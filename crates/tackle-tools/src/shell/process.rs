@@ -124,8 +124,10 @@ impl ShellProcess {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
-        let mut child =
-            spawn_session(command, vec![(control_read, CONTROL_FD)]).await.map_err(|err| err.to_string())?;
+        let program = command.get_program().to_string_lossy().into_owned();
+        let mut child = spawn_session(command, vec![(control_read, CONTROL_FD)])
+            .await
+            .map_err(|err| format!("cannot run {program}: {err}"))?;
         let root = child.id().and_then(|id| i32::try_from(id).ok()).ok_or("the shell exited at once")?;
         let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
             return Err("the shell's output pipes are missing".into());
