@@ -1,5 +1,5 @@
 //! Landlock, where bubblewrap is missing (safety.md §6): reads and execution everywhere, writes
-//! only to the writable roots, `/tmp` and a few devices, TCP bind and connect off when the
+//! only to the writable roots, `/tmp`, `/dev/null` and `/dev/tty`, TCP bind and connect off when the
 //! network is (Landlock ABI 4 and later; older kernels get a seccomp filter that refuses
 //! `socket(AF_INET | AF_INET6)`).
 //!
@@ -56,7 +56,7 @@ impl Confinement {
         }
         let net_by_landlock = !policy.network && abi >= NET_ABI && !force_seccomp;
         let mut writable: Vec<PathBuf> = policy.writable_paths().map(PathBuf::from).collect();
-        writable.extend(["/tmp", "/dev/null", "/dev/tty", "/dev/zero", "/dev/full"].map(PathBuf::from));
+        writable.extend(["/tmp", "/dev/null", "/dev/tty"].map(PathBuf::from));
         let ruleset = (|| -> Result<RulesetCreated, landlock::RulesetError> {
             let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(FS_ABI))?;
             if net_by_landlock {
