@@ -268,10 +268,11 @@ async fn close_leaves_no_process_behind() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dropping_a_session_without_close_kills_its_shell() {
+async fn dropping_a_session_without_close_kills_its_shell_and_jobs() {
     let h = Harness::new();
     let id = h.session.id().to_owned();
     h.sh("sleep 1000 & echo ok").await;
+    h.call("background_run", json!({"command": "sleep 1001"})).await;
     drop(h);
     assert!(shell_common::eventually(Duration::from_secs(2), || processes_of_session(&id).is_empty()).await);
 }

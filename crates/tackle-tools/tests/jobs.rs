@@ -177,3 +177,15 @@ async fn large_job_output_is_cut_and_names_the_log() {
     assert!(text.ends_with("99999\n100000"));
     h.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_killed_while_its_sandbox_starts_leaves_nothing() {
+    let h = quick();
+    for n in 1..=8 {
+        h.call("background_run", json!({"command": "sleep 1000"})).await;
+        let out = h.call("job_kill", json!({"job_id": format!("job-{n}")})).await;
+        assert_eq!(out.text_content(), format!("Job job-{n} killed."));
+    }
+    assert_eq!(processes_of_session(h.session.id()), Vec::<(i32, String)>::new());
+    h.close().await;
+}

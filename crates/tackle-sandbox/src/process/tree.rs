@@ -99,78 +99,133 @@ impl ProcessSessions {
         ProcessSessions { sids, keep: BTreeSet::new() }
     }
 
-    /// The live (not zombie) members of these sessions.
+    /// The live (not zombie) processes of these sessions and their descendants.
     pub fn members(&self) -> Vec<ProcStat> {
-        snapshot().into_iter().filter(|p| !p.zombie && self.sids.contains(&p.sid)).collect()
-    }
-
-    /// Sends `signal` to every live member; returns how many there were.
-    pub fn signal_all(&self, signal: i32) -> usize {
-        let members = self.members();
-        for member in &members {
-            send(member.pid, signal);
-        }
-        members.len()
-    }
-
-    /// Sends `signal` to the process groups of every live member except the kept processes
-    /// (members that share a kept process's group are signalled one by one); returns how many
-    /// processes were targeted.
-    pub fn signal_children(&self, signal: i32) -> usize {
-        let members = self.members();
-        let kept_groups: BTreeSet<i32> =
-            members.iter().filter(|p| self.keep.contains(&p.pid)).map(|p| p.pgid).collect();
-        let mut groups = BTreeSet::new();
-        let mut count = 0;
-        for member in members.iter().filter(|p| !self.keep.contains(&p.pid)) {
-            count += 1;
-            if kept_groups.contains(&member.pgid) || member.pgid <= 1 {
-                send(member.pid, signal);
-            } else if groups.insert(member.pgid) {
-                send(-member.pgid, signal);
-            }
-        }
-        count
+        Sweep::new(self).look()
     }
 
     /// Ends every process of these sessions except the kept ones: SIGTERM to their groups,
     /// SIGKILL after `grace` to whatever is left. Returns when they are gone (or shortly after
     /// the SIGKILL, for processes that cannot die at once).
     pub async fn kill_children(&self, grace: Duration) {
-        kill_with_grace(grace, |signal| self.signal_children(signal), || self.live_children()).await;
+        self.kill(grace, true).await;
     }
 
     /// Ends every process of these sessions, kept ones included.
     pub async fn kill_all(&self, grace: Duration) {
-        kill_with_grace(grace, |signal| self.signal_all(signal), || !self.members().is_empty()).await;
+        self.kill(grace, false).await;
     }
 
     /// SIGKILL to every member at once, without waiting (for `Drop`).
     pub fn kill_now(&self) {
-        self.signal_all(libc::SIGKILL);
+        let mut sweep = Sweep::new(self);
+        freeze(&mut sweep);
+        self.signal(&mut sweep, false, libc::SIGKILL);
     }
 
-    fn live_children(&self) -> bool {
-        self.members().iter().any(|p| !self.keep.contains(&p.pid))
+    async fn kill(&self, grace: Duration, spare_kept: bool) {
+        let mut sweep = Sweep::new(self);
+        // Ending everything: freeze it first, so no process forks, starts a session of its own
+        // or loses its parent between our looks (a sandbox that is still setting up does all
+        // three); the SIGTERM is delivered when they continue.
+        let stopped = if spare_kept { Vec::new() } else { freeze(&mut sweep) };
+        let signalled = self.signal(&mut sweep, spare_kept, libc::SIGTERM);
+        for pid in stopped {
+            send(pid, libc::SIGCONT);
+        }
+        if signalled == 0 {
+            return;
+        }
+        let deadline = Instant::now() + grace;
+        loop {
+            tokio::time::sleep(RECHECK).await;
+            if self.targets(&mut sweep, spare_kept).is_empty() {
+                return;
+            }
+            if Instant::now() >= deadline {
+                break;
+            }
+        }
+        // SIGKILL is not refused; give the kernel a moment to tear the processes down, and
+        // catch what they forked meanwhile.
+        let settle = Instant::now() + Duration::from_millis(500);
+        while self.signal(&mut sweep, spare_kept, libc::SIGKILL) > 0 && Instant::now() < settle {
+            tokio::time::sleep(RECHECK).await;
+        }
+    }
+
+    fn targets(&self, sweep: &mut Sweep, spare_kept: bool) -> Vec<ProcStat> {
+        sweep.look().into_iter().filter(|p| !(spare_kept && self.keep.contains(&p.pid))).collect()
+    }
+
+    /// Sends `signal` to the targets (to their process groups, except groups shared with a
+    /// kept process, whose members are signalled one by one); returns how many there were.
+    fn signal(&self, sweep: &mut Sweep, spare_kept: bool, signal: i32) -> usize {
+        let members = sweep.look();
+        let kept_groups: BTreeSet<i32> =
+            members.iter().filter(|p| spare_kept && self.keep.contains(&p.pid)).map(|p| p.pgid).collect();
+        let mut groups = BTreeSet::new();
+        let mut count = 0;
+        for member in members.iter().filter(|p| !(spare_kept && self.keep.contains(&p.pid))) {
+            count += 1;
+            send(member.pid, signal);
+            if member.pgid > 1 && !kept_groups.contains(&member.pgid) && groups.insert(member.pgid) {
+                send(-member.pgid, signal);
+            }
+        }
+        count
     }
 }
 
-async fn kill_with_grace(grace: Duration, signal: impl Fn(i32) -> usize, alive: impl Fn() -> bool) {
-    if signal(libc::SIGTERM) == 0 {
-        return;
-    }
-    let deadline = Instant::now() + grace;
-    while alive() {
-        if Instant::now() >= deadline {
-            // SIGKILL is not refused; give the kernel a moment to tear the processes down,
-            // and catch what they forked meanwhile.
-            let settle = Instant::now() + Duration::from_millis(500);
-            while signal(libc::SIGKILL) > 0 && Instant::now() < settle {
-                tokio::time::sleep(RECHECK).await;
-            }
-            return;
+/// Stops every followed process, looking again until a look finds nothing new; returns the
+/// stopped processes.
+fn freeze(sweep: &mut Sweep) -> Vec<i32> {
+    let mut stopped: Vec<i32> = Vec::new();
+    for _ in 0..64 {
+        let new: Vec<i32> = sweep.look().iter().map(|p| p.pid).filter(|pid| !stopped.contains(pid)).collect();
+        if new.is_empty() {
+            break;
         }
-        tokio::time::sleep(RECHECK).await;
+        for &pid in &new {
+            send(pid, libc::SIGSTOP);
+        }
+        stopped.extend(new);
+    }
+    stopped
+}
+
+/// What one kill procedure follows: the processes of the sessions, their descendants, and every
+/// process seen on an earlier look, even after it started a session of its own or lost its
+/// parent (a sandbox's first child does both while it sets up).
+struct Sweep {
+    sids: BTreeSet<i32>,
+    seen: BTreeSet<i32>,
+}
+
+impl Sweep {
+    fn new(sessions: &ProcessSessions) -> Sweep {
+        Sweep { sids: sessions.sids.clone(), seen: BTreeSet::new() }
+    }
+
+    /// The live processes followed now.
+    fn look(&mut self) -> Vec<ProcStat> {
+        let all: Vec<ProcStat> = snapshot().into_iter().filter(|p| !p.zombie).collect();
+        loop {
+            let before = (self.sids.len(), self.seen.len());
+            for process in &all {
+                let followed = self.sids.contains(&process.sid)
+                    || self.seen.contains(&process.pid)
+                    || self.seen.contains(&process.ppid);
+                if followed {
+                    self.seen.insert(process.pid);
+                    self.sids.insert(process.sid);
+                }
+            }
+            if (self.sids.len(), self.seen.len()) == before {
+                break;
+            }
+        }
+        all.into_iter().filter(|p| self.seen.contains(&p.pid)).collect()
     }
 }
 

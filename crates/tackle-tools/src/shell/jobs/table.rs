@@ -260,6 +260,7 @@ struct Supervisor {
 
 impl Supervisor {
     async fn run(self, mut child: tokio::process::Child, writer: tokio::task::JoinHandle<()>) {
+        let mut guard = KillOnDrop { root: self.root, armed: true };
         let ended = tokio::select! {
             status = child.wait() => Some(exit_code(status)),
             () = tokio::time::sleep(self.timeout) => None,
@@ -280,6 +281,7 @@ impl Supervisor {
         };
         // The log is complete once every holder of the pipe is gone.
         let _ = tokio::time::timeout(self.grace, writer).await;
+        guard.armed = false;
         self.job.status.send_replace(status);
         if !self.job.quiet.load(Ordering::SeqCst) {
             self.notify.send(JobNotification {
@@ -287,6 +289,31 @@ impl Supervisor {
                 command: self.job.command.clone(),
                 status,
             });
+        }
+    }
+}
+
+/// Kills a job's processes when its supervisor is dropped before the job ended (the runtime
+/// shut down).
+struct KillOnDrop {
+    root: i32,
+    armed: bool,
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            ProcessSessions::of_tree(self.root).kill_now();
+        }
+    }
+}
+
+impl Drop for JobTable {
+    /// A session dropped without `close` still ends its jobs (their supervisors kill them).
+    fn drop(&mut self) {
+        for job in self.jobs.get_mut().unwrap_or_else(|p| p.into_inner()).iter() {
+            job.quiet.store(true, Ordering::SeqCst);
+            job.kill.cancel();
         }
     }
 }
