@@ -185,3 +185,63 @@ fn is_builtin(registry: &Registry, name: &str) -> bool {
 pub fn names_imported_tools(list: Option<&str>) -> bool {
     list.is_some_and(|list| list.split(|c: char| c == ',' || c.is_whitespace()).any(|entry| entry.starts_with("mcp__")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use std::sync::Arc;
+    use tackle_core::{BoxFuture, DynTool, PreparedCall, ToolError, ToolSpec};
+
+    struct Stub(ToolSpec);
+
+    impl DynTool for Stub {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        fn prepare(&self, _args: &serde_json::Value) -> Result<PreparedCall, ToolError> {
+            Err(ToolError::Failed("stub".into()))
+        }
+        fn close(&self) -> BoxFuture<'_, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    fn registry() -> Registry {
+        let mut registry = Registry::new();
+        let mut add = |name: &str, toolsets: &[&str], source: ToolSource| {
+            let spec = ToolSpec::new(name, "d").input_schema(serde_json::json!({}));
+            registry.register_dyn(toolsets, source, Arc::new(move || Arc::new(Stub(spec.clone())) as Arc<dyn DynTool>));
+        };
+        add("read_file", &["default"], ToolSource::Builtin);
+        add("task_done", &["default"], ToolSource::Builtin);
+        add("todo_write", &["default"], ToolSource::Builtin);
+        add("sequentialthinking", &["trae"], ToolSource::Builtin);
+        add("json_edit_tool", &[], ToolSource::Builtin);
+        let mcp = ToolSource::Mcp("git".into());
+        add("mcp__git__git_status", &["default", "mcp"], mcp.clone());
+        add("mcp__git__git_log", &["default", "mcp"], mcp);
+        registry
+    }
+
+    #[test]
+    fn the_default_serves_builtins_without_loop_control() {
+        assert_eq!(default_selection(&registry()).unwrap().names, ["read_file", "json_edit_tool"]);
+        assert_eq!(selection(&registry(), None).unwrap().names, ["read_file", "json_edit_tool"]);
+    }
+
+    #[test]
+    fn imported_tools_are_served_only_when_named() {
+        let registry = registry();
+        let names = |list: &str| selection(&registry, Some(list)).unwrap().names;
+        assert_eq!(names("all"), ["read_file", "task_done", "todo_write", "sequentialthinking", "json_edit_tool"]);
+        assert_eq!(names("default"), ["read_file", "task_done", "todo_write"]);
+        assert_eq!(names("read_file,mcp__git__*"), ["read_file", "mcp__git__git_status", "mcp__git__git_log"]);
+        assert_eq!(names("mcp__git__git_log"), ["mcp__git__git_log"]);
+        assert_eq!(names("-json_edit_tool"), ["read_file"]);
+        assert!(names_imported_tools(Some("default, mcp__git__*")));
+        assert!(!names_imported_tools(Some("default,-mcp")));
+        assert!(!names_imported_tools(None));
+        assert!(selection(&registry, Some("nope")).is_err());
+    }
+}
