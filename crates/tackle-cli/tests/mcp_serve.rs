@@ -346,3 +346,142 @@ async fn file_tools_work_through_the_python_sdk_and_the_inspector_on_both_transp
         assert_eq!(result["content"][0]["text"], "     1\tbye");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_through_the_python_sdk_and_the_inspector_with_progress() {
+    let python = require!(peers::python(), "the Python MCP SDK");
+    let inspector = require!(peers::inspector(), "the MCP Inspector");
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().canonicalize().unwrap();
+    let ws = ws.to_str().unwrap();
+    let serve = HttpServe::start(workspace.path(), &[]);
+    let stdio = [TACKLE, "mcp", "serve", "--workspace", ws];
+    let looped = json!({"command": "for i in 1 2 3; do echo $i; sleep 0.3; done"}).to_string();
+    for (mode, target) in [("legacy", vec!["--stdio"]), ("auto", vec!["--url", serve.url.as_str()])] {
+        let target: Vec<&str> = if target[0] == "--stdio" { [&target[..], &stdio[..]].concat() } else { target };
+        let args = [&["--mode", mode, "--no-list", "--call", "bash", "--args", &looped, "--progress"][..], &target[..]]
+            .concat();
+        let out = peers::probe(&python, &args).await;
+        assert_eq!(out.code, 0, "{mode}: {out:?}");
+        let doc = out.json();
+        assert_eq!(doc["call"]["isError"], false);
+        assert_eq!(doc["call"]["content"][0]["text"], "1\n2\n3");
+        assert_eq!(doc["call"]["structuredContent"]["exit_code"], 0);
+        assert_eq!(doc["call"]["structuredContent"]["stdout"], "1\n2\n3");
+        let progress: Vec<f64> =
+            doc["progress"].as_array().unwrap().iter().map(|p| p["progress"].as_f64().unwrap()).collect();
+        assert!(!progress.is_empty(), "{mode}: no progress");
+        assert!(progress.windows(2).all(|w| w[0] < w[1]), "{mode}: {progress:?}");
+        assert!(
+            doc["progress"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|p| p["message"].as_str().is_some_and(|m| m.chars().count() <= 200))
+        );
+    }
+    // A failing command is a result with isError, not a protocol error.
+    let failing = json!({"command": "echo oops >&2; exit 3"}).to_string();
+    let out = peers::probe(&python, &["--no-list", "--url", &serve.url, "--call", "bash", "--args", &failing]).await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let doc = out.json();
+    assert_eq!(doc["call"]["isError"], true);
+    assert_eq!(doc["call"]["_meta"]["tackle/exit_code"], 3);
+
+    let pwd = [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "bash",
+        "--tool-args-json",
+        r#"{"command":"pwd"}"#,
+        "--format",
+        "json",
+    ];
+    for target in [&stdio[..], &[serve.url.as_str()][..]] {
+        let out = peers::inspect(&inspector, &[target, &pwd[..]].concat()).await;
+        assert_eq!(out.code, 0, "{out:?}");
+        let result = &out.json()["result"];
+        assert_eq!(result["isError"], false);
+        assert_eq!(result["content"][0]["text"], ws);
+    }
+}
+
+fn sleepers(marker: &str) -> usize {
+    let out = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().filter(|line| line.trim() == format!("sleep {marker}")).count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_sleep_gets_no_response_and_its_process_is_gone() {
+    let python = require!(peers::python(), "the Python MCP SDK");
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().to_str().unwrap();
+    let serve = HttpServe::start(workspace.path(), &[]);
+    for (index, target) in
+        [vec!["--url", serve.url.as_str()], vec!["--stdio", TACKLE, "mcp", "serve", "--workspace", ws]]
+            .into_iter()
+            .enumerate()
+    {
+        // A duration no other test uses, so the process can be found.
+        let marker = format!("30.{}{}", std::process::id() % 1000, index);
+        let sleep = json!({"command": format!("sleep {marker}")}).to_string();
+        let after = json!({"command": "echo still serving"}).to_string();
+        let args = [
+            &[
+                "--no-list",
+                "--call",
+                "bash",
+                "--args",
+                &sleep,
+                "--cancel-after",
+                "1",
+                "--then-call",
+                "bash",
+                "--then-args",
+                &after,
+            ][..],
+            &target[..],
+        ]
+        .concat();
+        let out = peers::probe(&python, &args).await;
+        assert_eq!(out.code, 0, "{out:?}");
+        let doc = out.json();
+        assert_eq!(doc["cancelled"], true, "the call was answered: {doc}");
+        assert_eq!(doc["then"]["content"][0]["text"], "still serving");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(8);
+        while sleepers(&marker) > 0 {
+            assert!(std::time::Instant::now() < deadline, "sleep {marker} is still running");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cd_in_one_http_session_is_invisible_to_another() {
+    let python = require!(peers::python(), "the Python MCP SDK");
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().canonicalize().unwrap();
+    std::fs::create_dir(ws.join("sub")).unwrap();
+    let serve = HttpServe::start(&ws, &[]);
+    let cd = json!({"command": "cd sub"}).to_string();
+    let slow_pwd = json!({"command": "sleep 1; pwd"}).to_string();
+    let pwd = json!({"command": "sleep 0.3; pwd"}).to_string();
+    let a_args = [
+        "--no-list",
+        "--url",
+        &serve.url,
+        "--call",
+        "bash",
+        "--args",
+        &cd,
+        "--then-call",
+        "bash",
+        "--then-args",
+        &slow_pwd,
+    ];
+    let b_args = ["--no-list", "--url", &serve.url, "--call", "bash", "--args", &pwd];
+    let (a, b) = tokio::join!(peers::probe(&python, &a_args), peers::probe(&python, &b_args));
+    assert_eq!(a.json()["then"]["content"][0]["text"], ws.join("sub").to_str().unwrap(), "{a:?}");
+    assert_eq!(b.json()["call"]["content"][0]["text"], ws.to_str().unwrap(), "{b:?}");
+}
