@@ -70,7 +70,7 @@ pub fn user_section(config: &Config) -> McpSection {
 /// One server and its current tools.
 struct Imported {
     connection: Arc<Connection>,
-    /// Raw name → tool, in listing order.
+    /// The imported tools, in listing order.
     tools: Mutex<Vec<Arc<McpTool>>>,
 }
 

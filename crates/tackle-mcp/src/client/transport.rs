@@ -241,7 +241,10 @@ enum Signal {
     Kill,
 }
 
-/// reqwest with a tap on the raw SSE events, so `tools/list` results are seen whole.
+/// reqwest with a tap on the raw SSE events, so `tools/list` results are seen whole. A server
+/// that answers with a plain JSON body instead of an event stream is parsed by rmcp before
+/// Tackle sees it, so its task-only tools are not recognised (server-everything, like every
+/// TypeScript SDK server, answers with event streams).
 #[derive(Clone)]
 pub struct TapClient {
     inner: reqwest::Client,
