@@ -262,7 +262,9 @@ fn json_text_schema(description: Option<&str>) -> Value {
 fn make_nullable(node: &mut Value) {
     let Value::Object(map) = node else { return };
     if let Some(Value::Array(variants)) = map.get_mut("anyOf") {
-        if !variants.iter().any(|v| v.get("type").and_then(Value::as_str) == Some("null")) {
+        // A variant typed `null` whose `enum` leaves null out accepts nothing: look at what
+        // each variant accepts, not at its type name.
+        if !variants.iter().any(super::accepts_null) {
             variants.push(json!({"type": "null"}));
         }
         return;
@@ -352,6 +354,20 @@ mod tests {
                 "additionalProperties": false
             })
         );
+    }
+
+    #[test]
+    fn an_optional_union_whose_null_variant_excludes_null_gets_a_real_null() {
+        // Found by the property test: `allOf` of `null` and `const` merges into a variant
+        // typed null that accepts nothing.
+        let schema = json!({
+            "type": "object",
+            "properties": {"a": {"anyOf": [{"allOf": [{"type": "null"}, {"const": "fixed"}]}, {}]}},
+            "required": []
+        });
+        let strict = strict_schema(&schema);
+        assert!(super::super::accepts_null(&strict.schema["properties"]["a"]), "{}", strict.schema);
+        assert_eq!(strict.schema["properties"]["a"]["anyOf"].as_array().unwrap().last(), Some(&json!({"type": "null"})));
     }
 
     #[test]
