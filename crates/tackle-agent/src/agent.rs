@@ -371,14 +371,8 @@ impl Agent {
                     continue;
                 }
                 if truncated {
-                    truncations += 1;
-                    if truncations >= self.config.max_truncations {
-                        return Stop::error(
-                            "truncated",
-                            format!(
-                                "The model's reply was cut off at the output token limit {truncations} times in a row."
-                            ),
-                        );
+                    if let Some(stop) = self.count_truncation(&mut truncations) {
+                        return stop;
                     }
                     self.history.push(Message::user_text(TRUNCATED_MESSAGE));
                     continue;
@@ -411,19 +405,25 @@ impl Agent {
                 return interrupted();
             }
             if truncated {
-                truncations += 1;
-                if truncations >= self.config.max_truncations {
-                    return Stop::error(
-                        "truncated",
-                        format!(
-                            "The model's reply was cut off at the output token limit {truncations} times in a row."
-                        ),
-                    );
+                if let Some(stop) = self.count_truncation(&mut truncations) {
+                    return stop;
                 }
             } else {
                 truncations = 0;
             }
         }
+    }
+
+    /// Counts one more reply cut off at the output limit; the stop once that happened
+    /// `max_truncations` times in a row (providers.md §6.3).
+    fn count_truncation(&self, truncations: &mut u32) -> Option<Stop> {
+        *truncations += 1;
+        (*truncations >= self.config.max_truncations).then(|| {
+            Stop::error(
+                "truncated",
+                format!("The model's reply was cut off at the output token limit {truncations} times in a row."),
+            )
+        })
     }
 
     /// One model request, cancelled by `cancel` (then `None`).

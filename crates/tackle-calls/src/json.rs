@@ -26,19 +26,7 @@ pub(crate) fn read_object(text: &str) -> Result<Map<String, Value>, JsonProblem>
     };
     match value {
         Value::Object(map) => Ok(map),
-        other => Err(JsonProblem::NotObject(kind(&other))),
-    }
-}
-
-/// The JSON kind of a value, for messages.
-pub(crate) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        other => Err(JsonProblem::NotObject(tackle_core::text::json_kind(&other))),
     }
 }
 

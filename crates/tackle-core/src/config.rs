@@ -124,7 +124,8 @@ fn deserialize<T: DeserializeOwned>(name: &str, table: Table) -> Result<T, Confi
         .map_err(|err: toml::de::Error| ConfigError::Section { section: name.to_owned(), message: err.to_string() })
 }
 
-fn same_dir(a: &Path, b: &Path) -> bool {
+/// Whether two paths name the same directory (compared canonically when both exist).
+pub fn same_dir(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,

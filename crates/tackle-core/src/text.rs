@@ -1,5 +1,5 @@
 //! Text utilities every tool and the executor share: removing terminal escape sequences from
-//! model-facing text, and cutting an over-long text to a head and a tail around a marker
+//! model-facing text, naming a JSON value's kind in messages, and cutting an over-long text to a head and a tail around a marker
 //! (tools.md §0.3).
 
 /// Removes ANSI escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL|ESC \`, and two-byte
@@ -131,6 +131,19 @@ pub fn budget_marker(omitted_chars: usize, omitted_lines: usize, spill_path: Opt
             format!("[... {omitted_chars} characters ({omitted_lines} lines) omitted; full output saved to {path} ...]")
         }
         None => format!("[... {omitted_chars} characters ({omitted_lines} lines) omitted ...]"),
+    }
+}
+
+/// The JSON kind of a value as messages name it ("a string", "an object", …).
+pub fn json_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 

@@ -33,7 +33,11 @@ pub(crate) fn decode(spec: &ToolSpec, raw: CallArgs, json_text_params: &[Vec<Str
         args = Value::Object(Map::new());
     }
     let Value::Object(map) = &mut args else {
-        return Err(format!("Arguments for tool '{}' must be a JSON object, got {}", spec.name, kind_name(&args)));
+        return Err(format!(
+            "Arguments for tool '{}' must be a JSON object, got {}",
+            spec.name,
+            crate::text::json_kind(&args)
+        ));
     };
     rename_aliases(spec, map)?;
     for path in json_text_params {
@@ -61,18 +65,6 @@ fn parse_text(tool: &str, text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|err| {
         format!("Invalid JSON in arguments for tool '{tool}': {err}. Send the arguments as one JSON object.")
     })
-}
-
-/// The JSON kind of a value, for messages.
-pub(crate) fn kind_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn rename_aliases(spec: &ToolSpec, map: &mut Map<String, Value>) -> Result<(), String> {

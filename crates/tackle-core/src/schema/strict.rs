@@ -367,7 +367,10 @@ mod tests {
         });
         let strict = strict_schema(&schema);
         assert!(super::super::accepts_null(&strict.schema["properties"]["a"]), "{}", strict.schema);
-        assert_eq!(strict.schema["properties"]["a"]["anyOf"].as_array().unwrap().last(), Some(&json!({"type": "null"})));
+        assert_eq!(
+            strict.schema["properties"]["a"]["anyOf"].as_array().unwrap().last(),
+            Some(&json!({"type": "null"}))
+        );
     }
 
     #[test]

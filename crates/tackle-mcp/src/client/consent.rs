@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use tackle_core::config::same_dir;
+
 use super::config::Candidate;
 
 /// The file of remembered answers in the user config directory.
@@ -126,13 +128,6 @@ fn remember(store: &Path, approval: Approval) -> std::io::Result<()> {
     let temporary = store.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&temporary, text)?;
     std::fs::rename(&temporary, store)
-}
-
-fn same_dir(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
 }
 
 #[cfg(test)]
