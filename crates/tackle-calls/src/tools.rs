@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use tackle_core::registry::normalize;
+use tackle_core::registry::NameIndex;
 use tackle_core::spec::BlockMapping;
 use tackle_core::{ToolSet, ToolSpec};
 
@@ -14,9 +14,7 @@ use tackle_core::{ToolSet, ToolSpec};
 pub struct ToolIndex {
     tools: Vec<ToolSpec>,
     langtags: HashMap<String, usize>,
-    names: HashMap<String, usize>,
-    aliases: HashMap<String, usize>,
-    normalized: HashMap<String, usize>,
+    names: NameIndex,
 }
 
 impl ToolIndex {
@@ -33,13 +31,8 @@ impl ToolIndex {
             for word in langtags.chain(std::iter::once(&spec.name)).chain(spec.aliases.iter()) {
                 index.langtags.entry(word.clone()).or_insert(i);
             }
-            index.names.entry(spec.name.clone()).or_insert(i);
-            index.normalized.entry(normalize(&spec.name)).or_insert(i);
-            for alias in &spec.aliases {
-                index.aliases.entry(alias.clone()).or_insert(i);
-                index.normalized.entry(normalize(alias)).or_insert(i);
-            }
         }
+        index.names = NameIndex::new(&index.tools);
         index
     }
 
@@ -60,11 +53,7 @@ impl ToolIndex {
 
     /// The tool a written name resolves to: exact name, then alias, then normalized.
     pub fn resolve(&self, name: &str) -> Option<&ToolSpec> {
-        self.names
-            .get(name)
-            .or_else(|| self.aliases.get(name))
-            .or_else(|| self.normalized.get(&normalize(name)))
-            .map(|i| &self.tools[*i])
+        self.names.resolve(name).map(|i| &self.tools[i])
     }
 }
 

@@ -8,7 +8,7 @@ mod allowlist;
 mod toolset;
 
 pub use allowlist::{AllowlistError, Selection};
-pub use toolset::{ToolHandle, ToolSet, normalize};
+pub use toolset::{NameIndex, ToolHandle, ToolSet, normalize};
 
 use std::sync::Arc;
 

@@ -43,9 +43,7 @@ impl std::fmt::Debug for ToolHandle {
 #[derive(Debug, Default)]
 pub struct ToolSet {
     handles: Vec<Arc<ToolHandle>>,
-    by_name: HashMap<String, usize>,
-    by_alias: HashMap<String, usize>,
-    by_normalized: HashMap<String, usize>,
+    names: NameIndex,
 }
 
 /// Lower case with `_` and `-` removed, so `Str_Replace_Based_Edit_Tool` finds its tool.
@@ -53,31 +51,47 @@ pub fn normalize(name: &str) -> String {
     name.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
 }
 
+/// Name resolution over a list of specs: exact wire name, then alias, then normalized name.
+/// Positions are the specs' positions in the list; earlier specs win clashes.
+#[derive(Debug, Clone, Default)]
+pub struct NameIndex {
+    exact: HashMap<String, usize>,
+    alias: HashMap<String, usize>,
+    normalized: HashMap<String, usize>,
+}
+
+impl NameIndex {
+    /// Indexes `specs` by position.
+    pub fn new<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Self {
+        let mut index = NameIndex::default();
+        for (position, spec) in specs.into_iter().enumerate() {
+            index.exact.entry(spec.name.clone()).or_insert(position);
+            index.normalized.entry(normalize(&spec.name)).or_insert(position);
+            for alias in &spec.aliases {
+                index.alias.entry(alias.clone()).or_insert(position);
+                index.normalized.entry(normalize(alias)).or_insert(position);
+            }
+        }
+        index
+    }
+
+    /// The position of the spec a written name resolves to.
+    pub fn resolve(&self, name: &str) -> Option<usize> {
+        self.exact.get(name).or_else(|| self.alias.get(name)).or_else(|| self.normalized.get(&normalize(name))).copied()
+    }
+}
+
 impl ToolSet {
     /// A tool set from handles; earlier handles win name clashes.
     pub fn new(handles: Vec<ToolHandle>) -> Self {
         let handles: Vec<Arc<ToolHandle>> = handles.into_iter().map(Arc::new).collect();
-        let mut set = ToolSet { handles, ..ToolSet::default() };
-        for (index, handle) in set.handles.iter().enumerate() {
-            let spec = handle.spec();
-            set.by_name.entry(spec.name.clone()).or_insert(index);
-            set.by_normalized.entry(normalize(&spec.name)).or_insert(index);
-            for alias in &spec.aliases {
-                set.by_alias.entry(alias.clone()).or_insert(index);
-                set.by_normalized.entry(normalize(alias)).or_insert(index);
-            }
-        }
-        set
+        let names = NameIndex::new(handles.iter().map(|h| h.spec()));
+        ToolSet { handles, names }
     }
 
     /// Resolves a name as a model wrote it.
     pub fn resolve(&self, name: &str) -> Option<&Arc<ToolHandle>> {
-        let index = self
-            .by_name
-            .get(name)
-            .or_else(|| self.by_alias.get(name))
-            .or_else(|| self.by_normalized.get(&normalize(name)))?;
-        self.handles.get(*index)
+        self.handles.get(self.names.resolve(name)?)
     }
 
     /// The message for a name that resolves to nothing (tools.md §0.1).
