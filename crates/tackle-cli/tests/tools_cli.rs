@@ -150,6 +150,8 @@ fn batch_keeps_one_session_and_answers_every_line() {
         json!([thought(2), {"name": "task_done", "id": "mine"}, {"args": {}}]).to_string(),
         "42".to_owned(),
         json!({"name": "task_done", "args": "{\"unexpected\": 1}"}).to_string(),
+        "[]".to_owned(),
+        json!([{"name": "task_done", "id": 7}, {"name": "task_done", "id": {"no": 1}}]).to_string(),
     ]
     .join("\n");
     let out = tackle().args(["tools", "batch"]).write_stdin(input).output().unwrap();
@@ -170,6 +172,9 @@ fn batch_keeps_one_session_and_answers_every_line() {
             ("batch_4_3".into(), Value::Null, true),
             ("batch_5_1".into(), Value::Null, true),
             ("batch_6_1".into(), json!("task_done"), true),
+            ("batch_7_1".into(), Value::Null, true),
+            ("7".into(), json!("task_done"), false),
+            ("batch_8_2".into(), Value::Null, true),
         ]
     );
     // State lives across lines: the second thought sees the first.
@@ -177,6 +182,8 @@ fn batch_keeps_one_session_and_answers_every_line() {
     assert_eq!(lines[2]["structured"]["thought_history_length"], 2);
     assert!(lines[1]["output"].as_str().unwrap().starts_with("Line 3 is not valid JSON"));
     assert_eq!(lines[6]["output"], "Invalid parameters for tool 'task_done': unexpected parameter unexpected");
+    assert!(lines[7]["output"].as_str().unwrap().starts_with("Line 7 has no calls;"));
+    assert_eq!(lines[9]["output"], "Call 2 on line 8 has an \"id\" that is not a string or a number.");
 }
 
 #[test]

@@ -3,9 +3,11 @@
 //! (shell, read ledger, edit history, jobs) lives across calls, and `close` releases it.
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -155,7 +157,13 @@ impl Session {
 
     /// Closes every tool of the session (kills shells and jobs, ends connections).
     pub async fn close(&self) {
-        futures::future::join_all(self.tools.handles().iter().map(|h| h.tool.close())).await;
+        let closes = self.tools.handles().iter().map(|handle| async move {
+            // A tool that panics while closing must not keep the others from closing.
+            if AssertUnwindSafe(handle.tool.close()).catch_unwind().await.is_err() {
+                tracing::warn!(tool = %handle.spec().name, "the tool panicked while closing");
+            }
+        });
+        futures::future::join_all(closes).await;
     }
 }
 

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -141,8 +140,12 @@ impl<T: Tool> DynTool for TypedTool<T> {
     }
 
     fn prepare(&self, args: &Value) -> Result<PreparedCall, ToolError> {
-        let input = T::Input::deserialize(args).map_err(|err| {
-            ToolError::InvalidInput(format!("Invalid parameters for tool '{}': {err}", self.spec.name))
+        // The schema passed, but serde can be stricter (an integer too big for `u32`): say
+        // which parameter, in the validation layer's words.
+        let input: T::Input = serde_path_to_error::deserialize(args).map_err(|err| {
+            let path = err.path().to_string();
+            let problem = crate::executor::validate::describe_deserialize_error(&path, &err.into_inner().to_string());
+            ToolError::InvalidInput(format!("Invalid parameters for tool '{}': {problem}", self.spec.name))
         })?;
         let read_only = self.spec.annotations.read_only || self.tool.is_read_only(&input);
         let concurrency_safe = self.spec.concurrency_safe || self.tool.is_concurrency_safe(&input);

@@ -109,18 +109,37 @@ impl Tool for Sleeper {
 #[derive(Debug, Deserialize, JsonSchema)]
 struct Empty {}
 
+#[derive(Debug, Deserialize, JsonSchema)]
+struct PanicInput {
+    /// Panic while the executor asks whether the call is read-only, not in `call`.
+    #[serde(default)]
+    in_prepare: bool,
+}
+
+/// Panics in `call`, in `prepare` when asked, and always in `close`.
 struct Panicker;
 
+#[allow(clippy::panic)]
 impl Tool for Panicker {
-    type Input = Empty;
+    type Input = PanicInput;
 
     fn spec(&self) -> ToolSpec {
         ToolSpec::new("explode", "Panics.")
     }
 
-    #[allow(clippy::panic)]
-    async fn call(&self, _input: Empty, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    fn is_read_only(&self, input: &PanicInput) -> bool {
+        if input.in_prepare {
+            panic!("secret detail of a classifier");
+        }
+        false
+    }
+
+    async fn call(&self, _input: PanicInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         panic!("secret internal detail");
+    }
+
+    async fn close(&self) {
+        panic!("secret detail of closing");
     }
 }
 
@@ -250,6 +269,12 @@ async fn every_bad_input_gets_one_clear_error_and_the_executor_keeps_serving() {
             "Invalid parameters for tool 'echo_text': times must be <= 5; style must be one of: plain, fancy; numbers[1] should be integer; unexpected parameter extra",
         ),
         (
+            // The schema says integer; only serde knows an i64 ends at 2^63 - 1.
+            run(&fx, "echo_text", json!({"text": "x", "numbers": [1, 1e19]})).await,
+            ErrorKind::InvalidInput,
+            "Invalid parameters for tool 'echo_text': numbers[1] must be <= 9223372036854775807",
+        ),
+        (
             run(&fx, "no_such_tool", json!({})).await,
             ErrorKind::NotFound,
             "Tool 'no_such_tool' not found. Available tools: echo_text, sleep_safe, sleep_unsafe, explode, big_output, fail_always",
@@ -260,6 +285,9 @@ async fn every_bad_input_gets_one_clear_error_and_the_executor_keeps_serving() {
     }
     let after = run(&fx, "echo_text", json!({"text": "still serving"})).await;
     assert_eq!(after.text_content(), "still serving");
+    let whole_float = run(&fx, "echo_text", json!({"text": "ab", "times": 3.0})).await;
+    assert_eq!(whole_float.text_content(), "ababab");
+    assert_eq!(whole_float.meta.coerced, vec!["times"]);
 }
 
 #[tokio::test]
@@ -293,6 +321,15 @@ async fn a_panicking_tool_becomes_a_generic_internal_error() {
     assert_eq!(output.meta.error_kind, Some(ErrorKind::Internal));
     assert_eq!(output.text_content(), "Tool 'explode' failed with an internal error; details are in the log.");
     assert_eq!(run(&fx, "echo_text", json!({"text": "alive"})).await.text_content(), "alive");
+
+    let output = run(&fx, "explode", json!({"in_prepare": true})).await;
+    assert!(output.is_error);
+    assert_eq!(output.meta.error_kind, Some(ErrorKind::Internal));
+    assert_eq!(output.text_content(), "Tool 'explode' failed with an internal error; details are in the log.");
+    assert_eq!(run(&fx, "echo_text", json!({"text": "alive"})).await.text_content(), "alive");
+
+    // Its `close` panics too; closing the session still finishes.
+    fx.session.close().await;
 }
 
 #[tokio::test]
@@ -414,6 +451,21 @@ async fn fifty_megabytes_of_output_are_cut_and_spilled() {
     assert!(saved.len() >= 50 * 1024 * 1024);
     assert!(text.ends_with("ok\n"));
     assert_eq!(run(&fx, "echo_text", json!({"text": "small"})).await.meta.truncated, false);
+}
+
+#[tokio::test]
+async fn calls_sharing_an_id_keep_their_own_spill_files() {
+    let fx = fixture(ExecutorConfig::default());
+    let first = run(&fx, "echo_text", json!({"text": "a".repeat(40_000)})).await;
+    let second = run(&fx, "echo_text", json!({"text": "b".repeat(40_000)})).await;
+    let dir = format!(".tackle/outputs/{}", fx.session.id());
+    assert_eq!(first.meta.spill_path.as_deref(), Some(format!("{dir}/c1.txt").as_str()));
+    assert_eq!(second.meta.spill_path.as_deref(), Some(format!("{dir}/c1-2.txt").as_str()));
+    let read = |output: &ToolOutput| {
+        std::fs::read_to_string(fx.session.info().workspace.join(output.meta.spill_path.as_deref().unwrap())).unwrap()
+    };
+    assert_eq!(read(&first), "a".repeat(40_000));
+    assert_eq!(read(&second), "b".repeat(40_000));
 }
 
 /// A hook that blocks one word, rewrites another and records what ran.

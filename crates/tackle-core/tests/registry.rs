@@ -83,7 +83,10 @@ fn unknown_names_are_errors_with_the_closest_match() {
     assert_eq!(err, AllowlistError::Unknown { entry: "red_file".into(), suggestion: Some("read_file".into()) });
     assert_eq!(err.to_string(), "unknown tool or toolset 'red_file' in the tool list; did you mean 'read_file'?");
     let err = registry().select("zzzzzz", "default").unwrap_err();
-    assert_eq!(err.to_string(), "unknown tool or toolset 'zzzzzz' in the tool list");
+    assert_eq!(
+        err.to_string(),
+        "unknown tool or toolset 'zzzzzz' in the tool list; run 'tackle tools list' to see the tools (toolsets: default, trae, bare, codex, mcp, all)"
+    );
     let err = registry().select("hint:readonly-ish", "default").unwrap_err();
     assert!(err.to_string().contains("did you mean 'hint:read-only'"), "{err}");
     assert!(matches!(registry().select("[", "default"), Err(AllowlistError::InvalidGlob { .. })));

@@ -263,11 +263,31 @@ fn parse_batch_line(line: &[u8], line_number: usize) -> Vec<Entry> {
             }];
         }
     };
+    if items.is_empty() {
+        return vec![Entry::Invalid {
+            id: synthetic(1),
+            message: format!("Line {line_number} has no calls; {shape}."),
+        }];
+    }
     items
         .into_iter()
         .enumerate()
         .map(|(index, item)| {
-            let id = item.get("id").and_then(Value::as_str).map_or_else(|| synthetic(index + 1), str::to_owned);
+            // A caller matches answers by its own ids: a number is kept (as text), not replaced.
+            let id = match item.get("id") {
+                None | Some(Value::Null) => synthetic(index + 1),
+                Some(Value::String(id)) => id.clone(),
+                Some(Value::Number(id)) => id.to_string(),
+                Some(_) => {
+                    return Entry::Invalid {
+                        id: synthetic(index + 1),
+                        message: format!(
+                            "Call {} on line {line_number} has an \"id\" that is not a string or a number.",
+                            index + 1
+                        ),
+                    };
+                }
+            };
             let Some(name) = item.get("name").and_then(Value::as_str) else {
                 return Entry::Invalid {
                     id,

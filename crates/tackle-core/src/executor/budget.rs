@@ -3,6 +3,7 @@
 //! so the model can open it with `read_file` or `grep`). Spill files older than 7 days are
 //! removed when a session starts.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -55,11 +56,10 @@ impl OutputBudget {
         let Some(cut) = cut_middle(&text, self.head_chars(), self.tail_chars()) else {
             return;
         };
-        let file_name = format!("{}.txt", safe_file_stem(&output.call_id));
-        let written =
-            std::fs::create_dir_all(spill_dir).and_then(|()| std::fs::write(spill_dir.join(&file_name), &text));
+        let written = create_spill_file(spill_dir, &format!("{}.txt", safe_file_stem(&output.call_id)))
+            .and_then(|(mut file, name)| file.write_all(text.as_bytes()).map(|()| name));
         let spill_path = match written {
-            Ok(()) => Some(format!("{spill_rel}/{file_name}")),
+            Ok(file_name) => Some(format!("{spill_rel}/{file_name}")),
             Err(err) => {
                 tracing::warn!(error = %err, "could not save a cut output");
                 None
@@ -73,6 +73,25 @@ impl OutputBudget {
         output.meta.truncated = true;
         output.meta.spill_path = spill_path;
     }
+}
+
+/// Creates a new spill file named `file_name` in `dir` (made if missing) and returns it with
+/// the name it got: when the name is taken (two calls with one id, or ids that become the
+/// same file name) `-2`, `-3`, … goes before the first `.`, so no output overwrites another's.
+pub fn create_spill_file(dir: &Path, file_name: &str) -> std::io::Result<(std::fs::File, String)> {
+    std::fs::create_dir_all(dir)?;
+    let (stem, extension) = file_name.split_at(file_name.find('.').unwrap_or(file_name.len()));
+    let mut name = file_name.to_owned();
+    for n in 2u32.. {
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(dir.join(&name)) {
+            Ok(file) => return Ok((file, name)),
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && n < 10_000 => {
+                name = format!("{stem}-{n}{extension}");
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    Err(std::io::Error::other("no free spill file name"))
 }
 
 /// A call id made safe as a file name (model-chosen ids may hold anything).

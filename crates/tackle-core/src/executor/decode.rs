@@ -190,6 +190,17 @@ fn coerce(schema: &Value, value: &mut Value, path: &mut String, coerced: &mut Ve
                 path.truncate(len);
             }
         }
+        Value::Number(number) if number.is_f64() => {
+            // `5000.0` for an integer parameter: the model meant 5000.
+            let types = allowed_types(schema);
+            if types.contains(&"integer")
+                && !types.contains(&"number")
+                && let Some(whole) = number.as_f64().and_then(whole_number)
+            {
+                *value = whole;
+                coerced.push(if path.is_empty() { "arguments".into() } else { path.clone() });
+            }
+        }
         Value::Array(items) => {
             let Some(item_schema) = schema.get("items").filter(|s| s.is_object()) else {
                 return;
@@ -205,9 +216,28 @@ fn coerce(schema: &Value, value: &mut Value, path: &mut String, coerced: &mut Ve
     }
 }
 
+/// An integer value for a float with no fractional part that fits in 64 bits.
+fn whole_number(n: f64) -> Option<Value> {
+    if n.fract() != 0.0 {
+        return None;
+    }
+    if n >= 0.0 && n < u64::MAX as f64 {
+        Some(Value::from(n as u64))
+    } else if n < 0.0 && n >= i64::MIN as f64 {
+        Some(Value::from(n as i64))
+    } else {
+        None
+    }
+}
+
 fn coerce_string(text: &str, types: &[&str]) -> Option<Value> {
     let trimmed = text.trim();
     if types.contains(&"integer")
+        && let Ok(n) = trimmed.parse::<i64>()
+    {
+        return Some(Value::from(n));
+    }
+    if types.contains(&"number")
         && let Ok(n) = trimmed.parse::<i64>()
     {
         return Some(Value::from(n));
@@ -270,6 +300,17 @@ mod tests {
         .unwrap();
         assert_eq!(decoded.args, json!({"n": 10, "f": 2.5, "b": true, "s": "10", "range": [1, 2]}));
         assert_eq!(decoded.coerced, vec!["n", "f", "b", "range", "range[1]"]);
+    }
+
+    #[test]
+    fn whole_floats_become_integers_and_numbers_keep_integer_form() {
+        let decoded =
+            decode(&spec(), CallArgs::Json(json!({"s": "x", "n": 5000.0, "opt": 1.5, "f": "5"})), &[]).unwrap();
+        assert_eq!(decoded.args, json!({"s": "x", "n": 5000, "opt": 1.5, "f": 5}));
+        assert!(decoded.args["n"].is_u64() && decoded.args["f"].is_i64());
+        assert_eq!(decoded.coerced, vec!["n", "f"]);
+        let decoded = decode(&spec(), CallArgs::Json(json!({"s": "x", "n": 1e30})), &[]).unwrap();
+        assert_eq!(decoded.args["n"], json!(1e30), "out of 64-bit range: left for validation to refuse");
     }
 
     #[test]

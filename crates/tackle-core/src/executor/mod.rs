@@ -14,7 +14,7 @@ mod decode;
 pub mod schedule;
 pub(crate) mod validate;
 
-pub use budget::{DEFAULT_MAX_OUTPUT_CHARS, OutputBudget, safe_file_stem};
+pub use budget::{DEFAULT_MAX_OUTPUT_CHARS, OutputBudget, create_spill_file, safe_file_stem};
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -253,7 +253,10 @@ impl Executor {
         let decoded =
             decode::decode(spec, raw, session.json_text_params(&spec.name)).map_err(ToolError::InvalidInput)?;
         handle.validator().check(spec, &decoded.args).map_err(ToolError::InvalidInput)?;
-        let prepared = handle.tool.prepare(&decoded.args)?;
+        // `prepare` runs tool code too (a command classifier, a timeout rule): a panic there
+        // is caught like one in `call`.
+        let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| handle.tool.prepare(&decoded.args)));
+        let prepared = flatten(prepared, &spec.name)?;
         check_paths(session, spec, &decoded.args, prepared.read_only)?;
         Ok((decoded.args, decoded.coerced, prepared))
     }
@@ -383,10 +386,7 @@ impl Abort {
 }
 
 /// A panic becomes an internal error (its payload goes to the log).
-fn flatten(
-    result: Result<Result<ToolOutput, ToolError>, Box<dyn std::any::Any + Send>>,
-    tool: &str,
-) -> Result<ToolOutput, ToolError> {
+fn flatten<T>(result: Result<Result<T, ToolError>, Box<dyn std::any::Any + Send>>, tool: &str) -> Result<T, ToolError> {
     result.unwrap_or_else(|payload| {
         let detail = payload
             .downcast_ref::<&str>()

@@ -160,6 +160,63 @@ pub(crate) fn display_path(instance: &Value, pointer: &str) -> String {
     out
 }
 
+/// A serde error on arguments the schema accepted, worded as §0.1 words validation problems:
+/// `invalid value: integer `N`, expected u32` becomes `{path} must be <= 4294967295`, and
+/// `invalid type: …, expected u64` becomes `{path} should be integer`. `path` is serde's
+/// (`.` for the whole input).
+pub(crate) fn describe_deserialize_error(path: &str, message: &str) -> String {
+    let subject = if path == "." || path.is_empty() { "arguments" } else { path };
+    let expected = message.rsplit_once(", expected ").map(|(_, expected)| expected.trim());
+    if let Some(rest) = message.strip_prefix("invalid value: integer `")
+        && let Some((number, _)) = rest.split_once('`')
+        && let Some(bounds) = expected.and_then(integer_bounds)
+    {
+        let (min, max) = bounds;
+        return match number.parse::<i128>() {
+            Ok(n) if n < min => format!("{subject} must be >= {min}"),
+            _ => format!("{subject} must be <= {max}"),
+        };
+    }
+    if message.starts_with("invalid type: ")
+        && let Some(json_type) = expected.and_then(json_type_of)
+    {
+        return format!("{subject} should be {json_type}");
+    }
+    format!("{subject}: {message}")
+}
+
+/// The range of a Rust integer type as serde names it.
+fn integer_bounds(rust_type: &str) -> Option<(i128, i128)> {
+    Some(match rust_type {
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "u64" => (0, u64::MAX.into()),
+        "usize" => (0, usize::MAX as i128),
+        "i8" => (i8::MIN.into(), i8::MAX.into()),
+        "i16" => (i16::MIN.into(), i16::MAX.into()),
+        "i32" => (i32::MIN.into(), i32::MAX.into()),
+        "i64" => (i64::MIN.into(), i64::MAX.into()),
+        "isize" => (isize::MIN as i128, isize::MAX as i128),
+        _ => return None,
+    })
+}
+
+/// The JSON type of what serde expected.
+fn json_type_of(expected: &str) -> Option<&'static str> {
+    if integer_bounds(expected).is_some() {
+        return Some("integer");
+    }
+    Some(match expected {
+        "f32" | "f64" => "number",
+        "a boolean" => "boolean",
+        "a string" | "a borrowed string" | "a character" => "string",
+        "a sequence" => "array",
+        "a map" => "object",
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +228,24 @@ mod tests {
         assert_eq!(display_path(&instance, "/todos/1/status"), "todos[1].status");
         assert_eq!(display_path(&instance, ""), "");
         assert_eq!(display_path(&json!({"a/b": 1}), "/a~1b"), "a/b");
+    }
+
+    #[test]
+    fn serde_range_and_type_errors_read_like_validation_problems() {
+        let cases = [
+            ("n", "invalid value: integer `99999999999`, expected u32", "n must be <= 4294967295"),
+            ("n", "invalid value: integer `-3`, expected u64", "n must be >= 0"),
+            ("a[2].b", "invalid type: floating point `1.5`, expected u64", "a[2].b should be integer"),
+            ("s", "invalid type: integer `3`, expected a string", "s should be string"),
+            (
+                ".",
+                "invalid type: sequence, expected struct Input",
+                "arguments: invalid type: sequence, expected struct Input",
+            ),
+            ("x", "something custom", "x: something custom"),
+        ];
+        for (path, message, expected) in cases {
+            assert_eq!(describe_deserialize_error(path, message), expected, "{message}");
+        }
     }
 }

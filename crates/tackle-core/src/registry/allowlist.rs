@@ -28,7 +28,11 @@ pub enum AllowlistError {
 fn suggestion_text(suggestion: &Option<String>) -> String {
     match suggestion {
         Some(s) => format!("; did you mean '{s}'?"),
-        None => String::new(),
+        None => format!(
+            "; run 'tackle tools list' to see the tools (toolsets: {}, {})",
+            super::TOOLSETS.join(", "),
+            super::ALL_TOOLSET
+        ),
     }
 }
 

@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The largest spill file; output beyond it is dropped with a note.
 pub const SPILL_CAP: u64 = 64 * 1024 * 1024;
@@ -23,6 +23,24 @@ pub struct SpillTarget {
     pub path: PathBuf,
     /// The same path relative to the workspace (named in the model's text).
     pub rel: String,
+}
+
+impl SpillTarget {
+    /// Creates the file, under another free name when this one is taken (then `path` and
+    /// `rel` name the file created).
+    pub fn create(&mut self) -> std::io::Result<std::fs::File> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let wanted = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let (file, name) = tackle_core::executor::create_spill_file(dir, &wanted)?;
+        if name != wanted {
+            self.path = dir.join(&name);
+            self.rel = match self.rel.rsplit_once('/') {
+                Some((rel_dir, _)) => format!("{rel_dir}/{name}"),
+                None => name,
+            };
+        }
+        Ok(file)
+    }
 }
 
 /// The state of a capture's spill file.
@@ -126,12 +144,11 @@ impl Capture {
 
     /// Begins the spill file with what memory still holds whole (head and tail).
     fn start_spill(&mut self) {
-        let Some(target) = &self.target else {
+        let Some(target) = &mut self.target else {
             self.spill = Spill::Failed;
             return;
         };
-        let opened = target.path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| {
-            let mut file = std::fs::File::create(&target.path)?;
+        let opened = target.create().and_then(|mut file| {
             file.write_all(&self.head)?;
             let (a, b) = self.tail.as_slices();
             file.write_all(a)?;
@@ -276,6 +293,24 @@ mod tests {
         let done = capture.finish();
         assert_eq!((done.head.as_slice(), done.tail.as_deref()), (&b"0123"[..], Some(&b"cdef"[..])));
         assert_eq!(std::fs::read(target(&dir).path).unwrap(), b"0123456789abcdef");
+    }
+
+    #[test]
+    fn a_taken_spill_name_gets_a_numbered_twin_instead_of_overwriting_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for text in [&b"first call's output"[..], b"second call's output"] {
+            let mut capture = Capture::new(2, 2, Some(target(&dir)));
+            capture.push(text);
+            capture.finish();
+        }
+        assert_eq!(std::fs::read(target(&dir).path).unwrap(), b"first call's output");
+        let twin = dir.path().join("out/c1-2.stdout.txt");
+        assert_eq!(std::fs::read(twin).unwrap(), b"second call's output");
+        let mut capture = Capture::new(2, 2, Some(target(&dir)));
+        capture.push(b"third");
+        let done = capture.finish();
+        let rel = ".tackle/outputs/s/c1-3.stdout.txt".to_owned();
+        assert_eq!(done.spill, Some(SpillState::Saved { rel, capped: false }));
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! The cutting rules are core's ([`cut_middle`], [`budget_marker`]), so a shell output is cut
 //! exactly like any other tool's.
 
+use std::io::Write as _;
+
 use std::borrow::Cow;
 
 use tackle_core::text::{Cut, budget_marker, cut_middle, strip_ansi};
@@ -47,13 +49,10 @@ pub fn fit(captured: Captured, budget: usize) -> StreamText {
         let spill = match &captured.spill {
             Some(SpillState::Saved { rel, .. }) => Some(rel.clone()),
             Some(SpillState::NotWritten(target)) => {
-                let written = target
-                    .path
-                    .parent()
-                    .map_or(Ok(()), std::fs::create_dir_all)
-                    .and_then(|()| std::fs::write(&target.path, whole));
+                let mut target = target.clone();
+                let written = target.create().and_then(|mut file| file.write_all(whole));
                 match written {
-                    Ok(()) => Some(target.rel.clone()),
+                    Ok(()) => Some(target.rel),
                     Err(err) => {
                         tracing::warn!(path = %target.path.display(), error = %err, "cannot write a spill file");
                         None
