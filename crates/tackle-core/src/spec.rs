@@ -65,6 +65,26 @@ pub struct BlockMapping {
     pub strip_prompt: bool,
 }
 
+/// A hint appended to a validation error about one parameter (tools.md §0.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamHint {
+    /// The top-level parameter.
+    pub param: String,
+    /// The hint text.
+    pub hint: String,
+    /// Which problems it follows.
+    pub on: HintOn,
+}
+
+/// Which of a parameter's validation problems a hint follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HintOn {
+    /// Any problem.
+    AnyProblem,
+    /// Only a value above the maximum.
+    AboveMaximum,
+}
+
 /// Another accepted name for a parameter (e.g. `nextThoughtNeeded` for
 /// `next_thought_needed`). The executor renames it before validation; both given with
 /// different values is an error.
@@ -124,9 +144,9 @@ pub struct ToolSpec {
     pub block: Option<BlockMapping>,
     /// Parameter aliases.
     pub param_aliases: Vec<ParamAlias>,
-    /// A hint appended to a validation error about a parameter (`timeout` → "use
+    /// Hints appended to validation errors about a parameter (`timeout` → "use
     /// run_in_background for longer commands").
-    pub param_hints: Vec<(String, String)>,
+    pub param_hints: Vec<ParamHint>,
     /// Parameters that hold paths.
     pub path_params: Vec<PathParam>,
     /// Whether non-read-only calls of this tool are file edits (the `accept-edits` mode
@@ -241,9 +261,15 @@ impl ToolSpec {
         self
     }
 
-    /// Adds a validation hint for a parameter.
+    /// Adds a hint that follows any validation problem of a parameter.
     pub fn param_hint(mut self, param: impl Into<String>, hint: impl Into<String>) -> Self {
-        self.param_hints.push((param.into(), hint.into()));
+        self.param_hints.push(ParamHint { param: param.into(), hint: hint.into(), on: HintOn::AnyProblem });
+        self
+    }
+
+    /// Adds a hint that follows only a parameter's "must be <= n" problem.
+    pub fn param_hint_above_maximum(mut self, param: impl Into<String>, hint: impl Into<String>) -> Self {
+        self.param_hints.push(ParamHint { param: param.into(), hint: hint.into(), on: HintOn::AboveMaximum });
         self
     }
 

@@ -4,7 +4,7 @@
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
-use crate::spec::ToolSpec;
+use crate::spec::{HintOn, ToolSpec};
 
 /// A tool's compiled input schema.
 pub struct CompiledSchema {
@@ -32,7 +32,7 @@ impl CompiledSchema {
         if validator.is_valid(args) {
             return Ok(());
         }
-        let mut problems: Vec<(String, String)> = Vec::new();
+        let mut problems: Vec<Problem> = Vec::new();
         for error in validator.iter_errors(args) {
             let pointer = error.instance_path().as_str().to_owned();
             let path = display_path(args, &pointer);
@@ -41,19 +41,24 @@ impl CompiledSchema {
                 if pointer.is_empty() {
                     return Err(format!("No {name} provided for the {} tool", spec.name));
                 }
-                problems.push((root_param(&pointer), format!("{path}.{name} is required")));
+                problems.push(Problem::new(root_param(&pointer), format!("{path}.{name} is required")));
                 continue;
             }
             if let ValidationErrorKind::AdditionalProperties { unexpected } = error.kind() {
                 for name in unexpected {
                     let full = if path.is_empty() { name.clone() } else { format!("{path}.{name}") };
                     let root = if pointer.is_empty() { name.clone() } else { root_param(&pointer) };
-                    problems.push((root, format!("unexpected parameter {full}")));
+                    problems.push(Problem::new(root, format!("unexpected parameter {full}")));
                 }
                 continue;
             }
             let subject = if path.is_empty() { "arguments".to_owned() } else { path };
-            problems.push((root_param(&pointer), describe(&subject, error.kind(), &error.to_string())));
+            let mut problem = Problem::new(root_param(&pointer), describe(&subject, error.kind(), &error.to_string()));
+            problem.above_maximum = matches!(
+                error.kind(),
+                ValidationErrorKind::Maximum { .. } | ValidationErrorKind::ExclusiveMaximum { .. }
+            );
+            problems.push(problem);
         }
         problems.dedup();
         // Report problems in the order the schema lists the parameters, unexpected ones last.
@@ -63,15 +68,33 @@ impl CompiledSchema {
             .and_then(Value::as_object)
             .map(|props| props.keys().map(String::as_str).collect())
             .unwrap_or_default();
-        problems.sort_by_key(|(root, _)| order.iter().position(|name| name == root).unwrap_or(usize::MAX));
-        let text: Vec<String> = problems
-            .into_iter()
-            .map(|(root, problem)| match spec.param_hints.iter().find(|(param, _)| *param == root) {
-                Some((_, hint)) => format!("{problem}; {hint}"),
-                None => problem,
-            })
-            .collect();
+        problems.sort_by_key(|problem| order.iter().position(|name| *name == problem.root).unwrap_or(usize::MAX));
+        let mut text: Vec<String> = problems.iter().map(|problem| problem.text.clone()).collect();
+        // A parameter's hint follows its last problem the hint is about, once.
+        for hint in &spec.param_hints {
+            let about = |problem: &Problem| {
+                problem.root == hint.param && (hint.on == HintOn::AnyProblem || problem.above_maximum)
+            };
+            if let Some(last) = problems.iter().rposition(about) {
+                let wording = if last + 1 < problems.len() { hint.hint.trim_end_matches('.') } else { &hint.hint };
+                text[last] = format!("{}; {wording}", text[last]);
+            }
+        }
         Err(format!("Invalid parameters for tool '{}': {}", spec.name, text.join("; ")))
+    }
+}
+
+/// One validation problem, with the top-level parameter it is about.
+#[derive(Debug, PartialEq)]
+struct Problem {
+    root: String,
+    text: String,
+    above_maximum: bool,
+}
+
+impl Problem {
+    fn new(root: String, text: String) -> Self {
+        Problem { root, text, above_maximum: false }
     }
 }
 
@@ -228,6 +251,34 @@ mod tests {
         assert_eq!(display_path(&instance, "/todos/1/status"), "todos[1].status");
         assert_eq!(display_path(&instance, ""), "");
         assert_eq!(display_path(&json!({"a/b": 1}), "/a~1b"), "a/b");
+    }
+
+    #[test]
+    fn a_hint_follows_its_parameters_last_problem_once_and_only_the_problems_it_is_about() {
+        let spec = ToolSpec::new("t", "test")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "range": {"type": "array", "items": {"type": "integer"}},
+                    "timeout": {"type": "integer", "minimum": 1, "maximum": 10}
+                },
+                "additionalProperties": false
+            }))
+            .param_hint("range", "Parameter `range` should be a list of integers.")
+            .param_hint_above_maximum("timeout", "use run_in_background for longer commands");
+        let schema = CompiledSchema::compile(&spec.input_schema);
+        let check = |args: Value| schema.check(&spec, &args).unwrap_err();
+        assert_eq!(
+            check(json!({"range": ["a", "b"]})),
+            "Invalid parameters for tool 't': range[0] should be integer; range[1] should be integer; \
+             Parameter `range` should be a list of integers."
+        );
+        assert_eq!(
+            check(json!({"range": ["a"], "timeout": 11})),
+            "Invalid parameters for tool 't': range[0] should be integer; Parameter `range` should be a list of \
+             integers; timeout must be <= 10; use run_in_background for longer commands"
+        );
+        assert_eq!(check(json!({"timeout": 0})), "Invalid parameters for tool 't': timeout must be >= 1");
     }
 
     #[test]

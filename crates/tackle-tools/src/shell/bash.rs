@@ -64,7 +64,7 @@ impl Tool for Bash {
             .destructive()
             .open_world()
             .manages_output_budget()
-            .param_hint("timeout", "use run_in_background for longer commands")
+            .param_hint_above_maximum("timeout", "use run_in_background for longer commands")
             .block(BlockMapping {
                 langtags: vec!["bash".into(), "shell".into(), "sh".into()],
                 body_param: "command".into(),
