@@ -12,12 +12,13 @@ use std::path::Path;
 use common::Ws;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
+use tackle_core::ErrorKind;
 
 /// A repository that exercises ripgrep's filters.
 fn corpus() -> Ws {
     let ws = Ws::new();
     assert!(std::process::Command::new("git").args(["init", "-q"]).arg(&ws.root).status().unwrap().success());
-    ws.write(".gitignore", "target/\n*.log\n/build\n");
+    ws.write(".gitignore", "target/\n*.log\n/build\nnode_modules/\n");
     ws.write(".ignore", "ignored-by-dot-ignore.txt\n");
     ws.write(".rgignore", "ignored-by-rgignore.txt\n");
     ws.write("src/main.rs", "fn main() {\n    // TODO: start\n    println!(\"needle\");\n}\n");
@@ -30,6 +31,7 @@ fn corpus() -> Ws {
     ws.write("docs/notes.txt", "line one\nneedle in notes\nline three\nline four\nneedle again\n");
     ws.write("target/debug/out.rs", "needle in build output\n");
     ws.write("build/gen.rs", "needle generated\n");
+    ws.write("node_modules/pkg/index.js", "module.exports = 'needle';\n");
     ws.write("sub/build/kept.rs", "needle not ignored: /build is anchored\n");
     ws.write("app.log", "needle in a log\n");
     ws.write("sub/.gitignore", "!keep.log\n");
@@ -194,6 +196,14 @@ async fn glob_lists_the_same_files_as_rg_files() {
         ("**/*.{ts,tsx}", "**/*.{ts,tsx}"),
         ("src/**/*.rs", "src/**/*.rs"),
         ("**/*.md", "**/*.md"),
+        // A literal leading directory is walked through, not jumped to: ignored, hidden
+        // and symlinked ones are skipped as at any depth.
+        ("build/*", "build/*"),
+        ("sub/build/*", "sub/build/*"),
+        ("target/**/*.rs", "target/**/*.rs"),
+        ("node_modules/**/*.js", "node_modules/**/*.js"),
+        ("docs-link/*", "docs-link/*"),
+        ("src/deep/nested/*.rs", "src/deep/nested/*.rs"),
     ] {
         let out = ws.call("glob", json!({"pattern": pattern})).await;
         assert!(!out.is_error, "{}", out.text_content());
@@ -212,6 +222,10 @@ async fn glob_lists_the_same_files_as_rg_files() {
     assert_eq!(ws.ok("glob", json!({"pattern": ".hidden/*.rs"})).await, ".hidden/secret.rs");
     assert_eq!(ws.ok("glob", json!({"pattern": "**/.env"})).await, ".env");
     assert_eq!(ws.ok("glob", json!({"pattern": "**/HEAD"})).await, "No files found");
+    for pattern in [".git/*", ".git/**", ".git/**/*", "./.git/HEAD"] {
+        assert_eq!(ws.ok("glob", json!({"pattern": pattern})).await, "No files found", "{pattern}");
+    }
+    assert_eq!(ws.ok("glob", json!({"pattern": "sub/build/*"})).await, "sub/build/kept.rs");
     assert_eq!(ws.ok("glob", json!({"pattern": "*.md", "path": "docs"})).await, "docs/guide.md");
     let absolute = format!("{}/src/*.py", ws.root.display());
     assert_eq!(ws.ok("glob", json!({"pattern": absolute})).await, "src/app.py");
@@ -241,4 +255,66 @@ async fn glob_sorts_newest_first_caps_and_reports() {
     let err = ws.err("glob", json!({"pattern": "src/[z"})).await;
     assert!(err.starts_with("Invalid glob pattern 'src/[z': "), "{err}");
     assert_eq!(ws.err("Glob", json!({})).await, "No pattern provided for the glob tool");
+}
+
+#[tokio::test]
+async fn glob_never_lists_files_outside_the_workspace() {
+    let ws = Ws::new();
+    let outside = ws.outside();
+    std::fs::write(outside.join("secret.txt"), "x").unwrap();
+    std::os::unix::fs::symlink(&outside, ws.path("outlink")).unwrap();
+    ws.write("dir/a.txt", "");
+    ws.write("sub/b.txt", "");
+    std::os::unix::fs::symlink(ws.path("dir"), ws.path("inlink")).unwrap();
+    let root = ws.root.display().to_string();
+    let refused = |shown: &str| {
+        format!(
+            "Path {shown} is outside the workspace ({root}). Use a path inside it; to allow another directory add it \
+             to [workspace] extra_roots in tackle.toml."
+        )
+    };
+    let absolute = format!("{root}/../outside/*");
+    for (pattern, shown) in [
+        ("../outside/*", "../outside"),
+        ("../*", ".."),
+        ("../../*", "../.."),
+        ("../**/*.txt", ".."),
+        ("dir/../../outside/*", "dir/../../outside"),
+        ("*/../../outside/*", "*/../../outside"),
+        (absolute.as_str(), "../outside"),
+    ] {
+        let out = ws.call("glob", json!({"pattern": pattern})).await;
+        assert_eq!(out.meta.error_kind, Some(ErrorKind::Denied), "{pattern}: {}", out.text_content());
+        assert_eq!(out.text_content(), refused(shown), "{pattern}");
+    }
+    let out = ws.call("glob", json!({"pattern": "../*", "path": "sub"})).await;
+    assert!(out.is_error && !out.text_content().contains("secret"), "{}", out.text_content());
+    assert_eq!(
+        ws.err("glob", json!({"pattern": "../../outside/*", "path": "sub"})).await,
+        refused("sub/../../outside")
+    );
+    // A `..` that stays inside the workspace could never match either (walked paths hold
+    // none); the message says how to search what was meant.
+    assert_eq!(
+        ws.err("glob", json!({"pattern": "../dir/*.txt", "path": "sub"})).await,
+        "The glob pattern ../dir/*.txt contains '..'; glob lists only files below `path`. To search sub/../dir, set \
+         path to dir and the pattern to *.txt."
+    );
+    assert_eq!(
+        ws.err("glob", json!({"pattern": "dir/../sub/*"})).await,
+        "The glob pattern dir/../sub/* contains '..'; glob lists only files below `path`. To search dir/../sub, set \
+         path to sub and the pattern to *."
+    );
+    // Symlinked directories are not followed, whether they lead out or stay inside (as rg).
+    for pattern in ["outlink/*", "outlink/**", "inlink/*", "**/secret.txt", "**/*"] {
+        let out = ws.ok("glob", json!({"pattern": pattern})).await;
+        assert!(!out.contains("secret") && !out.contains("inlink"), "{pattern}: {out}");
+        let listed: Vec<&str> = out.lines().filter(|l| *l != "No files found").collect();
+        assert_eq!(
+            set(listed.iter().map(|l| (*l).to_owned()).collect()),
+            set(rg(&ws.root, &["--files", "-g", pattern]))
+        );
+    }
+    let out = ws.call("glob", json!({"pattern": "*", "path": "outlink"})).await;
+    assert!(out.is_error && out.meta.rejected, "{}", out.text_content());
 }

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_core::spec::PathAccess;
-use tackle_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use tackle_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::fs::blocking;
 use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
@@ -67,29 +67,63 @@ fn is_literal(component: &str) -> bool {
     !component.contains(['*', '?', '[', ']', '{', '}', '\\'])
 }
 
+/// How many leading components are literal directory names (the last component, the file
+/// name, never counts).
+fn literal_prefix(components: &[&str]) -> usize {
+    components.iter().take(components.len().saturating_sub(1)).take_while(|c| is_literal(c)).count()
+}
+
+/// The refusal of a pattern with a `..` component. `glob` lists files below `path` only (as
+/// `rg --files` does, whose paths never hold `..`), so such a pattern could never match. One
+/// that climbs out of the workspace gets the path policy's own refusal (safety.md §1);
+/// otherwise the message says which `path` and pattern would search what was meant.
+fn climbing_refusal(ctx: &ToolContext, input: &GlobInput, components: &[&str]) -> ToolError {
+    let last = components.iter().rposition(|c| *c == "..").unwrap_or_default();
+    let directory = last + 1 + literal_prefix(&components[last + 1..]);
+    let climbed = components[..directory].join("/");
+    let written = match input.path.as_deref().map(|p| p.trim_end_matches('/')) {
+        Some("") => format!("/{climbed}"),
+        Some(path) => format!("{path}/{climbed}"),
+        None => climbed,
+    };
+    match ctx.resolve_path(&written, Access::Read) {
+        Err(err) => err,
+        Ok(resolved) => ToolError::InvalidInput(format!(
+            "The glob pattern {} contains '..'; glob lists only files below `path`. To search {written}, set path \
+             to {} and the pattern to {}.",
+            input.pattern,
+            display_path(&resolved, ctx.workspace()),
+            if directory < components.len() { components[directory..].join("/") } else { "*".to_owned() }
+        )),
+    }
+}
+
 fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
     let (raw, root) = search_root(ctx, input.path.as_deref())?;
     if !root.is_dir() {
         return Err(ToolError::NotFound(format!("Directory does not exist: {raw}")));
     }
     let pattern = relative_pattern(&input.pattern, &root)?;
-    let matcher = GlobBuilder::new(&pattern)
+    let components: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    if components.contains(&"..") {
+        return Err(climbing_refusal(ctx, input, &components));
+    }
+    let matcher = GlobBuilder::new(&components.join("/"))
         .literal_separator(true)
         .build()
         .map_err(|err| ToolError::InvalidInput(format!("Invalid glob pattern '{}': {}", input.pattern, err.kind())))?
         .compile_matcher();
-    let components: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
-    let hidden = components.iter().any(|c| c.starts_with('.') && *c != "..");
-    // Walk only below the pattern's literal leading directories, and only as deep as it
-    // can match.
-    let literal = components.iter().take(components.len().saturating_sub(1)).take_while(|c| is_literal(c)).count();
-    let start: PathBuf = components[..literal].iter().fold(root.clone(), |dir, c| dir.join(c));
-    let rest = &components[literal..];
-    let max_depth = (!rest.iter().any(|c| c.contains("**"))).then_some(rest.len());
-    let mut found: Vec<(SystemTime, PathBuf)> = if start.is_dir() {
-        let builder = walker(&start, WalkOptions { hidden, max_depth, ..WalkOptions::default() });
-        let root_bytes = root.as_os_str().as_bytes();
-        let skip = if root_bytes.ends_with(b"/") { root_bytes.len() } else { root_bytes.len() + 1 };
+    let hidden = components.iter().any(|c| c.starts_with('.'));
+    // The walk starts at the root, so the pattern's literal leading directories pass the
+    // ignore rules, the hidden and `.git` skips and the no-symlink rule like any other
+    // directory; it goes only through them, and only as deep as the pattern can match.
+    let literal = literal_prefix(&components);
+    let within = components[..literal].iter().map(|c| (*c).to_owned()).collect();
+    let max_depth = (!components[literal..].iter().any(|c| c.contains("**"))).then_some(components.len());
+    let builder = walker(&root, WalkOptions { hidden, max_depth, within, ..WalkOptions::default() });
+    let root_bytes = root.as_os_str().as_bytes();
+    let skip = if root_bytes.ends_with(b"/") { root_bytes.len() } else { root_bytes.len() + 1 };
+    let mut found: Vec<(SystemTime, PathBuf)> =
         collect_files(&builder, ctx.cancel_token(), MtimeReader::default, |mtimes, entry| {
             // Walked paths start with the root as given: slicing is much cheaper than
             // `Path::strip_prefix` over 100,000 paths.
@@ -99,10 +133,7 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
                 return None;
             }
             Some((mtimes.modified(entry.path()).unwrap_or(SystemTime::UNIX_EPOCH), entry.path().to_owned()))
-        })
-    } else {
-        Vec::new()
-    };
+        });
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let truncated = found.len() > MAX_RESULTS;
     found.truncate(MAX_RESULTS);
@@ -158,6 +189,7 @@ fn relative_pattern(pattern: &str, root: &Path) -> Result<String, ToolError> {
             .components()
             .filter_map(|c| match c {
                 Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+                Component::ParentDir => Some("..".to_owned()),
                 _ => None,
             })
             .collect::<Vec<_>>()

@@ -2,7 +2,9 @@
 //! default filters, so both tools see exactly the files `rg` would search — `.gitignore`
 //! (inside a git repository), `.ignore`, `.rgignore`, the global git excludes and
 //! `.git/info/exclude` honoured, hidden entries skipped, symlinks not followed — and nothing
-//! else skipped.
+//! else skipped. A walk can be narrowed to a chain of leading directory names (`glob`'s
+//! literal prefix): it still starts at the root, so those directories pass the same filters
+//! as any other and a symlink among them is not followed.
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +24,9 @@ pub struct WalkOptions {
     pub types: Option<Types>,
     /// Depth limit below the root.
     pub max_depth: Option<usize>,
+    /// Directory names the walk must go through first: the entry at depth `d` (1-based) must
+    /// be named `within[d - 1]`; deeper entries are not constrained.
+    pub within: Vec<String>,
 }
 
 /// A walker over `root` with ripgrep's defaults and `options`.
@@ -35,8 +40,18 @@ pub fn walker(root: &Path, options: WalkOptions) -> WalkBuilder {
     if let Some(types) = options.types {
         builder.types(types);
     }
-    if options.hidden {
-        builder.filter_entry(|entry| entry.file_name() != ".git");
+    let (skip_git, within) = (options.hidden, options.within);
+    if skip_git || !within.is_empty() {
+        builder.filter_entry(move |entry| {
+            if skip_git && entry.file_name() == ".git" {
+                return false;
+            }
+            entry
+                .depth()
+                .checked_sub(1)
+                .and_then(|i| within.get(i))
+                .is_none_or(|name| entry.file_name() == name.as_str())
+        });
     }
     builder
 }
