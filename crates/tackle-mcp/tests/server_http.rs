@@ -145,15 +145,107 @@ async fn sessions_have_random_hex_ids_and_the_status_codes_of_the_spec() {
 #[tokio::test]
 async fn foreign_origins_and_hosts_are_refused() {
     let server = start(ServerOptions::default()).await;
+    let session = server.initialize().await;
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
     .to_string();
-    let reply = server.post(None, &init, &[("origin", "http://evil.example")]).await;
-    assert_eq!(reply.status, StatusCode::FORBIDDEN);
-    let reply = server.post(None, &init, &[("host", "evil.example")]).await;
-    assert_eq!(reply.status, StatusCode::FORBIDDEN);
+    let unknown_method = json!({"jsonrpc": "2.0", "id": 1, "method": "foo/bar"}).to_string();
+    let discover = json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover"}).to_string();
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).to_string();
+    let notification = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    // Handed to rmcp, answered by the gate (a reply, or a dropped message), and unreadable.
+    for body in [
+        init.as_str(),
+        list.as_str(),
+        unknown_method.as_str(),
+        discover.as_str(),
+        "{bad",
+        "[]",
+        r#"{"jsonrpc":"2.0","method":"x","params":5}"#,
+        notification.as_str(),
+    ] {
+        for (name, value) in
+            [("origin", "http://evil.com"), ("host", "evil.com"), ("origin", "null"), ("host", "127.0.0.1")]
+        {
+            for session in [None, Some(session.as_str())] {
+                let reply = server.post(session, body, &[(name, value)]).await;
+                assert_eq!(
+                    reply.status,
+                    StatusCode::FORBIDDEN,
+                    "{name}: {value} with {body} ({session:?}): {}",
+                    reply.text
+                );
+                assert!(reply.messages.is_empty(), "nothing of the body was read: {}", reply.text);
+            }
+        }
+    }
+    let get = server
+        .http
+        .get(&server.url)
+        .header("host", "evil.com")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), StatusCode::FORBIDDEN);
+    let delete = server
+        .http
+        .delete(&server.url)
+        .header("origin", "http://evil.com")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(delete.status(), StatusCode::FORBIDDEN);
     let reply = server.post(None, &init, &[("origin", "http://localhost:5173")]).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+    let reply = server.post(Some(&session), &unknown_method, &[("origin", "http://127.0.0.1:5173")]).await;
+    assert_eq!((reply.status, reply.messages[0]["error"]["code"].clone()), (StatusCode::OK, json!(-32601)));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn messages_the_gate_answers_still_need_a_live_session() {
+    let server = start(ServerOptions::default()).await;
+    let session = server.initialize().await;
+    let ended = server.initialize().await;
+    let delete = server.http.delete(&server.url).header("mcp-session-id", &ended).send().await.unwrap();
+    assert_eq!(delete.status(), StatusCode::NO_CONTENT);
+    let unknown_method = json!({"jsonrpc": "2.0", "id": 1, "method": "foo/bar"}).to_string();
+    let bad_params = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": 5}}).to_string();
+    let bad_notification = r#"{"jsonrpc":"2.0","method":"x","params":5}"#;
+    for body in [unknown_method.as_str(), bad_params.as_str(), "{bad", "[]", bad_notification] {
+        assert_eq!(server.post(None, body, &[]).await.status, StatusCode::BAD_REQUEST, "{body} without a session");
+        for gone in ["0123456789abcdef0123456789abcdef", ended.as_str()] {
+            let reply = server.post(Some(gone), body, &[]).await;
+            assert_eq!(reply.status, StatusCode::NOT_FOUND, "{body} in session {gone}: {}", reply.text);
+        }
+    }
+    let reply = server.post(Some(&session), &unknown_method, &[]).await;
+    assert_eq!((reply.status, reply.messages[0]["error"]["code"].clone()), (StatusCode::OK, json!(-32601)));
+    let reply = server.post(Some(&session), "{bad", &[]).await;
+    assert_eq!((reply.status, reply.messages[0]["error"]["code"].clone()), (StatusCode::BAD_REQUEST, json!(-32700)));
+    assert_eq!(server.post(Some(&session), bad_notification, &[]).await.status, StatusCode::ACCEPTED);
+
+    // What may open a session is answered without one (or with a stale one).
+    let discover = json!({"jsonrpc": "2.0", "id": 9, "method": "server/discover"}).to_string();
+    let bad_init = json!({"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": 5}).to_string();
+    let era = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})
+    .to_string();
+    for (body, code) in [(&discover, -32601), (&bad_init, -32602), (&era, -32601)] {
+        for session in [None, Some(ended.as_str())] {
+            let reply = server.post(session, body, &[]).await;
+            assert_eq!(reply.messages[0]["error"]["code"], code, "{body} ({session:?}): {}", reply.text);
+        }
+    }
+
+    // DELETE of an unknown or ended session is a 404, without one a 400.
+    for gone in ["0123456789abcdef0123456789abcdef", ended.as_str()] {
+        let delete = server.http.delete(&server.url).header("mcp-session-id", gone).send().await.unwrap();
+        assert_eq!(delete.status(), StatusCode::NOT_FOUND, "{gone}");
+    }
+    assert_eq!(server.http.delete(&server.url).send().await.unwrap().status(), StatusCode::BAD_REQUEST);
     server.stop().await;
 }
 
@@ -170,7 +262,7 @@ async fn unsupported_versions_bad_json_and_discovery_probes_get_clear_answers() 
     let reply = server.post(Some(&session), &list, &[("mcp-protocol-version", "2025-06-18")]).await;
     assert_eq!(reply.status, StatusCode::OK);
 
-    let reply = server.post(None, "{oops", &[]).await;
+    let reply = server.post(Some(&session), "{oops", &[]).await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST);
     assert_eq!(reply.messages[0]["error"]["code"], -32700);
 

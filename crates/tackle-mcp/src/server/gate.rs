@@ -108,6 +108,17 @@ pub fn screen(bytes: &[u8]) -> Screened {
     }
 }
 
+/// Whether a message may be sent before a session exists (over HTTP, without
+/// `Mcp-Session-Id`): `initialize`, the era probe `server/discover`, or a request naming the
+/// 2026-07-28 era. Anything unreadable may not.
+pub fn may_precede_session(bytes: &[u8]) -> bool {
+    let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+        return false;
+    };
+    matches!(value.get("method").and_then(Value::as_str), Some("initialize" | "server/discover"))
+        || names_unsupported_era(value.get("params"))
+}
+
 fn is_custom(message: &ClientJsonRpcMessage) -> bool {
     matches!(message, ClientJsonRpcMessage::Request(request) if matches!(request.request, rmcp::model::ClientRequest::CustomRequest(_)))
 }
@@ -181,6 +192,22 @@ mod tests {
         assert_eq!(code_of(modern), (json!("a"), -32601));
         let legacy = r#"{"jsonrpc":"2.0","id":"b","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}"#;
         assert!(matches!(screen(legacy.as_bytes()), Screened::Pass(_)));
+    }
+
+    #[test]
+    fn only_opening_messages_may_precede_a_session() {
+        assert!(may_precede_session(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":5}"#));
+        assert!(may_precede_session(br#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#));
+        let era = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        assert!(may_precede_session(era.as_bytes()));
+        for other in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"foo/bar"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            "{bad",
+            "[]",
+        ] {
+            assert!(!may_precede_session(other.as_bytes()), "{other}");
+        }
     }
 
     #[test]

@@ -1,20 +1,31 @@
 //! The streamable HTTP transport of `tackle mcp serve --http ADDR` (mcp.md §1.1): rmcp's
-//! tower service at `/mcp`, served by axum on a loopback address only, behind one layer that
-//! gives bad or foreign input the answers of the [`gate`](super::gate) and refuses
-//! `MCP-Protocol-Version` headers Tackle does not speak.
+//! tower service at `/mcp`, served by axum on a loopback address only, behind one layer (the
+//! guard) that checks every request before anything else, then gives bad or foreign input the
+//! answers of the [`gate`](super::gate).
 //!
-//! rmcp does the rest: `Mcp-Session-Id` sessions (random 128-bit hex ids here), `400` for a
-//! request without one, `404` for an unknown or ended one, `DELETE` to end one, SSE answers
-//! so progress can precede a result, the `GET` stream for list changes, `Host` checked against
-//! the bound address and `Origin` against loopback origins (`403`), idle sessions ended.
+//! The guard, in order:
+//! 1. `Host` must name the bound address and a present `Origin` must be a loopback origin,
+//!    else `403`, before the body is read (DNS-rebinding protection);
+//! 2. an `MCP-Protocol-Version` header naming a version Tackle does not speak gets `400`
+//!    (for a POST, only once the gate has passed the body, so the era probe gets its `-32601`);
+//! 3. a POST body goes through the gate; a message the gate answers or drops itself still
+//!    needs a live session, as rmcp would ask (`400` without `Mcp-Session-Id`, `404` for an
+//!    unknown or ended one), unless it may come before a session (`initialize`,
+//!    `server/discover`, a request naming the 2026-07-28 era);
+//! 4. a `DELETE` of an unknown or ended session gets `404`.
+//!
+//! rmcp does the rest: `Mcp-Session-Id` sessions (random 128-bit hex ids here), the session
+//! checks of the messages it handles, `DELETE` to end one, SSE answers so progress can precede
+//! a result, the `GET` stream for list changes, its own `Host` and `Origin` checks (the same
+//! rules, kept as a second line), idle sessions ended.
 
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::Request;
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
@@ -40,15 +51,10 @@ pub const ENDPOINT: &str = "/mcp";
 
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
-/// Browser origins allowed to reach the server (any port on a loopback host).
-const LOOPBACK_ORIGINS: &[&str] = &[
-    "http://127.0.0.1:*",
-    "http://localhost:*",
-    "http://[::1]:*",
-    "https://127.0.0.1:*",
-    "https://localhost:*",
-    "https://[::1]:*",
-];
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The hosts of the browser origins allowed to reach the server (any port, http or https).
+const LOOPBACK_ORIGIN_HOSTS: &[&str] = &["127.0.0.1", "localhost", "[::1]"];
 
 /// Parses `--http ADDR`: a loopback address with a port (`127.0.0.1:PORT`, `[::1]:PORT`,
 /// `localhost:PORT`). Anything else is refused with a message saying why.
@@ -92,19 +98,26 @@ impl McpServer {
             IpAddr::V6(ip) => format!("[{ip}]"),
             IpAddr::V4(ip) => ip.to_string(),
         };
+        let hosts = vec![format!("{host}:{}", bound.port()), format!("localhost:{}", bound.port())];
+        let origins = ["http", "https"]
+            .iter()
+            .flat_map(|scheme| LOOPBACK_ORIGIN_HOSTS.iter().map(move |host| format!("{scheme}://{host}:*")));
         let config = StreamableHttpServerConfig::default()
-            .with_allowed_hosts([format!("{host}:{}", bound.port()), format!("localhost:{}", bound.port())])
-            .with_allowed_origins(LOOPBACK_ORIGINS.iter().copied())
+            .with_allowed_hosts(hosts.clone())
+            .with_allowed_origins(origins)
             .enforce_origin_validation()
             .with_max_request_body_bytes(MAX_LINE_BYTES)
             .with_cancellation_token(cancel.clone());
         let mut session_config = SessionConfig::default();
         session_config.keep_alive = Some(self.shared.options.idle_timeout);
         let sessions = Arc::new(HexSessions::new(session_config));
+        let guard = Guard { hosts: hosts.into(), sessions: Arc::clone(&sessions) };
         let server = self.clone();
         let service =
             StreamableHttpService::new(move || server.handler().map_err(std::io::Error::other), sessions, config);
-        let router = axum::Router::new().route_service(ENDPOINT, service).layer(axum::middleware::from_fn(guard));
+        let router = axum::Router::new()
+            .route_service(ENDPOINT, service)
+            .layer(axum::middleware::from_fn_with_state(guard, Guard::check));
         Ok(HttpServer { listener, router, cancel, server: self.clone() })
     }
 }
@@ -128,53 +141,130 @@ impl HttpServer {
     }
 }
 
-/// Screens POST bodies through the gate and checks the protocol-version header.
-async fn guard(request: Request, next: Next) -> Response {
-    if request.method() != Method::POST {
-        if let Some(refusal) = unsupported_version(&request) {
+/// What the guard layer needs: the allowed `Host` values and the sessions.
+#[derive(Clone)]
+struct Guard {
+    /// `HOST:PORT` of the bound address, and `localhost:PORT`, lower case.
+    hosts: Arc<[String]>,
+    sessions: Arc<HexSessions>,
+}
+
+impl Guard {
+    /// Checks one request in the order the module header gives; passes it on to rmcp or answers it.
+    async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+        if let Some(refusal) = guard.foreign(&request) {
             return refusal;
         }
-        let deleting = request.method() == Method::DELETE;
-        let mut response = next.run(request).await;
-        // rmcp answers a session DELETE with 202; clients expect 200 or 204 (the Python SDK
-        // logs a failed termination otherwise).
-        if deleting && response.status() == StatusCode::ACCEPTED {
-            *response.status_mut() = StatusCode::NO_CONTENT;
+        if request.method() != Method::POST
+            && let Some(refusal) = unsupported_version(&request)
+        {
+            return refusal;
         }
-        return response;
-    }
-    let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_LINE_BYTES).await {
-        Ok(bytes) => bytes,
-        Err(err) => {
-            let message = format!("Invalid Request: cannot read the body ({err}); at most {MAX_LINE_BYTES} bytes");
-            return json_response(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &gate::error_response(&serde_json::Value::Null, gate::code::INVALID_REQUEST, &message),
-            );
-        }
-    };
-    match gate::screen(&bytes) {
-        Screened::Reply(reply) => {
-            let code = reply["error"]["code"].as_i64();
-            let status = match code {
-                Some(gate::code::PARSE_ERROR | gate::code::INVALID_REQUEST) => StatusCode::BAD_REQUEST,
-                _ => StatusCode::OK,
-            };
-            json_response(status, &reply)
-        }
-        Screened::Drop(reason) => {
-            tracing::debug!("dropped a message: {reason}");
-            StatusCode::ACCEPTED.into_response()
-        }
-        Screened::Pass(_) => {
-            let request = Request::from_parts(parts, Body::from(bytes));
-            if let Some(refusal) = unsupported_version(&request) {
+        if request.method() == Method::DELETE {
+            if let Some(refusal) = guard.session_refusal(request.headers(), || false).await {
                 return refusal;
             }
-            next.run(request).await
+            let mut response = next.run(request).await;
+            // rmcp answers a session DELETE with 202; clients expect 200 or 204 (the Python SDK
+            // logs a failed termination otherwise).
+            if response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::NO_CONTENT;
+            }
+            return response;
+        }
+        if request.method() != Method::POST {
+            return next.run(request).await;
+        }
+        let (parts, body) = request.into_parts();
+        let bytes = match axum::body::to_bytes(body, MAX_LINE_BYTES).await {
+            Ok(bytes) => bytes,
+            Err(err) => {
+                let message = format!("Invalid Request: cannot read the body ({err}); at most {MAX_LINE_BYTES} bytes");
+                return json_response(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &gate::error_response(&serde_json::Value::Null, gate::code::INVALID_REQUEST, &message),
+                );
+            }
+        };
+        let screened = gate::screen(&bytes);
+        if !matches!(screened, Screened::Pass(_))
+            && let Some(refusal) = guard.session_refusal(&parts.headers, || gate::may_precede_session(&bytes)).await
+        {
+            return refusal;
+        }
+        match screened {
+            Screened::Reply(reply) => {
+                let code = reply["error"]["code"].as_i64();
+                let status = match code {
+                    Some(gate::code::PARSE_ERROR | gate::code::INVALID_REQUEST) => StatusCode::BAD_REQUEST,
+                    _ => StatusCode::OK,
+                };
+                json_response(status, &reply)
+            }
+            Screened::Drop(reason) => {
+                tracing::debug!("dropped a message: {reason}");
+                StatusCode::ACCEPTED.into_response()
+            }
+            Screened::Pass(_) => {
+                let request = Request::from_parts(parts, Body::from(bytes));
+                // After the gate, so that the era probe gets its -32601 whatever its header says.
+                if let Some(refusal) = unsupported_version(&request) {
+                    return refusal;
+                }
+                next.run(request).await
+            }
         }
     }
+
+    /// `403` for a `Host` that is not the bound address, or an `Origin` that is not loopback.
+    fn foreign(&self, request: &Request) -> Option<Response> {
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_owned)
+            .or_else(|| request.uri().authority().map(ToString::to_string));
+        let host_allowed = host.is_some_and(|host| self.hosts.iter().any(|h| h.eq_ignore_ascii_case(&host)));
+        if !host_allowed {
+            tracing::warn!("refused a request with a foreign Host header (possible DNS rebinding)");
+            return Some((StatusCode::FORBIDDEN, "Forbidden: Host header is not allowed").into_response());
+        }
+        let origin = request.headers().get(header::ORIGIN)?;
+        if !is_loopback_origin(origin.as_bytes()) {
+            tracing::warn!("refused a request with a foreign Origin header");
+            return Some((StatusCode::FORBIDDEN, "Forbidden: Origin header is not allowed").into_response());
+        }
+        None
+    }
+
+    /// `400` without an `Mcp-Session-Id` header, `404` for an unknown or ended one; nothing
+    /// when the session is live or `exempt()` says the message may come before a session.
+    async fn session_refusal(&self, headers: &HeaderMap, exempt: impl FnOnce() -> bool) -> Option<Response> {
+        let known = match headers.get(SESSION_HEADER).and_then(|id| id.to_str().ok()) {
+            Some(id) => Some(self.sessions.has_session(&SessionId::from(id)).await.unwrap_or(false)),
+            None => None,
+        };
+        match known {
+            Some(true) => None,
+            _ if exempt() => None,
+            None => Some((StatusCode::BAD_REQUEST, "Bad Request: Session ID is required").into_response()),
+            Some(false) => Some((StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()),
+        }
+    }
+}
+
+/// Whether an `Origin` header value is `http(s)://` a loopback host, on any port.
+fn is_loopback_origin(origin: &[u8]) -> bool {
+    let Ok(uri) = axum::http::Uri::try_from(origin) else {
+        return false;
+    };
+    // An origin is scheme://host[:port]; browsers never send a path or user information.
+    let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"))
+        && uri.authority().is_some_and(|authority| !authority.as_str().contains('@'));
+    let host = uri.host().map(str::to_ascii_lowercase);
+    scheme_ok
+        && uri.path_and_query().is_none_or(|p| p.as_str().is_empty() || p.as_str() == "/")
+        && host.is_some_and(|host| LOOPBACK_ORIGIN_HOSTS.contains(&host.as_str()))
 }
 
 /// `400` for an `MCP-Protocol-Version` header naming a version Tackle does not support.
@@ -289,6 +379,32 @@ mod tests {
             assert!(check_loopback(bad).is_err(), "{bad}");
         }
         assert!(check_loopback("0.0.0.0:80").unwrap_err().contains("beyond this machine"));
+    }
+
+    #[test]
+    fn only_loopback_origins_pass() {
+        for good in [
+            "http://localhost:5173",
+            "https://127.0.0.1:8443",
+            "http://[::1]:80",
+            "http://LOCALHOST:1",
+            "http://127.0.0.1",
+        ] {
+            assert!(is_loopback_origin(good.as_bytes()), "{good}");
+        }
+        for bad in [
+            "http://evil.com",
+            "http://localhost.evil.com:80",
+            "http://127.0.0.1.evil.com",
+            "file://localhost",
+            "null",
+            "",
+            "localhost:80",
+            "http://localhost:80/path",
+            "http://evil.com@localhost:1",
+        ] {
+            assert!(!is_loopback_origin(bad.as_bytes()), "{bad}");
+        }
     }
 
     #[test]
