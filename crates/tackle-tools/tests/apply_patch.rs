@@ -9,6 +9,7 @@ mod common;
 use common::Ws;
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use tackle_core::ErrorKind;
 
 fn patch(body: &str) -> serde_json::Value {
     json!({"input": format!("*** Begin Patch\n{body}*** End Patch\n")})
@@ -90,16 +91,31 @@ async fn every_failed_check_is_reported_and_changes_nothing() {
             "{body}"
         );
     }
-    let outside = ws.err("apply_patch", patch("*** Add File: ../evil.txt\n+x\n")).await;
+    // Path refusals come first, whatever the patch's order, as `{path}: {reason}`, and keep
+    // the policy's kind.
+    let outside = ws.call("apply_patch", patch("*** Delete File: missing.txt\n*** Add File: ../evil.txt\n+x\n")).await;
+    assert_eq!(outside.meta.error_kind, Some(ErrorKind::Denied));
+    assert_eq!(
+        outside.text_content(),
+        format!(
+            "apply_patch failed; no files were changed.\n../evil.txt: Path ../evil.txt is outside the workspace ({}). \
+             Use a path inside it; to allow another directory add it to [workspace] extra_roots in tackle.toml.",
+            ws.root.display()
+        )
+    );
+    let moved_out =
+        ws.err("apply_patch", patch("*** Update File: a.txt\n*** Move to: /etc/evil.txt\n@@\n-a\n+b\n")).await;
     assert!(
-        outside.starts_with("apply_patch failed; no files were changed.\nPath ../evil.txt is outside the workspace"),
-        "{outside}"
+        moved_out
+            .starts_with("apply_patch failed; no files were changed.\n/etc/evil.txt: Path /etc/evil.txt is outside"),
+        "{moved_out}"
     );
     let protected =
         ws.err("apply_patch", patch("*** Add File: ok.txt\n+x\n*** Add File: .git/hooks/post-checkout\n+x\n")).await;
     assert_eq!(
         protected,
-        "apply_patch failed; no files were changed.\n.git/hooks/post-checkout is inside a protected directory (.git/); file tools cannot write there."
+        "apply_patch failed; no files were changed.\n.git/hooks/post-checkout: .git/hooks/post-checkout is inside a \
+         protected directory (.git/); file tools cannot write there."
     );
     assert_eq!(ws.names_in(""), ["a.txt", "b.txt", "bin.dat"]);
     assert_eq!(ws.read("a.txt"), "a\n");

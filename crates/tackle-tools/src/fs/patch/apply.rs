@@ -45,7 +45,7 @@ struct Vfs {
 
 impl Vfs {
     fn slot(&mut self, files: &Files<'_>, raw: &str) -> Result<&mut Slot, String> {
-        let target = files.target(raw, Access::Write).map_err(|err| err.message().to_owned())?;
+        let target = files.target(raw, Access::Write).map_err(|err| format!("{raw}: {}", err.message()))?;
         let key = target.path.clone();
         if !self.slots.contains_key(&key) {
             let original = match read_existing(&target.path) {
@@ -72,6 +72,7 @@ type Summary = Vec<String>;
 
 /// Applies `patch` (already parsed) against the session; returns the summary lines.
 pub fn apply(files: &Files<'_>, patch: &Patch) -> Result<Summary, ToolError> {
+    check_paths(files, patch)?;
     let mut vfs = Vfs::default();
     let mut summary = Vec::new();
     for op in &patch.ops {
@@ -80,6 +81,26 @@ pub fn apply(files: &Files<'_>, patch: &Patch) -> Result<Summary, ToolError> {
     }
     commit(files, &vfs)?;
     Ok(summary)
+}
+
+/// Passes every path the patch names through the path policy before anything is read or
+/// applied; a refusal keeps its kind (`Denied` for the policy) and names the path.
+fn check_paths(files: &Files<'_>, patch: &Patch) -> Result<(), ToolError> {
+    let paths = patch.ops.iter().flat_map(|op| match op {
+        FileOp::Add { path, .. } | FileOp::Delete { path } => [Some(path), None],
+        FileOp::Update { path, move_to, .. } => [Some(path), move_to.as_ref()],
+    });
+    for raw in paths.flatten() {
+        if let Err(err) = files.target(raw, Access::Write) {
+            let message = format!("{FAILED}\n{raw}: {}", err.message());
+            return Err(match err {
+                ToolError::Denied(_) => ToolError::Denied(message),
+                ToolError::InvalidInput(_) => ToolError::InvalidInput(message),
+                _ => ToolError::Failed(message),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn apply_op(files: &Files<'_>, vfs: &mut Vfs, op: &FileOp, summary: &mut Summary) -> Result<(), String> {
