@@ -148,6 +148,9 @@ impl TerminalApprover {
                 let lines: Vec<&str> = shown.lines().collect();
                 if lines.len() <= 1 {
                     text.push_str(&format!("  {key}: {shown}\n"));
+                } else if request.preview.is_some() {
+                    // The diff below shows what this text does to the file.
+                    continue;
                 } else {
                     text.push_str(&format!("  {key}:\n"));
                     for line in lines.iter().take(FOLD_LINES) {
@@ -157,6 +160,11 @@ impl TerminalApprover {
                         text.push_str(&format!("    [... {} more lines]\n", lines.len() - FOLD_LINES));
                     }
                 }
+            }
+        }
+        if let Some(preview) = request.preview {
+            for line in preview.lines() {
+                text.push_str(&format!("  {line}\n"));
             }
         }
         text.push_str(&format!(
@@ -255,7 +263,7 @@ mod tests {
     }
 
     fn request<'a>(spec: &'a ToolSpec, args: &'a Value) -> PermissionRequest<'a> {
-        PermissionRequest { call_id: "c", spec, args, read_only: false }
+        PermissionRequest { call_id: "c", spec, args, read_only: false, preview: None }
     }
 
     #[tokio::test]
@@ -283,6 +291,23 @@ mod tests {
             "{question}"
         );
         assert!(question.contains("[a] always this session (Bash(git push:*))"), "{question}");
+    }
+
+    #[tokio::test]
+    async fn a_preview_replaces_the_long_arguments_in_the_question() {
+        let save = ToolSpec::new("save", "").edits_files();
+        let args = json!({"path": "a.txt", "content": "line one\nline two\n"});
+        let mut asked = request(&save, &args);
+        asked.preview = Some("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n line one\n+line two\n");
+        let prompter = Arc::new(Scripted(Mutex::new(vec!["n"]), Mutex::new(Vec::new())));
+        TerminalApprover::new(prompter.clone()).approve(&asked, "edits ask").await;
+        let question = &prompter.1.lock().unwrap()[0];
+        assert!(
+            question
+                .contains("  path: a.txt\n  --- a/a.txt\n  +++ b/a.txt\n  @@ -1 +1,2 @@\n   line one\n  +line two\n"),
+            "{question}"
+        );
+        assert!(!question.contains("content:"), "{question}");
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub struct PermissionRequest<'a> {
     pub args: &'a Value,
     /// The call only reads (`Tool::is_read_only` for this input).
     pub read_only: bool,
+    /// What the call would change (a unified diff for a file edit), when the tool can say;
+    /// filled in only for the approver.
+    pub preview: Option<&'a str>,
 }
 
 impl PermissionRequest<'_> {
@@ -240,7 +243,7 @@ mod tests {
     use serde_json::json;
 
     fn request<'a>(spec: &'a ToolSpec, args: &'a Value, read_only: bool) -> PermissionRequest<'a> {
-        PermissionRequest { call_id: "c1", spec, args, read_only }
+        PermissionRequest { call_id: "c1", spec, args, read_only, preview: None }
     }
 
     #[test]

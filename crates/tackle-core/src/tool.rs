@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
+use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -47,6 +48,13 @@ pub trait Tool: Send + Sync + 'static {
     /// A tool with its own timeout parameter returns that plus its own clean-up margin, and
     /// reports its own timeout message before the executor's deadline fires.
     fn timeout(&self, _input: &Self::Input) -> Option<Duration> {
+        None
+    }
+
+    /// What this call would change, shown to the person asked to approve it (a unified diff
+    /// for a file edit); `None` when there is nothing better than the arguments to show.
+    /// Called only when someone is asked, before the call runs; it must change nothing.
+    fn preview(&self, _input: &Self::Input, _ctx: &ToolContext) -> Option<String> {
         None
     }
 
@@ -110,6 +118,11 @@ pub trait DynTool: Send + Sync + 'static {
     /// `InvalidInput` the model can fix.
     fn prepare(&self, args: &Value) -> Result<PreparedCall, ToolError>;
 
+    /// What a call with these (validated) arguments would change, for an approval prompt.
+    fn preview(&self, _args: &Value, _ctx: &ToolContext) -> Option<String> {
+        None
+    }
+
     /// Releases what the tool holds at the end of the session.
     fn close(&self) -> BoxFuture<'_, ()>;
 }
@@ -154,6 +167,11 @@ impl<T: Tool> DynTool for TypedTool<T> {
         Ok(PreparedCall::new(read_only, concurrency_safe, timeout, move |ctx| {
             Box::pin(async move { tool.call(input, &ctx).await })
         }))
+    }
+
+    fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<String> {
+        let input = T::Input::deserialize(args).ok()?;
+        self.tool.preview(&input, ctx)
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {

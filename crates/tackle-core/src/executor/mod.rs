@@ -213,7 +213,13 @@ impl Executor {
         let (mut args, mut coerced, mut prepared) = self.check_args(session, &handle, call.args).map_err(reject)?;
         let mut hooks_ran = false;
         loop {
-            let request = PermissionRequest { call_id: &call.id, spec, args: &args, read_only: prepared.read_only };
+            let request = PermissionRequest {
+                call_id: &call.id,
+                spec,
+                args: &args,
+                read_only: prepared.read_only,
+                preview: None,
+            };
             let mut decision = self.policy.decide(&request);
             if let Decision::Deny { message } = decision {
                 return Err(reject(ToolError::Denied(message)));
@@ -232,7 +238,15 @@ impl Executor {
                 }
             }
             if let Decision::Ask { reason, .. } = &decision {
-                let request = PermissionRequest { call_id: &call.id, spec, args: &args, read_only: prepared.read_only };
+                let ctx = session.context(&call.id, spec.name.as_str(), CancellationToken::new());
+                let preview = handle.tool.preview(&args, &ctx);
+                let request = PermissionRequest {
+                    call_id: &call.id,
+                    spec,
+                    args: &args,
+                    read_only: prepared.read_only,
+                    preview: preview.as_deref(),
+                };
                 if let Approval::Deny { message } = self.approver.approve(&request, reason).await {
                     return Err(reject(ToolError::Denied(message)));
                 }

@@ -34,7 +34,12 @@ fn describe(request: &PermissionRequest<'_>, reason: &str) -> String {
     if args.chars().count() > MAX_ARGS_CHARS {
         args = args.chars().take(MAX_ARGS_CHARS).chain("…".chars()).collect();
     }
-    format!("Allow the tool call {} {args}? ({reason})", request.spec.name)
+    let mut message = format!("Allow the tool call {} {args}? ({reason})", request.spec.name);
+    if let Some(preview) = request.preview {
+        message.push_str("\n\n");
+        message.push_str(preview);
+    }
+    message
 }
 
 impl Approver for ElicitApprover {

@@ -14,6 +14,7 @@
 
 pub mod atomic;
 pub mod closest;
+pub mod diff;
 pub mod edit_file;
 pub mod editor;
 pub mod history;

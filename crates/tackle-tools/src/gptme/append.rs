@@ -6,8 +6,9 @@ use tackle_core::spec::PathAccess;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::common::{load_regular, mapping, refuse_placeholder};
+use crate::fs::diff::unified_diff;
 use crate::fs::text::{LineEnding, as_text, binary_message, dominant_ending, with_ending};
-use crate::fs::{Before, Existing, Files, blocking, write_failure};
+use crate::fs::{Before, Existing, Files, Target, blocking, write_failure};
 
 /// The wire name.
 pub const NAME: &str = "append";
@@ -43,12 +44,26 @@ impl Tool for Append {
         .block(mapping("append", "content"))
     }
 
+    fn preview(&self, input: &AppendInput, ctx: &ToolContext) -> Option<String> {
+        let (target, existing, content) = plan(&Files::new(ctx), input.clone()).ok()?;
+        let old = existing.as_ref().map(|e| as_text(&e.bytes).unwrap_or_default());
+        Some(unified_diff(&target.raw, old, &content))
+    }
+
     async fn call(&self, input: AppendInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(ctx, move |ctx| append(&Files::new(ctx), input)).await.map(ToolOutput::text)
     }
 }
 
 fn append(files: &Files<'_>, input: AppendInput) -> Result<String, ToolError> {
+    let (target, existing, content) = plan(files, input)?;
+    let before = existing.as_ref().map_or(Before::Absent, Existing::before);
+    files.write(&target, content.as_bytes(), before).map_err(|err| write_failure(&target.raw, err))?;
+    Ok(format!("Appended to {}", target.raw))
+}
+
+/// The file to append to, what it holds now, and what it will hold.
+fn plan(files: &Files<'_>, input: AppendInput) -> Result<(Target, Option<Existing>, String), ToolError> {
     let target = files.target(&input.path, Access::Write)?;
     let shown = &target.raw;
     if input.content.is_empty() {
@@ -76,7 +91,5 @@ fn append(files: &Files<'_>, input: AppendInput) -> Result<String, ToolError> {
     } else {
         added.as_str().into()
     });
-    let before = existing.as_ref().map_or(Before::Absent, Existing::before);
-    files.write(&target, content.as_bytes(), before).map_err(|err| write_failure(shown, err))?;
-    Ok(format!("Appended to {shown}"))
+    Ok((target, existing, content))
 }

@@ -8,8 +8,9 @@ use tackle_core::spec::PathAccess;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::common::{load_regular, mapping, refuse_placeholder};
+use crate::fs::diff::unified_diff;
 use crate::fs::text::{LineEnding, as_text, dominant_ending, has_crlf, lf_to_crlf};
-use crate::fs::{Before, Existing, Files, blocking, write_failure};
+use crate::fs::{Before, Existing, Files, Target, blocking, write_failure};
 
 /// The wire name.
 pub const NAME: &str = "save";
@@ -51,15 +52,21 @@ impl Tool for Save {
         .block(mapping("save", "content"))
     }
 
+    fn preview(&self, input: &SaveInput, ctx: &ToolContext) -> Option<String> {
+        let (target, existing, content) = plan(&Files::new(ctx), input.clone()).ok()?;
+        let old = existing.as_ref().map(|e| as_text(&e.bytes).unwrap_or_default());
+        Some(unified_diff(&target.raw, old, &content))
+    }
+
     async fn call(&self, input: SaveInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(ctx, move |ctx| save(&Files::new(ctx), input)).await.map(ToolOutput::text)
     }
 }
 
-fn save(files: &Files<'_>, input: SaveInput) -> Result<String, ToolError> {
+/// The file to write, what it holds now, and what it will hold.
+fn plan(files: &Files<'_>, input: SaveInput) -> Result<(Target, Option<Existing>, String), ToolError> {
     let target = files.target(&input.path, Access::Write)?;
-    let shown = &target.raw;
-    refuse_placeholder(shown, &input.content)?;
+    refuse_placeholder(&target.raw, &input.content)?;
     let existing = load_regular(&target)?;
     let mut content = input.content;
     if !content.is_empty() && !content.ends_with('\n') {
@@ -70,6 +77,13 @@ fn save(files: &Files<'_>, input: SaveInput) -> Result<String, ToolError> {
     if old_text.is_some_and(|text| dominant_ending(text) == LineEnding::CrLf) && !has_crlf(&content) {
         content = lf_to_crlf(&content).into_owned();
     }
+    Ok((target, existing, content))
+}
+
+fn save(files: &Files<'_>, input: SaveInput) -> Result<String, ToolError> {
+    let (target, existing, content) = plan(files, input)?;
+    let shown = &target.raw;
+    let old_text = existing.as_ref().and_then(|e| as_text(&e.bytes));
     let created_folder = target.path.parent().is_some_and(|parent| !parent.exists());
     let before = existing.as_ref().map_or(Before::Absent, Existing::before);
     files.write(&target, content.as_bytes(), before).map_err(|err| write_failure(shown, err))?;

@@ -9,9 +9,10 @@ use tackle_core::spec::PathAccess;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::common::{load_regular, mapping};
+use crate::fs::diff::unified_diff;
 use crate::fs::suggest::missing_file_message;
 use crate::fs::text::{as_text, binary_message};
-use crate::fs::{Files, blocking, write_failure};
+use crate::fs::{Existing, Files, Target, blocking, write_failure};
 
 /// The wire name.
 pub const NAME: &str = "patch";
@@ -50,12 +51,24 @@ impl Tool for Patch {
         .block(mapping("patch", "patch"))
     }
 
+    fn preview(&self, input: &PatchInput, ctx: &ToolContext) -> Option<String> {
+        let (target, existing, patched, _) = plan(&Files::new(ctx), input).ok()?;
+        Some(unified_diff(&target.raw, as_text(&existing.bytes), &patched))
+    }
+
     async fn call(&self, input: PatchInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(ctx, move |ctx| patch(&Files::new(ctx), &input)).await.map(ToolOutput::text)
     }
 }
 
 fn patch(files: &Files<'_>, input: &PatchInput) -> Result<String, ToolError> {
+    let (target, existing, patched, hunk_count) = plan(files, input)?;
+    files.write(&target, patched.as_bytes(), existing.before()).map_err(|err| write_failure(&target.raw, err))?;
+    Ok(format!("Patch applied to {} ({hunk_count} hunks)", target.raw))
+}
+
+/// The file to patch, what it holds now, what it will hold, and the number of hunks.
+fn plan(files: &Files<'_>, input: &PatchInput) -> Result<(Target, Existing, String, usize), ToolError> {
     let target = files.target(&input.path, Access::Write)?;
     let shown = &target.raw;
     let hunks = hunks::parse(&input.patch).map_err(ToolError::InvalidInput)?;
@@ -67,6 +80,5 @@ fn patch(files: &Files<'_>, input: &PatchInput) -> Result<String, ToolError> {
     };
     let text = as_text(&existing.bytes).ok_or_else(|| ToolError::Failed(binary_message(shown)))?;
     let patched = hunks::apply(text, &hunks, shown).map_err(ToolError::Failed)?;
-    files.write(&target, patched.as_bytes(), existing.before()).map_err(|err| write_failure(shown, err))?;
-    Ok(format!("Patch applied to {shown} ({} hunks)", hunks.len()))
+    Ok((target, existing, patched, hunks.len()))
 }
