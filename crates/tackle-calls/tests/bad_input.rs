@@ -96,9 +96,14 @@ fn heredoc_candidates_stay_within_their_window() {
 
 #[test]
 fn broken_xml_and_json_cut_mid_string() {
+    // The first `<invoke ` ends the bash call (no `</invoke>`); the second call's parameter
+    // opens a CDATA section that never closes: two malformed calls.
     let junk = "<<<< <invoke <parameter name=\"a\"> <![CDATA[ & &#; </param".repeat(MB / 60);
-    assert_eq!(check(&format!("<function_calls>\n<invoke name=\"bash\">\n{junk}")), vec![0, 0, 0, 0]);
-    assert_eq!(check(&format!("<tool-use>\n<bash>{junk}")), vec![0, 0, 0, 0]);
+    assert_eq!(check(&format!("<function_calls>\n<invoke name=\"bash\">\n{junk}")), vec![0, 2, 0, 0]);
+    assert_eq!(check(&format!("<tool-use>\n<bash>{junk}")), vec![0, 1, 0, 0]);
+    // Without CDATA, each `<invoke ` ends the call before it.
+    let junk = "<<<< <invoke <parameter name=\"a\"> & &#; </param".repeat(MB / 50);
+    assert_eq!(check(&format!("<function_calls>\n<invoke name=\"bash\">\n{junk}")), vec![0, MB / 50 + 1, 0, 0]);
     let cut = "@bash(c1): {\"command\": \"echo \\\" {{{{ }}}}";
     assert_eq!(check(&format!("@bash(c0): {{}}\n{}", cut.repeat(MB / cut.len()))), vec![0, 0, 1, 0]);
     // Many @ lines that are not calls, and many thinking look-alikes.

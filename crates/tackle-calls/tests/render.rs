@@ -233,6 +233,12 @@ fn xml_renders_form_one_with_cdata_where_needed() {
     let args = Map::from_iter([("path".into(), json!("a")), ("content".into(), json!("two\nlines\n"))]);
     let text = render_call(CallFormat::Xml, &tools, "save", &args, "s").unwrap();
     assert!(text.contains("<parameter name=\"content\">\ntwo\nlines\n</parameter>"), "{text}");
+    // Tags that would end a value early (docs/formats-differences.md #25) go in CDATA.
+    for content in ["a </invoke> b", "<invoke name=\"x\">", "end </function_calls>"] {
+        let args = Map::from_iter([("path".into(), json!("a")), ("content".into(), json!(content))]);
+        let text = render_call(CallFormat::Xml, &tools, "save", &args, "s").unwrap();
+        assert!(text.contains(&format!("<![CDATA[{content}]]>")), "{text}");
+    }
 }
 
 #[test]

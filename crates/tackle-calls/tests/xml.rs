@@ -207,12 +207,144 @@ fn a_call_is_complete_at_its_own_closing_tag() {
     // No closing wrapper yet: the call is still complete (needed for streaming).
     let text = "<function_calls>\n<invoke name=\"bash\">\n<parameter name=\"command\">ls</parameter>\n</invoke>\n";
     assert_eq!(summary(text), vec![ok("bash", json!({"command": "ls"}))]);
-    // A call cut off is not a call.
+    // A start tag cut off is not a call.
+    assert_eq!(summary("<function_calls>\n<invoke name=\"bash\""), vec![]);
+    assert_eq!(summary("<tool-use><bash"), vec![]);
+}
+
+fn malformed(name: &str, args: Value, error: &str) -> (String, Value, Option<String>) {
+    (name.to_owned(), args, Some(error.to_owned()))
+}
+
+#[test]
+fn a_call_cut_off_after_its_start_tag_is_a_malformed_call() {
+    let no_invoke_close = "The <invoke> element has no closing </invoke>";
     assert_eq!(
         summary("<function_calls>\n<invoke name=\"bash\">\n<parameter name=\"command\">ls</parameter>\n"),
-        vec![]
+        vec![malformed("bash", json!({"command": "ls"}), no_invoke_close)]
     );
-    assert_eq!(summary("<tool-use><bash>ls</bas"), vec![]);
+    assert_eq!(
+        summary(
+            "<function_calls>\n<invoke name=\"bash\">\n<parameter name=\"command\">ls</parameter>\n</function_calls>\n"
+        ),
+        vec![malformed("bash", json!({"command": "ls"}), no_invoke_close)]
+    );
+    assert_eq!(
+        summary("<function_calls><invoke name=\"bash\"><parameter name=\"command\">ls -la"),
+        vec![malformed(
+            "bash",
+            json!({"command": "ls -la"}),
+            &format!("Parameter `command` has no closing </parameter>; {no_invoke_close}")
+        )]
+    );
+    assert_eq!(
+        summary("<function_calls><invoke name=\"bash\"><parameter name=\"command\""),
+        vec![malformed("bash", json!({}), no_invoke_close)]
+    );
+    assert_eq!(
+        summary("<tool-use><bash>ls</bas"),
+        vec![malformed("bash", json!({"command": "ls</bas"}), "The <bash> element has no closing </bash>")]
+    );
+}
+
+#[test]
+fn a_missing_closing_tag_does_not_swallow_the_calls_after_it() {
+    let pwd = "<invoke name=\"bash\"><parameter name=\"command\">pwd</parameter></invoke>";
+    // No </parameter>: the value ends at </invoke>.
+    let text = format!(
+        "<function_calls>\n<invoke name=\"bash\"><parameter name=\"command\">ls</invoke>\n{pwd}\n</function_calls>"
+    );
+    assert_eq!(
+        summary(&text),
+        vec![
+            malformed("bash", json!({"command": "ls"}), "Parameter `command` has no closing </parameter>"),
+            ok("bash", json!({"command": "pwd"}))
+        ]
+    );
+    let found = calls(&text);
+    assert_eq!(found[0].end, text.find("</invoke>").unwrap() + "</invoke>".len());
+    assert_eq!(found[1].start, text.rfind("<invoke").unwrap());
+    // No </parameter> and no </invoke>: both end at the next <invoke.
+    let text =
+        format!("<function_calls>\n<invoke name=\"bash\"><parameter name=\"command\">ls\n{pwd}\n</function_calls>");
+    assert_eq!(
+        summary(&text),
+        vec![
+            malformed(
+                "bash",
+                json!({"command": "ls"}),
+                "Parameter `command` has no closing </parameter>; The <invoke> element has no closing </invoke>"
+            ),
+            ok("bash", json!({"command": "pwd"}))
+        ]
+    );
+    assert_eq!(calls(&text)[0].end, text.rfind("<invoke").unwrap());
+    // No </invoke>: the call ends at the next <invoke, which is a call of its own.
+    let text = format!(
+        "<function_calls>\n<invoke name=\"bash\"><parameter name=\"command\">ls</parameter>\n{pwd}\n</function_calls>"
+    );
+    assert_eq!(
+        summary(&text),
+        vec![
+            malformed("bash", json!({"command": "ls"}), "The <invoke> element has no closing </invoke>"),
+            ok("bash", json!({"command": "pwd"}))
+        ]
+    );
+    // The wrapper's closing tag ends a parameter and its call; the next wrapper is read.
+    let text = format!(
+        "<function_calls><invoke name=\"bash\"><parameter name=\"command\">ls</function_calls>\n<function_calls>{pwd}</function_calls>"
+    );
+    assert_eq!(summary(&text)[1], ok("bash", json!({"command": "pwd"})));
+    assert_eq!(summary(&text).len(), 2);
+    // <tool-use> children end at the wrapper's tags.
+    let text = "<tool-use>\n<bash>ls\n</tool-use>\n<tool-use>\n<bash>date</bash>";
+    assert_eq!(
+        summary(text),
+        vec![
+            malformed("bash", json!({"command": "ls"}), "The <bash> element has no closing </bash>"),
+            ok("bash", json!({"command": "date"}))
+        ]
+    );
+    let text = "<tool-use>\n<bash>ls\n<tool-use>\n<bash>date</bash></tool-use>";
+    assert_eq!(summary(text)[1], ok("bash", json!({"command": "date"})));
+    // A parameter element inside a <tool-use> child without its closing tag.
+    let text = "<tool-use><read_file><path>a.txt</read_file>\n<bash>ls</bash></tool-use>";
+    assert_eq!(
+        summary(text),
+        vec![
+            malformed("read_file", json!({"path": "a.txt"}), "Parameter `path` has no closing </path>"),
+            ok("bash", json!({"command": "ls"}))
+        ]
+    );
+}
+
+#[test]
+fn tags_that_end_a_value_early_are_text_inside_cdata_or_as_other_names() {
+    let text = invoke(
+        "save",
+        &[("path", "x"), ("content", "<![CDATA[</invoke>\n<invoke name=\"bash\"> </function_calls>]]>")],
+    );
+    assert_eq!(
+        summary(&text),
+        vec![ok("save", json!({"path": "x", "content": "</invoke>\n<invoke name=\"bash\"> </function_calls>"}))]
+    );
+    let text = invoke("save", &[("path", "x"), ("content", "<invoker> <invoke_all> </invoked>")]);
+    assert_eq!(summary(&text), vec![ok("save", json!({"path": "x", "content": "<invoker> <invoke_all> </invoked>"}))]);
+    let text = "<tool-use><save path=\"x\"><![CDATA[</tool-use>]]></save></tool-use>";
+    assert_eq!(summary(text), vec![ok("save", json!({"path": "x", "content": "</tool-use>"}))]);
+}
+
+#[test]
+fn tool_use_children_not_in_the_schema_are_passed_as_strings() {
+    // A JSON-body tool: every child element is a parameter; validation reports the unknown one.
+    let text = "<tool-use><read_file><file_path>a.txt</file_path><limit>3</limit></read_file></tool-use>";
+    assert_eq!(summary(text), vec![ok("read_file", json!({"file_path": "a.txt", "limit": 3}))]);
+    // A tool with a body: once one child names a parameter, all are parameters.
+    let text = "<tool-use><save><path>a.txt</path><contents>hi</contents></save></tool-use>";
+    assert_eq!(summary(text), vec![ok("save", json!({"path": "a.txt", "contents": "hi"}))]);
+    // …and markup that names none is the body.
+    let text = "<tool-use><save path=\"a.html\"><p>hi</p></save></tool-use>";
+    assert_eq!(summary(text), vec![ok("save", json!({"path": "a.html", "content": "<p>hi</p>"}))]);
 }
 
 #[test]

@@ -11,6 +11,7 @@ use crate::call::CallFormat;
 use crate::parser::parse;
 use crate::pytext;
 use crate::tools::{SpecExt, ToolIndex};
+use crate::xml::scan::PARAM_ENDS;
 use crate::xml::text;
 use crate::xml::typed::takes_raw_string;
 
@@ -114,7 +115,7 @@ fn xml(tools: &ToolIndex, name: &str, args: &Map<String, Value>, id: &str) -> St
             Value::String(s) if takes_raw_string(spec, param) => xml_string(s),
             other => {
                 let json = other.to_string();
-                if text::needs_cdata(&json, "</parameter>") { text::cdata(&json) } else { json }
+                if text::needs_cdata(&json, &PARAM_ENDS) { text::cdata(&json) } else { json }
             }
         };
         out.push_str(&format!("<parameter name=\"{}\">{written}</parameter>\n", text::escape_attr(param)));
@@ -127,7 +128,7 @@ fn xml(tools: &ToolIndex, name: &str, args: &Map<String, Value>, id: &str) -> St
 /// on its own line), else CDATA.
 pub(crate) fn xml_string(value: &str) -> String {
     let newlines = value.matches('\n').count();
-    if value.is_empty() || text::needs_cdata(value, "</parameter>") || (newlines == 1 && value.ends_with('\n')) {
+    if value.is_empty() || text::needs_cdata(value, &PARAM_ENDS) || (newlines == 1 && value.ends_with('\n')) {
         text::cdata(value)
     } else if newlines > 0 {
         format!("\n{value}")

@@ -35,7 +35,7 @@ fn render_one(format: CallFormat, n: usize, result: &CallResult<'_>) -> String {
             format!("Result of {} (call {n}){error}:\n{fence}output\n{}\n{fence}", result.tool, result.output)
         }
         CallFormat::Xml => {
-            let output = if text::needs_cdata(result.output, "</tool-result>") {
+            let output = if text::needs_cdata(result.output, &[b"</tool-result>"]) {
                 text::cdata(result.output)
             } else {
                 result.output.to_owned()

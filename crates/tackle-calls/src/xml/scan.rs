@@ -4,6 +4,13 @@
 //! Not an XML parser: parameter text is taken raw up to the first matching closing tag (a
 //! `<![CDATA[ … ]]>` section hides closing tags inside it), start tags are read leniently, and
 //! anything else between elements is ignored.
+//!
+//! A closing tag that is missing must not swallow the calls after it
+//! (docs/formats-differences.md): outside CDATA, a parameter value also ends at `</invoke>`,
+//! at the start of another `<invoke` or at `</function_calls>`; an `<invoke>` element ends at
+//! another `<invoke` or at `</function_calls>`; a `<tool-use>` child ends at `</tool-use>` or
+//! `<tool-use>`. What ends that way, and an element whose start tag is complete when the
+//! message ends, is marked unclosed, so it becomes a call with a parse error.
 
 use crate::input::Input;
 
@@ -55,6 +62,22 @@ fn prefix(avail: &[u8], pattern: &[u8]) -> Prefix {
     }
 }
 
+/// Whether `avail` starts with the tag `pattern`. A pattern without its final `>` is a tag
+/// name (`<invoke`), which needs a delimiter after it.
+fn tag_prefix(avail: &[u8], pattern: &[u8]) -> Prefix {
+    if pattern.ends_with(b">") {
+        return prefix(avail, pattern);
+    }
+    match prefix(avail, pattern) {
+        Prefix::Full => match avail.get(pattern.len()) {
+            Some(b) if is_delimiter(*b) => Prefix::Full,
+            Some(_) => Prefix::No,
+            None => Prefix::Partial,
+        },
+        other => other,
+    }
+}
+
 /// The longest element name taken as a tool name in `<tool-use>`.
 const MAX_NAME: usize = 256;
 
@@ -62,11 +85,11 @@ fn is_delimiter(b: u8) -> bool {
     b.is_ascii_whitespace() || b == b'>' || b == b'/'
 }
 
-fn is_name_start(c: char) -> bool {
+pub(crate) fn is_name_start(c: char) -> bool {
     c.is_alphabetic() || c == '_'
 }
 
-fn is_name_char(c: char) -> bool {
+pub(crate) fn is_name_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')
 }
 
@@ -152,6 +175,8 @@ pub(crate) struct Element {
     /// The raw text between the start and closing tags (for `<invoke>`: only when it has no
     /// `<parameter>` children).
     pub body: Option<(usize, usize)>,
+    /// Whether the element ended at its own closing tag (or was self-closing).
+    pub closed: bool,
     close_tag: Vec<u8>,
     phase: Phase,
     cdata: Option<usize>,
@@ -162,7 +187,19 @@ pub(crate) struct Element {
 pub(crate) struct RawParam {
     pub attrs: (usize, usize),
     pub value: (usize, usize),
+    /// Whether the value ended at `</parameter>` (or the tag was self-closing).
+    pub closed: bool,
 }
+
+/// Tags that end an unclosed `<parameter>` value (after its own `</parameter>`, which comes
+/// first in the list). A tag without its final `>` must be followed by a delimiter.
+pub(crate) const PARAM_ENDS: [&[u8]; 4] = [b"</parameter>", b"</invoke>", b"<invoke", b"</function_calls>"];
+
+/// Tags that end an `<invoke>` element that lacks its `</invoke>`.
+const INVOKE_BREAKS: [&[u8]; 2] = [b"<invoke", b"</function_calls>"];
+
+/// Tags that end a `<tool-use>` child that lacks its closing tag.
+const TOOL_USE_BREAKS: [&[u8]; 2] = [b"</tool-use>", b"<tool-use>"];
 
 #[derive(Debug)]
 enum Phase {
@@ -178,7 +215,7 @@ pub(crate) enum ElementStep {
     Wait,
     /// Complete; the element ends at the position given.
     Complete(usize),
-    /// The message ended inside the element.
+    /// The message ended inside the start tag: no call.
     Incomplete,
 }
 
@@ -197,6 +234,7 @@ impl Element {
             attrs: (name_end, name_end),
             params: Vec::new(),
             body: None,
+            closed: false,
             close_tag,
             phase: Phase::StartTag { scan: name_end, quote: None, after_eq: false },
             cdata: None,
@@ -215,12 +253,13 @@ impl Element {
                 Phase::StartTag { scan, quote, after_eq } => match tag_end(input, scan, quote, after_eq) {
                     Err((scan, quote, after_eq)) => {
                         self.phase = Phase::StartTag { scan, quote, after_eq };
-                        return waiting(input);
+                        return if input.finished() { ElementStep::Incomplete } else { ElementStep::Wait };
                     }
                     Ok(tag) => {
                         let self_closing = tag.self_closing(input, self.name_end);
                         self.attrs = (self.name_end, if self_closing { tag.at - 1 } else { tag.at });
                         if self_closing {
+                            self.closed = true;
                             return ElementStep::Complete(tag.at + 1);
                         }
                         self.phase = Phase::Content { body_start: tag.content(), scan: tag.content() };
@@ -228,49 +267,55 @@ impl Element {
                 },
                 Phase::Content { body_start, scan } => {
                     let mut scan = scan;
-                    let targets: [&[u8]; 2] = [&self.close_tag, b"<parameter"];
-                    let targets = if self.invoke { &targets[..] } else { &targets[..1] };
-                    match find_markup(input, &mut scan, &mut self.cdata, targets) {
+                    let close_tag: &[u8] = &self.close_tag;
+                    let invoke_targets = [close_tag, b"<parameter", INVOKE_BREAKS[0], INVOKE_BREAKS[1]];
+                    let child_targets = [close_tag, TOOL_USE_BREAKS[0], TOOL_USE_BREAKS[1]];
+                    let targets = if self.invoke { &invoke_targets[..] } else { &child_targets[..] };
+                    let found = find_markup(input, &mut scan, &mut self.cdata, targets);
+                    let body_end = match found {
                         Found::Wait => {
                             self.phase = Phase::Content { body_start, scan };
                             return ElementStep::Wait;
                         }
-                        Found::Incomplete => return ElementStep::Incomplete,
-                        Found::At(0, at) => {
-                            if self.params.is_empty() {
-                                self.body = Some((body_start, at));
-                            }
-                            return ElementStep::Complete(at + self.close_tag.len());
+                        Found::At(1, at) if self.invoke => {
+                            self.phase = Phase::ParamTag {
+                                tag_start: at,
+                                body_start,
+                                scan: at + 10,
+                                quote: None,
+                                after_eq: false,
+                            };
+                            continue;
                         }
-                        Found::At(_, at) => match input.byte(at + 10) {
-                            None if !input.finished() => {
-                                self.phase = Phase::Content { body_start, scan: at };
-                                return ElementStep::Wait;
-                            }
-                            Some(b) if is_delimiter(b) => {
-                                self.phase = Phase::ParamTag {
-                                    tag_start: at,
-                                    body_start,
-                                    scan: at + 10,
-                                    quote: None,
-                                    after_eq: false,
-                                };
-                            }
-                            _ => self.phase = Phase::Content { body_start, scan: at + 1 },
-                        },
+                        Found::At(0, at) => {
+                            self.closed = true;
+                            at
+                        }
+                        // Another call, the wrapper's end, or the message's end comes first.
+                        Found::At(_, at) => at,
+                        Found::Incomplete => input.end(),
+                    };
+                    if self.params.is_empty() {
+                        self.body = Some((body_start, body_end));
                     }
+                    return ElementStep::Complete(if self.closed { body_end + self.close_tag.len() } else { body_end });
                 }
                 Phase::ParamTag { tag_start, body_start, scan, quote, after_eq } => {
                     match tag_end(input, scan, quote, after_eq) {
+                        // The message ends inside a `<parameter>` start tag.
+                        Err(_) if input.finished() => return ElementStep::Complete(input.end()),
                         Err((scan, quote, after_eq)) => {
                             self.phase = Phase::ParamTag { tag_start, body_start, scan, quote, after_eq };
-                            return waiting(input);
+                            return ElementStep::Wait;
                         }
                         Ok(tag) => {
                             let attrs_start = tag_start + 10;
                             if tag.self_closing(input, attrs_start - 1) {
-                                self.params
-                                    .push(RawParam { attrs: (attrs_start, tag.at - 1), value: (tag.at, tag.at) });
+                                self.params.push(RawParam {
+                                    attrs: (attrs_start, tag.at - 1),
+                                    value: (tag.at, tag.at),
+                                    closed: true,
+                                });
                                 self.phase = Phase::Content { body_start, scan: tag.at + 1 };
                             } else {
                                 self.phase = Phase::ParamValue {
@@ -285,25 +330,30 @@ impl Element {
                 }
                 Phase::ParamValue { attrs, body_start, value_start, scan } => {
                     let mut scan = scan;
-                    match find_markup(input, &mut scan, &mut self.cdata, &[b"</parameter>"]) {
+                    match find_markup(input, &mut scan, &mut self.cdata, &PARAM_ENDS) {
                         Found::Wait => {
                             self.phase = Phase::ParamValue { attrs, body_start, value_start, scan };
                             return ElementStep::Wait;
                         }
-                        Found::Incomplete => return ElementStep::Incomplete,
+                        Found::Incomplete => {
+                            let end = input.end();
+                            self.params.push(RawParam { attrs, value: (value_start, end), closed: false });
+                            return ElementStep::Complete(end);
+                        }
+                        Found::At(0, at) => {
+                            self.params.push(RawParam { attrs, value: (value_start, at), closed: true });
+                            self.phase = Phase::Content { body_start, scan: at + PARAM_ENDS[0].len() };
+                        }
+                        // The tag that ends the value early is read again as the element's content.
                         Found::At(_, at) => {
-                            self.params.push(RawParam { attrs, value: (value_start, at) });
-                            self.phase = Phase::Content { body_start, scan: at + 12 };
+                            self.params.push(RawParam { attrs, value: (value_start, at), closed: false });
+                            self.phase = Phase::Content { body_start, scan: at };
                         }
                     }
                 }
             }
         }
     }
-}
-
-fn waiting(input: &Input) -> ElementStep {
-    if input.finished() { ElementStep::Incomplete } else { ElementStep::Wait }
 }
 
 /// Finds the end of a start tag, from `scan`: its `>` (the content starts after it), or an
@@ -361,7 +411,8 @@ impl TagEnd {
     }
 }
 
-/// Finds the first of `targets` at or after `scan`, outside CDATA sections.
+/// Finds the first of `targets` at or after `scan`, outside CDATA sections (a target without
+/// its final `>` must be followed by a delimiter).
 fn find_markup(input: &mut Input, scan: &mut usize, cdata: &mut Option<usize>, targets: &[&[u8]]) -> Found {
     let end = input.end();
     let stop = if input.finished() { Found::Incomplete } else { Found::Wait };
@@ -398,7 +449,7 @@ fn find_markup(input: &mut Input, scan: &mut usize, cdata: &mut Option<usize>, t
             Prefix::No => {}
         }
         for (i, target) in targets.iter().enumerate() {
-            match prefix(avail, target) {
+            match tag_prefix(avail, target) {
                 Prefix::Full => return Found::At(i, at),
                 Prefix::Partial => partial = true,
                 Prefix::No => {}

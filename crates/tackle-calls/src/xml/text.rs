@@ -66,9 +66,12 @@ fn decodes_differently(value: &str) -> bool {
     value.contains("<![CDATA[") || value.match_indices('&').any(|(at, _)| entity(&value[at..]).is_some())
 }
 
-/// Whether `value` must go in CDATA to come back unchanged from between `<tag>` and `</tag>`.
-pub(crate) fn needs_cdata(value: &str, closing_tag: &str) -> bool {
-    value.contains(closing_tag) || decodes_differently(value) || value.contains('\r')
+/// Whether `value` must go in CDATA to come back unchanged from between `<tag>` and `</tag>`,
+/// where any of `ends` (the closing tag first) would end the text.
+pub(crate) fn needs_cdata(value: &str, ends: &[&[u8]]) -> bool {
+    ends.iter().any(|end| memchr::memmem::find(value.as_bytes(), end).is_some())
+        || decodes_differently(value)
+        || value.contains('\r')
 }
 
 /// `value` wrapped in CDATA (a `]]>` inside is split across two sections).
@@ -186,7 +189,7 @@ mod tests {
     #[test]
     fn cdata_round_trips() {
         assert_eq!(decode(&cdata("a]]>b")), "a]]>b");
-        assert!(needs_cdata("&lt;", "</parameter>"));
-        assert!(!needs_cdata("a && b < c", "</parameter>"));
+        assert!(needs_cdata("&lt;", &[b"</parameter>"]));
+        assert!(!needs_cdata("a && b < c", &[b"</parameter>"]));
     }
 }

@@ -9,7 +9,7 @@
 use serde_json::Value;
 use tackle_core::ToolSpec;
 
-use super::scan::Element;
+use super::scan::{self, Element};
 use super::text;
 use crate::call::CallDraft;
 use crate::input::Input;
@@ -40,7 +40,12 @@ fn invoke(element: &Element, attrs: Vec<(String, String)>, input: &Input, tools:
     for param in &element.params {
         let param_attrs = text::attributes(input.str(param.attrs.0, param.attrs.1));
         match param_attrs.iter().find(|(k, _)| k == "name") {
-            Some((_, name)) => convert(spec, name, Source::Markup(input.str(param.value.0, param.value.1)), &mut draft),
+            Some((_, name)) => {
+                if !param.closed {
+                    draft.errors.push(format!("Parameter `{name}` has no closing </parameter>"));
+                }
+                convert(spec, name, Source::Markup(input.str(param.value.0, param.value.1)), &mut draft);
+            }
             None => draft
                 .errors
                 .push("A <parameter> element needs the parameter's name: <parameter name=\"NAME\">".to_owned()),
@@ -48,6 +53,9 @@ fn invoke(element: &Element, attrs: Vec<(String, String)>, input: &Input, tools:
     }
     if let Some((from, to)) = element.body {
         body(spec, "invoke", input.str(from, to), &mut draft);
+    }
+    if !element.closed {
+        draft.errors.push("The <invoke> element has no closing </invoke>".to_owned());
     }
     draft
 }
@@ -69,15 +77,25 @@ fn tool_use(element: &Element, attrs: Vec<(String, String)>, input: &Input, tool
             convert(spec, words, Source::Attribute(value), &mut draft);
         }
     }
-    let Some((from, to)) = element.body else { return draft };
-    let raw = input.str(from, to);
-    match children(raw, spec) {
-        Some(children) => {
-            for (name, value) in children {
-                convert(spec, name, Source::Markup(value), &mut draft);
+    if let Some((from, to)) = element.body {
+        let raw = input.str(from, to);
+        // Elements that name no parameter are the body of a tool that takes one (html for
+        // `save`); otherwise they are parameters, and names not in the schema are passed on as
+        // strings for validation to report (§3).
+        match children(raw, input) {
+            Some(children) if spec.and_then(|s| s.mapping()).is_none() || children.iter().any(|c| is_param(c.name)) => {
+                for child in children {
+                    if !child.closed {
+                        draft.errors.push(format!("Parameter `{0}` has no closing </{0}>", child.name));
+                    }
+                    convert(spec, child.name, Source::Markup(child.value), &mut draft);
+                }
             }
+            _ => body(spec, written, raw, &mut draft),
         }
-        None => body(spec, written, raw, &mut draft),
+    }
+    if !element.closed {
+        draft.errors.push(format!("The <{written}> element has no closing </{written}>"));
     }
     draft
 }
@@ -109,46 +127,74 @@ fn body(spec: Option<&ToolSpec>, tag: &str, raw: &str, draft: &mut CallDraft) {
     }
 }
 
-/// The body as `<P>VALUE</P>` children, if it is nothing but those (whitespace between) and
-/// each `P` is a parameter of the tool (any name, for a tool that is not loaded).
-fn children<'a>(raw: &'a str, spec: Option<&ToolSpec>) -> Option<Vec<(&'a str, &'a str)>> {
+/// A `<P>VALUE</P>` element in a `<tool-use>` child's body.
+struct Child<'a> {
+    name: &'a str,
+    value: &'a str,
+    /// Whether it ended at its `</P>` (or was self-closing); an unclosed one runs to the end.
+    closed: bool,
+}
+
+/// The body as `<P>VALUE</P>` elements, if it is nothing but those (whitespace between).
+/// Each byte is looked at a bounded number of times (counted in `input`).
+fn children<'a>(raw: &'a str, input: &Input) -> Option<Vec<Child<'a>>> {
     let mut out = Vec::new();
     let mut rest = raw.trim_start();
     while !rest.is_empty() {
         let after = rest.strip_prefix('<')?;
-        let name_len = after.find(|c: char| c.is_whitespace() || c == '>' || c == '/')?;
+        let name_len = after.find(|c: char| !scan::is_name_char(c)).unwrap_or(after.len());
         let name = &after[..name_len];
-        if name.is_empty() || spec.is_some_and(|s| s.param(name).is_none()) {
+        if !name.starts_with(scan::is_name_start) {
             return None;
         }
-        let gt = after.find('>')?;
+        let gt = name_len + after[name_len..].find('>')?;
+        input.examine(gt + 2);
         if after[..gt].ends_with('/') {
-            out.push((name, ""));
+            out.push(Child { name, value: "", closed: true });
             rest = after[gt + 1..].trim_start();
             continue;
         }
         let content = &after[gt + 1..];
-        let close = format!("</{name}>");
-        let end = find_outside_cdata(content, &close)?;
-        out.push((name, &content[..end]));
-        rest = content[end + close.len()..].trim_start();
+        match find_closing(content, name, input) {
+            Some((end, close_len)) => {
+                out.push(Child { name, value: &content[..end], closed: true });
+                rest = content[end + close_len..].trim_start();
+            }
+            None => {
+                out.push(Child { name, value: content, closed: false });
+                rest = "";
+            }
+        }
     }
     (!out.is_empty()).then_some(out)
 }
 
-/// The first `needle` in `haystack` that is not inside a CDATA section.
-fn find_outside_cdata(haystack: &str, needle: &str) -> Option<usize> {
+/// The first `</name>` in `haystack` that is not inside a CDATA section, and its length:
+/// one forward scan.
+fn find_closing(haystack: &str, name: &str, input: &Input) -> Option<(usize, usize)> {
+    let bytes = haystack.as_bytes();
     let mut from = 0;
-    loop {
-        let next_close = haystack[from..].find(needle).map(|n| from + n)?;
-        match haystack[from..next_close].find("<![CDATA[") {
-            Some(open) => {
-                let section = from + open + 9;
-                from = section + haystack[section..].find("]]>")? + 3;
-            }
-            None => return Some(next_close),
+    while let Some(n) = memchr::memchr(b'<', &bytes[from..]) {
+        input.examine(n + 1);
+        let at = from + n;
+        let tag = &bytes[at..];
+        if let Some(closing) = tag.strip_prefix(b"</")
+            && let Some(after) = closing.strip_prefix(name.as_bytes())
+            && after.first() == Some(&b'>')
+        {
+            return Some((at, name.len() + 3));
+        }
+        if tag.starts_with(b"<![CDATA[") {
+            let section = at + 9;
+            let close = memchr::memmem::find(&bytes[section..], b"]]>");
+            input.examine(close.map_or(bytes.len() - section, |n| n + 3));
+            from = section + close? + 3;
+        } else {
+            from = at + 1;
         }
     }
+    input.examine(bytes.len() - from);
+    None
 }
 
 /// Converts one parameter's text by its schema type into `draft`.
