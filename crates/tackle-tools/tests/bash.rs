@@ -254,20 +254,73 @@ async fn a_command_that_redirects_the_shells_own_output_does_not_hang_later_call
     h.close().await;
 }
 
+/// The sandbox modes to try: Landlock only where the kernel has it.
+fn modes_with_landlock(mut modes: Vec<Mode>) -> Vec<Mode> {
+    if tackle_sandbox::process::landlock_abi() > 0 {
+        modes.push(Mode::Landlock);
+    } else {
+        eprintln!("skipping Mode::Landlock: the kernel does not support Landlock");
+    }
+    modes
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_leaves_no_process_behind() {
-    for mode in [Mode::Bwrap { network: false }, Mode::None] {
+    for mode in modes_with_landlock(vec![Mode::Bwrap { network: false }, Mode::None]) {
         let h = Harness::with_env(mode, |env| env.kill_grace = Duration::from_millis(300));
+        // `setsid` starts a session of its own and its parent exits at once: without a
+        // subreaper the sleep's parent becomes init and no session id of ours leads to it.
         let spawn = "sleep 1000 & (sleep 1001 &) ; nohup sleep 1002 >/dev/null 2>&1 & \
-                     (trap '' TERM HUP; exec sleep 1003) & echo spawned";
+                     (trap '' TERM HUP; exec sleep 1003) & setsid sleep 1004 >/dev/null 2>&1 & disown; echo spawned";
         assert_eq!(h.sh(spawn).await, "spawned");
         // A child caught mid-exec has no readable environment for a moment, so wait for all.
-        let all_seen =
-            shell_common::eventually(Duration::from_secs(2), || processes_of_session(h.session.id()).len() >= 5);
-        assert!(all_seen.await, "{mode:?}: the shell and its sleeps run");
+        let all_seen = shell_common::eventually(Duration::from_secs(2), || {
+            let found = processes_of_session(h.session.id());
+            (1000..=1004).all(|n| found.iter().any(|(_, cmd)| cmd == &format!("sleep {n} ")))
+        });
+        assert!(all_seen.await, "{mode:?}: the shell and its sleeps run: {:?}", processes_of_session(h.session.id()));
         h.close().await;
         assert_eq!(processes_of_session(h.session.id()), Vec::<(i32, String)>::new(), "{mode:?}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_and_timeout_end_setsid_children_too() {
+    for mode in modes_with_landlock(vec![Mode::None]) {
+        let h = Harness::with_env(mode, |env| env.kill_grace = Duration::from_millis(300));
+        let out = h.call("bash", json!({"command": "setsid sleep 353 & sleep 354", "timeout": 500})).await;
+        assert!(
+            out.text_content()
+                .ends_with("The shell session was kept: working directory and environment are unchanged.]")
+        );
+        let sleeping =
+            |n: u32| processes_of_session(h.session.id()).iter().any(|(_, cmd)| cmd == &format!("sleep {n} "));
+        assert!(!sleeping(353) && !sleeping(354), "{mode:?}: {:?}", processes_of_session(h.session.id()));
+        assert_eq!(h.sh("echo still here").await, "still here");
+
+        h.sh("setsid sleep 355 >/dev/null 2>&1 & echo started").await;
+        assert!(shell_common::eventually(Duration::from_secs(2), || sleeping(355)).await);
+        h.call("bash", json!({"restart": true})).await;
+        assert!(!sleeping(355), "{mode:?}: {:?}", processes_of_session(h.session.id()));
+        h.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_session_ends_what_escaped_an_exited_shell_or_job() {
+    let h = Harness::with_env(Mode::None, |env| env.kill_grace = Duration::from_millis(300));
+    // The job's bash and the shell exit once their `setsid` children have a session of their
+    // own: those lose every parent and session of ours, and only their environment still names
+    // the session.
+    h.call("background_run", json!({"command": "setsid sleep 356 >/dev/null 2>&1 & sleep 0.3"})).await;
+    h.bash("setsid sleep 357 >/dev/null 2>&1 & sleep 0.3; exit 0").await;
+    let escaped = || {
+        let found = processes_of_session(h.session.id());
+        ["sleep 356 ", "sleep 357 "].iter().all(|cmd| found.iter().any(|(_, c)| c == cmd))
+    };
+    assert!(shell_common::eventually(Duration::from_secs(2), escaped).await);
+    h.close().await;
+    assert_eq!(processes_of_session(h.session.id()), Vec::<(i32, String)>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,6 +5,12 @@
 //! sandboxed process is forked by one thread that lives as long as Tackle; the child also
 //! asks for SIGKILL when that thread (and so Tackle) goes away. Tackle still kills every
 //! session it started on close, so nothing depends on the signal.
+//!
+//! The child is also a child subreaper (`PR_SET_CHILD_SUBREAPER`, kept across `execve`): an
+//! orphan below it — `setsid sleep 100 &`, whose `setsid` parent exits at once — is re-parented
+//! to it instead of to init, so it stays a descendant that a timeout or `close` finds
+//! ([`super::ProcessSessions`]). bash reaps the children it adopts like its own; bubblewrap
+//! never adopts any (its PID namespace has its own init).
 
 use std::io;
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
@@ -32,8 +38,9 @@ fn spawner() -> io::Result<mpsc::Sender<Job>> {
     Ok(sender)
 }
 
-/// Spawns `command` in a new process session (its pid is its session and group id), with
-/// SIGKILL as its parent-death signal, registered with the current tokio runtime.
+/// Spawns `command` in a new process session (its pid is its session and group id), as a
+/// child subreaper with SIGKILL as its parent-death signal, registered with the current tokio
+/// runtime.
 ///
 /// The child inherits no descriptor but its stdio and the `(source, target)` pairs of
 /// `pass_fds` (each `source` is duplicated onto `target`): whatever else Tackle's own process
@@ -58,6 +65,9 @@ pub async fn spawn_session(
                     return Err(io::Error::last_os_error());
                 }
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) != 0 {
                     return Err(io::Error::last_os_error());
                 }
                 close_inherited_descriptors();

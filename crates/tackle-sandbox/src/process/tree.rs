@@ -1,15 +1,24 @@
-//! Finding and ending the processes a command left behind, by process session (safety.md §7).
+//! Finding and ending the processes a command left behind, by process session and by parent
+//! (safety.md §7).
 //!
 //! Every shell session and background job starts in its own process session, and bubblewrap's
 //! `--new-session` adds one more inside the sandbox. Processes that leave their parent
-//! (`(sleep 100 &)`) keep their session id, so "every process whose session id is one of
-//! ours" is what `close` and `restart` kill. The kill procedure is SIGTERM, then SIGKILL after
-//! a grace period (`[tools] kill_grace_ms`, 2 s).
+//! (`(sleep 100 &)`) keep their session id; processes that start a session of their own
+//! (`setsid sleep 100 &`) keep a parent below the shell, because every process Tackle starts is
+//! a child subreaper ([`super::spawn_session`]) that adopts the orphans below it. So "every
+//! process of our sessions, and every descendant of those" is what `close` and `restart` kill,
+//! as long as the shell is still there to hold its orphans. What escapes even that (a
+//! `setsid` child of a shell or job that then exited) still carries `TACKLE_SESSION_ID`:
+//! [`ProcessSessions::carrying`] finds it by its environment when the tool session ends. The
+//! kill procedure is SIGTERM, then SIGKILL after a grace period (`[tools] kill_grace_ms`, 2 s).
+//! Tackle's own process and every process of Tackle's own session are never followed.
 //!
 //! Everything here reads `/proc` from outside any sandbox, so the ids are those of Tackle's own
 //! PID namespace.
 
 use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt as _;
 use std::time::{Duration, Instant};
 
 /// The default grace period between SIGTERM and SIGKILL.
@@ -85,6 +94,8 @@ pub struct ProcessSessions {
     pub sids: BTreeSet<i32>,
     /// Processes spared by [`ProcessSessions::kill_children`].
     pub keep: BTreeSet<i32>,
+    /// Processes followed (with their descendants) whatever their session.
+    pub pids: BTreeSet<i32>,
 }
 
 impl ProcessSessions {
@@ -96,7 +107,26 @@ impl ProcessSessions {
         if let Some(own) = processes.iter().find(|p| p.pid == root) {
             sids.insert(own.sid);
         }
-        ProcessSessions { sids, keep: BTreeSet::new() }
+        ProcessSessions { sids, ..ProcessSessions::default() }
+    }
+
+    /// Every live process whose environment holds `name=value`, with its descendants (the
+    /// last sweep at the end of a tool session: `TACKLE_SESSION_ID` marks everything its
+    /// commands started, even what left every session and parent of ours).
+    pub fn carrying(name: &str, value: &OsStr) -> ProcessSessions {
+        let mut needle = name.as_bytes().to_vec();
+        needle.push(b'=');
+        needle.extend_from_slice(value.as_bytes());
+        let pids = snapshot()
+            .into_iter()
+            .filter(|process| !process.zombie)
+            .filter(|process| {
+                std::fs::read(format!("/proc/{}/environ", process.pid))
+                    .is_ok_and(|environ| environ.split(|b| *b == 0).any(|var| var == needle))
+            })
+            .map(|process| process.pid)
+            .collect();
+        ProcessSessions { pids, ..ProcessSessions::default() }
     }
 
     /// The live (not zombie) processes of these sessions and their descendants.
@@ -200,16 +230,30 @@ fn freeze(sweep: &mut Sweep) -> Vec<i32> {
 struct Sweep {
     sids: BTreeSet<i32>,
     seen: BTreeSet<i32>,
+    /// Tackle's own process and session, never followed.
+    own: ProcStat,
 }
 
 impl Sweep {
     fn new(sessions: &ProcessSessions) -> Sweep {
-        Sweep { sids: sessions.sids.clone(), seen: BTreeSet::new() }
+        let pid = std::process::id() as i32;
+        // SAFETY: getsid and getpgrp only read the calling process's ids.
+        let (sid, pgid) = unsafe { (libc::getsid(0), libc::getpgrp()) };
+        let own = ProcStat { pid, ppid: 0, pgid, sid, zombie: false };
+        let mut sids = sessions.sids.clone();
+        sids.remove(&own.sid);
+        let mut seen = sessions.pids.clone();
+        seen.remove(&own.pid);
+        Sweep { sids, seen, own }
     }
 
     /// The live processes followed now.
     fn look(&mut self) -> Vec<ProcStat> {
-        let all: Vec<ProcStat> = snapshot().into_iter().filter(|p| !p.zombie).collect();
+        let own = self.own;
+        let all: Vec<ProcStat> = snapshot()
+            .into_iter()
+            .filter(|p| !p.zombie && p.pid != own.pid && p.sid != own.sid && p.pgid != own.pgid)
+            .collect();
         loop {
             let before = (self.sids.len(), self.seen.len());
             for process in &all {

@@ -37,6 +37,9 @@ pub use self::jobs::{
 };
 use self::process::ShellProcess;
 
+/// The variable that marks every process a session's commands started (safety.md §7).
+const SESSION_ID_VAR: &str = "TACKLE_SESSION_ID";
+
 /// The wire names of the shell tools (a session with none of them needs no sandbox).
 pub const TOOLS: &[&str] = &["bash", "background_run", "job_output", "job_kill"];
 
@@ -204,6 +207,29 @@ impl ShellState {
             }
         };
         futures::future::join(shell, jobs).await;
+        // What escaped every shell and job (a `setsid` child of one that has exited) still
+        // carries the session id in its environment.
+        if let Some(leftovers) = self.leftovers() {
+            leftovers.kill_all(self.env.kill_grace).await;
+        }
+    }
+
+    /// Every process whose environment carries this session's `TACKLE_SESSION_ID`.
+    fn leftovers(&self) -> Option<ProcessSessions> {
+        let id = self.env.env.get(SESSION_ID_VAR)?;
+        Some(ProcessSessions::carrying(SESSION_ID_VAR, id)).filter(|found| !found.pids.is_empty())
+    }
+}
+
+impl Drop for ShellState {
+    /// A session dropped without `close`: SIGKILL to everything that carries its id (the shell
+    /// and the jobs also end through their own `Drop`s).
+    fn drop(&mut self) {
+        if !self.closed.load(Ordering::SeqCst)
+            && let Some(leftovers) = self.leftovers()
+        {
+            leftovers.kill_now();
+        }
     }
 }
 

@@ -390,9 +390,12 @@ impl ShellProcess {
         &self.sessions
     }
 
-    /// Ends the shell and everything it started: the control pipe closes (the loop ends), then
-    /// every process of its sessions gets SIGTERM and, after the grace period, SIGKILL.
+    /// Ends the shell and everything it started: first every process below the shell (the
+    /// shell holds the orphans it adopted only while it lives), then the control pipe closes
+    /// (the loop ends), then whatever is left of its sessions. Each kill is SIGTERM and, after
+    /// the grace period, SIGKILL.
     pub async fn close(mut self) {
+        self.sessions.kill_children(self.kill_grace).await;
         self.control.take();
         let quit = Instant::now() + Duration::from_millis(200);
         self.wait_for(quit, None, || self.exited().map(|_| Wait::Exited)).await;

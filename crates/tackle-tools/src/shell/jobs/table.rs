@@ -269,7 +269,7 @@ impl Supervisor {
         let status = match ended {
             Some(code) => {
                 // Whatever the job left running in its session goes with it.
-                let leftovers = ProcessSessions { sids: BTreeSet::from([self.root]), keep: BTreeSet::new() };
+                let leftovers = ProcessSessions { sids: BTreeSet::from([self.root]), ..ProcessSessions::default() };
                 leftovers.kill_all(self.grace).await;
                 JobStatus::Exited(code)
             }
