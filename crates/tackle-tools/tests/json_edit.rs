@@ -183,6 +183,25 @@ async fn argument_and_file_errors_leave_the_file_untouched() {
         "Invalid JSON in file f.json: expected value at line 3 column 8"
     );
     assert_eq!(ws.read("f.json"), "{\n  \"a\": 1,\n  \"b\": ,\n}\n");
+    // JSON is UTF-8: another byte is placed like any syntax error; a NUL byte makes the file
+    // binary (tools.md §0.4).
+    for (content, at) in [
+        (&b"{\"a\": \"caf\xe9\"}"[..], "0xe9 at line 1 column 11"),
+        (b"{\n  \"a\": 1,\n  \"\xc3\xa9\xff\": 2\n}\n", "0xff at line 3 column 6"),
+        (b"\xef\xbb\xbf{\"\x80\": 1}", "0x80 at line 1 column 3"),
+    ] {
+        ws.write("latin.txt", content);
+        assert_eq!(
+            ws.err(TOOL, json!({"operation": "view", "file_path": "latin.txt"})).await,
+            format!("Invalid JSON in file latin.txt: invalid UTF-8 byte {at}"),
+        );
+    }
+    ws.write("nul.json", b"{\"a\": 1}\0");
+    assert_eq!(
+        ws.err(TOOL, json!({"operation": "set", "file_path": "nul.json", "json_path": "$.a", "value": 2})).await,
+        "nul.json is a binary file; this tool only handles UTF-8 text"
+    );
+    assert_eq!(ws.bytes("nul.json"), b"{\"a\": 1}\0");
     ws.write("f.json", "{\"id\": 123456789012345678901234, \"x\": 1}");
     let err = ws.err(TOOL, op("set", Some("$.x"), Some(json!(2)))).await;
     assert!(err.starts_with("f.json holds the number 123456789012345678901234, which would change"), "{err}");

@@ -18,11 +18,15 @@ pub fn binary_message(path: &str) -> String {
 /// `bytes` as text, or `None` when the file is binary: a NUL byte in the first 8,192 bytes,
 /// or not valid UTF-8 (a UTF-8 BOM is valid and stays part of the text).
 pub fn as_text(bytes: &[u8]) -> Option<&str> {
-    let head = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
-    if memchr::memchr(0, head).is_some() {
+    if has_nul_head(bytes) {
         return None;
     }
     std::str::from_utf8(bytes).ok()
+}
+
+/// Whether the first 8,192 bytes hold a NUL byte (binary by any rule, ripgrep's included).
+pub fn has_nul_head(bytes: &[u8]) -> bool {
+    memchr::memchr(0, &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)]).is_some()
 }
 
 /// A file's line ending.

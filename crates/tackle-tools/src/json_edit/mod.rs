@@ -19,7 +19,7 @@ use tackle_core::spec::PathAccess;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::fs::session::mode_of;
-use crate::fs::text::UTF8_BOM;
+use crate::fs::text::{UTF8_BOM, binary_message, has_nul_head};
 use crate::fs::{Before, Files, LoadError, Target, blocking, read_existing, write_failure};
 use format::{Layout, lossy_number, pretty};
 use path::{Last, split_last};
@@ -193,10 +193,21 @@ fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError
         LoadError::Io(err) => ToolError::Failed(format!("Ran into {err} while trying to read {shown}")),
     })?;
     let meta = existing.meta;
+    if has_nul_head(&existing.bytes) {
+        return Err(ToolError::Failed(binary_message(shown)));
+    }
+    // JSON is UTF-8 (RFC 8259 §8.1): other bytes are a syntax error, placed as serde_json
+    // places its own (lines from 1, columns in bytes from 1, after a BOM).
     let text = String::from_utf8(existing.bytes).map_err(|err| {
+        let (bytes, at) = (err.as_bytes(), err.utf8_error().valid_up_to());
+        let body = if bytes.starts_with(UTF8_BOM.as_bytes()) { UTF8_BOM.len() } else { 0 };
+        let before = &bytes[body..at];
+        let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
         ToolError::Failed(format!(
-            "Invalid JSON in file {shown}: invalid UTF-8 at byte {}",
-            err.utf8_error().valid_up_to()
+            "Invalid JSON in file {shown}: invalid UTF-8 byte 0x{:02x} at line {} column {}",
+            bytes[at],
+            memchr::memchr_iter(b'\n', before).count() + 1,
+            before.len() - line_start + 1
         ))
     })?;
     let body = text.strip_prefix(UTF8_BOM).unwrap_or(&text);
