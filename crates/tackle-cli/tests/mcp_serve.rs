@@ -248,6 +248,27 @@ fn the_default_tool_list_leaves_out_loop_control_tools() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+#[test]
+fn every_built_in_is_listed_with_all_annotations_and_a_closed_world() {
+    let (messages, code) =
+        stdio_session(&["--tools", "all"], &[initialize(), json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]);
+    assert_eq!(code, 0);
+    let tools = messages[1]["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for expected in ["bash", "background_run", "read_file", "str_replace_based_edit_tool", "task_done"] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    for tool in tools {
+        let annotations = &tool["annotations"];
+        for hint in ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] {
+            assert!(annotations[hint].is_boolean(), "{}: {hint} in {annotations}", tool["name"]);
+        }
+        // mcp.md §1.3: false for every built-in, bash included.
+        assert_eq!(annotations["openWorldHint"], false, "{}", tool["name"]);
+        assert_eq!(annotations["title"], tool["title"], "{}", tool["name"]);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn file_tools_work_through_the_python_sdk_and_the_inspector_on_both_transports() {
     let python = require!(peers::python(), "the Python MCP SDK");

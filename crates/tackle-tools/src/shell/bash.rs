@@ -62,7 +62,6 @@ impl Tool for Bash {
             .title("Bash")
             .alias("Bash")
             .destructive()
-            .open_world()
             .manages_output_budget()
             .param_hint_above_maximum("timeout", "use run_in_background for longer commands")
             .block(BlockMapping {

@@ -51,7 +51,6 @@ impl Tool for BackgroundRun {
         )
         .title("Background run")
         .destructive()
-        .open_world()
     }
 
     fn is_read_only(&self, input: &BackgroundRunInput) -> bool {
