@@ -224,7 +224,7 @@ impl<'t> Engine<'t> {
                 (block.start, if decisive { Wake::NEWLINE } else { Wake::LineStart([b'`'; 3]) })
             }
             State::Think { scan, .. } => (*scan, Wake::byte(b'>')),
-            State::At(call) => (call.start, if call.in_body() { Wake::byte(b'}') } else { Wake::Any }),
+            State::At(call) => (call.start, if call.in_body() { Wake::Bytes([b'}', b'\n', b'\r']) } else { Wake::Any }),
             State::Element(element) => (element.start, Wake::byte(b'>')),
             State::Done => (end, Wake::Never),
         };
@@ -270,7 +270,13 @@ impl<'t> Engine<'t> {
                     }
                     Next::Go(State::Prose(end))
                 }
-                AtStep::Incomplete => Next::Go(State::Done),
+                AtStep::Unbalanced { end, next_call } => {
+                    if let Some(tools) = self.tools {
+                        let draft = call.unbalanced_draft(&self.input, tools, next_call);
+                        self.emit_call(draft, call.start, end);
+                    }
+                    Next::Go(State::LineStart(end))
+                }
             },
             State::Element(mut element) => match element.step(&mut self.input) {
                 ElementStep::Wait => Next::Wait(State::Element(element)),

@@ -60,7 +60,7 @@ const MB: usize = 1 << 20;
 fn ten_megabytes_without_a_newline() {
     assert_eq!(check(&"word ".repeat(2 * MB)), vec![0, 0, 0, 0]);
     assert_eq!(check(&format!("```{}", "x".repeat(10 * MB))), vec![0, 0, 0, 0]);
-    assert_eq!(check(&format!("@bash(c1): {{\"command\": \"{}", "x".repeat(10 * MB))), vec![0, 0, 0, 0]);
+    assert_eq!(check(&format!("@bash(c1): {{\"command\": \"{}", "x".repeat(10 * MB))), vec![0, 0, 1, 0]);
     assert_eq!(check(&format!("@{}", "x".repeat(10 * MB))), vec![0, 0, 0, 0]);
     assert_eq!(check(&format!("<tool-use><{}", "x".repeat(10 * MB))), vec![0, 0, 0, 0]);
 }
@@ -105,9 +105,25 @@ fn broken_xml_and_json_cut_mid_string() {
     let junk = "<<<< <invoke <parameter name=\"a\"> & &#; </param".repeat(MB / 50);
     assert_eq!(check(&format!("<function_calls>\n<invoke name=\"bash\">\n{junk}")), vec![0, MB / 50 + 1, 0, 0]);
     let cut = "@bash(c1): {\"command\": \"echo \\\" {{{{ }}}}";
-    assert_eq!(check(&format!("@bash(c0): {{}}\n{}", cut.repeat(MB / cut.len()))), vec![0, 0, 1, 0]);
+    assert_eq!(check(&format!("@bash(c0): {{}}\n{}", cut.repeat(MB / cut.len()))), vec![0, 0, 2, 0]);
+    // Every line of the JSON starts with `@` and a header that never completes.
+    let lines = format!("@bash(c1): {{\"command\": \"{}", "@bash(c2) {\n".repeat(MB / 12));
+    assert_eq!(check(&lines), vec![0, 0, 1, 0]);
+    // Every line is the next call's header: each call ends at the next.
+    assert_eq!(check(&"@bash(c1): {\"command\": \"x\n".repeat(MB / 26)), vec![0, 0, MB / 26, 0]);
     // Many @ lines that are not calls, and many thinking look-alikes.
     assert_eq!(check(&"@a(b\n@x(y): [\n<thin\n<thinking\n``\n".repeat(MB / 32)), vec![0, 0, 0, 0]);
+}
+
+#[test]
+fn many_cdata_sections_in_a_parameter_element() {
+    // A `<tool-use>` child's parameter elements are read after the element: the closing tag
+    // must be found in one pass, not searched again after every CDATA section.
+    let sections = "<![CDATA[x]]>".repeat(200_000);
+    let text = format!("<tool-use><read_file><file_path>{sections}</file_path></read_file></tool-use>");
+    assert_eq!(check(&text), vec![0, 1, 0, 0]);
+    let text = format!("<tool-use><read_file><path>{sections}</path><limit>{sections}</limit></read_file></tool-use>");
+    assert_eq!(check(&text), vec![0, 1, 0, 0]);
 }
 
 #[test]

@@ -68,10 +68,42 @@ fn braces_are_matched_outside_strings_and_escapes_count_only_inside() {
     assert!(call.parse_error.is_some());
 }
 
+fn unbalanced(id: &str, before: &str) -> (String, String, Value, Option<String>) {
+    let error = format!(
+        "The JSON arguments for tool 'bash' have no closing brace before {before}. Send the arguments as one complete JSON object."
+    );
+    ("bash".to_owned(), id.to_owned(), json!({}), Some(error))
+}
+
 #[test]
-fn a_call_cut_off_stops_the_scan() {
-    assert_eq!(summary("@bash(c1): {\"command\": \"ec"), vec![]);
-    assert_eq!(summary("@bash(c1): {\"command\": \"ls\"\n\n@bash(c2): {\"command\": \"pwd\"}\n"), vec![]);
+fn a_call_cut_off_is_a_malformed_call() {
+    // The message ends inside the JSON.
+    let text = "@bash(c1): {\"command\": \"ec";
+    assert_eq!(summary(text), vec![unbalanced("c1", "the message ends")]);
+    assert_eq!((calls(text)[0].start, calls(text)[0].end), (0, text.len()));
+    assert_eq!(summary("Run:\n@bash(c1): {\"command\": {\n"), vec![unbalanced("c1", "the message ends")]);
+    // A header that is not complete is not a call.
+    assert_eq!(summary("@bash(c1): "), vec![]);
+}
+
+#[test]
+fn a_call_header_inside_unbalanced_json_starts_the_next_call() {
+    let text = "@bash(c1): {\"command\": \"ls\"\n@bash(c2): {\"command\": \"pwd\"}\nDone.";
+    assert_eq!(
+        summary(text),
+        vec![unbalanced("c1", "the next call starts"), ok("bash", "c2", json!({"command": "pwd"}))]
+    );
+    let found = calls(text);
+    assert_eq!((found[0].end, found[1].start), (text.find("\n@").unwrap() + 1, text.find("\n@").unwrap() + 1));
+    // Cut off inside a string, with a blank line and CRLF before the next call.
+    let text = "@bash(c1): {\"command\": \"ls\r\n\r\n@bash(c2): {\"command\": \"pwd\"}\r\n";
+    assert_eq!(
+        summary(text),
+        vec![unbalanced("c1", "the next call starts"), ok("bash", "c2", json!({"command": "pwd"}))]
+    );
+    // A line starting with `@` that is no call's header stays in the JSON.
+    let text = "@bash(c1): {\"command\": \"echo\n@decorator(x)\n@a(b): [\n@\"}\n";
+    assert_eq!(summary(text), vec![ok("bash", "c1", json!({"command": "echo\n@decorator(x)\n@a(b): [\n@"}))]);
 }
 
 #[test]
