@@ -453,6 +453,11 @@ async fn the_shell_runs_inside_the_sandbox() {
         assert_eq!(std::fs::read_to_string(h.path("inside.txt")).unwrap(), "kept\n");
         let out = h.bash(&connect).await;
         assert!(out.is_error && !out.text_content().contains("connected"), "{mode:?}: {}", out.text_content());
+        assert!(
+            out.text_content().ends_with("\n[sandbox: network access is off; see [sandbox] in tackle.toml]"),
+            "{mode:?}: {}",
+            out.text_content()
+        );
         h.close().await;
     }
     let h = Harness::with(Mode::Bwrap { network: true });

@@ -200,10 +200,25 @@ impl Sandbox {
         if self.kind == SandboxKind::None {
             return None;
         }
+        // A refused connection (`exec 3<>/dev/tcp/HOST/PORT` under Landlock says `connect:
+        // Permission denied` and names a path under /dev) is about the network, never a write.
+        let network_line = |line: &str| {
+            [
+                "Network is unreachable",
+                "Temporary failure in name resolution",
+                "/dev/tcp/",
+                "/dev/udp/",
+                "connect: Permission denied",
+                "socket: Permission denied",
+            ]
+            .iter()
+            .any(|sign| line.contains(sign))
+        };
         let writes = stderr.contains("Read-only file system")
-            || stderr.lines().any(|line| line.contains("Permission denied") && self.names_outside_path(line));
-        let network = !self.policy.network
-            && (stderr.contains("Network is unreachable") || stderr.contains("Temporary failure in name resolution"));
+            || stderr
+                .lines()
+                .any(|line| !network_line(line) && line.contains("Permission denied") && self.names_outside_path(line));
+        let network = !self.policy.network && stderr.lines().any(network_line);
         let what = match (writes, network) {
             (true, _) => "writes outside the workspace are blocked",
             (false, true) => "network access is off",
@@ -248,6 +263,18 @@ mod tests {
             Some("[sandbox: network access is off; see [sandbox] in tackle.toml]")
         );
         assert_eq!(sandbox.hint("error: no such file"), None);
+        let refused = "bash: connect: Permission denied\nbash: line 1: /dev/tcp/127.0.0.1/8080: Permission denied";
+        assert_eq!(
+            sandbox.hint(refused).as_deref(),
+            Some("[sandbox: network access is off; see [sandbox] in tackle.toml]")
+        );
+        assert_eq!(
+            sandbox.hint("bash: /dev/udp/127.0.0.1/53: Permission denied").as_deref(),
+            Some("[sandbox: network access is off; see [sandbox] in tackle.toml]")
+        );
+        // With the network on, such a refusal is not the sandbox's.
+        let open = Sandbox { policy: SandboxPolicy { network: true, ..sandbox.policy.clone() }, ..sandbox.clone() };
+        assert_eq!(open.hint(refused), None);
         let none = Sandbox::none(SandboxPolicy::new("/ws"), "test");
         assert_eq!(none.hint("Read-only file system"), None);
         assert_eq!(
