@@ -9,6 +9,8 @@
 //! inside a root. On top of that, writes into `.git/` (at any depth), `.tackle/`, `.claude/`,
 //! `tackle.toml` and `.mcp.json` (at each root) are refused unless
 //! `[workspace] writable_protected` opens them, and device paths are never read or written.
+//! A FIFO or socket (opening one can block) is refused as not a regular file: safety.md's
+//! device paths are `/dev/*` and `/proc/*/fd/*`, and formats.md §6 words this refusal.
 //!
 //! The resolved path is what the tools open, so the file a tool touches is exactly the one
 //! the policy checked. A swap between this check and the write is caught by the atomic
@@ -65,6 +67,8 @@ pub enum PathError {
     DeviceRead { shown: String },
     #[error("Writing {shown} is blocked (device path).")]
     DeviceWrite { shown: String },
+    #[error("{shown} is not a regular file")]
+    NotRegular { shown: String },
     #[error("The path is empty. Give a path relative to the workspace, or an absolute path inside it.")]
     Empty,
     #[error("Path {shown} contains a NUL byte, which no file name can hold. Give the path without it.")]
@@ -94,7 +98,8 @@ impl From<PathError> for ToolError {
             | PathError::TooLong { .. }
             | PathError::NameTooLong { .. }
             | PathError::SymlinkLoop { .. }
-            | PathError::NoHome { .. } => ToolError::InvalidInput(err.to_string()),
+            | PathError::NoHome { .. }
+            | PathError::NotRegular { .. } => ToolError::InvalidInput(err.to_string()),
         }
     }
 }
@@ -198,7 +203,7 @@ impl WorkspacePolicy {
         // Roots are canonical, so resolution starts below the deepest root the path names.
         let start = self.root_of(&lexical).map(|root| root.path.as_path());
         let resolved = resolve_links(&lexical, start).map_err(|LinkLoop| PathError::SymlinkLoop { shown: shown() })?;
-        if is_device_path(&resolved, access) || is_special_file(&resolved) {
+        if is_device_path(&resolved, access) || is_device_node(&resolved) {
             return Err(device_error(access, shown()));
         }
         let Some(root) = self.root_of(&resolved) else {
@@ -213,6 +218,9 @@ impl WorkspacePolicy {
                     return Err(PathError::Protected { shown: shown(), dir: dir.to_owned() });
                 }
             }
+        }
+        if is_pipe_or_socket(&resolved) {
+            return Err(PathError::NotRegular { shown: shown() });
         }
         Ok(resolved)
     }
@@ -339,12 +347,15 @@ fn is_device_path(path: &Path, access: Access) -> bool {
     )
 }
 
-/// Device nodes, FIFOs and sockets anywhere (a FIFO in the workspace would hang a read).
-fn is_special_file(path: &Path) -> bool {
-    fs::metadata(path).is_ok_and(|meta| {
-        let kind = meta.file_type();
-        kind.is_char_device() || kind.is_block_device() || kind.is_fifo() || kind.is_socket()
-    }) && path != Path::new("/dev/null")
+/// Device nodes anywhere.
+fn is_device_node(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|meta| meta.file_type().is_char_device() || meta.file_type().is_block_device())
+        && path != Path::new("/dev/null")
+}
+
+/// FIFOs and sockets (a FIFO in the workspace would hang a read, or a write's diff).
+fn is_pipe_or_socket(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|meta| meta.file_type().is_fifo() || meta.file_type().is_socket())
 }
 
 fn device_error(access: Access, shown: String) -> PathError {

@@ -239,13 +239,28 @@ fn device_paths_and_fifos_are_never_read() {
         fx.policy.check("zeros", Access::Read).unwrap_err().to_string(),
         "Reading zeros is blocked (device path)."
     );
-    // A FIFO in the workspace would hang a read.
+}
+
+#[test]
+fn fifos_are_refused_as_not_regular_files() {
+    // A FIFO in the workspace would hang a read (or the diff of a write); it is no device path
+    // (safety.md §1 names /dev and /proc), so the refusal says what it is (formats.md §6).
+    let fx = fixture();
     let fifo = fx.ws.join("pipe");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-    assert_eq!(
-        fx.policy.check("pipe", Access::Read).unwrap_err().to_string(),
-        "Reading pipe is blocked (device path)."
-    );
+    symlink(&fifo, fx.ws.join("to-pipe")).unwrap();
+    for raw in ["pipe", "to-pipe"] {
+        for access in [Access::Read, Access::Write] {
+            let err = fx.policy.resolve(raw, access).unwrap_err();
+            assert_eq!(err.to_string(), format!("{raw} is not a regular file"));
+            assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        }
+    }
+    // Outside the workspace, the root check speaks first.
+    let outside = fx.outside.join("pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&outside).status().unwrap().success());
+    let err = fx.policy.check(outside.to_str().unwrap(), Access::Read).unwrap_err();
+    assert!(err.to_string().contains("is outside the workspace"), "{err}");
 }
 
 #[test]
