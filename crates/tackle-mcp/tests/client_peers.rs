@@ -159,12 +159,16 @@ async fn everything_reports_progress_and_survives_being_killed_mid_call() {
 /// server-everything's streamable HTTP server on a free loopback port, forced onto
 /// 127.0.0.1 by the preload; killed on drop.
 struct HttpEverything {
-    _child: tokio::process::Child,
+    child: tokio::process::Child,
     url: String,
 }
 
 async fn http_everything(script: &std::path::Path) -> HttpEverything {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    http_everything_on(script, port).await
+}
+
+async fn http_everything_on(script: &std::path::Path, port: u16) -> HttpEverything {
     let preload = repo_root().join("crates/tackle-mcp/tests/peers/loopback.cjs");
     let child = tokio::process::Command::new("node")
         .arg("--require")
@@ -183,7 +187,7 @@ async fn http_everything(script: &std::path::Path) -> HttpEverything {
         assert!(std::time::Instant::now() < deadline, "server-everything did not listen on {port}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    HttpEverything { _child: child, url: format!("http://127.0.0.1:{port}/mcp") }
+    HttpEverything { child, url: format!("http://127.0.0.1:{port}/mcp") }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -208,5 +212,87 @@ async fn everything_over_streamable_http() {
         imported.call("mcp__everything__trigger-long-running-operation", json!({"duration": 1, "steps": 4})).await;
     assert!(!output.is_error, "{}", output.text_content());
     assert_eq!(progress.iter().map(|p| p.progress).collect::<Vec<_>>(), [1.0, 2.0, 3.0, 4.0]);
+    imported.hub.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_killed_mid_call_is_a_crash_and_one_back_on_the_same_url_is_reconnected() {
+    let script = require!(everything(), "server-everything");
+    let mut server = http_everything(&script).await;
+    let port: u16 = server.url.rsplit(':').next().unwrap().trim_end_matches("/mcp").parse().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut config: ServerConfig = stdio("ev", "unused", &[], workspace.path());
+    config.endpoint = Endpoint::Http { url: server.url.clone(), headers: Default::default() };
+    config.call_timeout = Duration::from_secs(30);
+    let imported = import_in(workspace, vec![config]).await;
+    let (output, _) = imported.call("mcp__ev__echo", json!({"message": "before"})).await;
+    assert_eq!(output.text_content(), "Echo: before");
+
+    let session = imported.session();
+    let cancel = CancellationToken::new();
+    let long = support::client::call_in(
+        &session,
+        "mcp__ev__trigger-long-running-operation",
+        json!({"duration": 20, "steps": 20}),
+        &cancel,
+    );
+    let started = std::time::Instant::now();
+    let kill = async {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        server.child.kill().await.unwrap();
+    };
+    let ((output, _), ()) = tokio::join!(long, kill);
+    let took = started.elapsed();
+    assert!(output.is_error);
+    let text = output.text_content();
+    assert!(
+        text.starts_with("MCP server ev exited unexpectedly (")
+            && text.ends_with("); it will be restarted on the next call."),
+        "{text}"
+    );
+    assert!(!text.contains("rmcp::") && !text.contains("WorkerTransport"), "no Rust types: {text}");
+    assert!(took < Duration::from_secs(10), "the crash must end the call promptly, not at its timeout: {took:?}");
+
+    // Still down: the next call reconnects, fails, and says why in words.
+    let (output, _) = imported.call("mcp__ev__echo", json!({"message": "down"})).await;
+    let text = output.text_content();
+    assert!(output.is_error && text.starts_with("MCP server ev "), "{text}");
+    assert!(text.contains("connection refused"), "{text}");
+    assert!(!text.contains("rmcp::") && !text.contains("WorkerTransport"), "no Rust types: {text}");
+
+    // Back on the same URL: the next call reconnects with a new session.
+    let _server = http_everything_on(&script, port).await;
+    let (output, _) = imported.call("mcp__ev__echo", json!({"message": "after"})).await;
+    assert_eq!(output.text_content(), "Echo: after");
+    imported.hub.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_restarted_between_calls_never_leaves_a_call_waiting() {
+    let script = require!(everything(), "server-everything");
+    let mut server = http_everything(&script).await;
+    let port: u16 = server.url.rsplit(':').next().unwrap().trim_end_matches("/mcp").parse().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut config: ServerConfig = stdio("ev", "unused", &[], workspace.path());
+    config.endpoint = Endpoint::Http { url: server.url.clone(), headers: Default::default() };
+    config.call_timeout = Duration::from_secs(30);
+    let imported = import_in(workspace, vec![config]).await;
+    let (output, _) = imported.call("mcp__ev__echo", json!({"message": "before"})).await;
+    assert_eq!(output.text_content(), "Echo: before");
+
+    // Killed and back between two calls: the old session is gone, and a call never waits for
+    // its timeout; at worst one call gets the crash message, and the next one works.
+    server.child.kill().await.unwrap();
+    let _server = http_everything_on(&script, port).await;
+    let mut answers = Vec::new();
+    for attempt in 0..2 {
+        let started = std::time::Instant::now();
+        let (output, _) = imported.call("mcp__ev__echo", json!({"message": attempt.to_string()})).await;
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}: {}", started.elapsed(), output.text_content());
+        answers.push(output.text_content());
+    }
+    // The old session is unknown to the new process: at worst one call gets the crash
+    // message, and the next one works in a new session.
+    assert!(answers[0] == "Echo: 0" || answers[1] == "Echo: 1", "{answers:?}");
     imported.hub.shutdown().await;
 }

@@ -1,7 +1,8 @@
 //! One connection to one MCP server (mcp.md §2.3, §2.5): start it (initialize, then list its
 //! tools, within the startup timeout), call its tools (timeout restarted by progress, at most
 //! ten times the call timeout in all; cancellation sent as `notifications/cancelled`), notice
-//! a crash (every call in flight fails with the crash message), restart it on the next call
+//! a crash (a stdio server's exit, or a lost HTTP connection: every call in flight fails at
+//! once with the crash message), restart or reconnect it on the next call
 //! after a backoff of 1, 2 and 4 s, give up after 3 failures within 5 minutes, and shut it
 //! down (close stdin, SIGTERM, SIGKILL).
 //!
@@ -28,7 +29,7 @@ use tackle_core::{Progress, ToolContext, ToolError, ToolOutput};
 
 use super::config::{Endpoint, ServerConfig};
 use super::result;
-use super::transport::{self, ChildProcess, Launch, TapClient, TaskTap};
+use super::transport::{self, ChildProcess, Launch, Lost, TapClient, TaskTap};
 
 /// Backoff before the 1st, 2nd and 3rd restart.
 pub const BACKOFF: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(4)];
@@ -79,19 +80,35 @@ struct Live {
     running: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientSide>>>,
     peer: Peer<RoleClient>,
     progress: ProgressDispatcher,
+    /// A stdio server's process.
     child: Option<ChildProcess>,
+    /// An HTTP server's connection state.
+    lost: Option<Lost>,
 }
 
 impl Live {
     fn is_gone(&self) -> bool {
-        self.peer.is_transport_closed() || self.child.as_ref().is_some_and(|c| c.exit_reason().is_some())
+        self.peer.is_transport_closed()
+            || self.child.as_ref().is_some_and(|c| c.exit_reason().is_some())
+            || self.lost.as_ref().is_some_and(|l| l.reason().is_some())
     }
 
     /// Why the server went away.
     async fn gone_reason(&self, fallback: &str) -> String {
-        match &self.child {
-            Some(child) => child.wait_exit(EXIT_REPORT_WAIT).await.unwrap_or_else(|| fallback.to_owned()),
-            None => fallback.to_owned(),
+        let known = match (&self.child, &self.lost) {
+            (Some(child), _) => child.wait_exit(EXIT_REPORT_WAIT).await,
+            (None, Some(lost)) => lost.reason(),
+            (None, None) => None,
+        };
+        known.unwrap_or_else(|| fallback.to_owned())
+    }
+
+    /// Waits until the process exits or the connection is lost; why.
+    async fn gone(&self) -> String {
+        match (&self.child, &self.lost) {
+            (Some(child), _) => child.exited().await,
+            (None, Some(lost)) => lost.wait().await,
+            (None, None) => std::future::pending().await,
         }
     }
 
@@ -201,7 +218,7 @@ impl Connection {
     async fn connect(&self) -> Result<Arc<Live>, String> {
         let side = ClientSide { progress: ProgressDispatcher::new(), changed: Arc::clone(&self.changed) };
         let progress = side.progress.clone();
-        let (running, child) = match &self.config.endpoint {
+        let (running, child, lost) = match &self.config.endpoint {
             Endpoint::Stdio { command, args, env, cwd } => {
                 let log = transport::log_path(&self.workspace, &self.config.name);
                 let launch = Launch { command, args, env, cwd, log: &log };
@@ -212,7 +229,7 @@ impl Connection {
                     let reason = child.exit_reason().map(|r| format!(" ({r})")).unwrap_or_default();
                     format!("initialize failed: {err}{reason}; its stderr is in {}", log.display())
                 })?;
-                (running, Some(child))
+                (running, Some(child), None)
             }
             Endpoint::Http { url, headers } => {
                 crate::ensure_tls_provider();
@@ -225,14 +242,22 @@ impl Connection {
                     let value = http::HeaderValue::from_str(value).map_err(|err| format!("bad header value: {err}"))?;
                     config.custom_headers.insert(name, value);
                 }
-                let transport =
-                    StreamableHttpClientTransport::with_client(TapClient::new(client, self.tap.clone()), config);
-                let running = side.serve(transport).await.map_err(|err| format!("initialize failed: {err}"))?;
-                (running, None)
+                // A session the server forgot is a lost connection, reconnected on the next
+                // call; rmcp's own recovery would send the failed request again.
+                config.reinit_on_expired_session = false;
+                let lost = Lost::default();
+                let transport = StreamableHttpClientTransport::with_client(
+                    TapClient::new(client, self.tap.clone(), lost.clone()),
+                    config,
+                );
+                let running = side.serve(transport).await.map_err(|err| {
+                    format!("initialize failed: {}", lost.reason().unwrap_or_else(|| transport::in_words(&err)))
+                })?;
+                (running, None, Some(lost))
             }
         };
         let peer = running.peer().clone();
-        Ok(Arc::new(Live { running: tokio::sync::Mutex::new(Some(running)), peer, progress, child }))
+        Ok(Arc::new(Live { running: tokio::sync::Mutex::new(Some(running)), peer, progress, child, lost }))
     }
 
     /// Every tool, following cursors (at most 100 pages; a repeated cursor stops the listing).
@@ -367,7 +392,7 @@ impl Connection {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = match live.peer.send_cancellable_request(request, options).await {
             Ok(handle) => handle,
-            Err(err) => return Err(self.crashed(&live, &format!("the connection failed: {err}")).await),
+            Err(err) => return Err(self.crashed(&live, &transport::in_words(&err)).await),
         };
         let id = handle.id.clone();
         let mut progress = live.progress.subscribe(handle.progress_token.clone()).await;
@@ -391,6 +416,7 @@ impl Connection {
                     saw_progress = true;
                     report_progress(ctx, report);
                 }
+                reason = live.gone() => return Err(self.crashed(&live, &reason).await),
                 () = ctx.cancel_token().cancelled() => {
                     let cancel = json!({"requestId": id, "reason": "cancelled by the user"});
                     if let Ok(cancel) = serde_json::from_value::<CancelledNotificationParam>(cancel) {
@@ -417,9 +443,7 @@ impl Connection {
                 self.config.name
             ))),
             Err(ServiceError::TransportClosed) => Err(self.crashed(&live, "the connection closed").await),
-            Err(ServiceError::TransportSend(err)) => {
-                Err(self.crashed(&live, &format!("the connection failed: {err}")).await)
-            }
+            Err(err @ ServiceError::TransportSend(_)) => Err(self.crashed(&live, &transport::in_words(&err)).await),
             Err(err) => Err(ToolError::Failed(format!("MCP tool {raw_name} failed: {err}"))),
         }
     }

@@ -4,6 +4,12 @@
 //!
 //! Both transports let the client see the raw `tools/list` results, because rmcp's `Tool`
 //! drops `execution.taskSupport`, which decides whether a tool can be imported at all.
+//!
+//! Over HTTP the transport also reports a lost connection ([`Lost`]): a request that cannot
+//! reach the server, an event stream that breaks, a session the server no longer knows (`404`,
+//! or an error answer that is not about the request, as a `400` for an unknown session is).
+//! rmcp alone would leave the calls in flight waiting for their timeouts; the connection
+//! treats a lost one as a crash (mcp.md §2.5).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -196,6 +202,13 @@ impl ChildProcess {
         tokio::time::timeout(limit, exit.wait_for(Option::is_some)).await.ok()?.ok().and_then(|r| r.clone())
     }
 
+    /// Waits until the process ends; why it did.
+    pub async fn exited(&self) -> String {
+        let mut exit = self.exit.clone();
+        let reason = exit.wait_for(Option::is_some).await.ok().and_then(|reason| reason.clone());
+        reason.unwrap_or_else(|| "exited".to_owned())
+    }
+
     /// Ends the process once its stdin is closed: wait, SIGTERM the group, wait, SIGKILL.
     pub async fn shutdown(&self) {
         if self.wait_exit(SHUTDOWN_GRACE).await.is_some() {
@@ -241,19 +254,123 @@ enum Signal {
     Kill,
 }
 
-/// reqwest with a tap on the raw SSE events, so `tools/list` results are seen whole. A server
-/// that answers with a plain JSON body instead of an event stream is parsed by rmcp before
-/// Tackle sees it, so its task-only tools are not recognised (server-everything, like every
-/// TypeScript SDK server, answers with event streams).
+/// Whether an HTTP connection is lost, and why (in words): set once by the transport, read
+/// and awaited by the connection.
+#[derive(Debug, Clone)]
+pub struct Lost(Arc<watch::Sender<Option<String>>>);
+
+impl Default for Lost {
+    fn default() -> Self {
+        Lost(Arc::new(watch::Sender::new(None)))
+    }
+}
+
+impl Lost {
+    /// Records the first reason; later ones are consequences.
+    fn record(&self, reason: String) {
+        self.0.send_if_modified(|current| {
+            if current.is_some() {
+                return false;
+            }
+            tracing::debug!("MCP HTTP connection lost: {reason}");
+            *current = Some(reason);
+            true
+        });
+    }
+
+    /// Why the connection was lost, once it has been.
+    pub fn reason(&self) -> Option<String> {
+        self.0.borrow().clone()
+    }
+
+    /// Waits until the connection is lost; the reason.
+    pub async fn wait(&self) -> String {
+        let mut lost = self.0.subscribe();
+        // The sender lives as long as `self`, so the wait ends only with a reason.
+        let reason = lost.wait_for(Option::is_some).await.ok().and_then(|reason| reason.clone());
+        reason.unwrap_or_default()
+    }
+}
+
+/// A transport error in words ("connection refused"), without the types it went through.
+pub fn in_words(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut innermost = err;
+    let mut io_kind = None;
+    let mut timed_out = false;
+    let mut source = Some(err);
+    while let Some(current) = source {
+        if let Some(io) = current.downcast_ref::<std::io::Error>() {
+            io_kind = Some(io.kind());
+        }
+        if let Some(request) = current.downcast_ref::<reqwest::Error>() {
+            timed_out |= request.is_timeout();
+        }
+        innermost = current;
+        source = current.source();
+    }
+    use std::io::ErrorKind;
+    match io_kind {
+        Some(ErrorKind::ConnectionRefused) => "connection refused".to_owned(),
+        Some(ErrorKind::ConnectionReset) => "connection reset".to_owned(),
+        Some(ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe | ErrorKind::UnexpectedEof) => {
+            "the connection broke".to_owned()
+        }
+        _ if timed_out => "the request timed out".to_owned(),
+        _ => format!("the connection failed: {innermost}"),
+    }
+}
+
+/// reqwest with a tap on the raw SSE events, so `tools/list` results are seen whole, and a
+/// [`Lost`] flag for the connection. A server that answers with a plain JSON body instead of
+/// an event stream is parsed by rmcp before Tackle sees it, so its task-only tools are not
+/// recognised (server-everything, like every TypeScript SDK server, answers with event streams).
 #[derive(Clone)]
 pub struct TapClient {
     inner: reqwest::Client,
     tap: TaskTap,
+    lost: Lost,
 }
 
 impl TapClient {
-    pub fn new(inner: reqwest::Client, tap: TaskTap) -> Self {
-        TapClient { inner, tap }
+    pub fn new(inner: reqwest::Client, tap: TaskTap, lost: Lost) -> Self {
+        TapClient { inner, tap, lost }
+    }
+
+    /// Records a failed HTTP exchange that means the connection is lost.
+    fn note_error(&self, err: &StreamableHttpError<reqwest::Error>) {
+        const SESSION_GONE: &str = "the server no longer knows the session (HTTP 404)";
+        match err {
+            // No status: the server could not be reached, or the exchange broke.
+            StreamableHttpError::Client(err) if err.status().is_none() => self.lost.record(in_words(err)),
+            StreamableHttpError::Client(err) if err.status() == Some(http::StatusCode::NOT_FOUND) => {
+                self.lost.record(SESSION_GONE.to_owned());
+            }
+            StreamableHttpError::SessionExpired => self.lost.record(SESSION_GONE.to_owned()),
+            StreamableHttpError::Io(err) => self.lost.record(in_words(err)),
+            // Other statuses (405 for no GET stream, 429, 5xx) fail one exchange only.
+            _ => {}
+        }
+    }
+
+    /// A stream whose failure means the connection is lost.
+    fn watched(
+        &self,
+        stream: BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+    ) -> BoxStream<'static, Result<sse_stream::Sse, SseError>> {
+        let lost = self.lost.clone();
+        let tap = self.tap.clone();
+        stream
+            .inspect(move |event| match event {
+                Ok(event) => {
+                    if let Some(data) = &event.data
+                        && let Ok(value) = serde_json::from_str::<Value>(data)
+                    {
+                        tap.inspect(&value);
+                    }
+                }
+                Err(err) => lost.record(in_words(err)),
+            })
+            .boxed()
     }
 }
 
@@ -270,19 +387,26 @@ impl StreamableHttpClient for TapClient {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let response = self.inner.post_message(uri, message, session_id, auth_header, custom_headers).await?;
+        let request_id = match (&message, &session_id) {
+            (rmcp::model::ClientJsonRpcMessage::Request(request), Some(_)) => Some(request.id.clone()),
+            _ => None,
+        };
+        let response = self
+            .inner
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .await
+            .inspect_err(|err| self.note_error(err))?;
         Ok(match response {
             StreamableHttpPostResponse::Sse(stream, session) => {
-                let tap = self.tap.clone();
-                let stream = stream.inspect(move |event| {
-                    if let Ok(event) = event
-                        && let Some(data) = &event.data
-                        && let Ok(value) = serde_json::from_str::<Value>(data)
-                    {
-                        tap.inspect(&value);
-                    }
-                });
-                StreamableHttpPostResponse::Sse(stream.boxed(), session)
+                StreamableHttpPostResponse::Sse(self.watched(stream), session)
+            }
+            StreamableHttpPostResponse::Json(rmcp::model::ServerJsonRpcMessage::Error(error), session)
+                if request_id.is_some() && error.id != request_id =>
+            {
+                // An error that is not about the request (a 400 for an unknown session, from
+                // a server restarted on the same address): the request will never be answered.
+                self.lost.record(format!("the server refused the session: {}", error.error.message));
+                StreamableHttpPostResponse::Json(rmcp::model::ServerJsonRpcMessage::Error(error), session)
             }
             other => other,
         })
@@ -306,7 +430,12 @@ impl StreamableHttpClient for TapClient {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<BoxStream<'static, Result<sse_stream::Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.inner.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
+        let stream = self
+            .inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+            .inspect_err(|err| self.note_error(err))?;
+        Ok(self.watched(stream))
     }
 }
 
