@@ -223,6 +223,12 @@ impl Agent {
         &self.history
     }
 
+    /// The trajectory, if one is written (for [`Trajectory::end_now`] when the process
+    /// exits without the loop).
+    pub fn trajectory(&self) -> Option<Arc<Trajectory>> {
+        self.trajectory.clone()
+    }
+
     /// The trajectory file, if one is written.
     pub fn trajectory_path(&self) -> Option<PathBuf> {
         self.trajectory.as_ref().map(|t| t.path().to_owned())
@@ -555,8 +561,11 @@ impl Agent {
     }
 }
 
+/// The final result of a run stopped by Ctrl-C.
+pub(crate) const INTERRUPTED: &str = "Interrupted by the user.";
+
 fn interrupted() -> Stop {
-    Stop { status: RunStatus::Interrupted, final_result: "Interrupted by the user.".to_owned(), error_kind: None }
+    Stop { status: RunStatus::Interrupted, final_result: INTERRUPTED.to_owned(), error_kind: None }
 }
 
 fn result_part(output: &ToolOutput) -> UserPart {

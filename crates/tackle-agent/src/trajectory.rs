@@ -7,10 +7,13 @@ use std::fs::File;
 use std::io::{BufRead, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use serde_json::{Map, Value, json};
+use tackle_core::executor::CANCELLED;
+use tackle_llm::Usage;
 
+use crate::agent::INTERRUPTED;
 use crate::time::{file_stamp, rfc3339_millis};
 
 /// The default trajectory path of a session: `.tackle/trajectories/{stamp}-{session}.jsonl`.
@@ -22,6 +25,43 @@ struct Inner {
     file: File,
     seq: u64,
     failed: bool,
+    /// `session_end` is written: later events are dropped.
+    ended: bool,
+    ledger: Ledger,
+}
+
+/// What the file says so far, enough to close it without the loop ([`Trajectory::end_now`]).
+#[derive(Default)]
+struct Ledger {
+    started: Option<Instant>,
+    step: u64,
+    usage: Usage,
+    /// Calls with a `tool_call` and no `tool_output` yet: (call id, step).
+    open: Vec<(String, u64)>,
+}
+
+impl Ledger {
+    fn note(&mut self, kind: &str, fields: &Map<String, Value>) {
+        let call_id = || fields.get("call_id").and_then(Value::as_str).unwrap_or_default().to_owned();
+        match kind {
+            "session_start" => self.started = Some(Instant::now()),
+            "llm_request" => self.step = fields.get("step").and_then(Value::as_u64).unwrap_or(self.step),
+            "llm_response" => {
+                if let Some(usage) = fields.get("usage").and_then(|u| serde_json::from_value(u.clone()).ok()) {
+                    self.usage.add(&usage);
+                }
+            }
+            "tool_call" => {
+                let step = fields.get("step").and_then(Value::as_u64).unwrap_or(self.step);
+                self.open.push((call_id(), step));
+            }
+            "tool_output" => {
+                let id = call_id();
+                self.open.retain(|(open, _)| *open != id);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// An open trajectory file.
@@ -45,7 +85,8 @@ impl Trajectory {
             std::fs::create_dir_all(parent)?;
         }
         let file = File::create(&path)?;
-        Ok(Trajectory { path, agent_id: "main".to_owned(), inner: Mutex::new(Inner { file, seq: 0, failed: false }) })
+        let inner = Inner { file, seq: 0, failed: false, ended: false, ledger: Ledger::default() };
+        Ok(Trajectory { path, agent_id: "main".to_owned(), inner: Mutex::new(inner) })
     }
 
     /// The file's path.
@@ -57,7 +98,29 @@ impl Trajectory {
     /// A write failure is logged once and later events are dropped; the run goes on.
     pub fn event(&self, kind: &str, fields: Value) {
         let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if inner.failed {
+        self.write(&mut inner, kind, fields);
+    }
+
+    /// Closes the file for a run that stops without its loop (a second Ctrl-C exits at once):
+    /// each call still running gets `Cancelled by the user.`, then `session_end` says
+    /// `interrupted` with the steps, usage and time recorded so far. Events after this (the
+    /// loop still winding down) are dropped, so the file stays valid.
+    pub fn end_now(&self) {
+        let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for (call_id, step) in std::mem::take(&mut inner.ledger.open) {
+            let event = json!({"step": step, "call_id": call_id, "is_error": true, "content": CANCELLED,
+                               "meta": {"truncated": false}});
+            self.write(&mut inner, "tool_output", event);
+        }
+        let ledger = &inner.ledger;
+        let duration_ms = ledger.started.map_or(0, |t| u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX));
+        let end = json!({"status": "interrupted", "steps": ledger.step, "final_result": INTERRUPTED,
+                         "usage_total": ledger.usage, "duration_ms": duration_ms});
+        self.write(&mut inner, "session_end", end);
+    }
+
+    fn write(&self, inner: &mut Inner, kind: &str, fields: Value) {
+        if inner.failed || inner.ended {
             return;
         }
         let mut object = Map::new();
@@ -66,8 +129,10 @@ impl Trajectory {
         object.insert("type".into(), json!(kind));
         object.insert("agent_id".into(), json!(self.agent_id));
         if let Value::Object(fields) = fields {
+            inner.ledger.note(kind, &fields);
             object.extend(fields);
         }
+        inner.ended = kind == "session_end";
         let mut line = Value::Object(object).to_string();
         line.push('\n');
         // One write per event: the line reaches the file (and survives a crash of Tackle)
@@ -215,6 +280,36 @@ mod tests {
         let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         assert_eq!(first["agent_id"], "main");
         assert!(first["t"].as_str().unwrap().ends_with('Z'));
+    }
+
+    #[test]
+    fn ending_now_answers_the_running_calls_and_drops_later_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let trajectory = Trajectory::create(&path).unwrap();
+        trajectory.event("session_start", json!({"task": "x"}));
+        trajectory.event("llm_request", json!({"step": 1}));
+        trajectory.event("llm_response", json!({"step": 1, "usage": {"input_tokens": 7, "output_tokens": 3}}));
+        for id in ["a", "b", "c"] {
+            trajectory.event("tool_call", json!({"step": 1, "call_id": id}));
+        }
+        trajectory.event("tool_output", json!({"step": 1, "call_id": "b", "content": "done"}));
+        trajectory.end_now();
+        // The loop, still winding down, cannot add to a closed file.
+        trajectory.event("tool_output", json!({"step": 1, "call_id": "a", "content": "late"}));
+        trajectory.end_now();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(check(text.as_bytes()).unwrap(), CheckSummary { events: 10, tool_calls: 3, ended: true });
+        let events: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let cancelled: Vec<(&Value, &Value)> = events[7..9].iter().map(|e| (&e["call_id"], &e["content"])).collect();
+        assert_eq!(
+            cancelled,
+            [(&json!("a"), &json!("Cancelled by the user.")), (&json!("c"), &json!("Cancelled by the user."))]
+        );
+        assert_eq!(
+            (&events[9]["status"], &events[9]["steps"], &events[9]["usage_total"]),
+            (&json!("interrupted"), &json!(1), &json!({"input_tokens": 7, "output_tokens": 3}))
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Answering the calls of one reply (providers.md §6.2): at most 64 run; identical read-only
 //! calls run once and share the output; `task_done` runs after its siblings, and is refused
-//! when one of them failed; every call gets exactly one output, in call order, recorded in
-//! the trajectory.
+//! when one of them failed; every call gets exactly one output, in call order in the history,
+//! and in the trajectory as soon as it exists.
 
 use serde_json::{Value, json};
 use tackle_core::{ToolCall, ToolOutput};
@@ -93,8 +93,22 @@ impl Agent {
             }
         }
 
+        // Each output goes to the trajectory when it exists (a crash later in the turn loses
+        // none of them); history and the observer still get them in call order below.
+        let mut recorded = vec![false; calls.len()];
         let batch: Vec<ToolCall> = runnable.iter().map(|&i| calls[i].call.clone()).collect();
-        let ran = self.run_calls(batch, cancel).await;
+        let mut finished = |position: usize, output: &ToolOutput| {
+            let index = runnable[position];
+            self.record_output(step, output);
+            recorded[index] = true;
+            for (copy_index, _) in copy_of.iter().enumerate().filter(|(_, source)| **source == Some(index)) {
+                let mut copy = output.clone();
+                copy.call_id = calls[copy_index].call.id.clone();
+                self.record_output(step, &copy);
+                recorded[copy_index] = true;
+            }
+        };
+        let ran = self.run_calls(batch, cancel, &mut finished).await;
         for (index, output) in runnable.iter().zip(ran) {
             outputs[*index] = Some(output);
         }
@@ -120,7 +134,7 @@ impl Agent {
                     ),
                 )
             } else {
-                let mut ran = self.run_calls(vec![calls[index].call.clone()], cancel).await;
+                let mut ran = self.run_calls(vec![calls[index].call.clone()], cancel, &mut |_, _| {}).await;
                 ran.pop().unwrap_or_else(|| not_run(id, "task_done was not answered.".to_owned()))
             };
             accepted |= !output.is_error;
@@ -136,8 +150,10 @@ impl Agent {
                 })
             })
             .collect();
-        for ((output, planned), name) in outputs.iter().zip(calls).zip(&resolved) {
-            self.record_output(step, output);
+        for (((output, planned), name), recorded) in outputs.iter().zip(calls).zip(&resolved).zip(recorded) {
+            if !recorded {
+                self.record_output(step, output);
+            }
             self.observe(AgentEvent::CallAnswered {
                 call_id: output.call_id.clone(),
                 name: name.clone().unwrap_or_else(|| planned.call.name.clone()),
@@ -149,13 +165,19 @@ impl Agent {
         TurnOutcome { outputs, task_done: accepted }
     }
 
-    /// Runs calls through the executor, passing its events on to the observer.
-    async fn run_calls(&self, calls: Vec<ToolCall>, cancel: &CancellationToken) -> Vec<ToolOutput> {
+    /// Runs calls through the executor, passing its events on to the observer and each output
+    /// to `finished` as it exists.
+    async fn run_calls(
+        &self,
+        calls: Vec<ToolCall>,
+        cancel: &CancellationToken,
+        finished: &mut (dyn FnMut(usize, &ToolOutput) + Send),
+    ) -> Vec<ToolOutput> {
         if calls.is_empty() {
             return Vec::new();
         }
         let mut events = self.session.subscribe();
-        let turn = self.executor.run_turn(&self.session, calls, cancel);
+        let turn = self.executor.run_turn_each(&self.session, calls, cancel, finished);
         tokio::pin!(turn);
         let outputs = loop {
             tokio::select! {

@@ -244,3 +244,171 @@ async fn a_text_call_format_runs_through_the_binary() {
     server.assert_clean();
     assert_eq!(std::fs::read_to_string(workspace.path().join("notes.txt")).unwrap(), "remember the milk\n");
 }
+
+/// `tackle run` as a child process the test can signal: no sandbox (the shell's processes are
+/// this machine's, to be found by their environment), every call allowed, the trajectory at
+/// `trajectory`.
+struct Child {
+    process: std::process::Child,
+    trajectory: std::path::PathBuf,
+    _config: tempfile::TempDir,
+}
+
+impl Child {
+    fn spawn(server: &FakeLlm, workspace: &Path) -> Child {
+        let config = tempfile::tempdir().unwrap();
+        std::fs::write(config.path().join("config.toml"), "[sandbox]\nmode = \"none\"\n").unwrap();
+        let trajectory = workspace.join("trajectory.jsonl");
+        let path = trajectory.display().to_string();
+        let extra = ["--json", "--permission-mode", "bypass", "--trajectory", path.as_str()];
+        let process = std::process::Command::new(env!("CARGO_BIN_EXE_tackle"))
+            .args(run_args(server, Protocol::OpenAi, workspace, &extra))
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("TACKLE_MODEL")
+            .env_remove("TACKLE_TRUST_WORKSPACE")
+            .env("TACKLE_CONFIG_DIR", config.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        Child { process, trajectory, _config: config }
+    }
+
+    /// The complete lines of the trajectory so far.
+    fn events(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(&self.trajectory).unwrap_or_default();
+        text.split_inclusive('\n').filter(|l| l.ends_with('\n')).map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+
+    /// Waits (up to 20 s) until `ready` holds for the trajectory; the events then, or None.
+    async fn wait_for(&self, ready: impl Fn(&[Value]) -> bool) -> Option<Vec<Value>> {
+        for _ in 0..400 {
+            let events = self.events();
+            if ready(&events) {
+                return Some(events);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        None
+    }
+
+    fn signal(&self, name: &str) {
+        let status = std::process::Command::new("kill").args([name, &self.process.id().to_string()]).status().unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the exit (killing the child after 20 s); its output.
+    fn finish(mut self) -> Output {
+        for _ in 0..400 {
+            if self.process.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = self.process.kill();
+        self.process.wait_with_output().unwrap()
+    }
+}
+
+fn has_output(events: &[Value], call_id: &str) -> bool {
+    events.iter().any(|e| e["type"] == "tool_output" && e["call_id"] == call_id)
+}
+
+/// The live processes whose environment carries this Tackle session id, as (pid, command line).
+fn processes_of_session(session_id: &str) -> Vec<(i32, String)> {
+    let needle = format!("TACKLE_SESSION_ID={session_id}");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if !zombie && environ.split(|b| *b == 0).any(|var| var == needle.as_bytes()) {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            found.push((pid, String::from_utf8_lossy(&cmdline).replace('\0', " ").trim().to_owned()));
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_output_is_in_the_trajectory_as_soon_as_it_exists() {
+    let script = Script::new([
+        Turn::reply(
+            Reply::text("Reading, then waiting.").call("r1", "read_file", json!({"file_path": "notes.txt"})).call(
+                "b1",
+                "bash",
+                json!({"command": "while [ ! -e go ]; do sleep 0.05; done; echo went"}),
+            ),
+        ),
+        Turn::reply(Reply::text("Done.").call("d1", "task_done", json!({}))).expect(Expect::result("b1", "went")),
+    ]);
+    let server = FakeLlm::start(script).await;
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("notes.txt"), "remember the milk\n").unwrap();
+    let child = Child::spawn(&server, workspace.path());
+    // The bash call runs until the test lets it go: read_file's output must be recorded now.
+    let seen = child.wait_for(|events| has_output(events, "r1")).await;
+    std::fs::write(workspace.path().join("go"), "").unwrap();
+    let out = child.finish();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let seen = seen.expect("read_file's output was not in the trajectory while bash still ran");
+    assert!(!has_output(&seen, "b1"), "bash had not finished yet");
+    server.assert_clean();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_ctrl_c_kills_every_process_and_closes_the_trajectory() {
+    let script = Script::new([Turn::reply(Reply::text("Sleeping.").call(
+        "b1",
+        "bash",
+        json!({"command": "trap '' TERM INT; sleep 47"}),
+    ))]);
+    let server = FakeLlm::start(script).await;
+    let workspace = tempfile::tempdir().unwrap();
+    let child = Child::spawn(&server, workspace.path());
+    let started = child.wait_for(|events| events.iter().any(|e| e["type"] == "tool_call")).await;
+    let session_id = started.expect("the bash call started")[0]["session_id"].as_str().unwrap().to_owned();
+    let mut sleeping = false;
+    for _ in 0..200 {
+        sleeping = processes_of_session(&session_id).iter().any(|(_, cmd)| cmd == "sleep 47");
+        if sleeping {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(sleeping, "sleep 47 never started");
+
+    child.signal("-INT");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    child.signal("-INT");
+    let trajectory = child.trajectory.clone();
+    let out = child.finish();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let mut survivors = processes_of_session(&session_id);
+    for _ in 0..40 {
+        if survivors.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        survivors = processes_of_session(&session_id);
+    }
+    for (pid, _) in &survivors {
+        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    assert_eq!(survivors, [], "processes of the session outlived Tackle");
+
+    let check = tackle(vec!["replay".into(), trajectory.display().to_string(), "--check".into()], vec![]).await;
+    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stdout));
+    let events: Vec<Value> =
+        std::fs::read_to_string(&trajectory).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let output = events.iter().find(|e| e["type"] == "tool_output" && e["call_id"] == "b1").unwrap();
+    assert_eq!((&output["is_error"], &output["content"]), (&json!(true), &json!("Cancelled by the user.")));
+    let end = events.last().unwrap();
+    assert_eq!(
+        (&end["type"], &end["status"], &end["steps"]),
+        (&json!("session_end"), &json!("interrupted"), &json!(1))
+    );
+}

@@ -228,8 +228,10 @@ pub struct NonInteractiveApprover;
 
 impl Approver for NonInteractiveApprover {
     fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, _reason: &'a str) -> BoxFuture<'a, Approval> {
+        // `accept-edits` would allow only file edits; anything else needs `bypass`.
+        let modes = if request.is_file_edit() { "accept-edits or bypass" } else { "bypass" };
         let message = format!(
-            "{} needs approval, but this run is non-interactive. Allow it with a rule (e.g. {}) or a permission mode (--permission-mode accept-edits or bypass).",
+            "{} needs approval, but this run is non-interactive. Allow it with a rule (e.g. {}) or a permission mode (--permission-mode {modes}).",
             request.spec.name,
             request.suggested_rule()
         );
@@ -289,6 +291,25 @@ mod tests {
             panic!("expected a denial");
         };
         assert!(message.starts_with("bash is not available in plan mode (read-only)."));
+    }
+
+    #[test]
+    fn the_non_interactive_denial_suggests_only_modes_that_would_allow_the_call() {
+        let edit = ToolSpec::new("edit_file", "").alias("Edit").edits_files();
+        let shell = ToolSpec::new("bash", "").alias("Bash");
+        let args = json!({"command": "git push origin main", "file_path": "a.txt"});
+        let denial = |spec, read_only| {
+            let request = request(spec, &args, read_only);
+            match futures::executor::block_on(NonInteractiveApprover.approve(&request, "mode default")) {
+                Approval::Deny { message } => message,
+                Approval::Allow => panic!("expected a denial"),
+            }
+        };
+        assert_eq!(
+            denial(&shell, false),
+            "bash needs approval, but this run is non-interactive. Allow it with a rule (e.g. Bash(git push:*)) or a permission mode (--permission-mode bypass)."
+        );
+        assert!(denial(&edit, false).ends_with("or a permission mode (--permission-mode accept-edits or bypass)."));
     }
 
     #[test]

@@ -524,6 +524,44 @@ async fn permission_modes_gate_calls_before_they_run() {
     assert_eq!(run(&fx, "sleep_unsafe", json!({"ms": 1})).await.text_content(), "slept 1");
 }
 
+/// A person who never answers the prompt.
+struct Silent;
+
+impl tackle_core::permission::Approver for Silent {
+    fn approve<'a>(
+        &'a self,
+        _request: &'a tackle_core::permission::PermissionRequest<'a>,
+        _reason: &'a str,
+    ) -> BoxFuture<'a, tackle_core::permission::Approval> {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn ctrl_c_answers_a_pending_approval_prompt() {
+    let mut fx = fixture(ExecutorConfig::default());
+    fx.executor = Executor::default()
+        .with_policy(Arc::new(ModePolicy::new(PermissionMode::Default)))
+        .with_approver(Arc::new(Silent));
+    let cancel = CancellationToken::new();
+    let calls = vec![
+        ToolCall::new("c1", "sleep_unsafe", json!({"ms": 1})),
+        ToolCall::new("c2", "sleep_unsafe", json!({"ms": 1})),
+    ];
+    let turn = fx.executor.run_turn(&fx.session, calls, &cancel);
+    let interrupt = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        cancel.cancel();
+    };
+    let (outputs, ()) = tokio::time::timeout(Duration::from_secs(5), futures::future::join(turn, interrupt))
+        .await
+        .expect("the prompt must not hold the turn after Ctrl-C");
+    assert_rejected(&outputs[0], ErrorKind::Cancelled, "Cancelled by the user.");
+    // The next call is not asked about at all.
+    assert_rejected(&outputs[1], ErrorKind::Cancelled, "Not executed: the run stopped (cancelled by the user).");
+    assert!(fx.order.lock().unwrap().is_empty(), "a cancelled call never runs");
+}
+
 #[tokio::test]
 async fn progress_and_lifecycle_events_are_streamed() {
     let fx = fixture(ExecutorConfig::default());

@@ -12,8 +12,9 @@ use tackle_agent::{
     Agent, AgentConfig, CallFormat, Permissions, StdioPrompter, TerminalApprover, ToolRefresh, Trajectory,
 };
 use tackle_core::permission::{Approver, AutoApprover, ModePolicy, NonInteractiveApprover, PermissionMode};
-use tackle_core::{BoxFuture, ExecutorConfig, Session};
+use tackle_core::{BoxFuture, ExecutorConfig, Session, SessionState};
 use tackle_llm::LlmClient;
+use tackle_tools::shell::ShellState;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::RunArgs;
@@ -100,7 +101,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
         .with_observer(ui.clone())
         .with_tool_refresh(Arc::new(McpRefresh { tools }));
 
-    let cancel = interrupt_token();
+    let cancel = interrupt_token(Hard { shells: Arc::clone(agent.session().state()), trajectory: agent.trajectory() });
     let outcome = agent.run(&args.task, &cancel).await;
     session::close(agent.session()).await;
     ui.finish(&outcome);
@@ -119,16 +120,38 @@ impl ToolRefresh for McpRefresh {
     }
 }
 
+/// What a second Ctrl-C ends before Tackle exits.
+struct Hard {
+    /// The session state, where the shell and its jobs live once a shell tool ran.
+    shells: Arc<SessionState>,
+    trajectory: Option<Arc<Trajectory>>,
+}
+
+impl Hard {
+    /// Kills every process the session started (SIGKILL, no grace), closes the trajectory
+    /// with the calls still running cancelled, and exits with 130 (providers.md §6.2).
+    fn exit(&self) -> ! {
+        if let Some(shell) = self.shells.existing::<ShellState>() {
+            shell.kill_now();
+        }
+        if let Some(trajectory) = &self.trajectory {
+            trajectory.end_now();
+        }
+        eprintln!("Interrupted: every process of the session was killed.");
+        std::process::exit(130)
+    }
+}
+
 /// Ctrl-C cancels the run (each running call still answers); a second press within 2 s
-/// exits at once.
-fn interrupt_token() -> CancellationToken {
+/// exits at once, after killing the session's processes.
+fn interrupt_token(hard: Hard) -> CancellationToken {
     let token = CancellationToken::new();
     let cancel = token.clone();
     tokio::spawn(async move {
         let mut first: Option<Instant> = None;
         while tokio::signal::ctrl_c().await.is_ok() {
             match first {
-                Some(at) if at.elapsed() <= Duration::from_secs(2) => std::process::exit(130),
+                Some(at) if at.elapsed() <= Duration::from_secs(2) => hard.exit(),
                 _ => {
                     first = Some(Instant::now());
                     cancel.cancel();

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt as _;
+use futures::StreamExt as _;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -45,6 +46,12 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a cancelled or timed-out call may take to report its own (partial) output
 /// before the executor gives up on it.
 pub const DEFAULT_ABORT_GRACE: Duration = Duration::from_secs(5);
+
+/// The output of a call cancelled by the user before it ran to its end (providers.md §6.2).
+pub const CANCELLED: &str = "Cancelled by the user.";
+
+/// The output of a call that never started because the user cancelled the run.
+const NOT_RUN_CANCELLED: &str = "Not executed: the run stopped (cancelled by the user).";
 
 /// Settings of an executor.
 #[derive(Debug, Clone)]
@@ -146,17 +153,31 @@ impl Executor {
         calls: Vec<ToolCall>,
         cancel: &CancellationToken,
     ) -> Vec<ToolOutput> {
+        self.run_turn_each(session, calls, cancel, &mut |_, _| {}).await
+    }
+
+    /// [`Executor::run_turn`], also handing each output to `finished` (with the call's index)
+    /// as soon as it exists, in the order the calls finish: a rejection at once, a run when it
+    /// ends. A caller that records outputs as they happen loses none to a crash later in the turn.
+    pub async fn run_turn_each(
+        &self,
+        session: &Session,
+        calls: Vec<ToolCall>,
+        cancel: &CancellationToken,
+        finished: &mut (dyn FnMut(usize, &ToolOutput) + Send),
+    ) -> Vec<ToolOutput> {
         let mut slots = Vec::with_capacity(calls.len());
         for call in calls {
             let started = Instant::now();
             let call_id = call.id.clone();
-            let slot = match self.admit(session, call, started).await {
+            let slot = match self.admit(session, call, started, cancel).await {
                 Ok(admitted) => Slot::Ready(Box::new(admitted)),
                 Err(Rejected { error, tool }) => {
                     let mut output = error.into_output(&tool);
                     output.call_id = call_id;
                     output.meta.rejected = true;
                     output.meta.duration_ms = Some(elapsed_ms(started));
+                    finished(slots.len(), &output);
                     Slot::Done(output)
                 }
             };
@@ -187,9 +208,11 @@ impl Executor {
 
         for batch in schedule::batches(&safe) {
             let runs = batch.iter().filter_map(|&index| ready[index].take().map(|admitted| (index, admitted)));
-            let futures =
-                runs.map(|(index, admitted)| async move { (index, self.execute(session, *admitted, cancel).await) });
-            for (index, output) in futures::future::join_all(futures).await {
+            let mut running: futures::stream::FuturesUnordered<_> = runs
+                .map(|(index, admitted)| async move { (index, self.execute(session, *admitted, cancel).await) })
+                .collect();
+            while let Some((index, output)) = running.next().await {
+                finished(index, &output);
                 outputs[index] = Some(output);
             }
         }
@@ -200,7 +223,13 @@ impl Executor {
     }
 
     /// Resolution, decoding, validation, permission and pre-hooks.
-    async fn admit(&self, session: &Session, call: ToolCall, started: Instant) -> Result<Admitted, Rejected> {
+    async fn admit(
+        &self,
+        session: &Session,
+        call: ToolCall,
+        started: Instant,
+        cancel: &CancellationToken,
+    ) -> Result<Admitted, Rejected> {
         let Some(handle) = session.tools().resolve(&call.name) else {
             let message = session.tools().not_found_message(&call.name);
             return Err(Rejected { error: ToolError::NotFound(message), tool: call.name });
@@ -238,6 +267,9 @@ impl Executor {
                 }
             }
             if let Decision::Ask { reason, .. } = &decision {
+                if cancel.is_cancelled() {
+                    return Err(reject(ToolError::Cancelled(NOT_RUN_CANCELLED.into())));
+                }
                 let ctx = session.context(&call.id, spec.name.as_str(), CancellationToken::new());
                 let preview = handle.tool.preview(&args, &ctx);
                 let request = PermissionRequest {
@@ -247,7 +279,14 @@ impl Executor {
                     read_only: prepared.read_only,
                     preview: preview.as_deref(),
                 };
-                if let Approval::Deny { message } = self.approver.approve(&request, reason).await {
+                // Ctrl-C answers a pending prompt: the approver (a blocking terminal read) is
+                // abandoned, not awaited.
+                let approval = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => return Err(reject(ToolError::Cancelled(CANCELLED.into()))),
+                    approval = self.approver.approve(&request, reason) => approval,
+                };
+                if let Approval::Deny { message } = approval {
                     return Err(reject(ToolError::Denied(message)));
                 }
             }
@@ -301,8 +340,7 @@ impl Executor {
         let spec = handle.spec();
         let tool = spec.name.as_str();
         if cancel.is_cancelled() {
-            let mut output =
-                ToolError::Cancelled("Not executed: the run stopped (cancelled by the user).".into()).into_output(tool);
+            let mut output = ToolError::Cancelled(NOT_RUN_CANCELLED.into()).into_output(tool);
             output.call_id = call_id;
             return output;
         }

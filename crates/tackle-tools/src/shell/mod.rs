@@ -186,6 +186,19 @@ impl ShellState {
         (cwd, exports)
     }
 
+    /// SIGKILL to the shell's processes and every job's, now, without waiting and without the
+    /// shell's lock (a second Ctrl-C: Tackle exits right after). No shell or job starts after.
+    pub fn kill_now(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        if let Some(sessions) = self.shell_sessions.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            sessions.kill_now();
+        }
+        self.jobs.kill_all_now();
+        if let Some(leftovers) = self.leftovers() {
+            leftovers.kill_now();
+        }
+    }
+
     /// Kills the shell and every job (the end of the session).
     async fn shutdown(&self) {
         self.closed.store(true, Ordering::SeqCst);

@@ -68,6 +68,8 @@ pub struct Job {
     kill: CancellationToken,
     /// Set when the job is stopped on purpose (no notification then).
     quiet: AtomicBool,
+    /// The pid of the job's first process (its session id).
+    root: i32,
 }
 
 impl Job {
@@ -97,6 +99,15 @@ impl Job {
         self.quiet.store(true, Ordering::SeqCst);
         self.kill.cancel();
         self.wait(grace * 2 + Duration::from_secs(2)).await
+    }
+
+    /// SIGKILL to every process of the job now, without waiting (Tackle is about to exit).
+    pub fn kill_now(&self) {
+        self.quiet.store(true, Ordering::SeqCst);
+        if self.status() == JobStatus::Running {
+            ProcessSessions::of_tree(self.root).kill_now();
+        }
+        self.kill.cancel();
     }
 
     /// The output since the previous read (or from the start), fitted to `budget` characters
@@ -216,11 +227,11 @@ impl JobTable {
             read_offset: Mutex::new(0),
             kill: CancellationToken::new(),
             quiet: AtomicBool::new(false),
+            root,
         });
         let writer = tokio::spawn(write_log(reader, log));
         let supervisor = Supervisor {
             job: Arc::clone(&job),
-            root,
             timeout: start.timeout,
             grace: start.env.kill_grace,
             notify: self.notify.clone(),
@@ -247,12 +258,19 @@ impl JobTable {
         let jobs: Vec<Arc<Job>> = self.lock().clone();
         futures::future::join_all(jobs.iter().map(|job| job.kill(grace))).await;
     }
+
+    /// [`Job::kill_now`] for every job, and refuses new ones.
+    pub fn kill_all_now(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        for job in self.lock().iter() {
+            job.kill_now();
+        }
+    }
 }
 
 /// Watches one job until it ends.
 struct Supervisor {
     job: Arc<Job>,
-    root: i32,
     timeout: Duration,
     grace: Duration,
     notify: Notify,
@@ -260,7 +278,7 @@ struct Supervisor {
 
 impl Supervisor {
     async fn run(self, mut child: tokio::process::Child, writer: tokio::task::JoinHandle<()>) {
-        let mut guard = KillOnDrop { root: self.root, armed: true };
+        let mut guard = KillOnDrop { root: self.job.root, armed: true };
         let ended = tokio::select! {
             status = child.wait() => Some(exit_code(status)),
             () = tokio::time::sleep(self.timeout) => None,
@@ -269,12 +287,12 @@ impl Supervisor {
         let status = match ended {
             Some(code) => {
                 // Whatever the job left running in its session goes with it.
-                let leftovers = ProcessSessions { sids: BTreeSet::from([self.root]), ..ProcessSessions::default() };
+                let leftovers = ProcessSessions { sids: BTreeSet::from([self.job.root]), ..ProcessSessions::default() };
                 leftovers.kill_all(self.grace).await;
                 JobStatus::Exited(code)
             }
             None => {
-                ProcessSessions::of_tree(self.root).kill_all(self.grace).await;
+                ProcessSessions::of_tree(self.job.root).kill_all(self.grace).await;
                 let _ = tokio::time::timeout(self.grace, child.wait()).await;
                 if self.job.kill.is_cancelled() { JobStatus::Killed } else { JobStatus::TimedOut }
             }
