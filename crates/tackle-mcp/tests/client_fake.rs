@@ -96,7 +96,20 @@ async fn task_only_tools_are_skipped_and_pages_are_followed() {
 
     let looping = import(&["--cursor-loop"]).await;
     assert_eq!(looping.names().len(), 4, "the first page is kept, the loop is cut");
+    assert_eq!(
+        looping.notices,
+        ["MCP server 'fake': tools/list repeated the cursor 'again'; the listing stopped there."]
+    );
     looping.hub.shutdown().await;
+
+    let endless = import(&["--endless-pages"]).await;
+    assert_eq!(endless.names().len(), 100, "one tool per page, 100 pages");
+    assert_eq!(endless.names()[99], "mcp__fake__page99");
+    assert_eq!(
+        endless.notices,
+        ["MCP server 'fake': tools/list had more pages after 100; only the tools of the first 100 were imported."]
+    );
+    endless.hub.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

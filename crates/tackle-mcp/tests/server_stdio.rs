@@ -97,9 +97,22 @@ async fn bad_input_gets_a_clear_error_and_the_server_keeps_serving() {
         assert!(reply["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
         assert_alive(&mut client, 100 + i64::try_from(index).unwrap()).await;
     }
-    // A notification nobody knows is ignored, and an oversized line is refused.
+    // A notification nobody knows is ignored.
     client.send_raw(r#"{"jsonrpc": "2.0", "method": "notifications/whatever"}"#).await;
     assert_alive(&mut client, 200).await;
+    // A line over 16 MiB is discarded unread (even a valid request) and refused with -32600.
+    let padding = "x".repeat(16 * 1024 * 1024);
+    client
+        .send_raw(&format!(r#"{{"jsonrpc": "2.0", "id": 300, "method": "ping", "params": {{"pad": "{padding}"}}}}"#))
+        .await;
+    let reply = client.recv().await;
+    assert_eq!(
+        json!({"id": reply["id"], "code": reply["error"]["code"]}),
+        json!({"id": null, "code": -32600}),
+        "{reply}"
+    );
+    assert!(reply["error"]["message"].as_str().unwrap().contains("longer than 16777216 bytes"), "{reply}");
+    assert_alive(&mut client, 201).await;
 }
 
 #[tokio::test]

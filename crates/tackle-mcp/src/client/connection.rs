@@ -140,6 +140,8 @@ pub struct Connection {
     failures: Mutex<Vec<Instant>>,
     changed: Arc<AtomicBool>,
     tap: TaskTap,
+    /// Why the last listing stopped early, until the hub reports it.
+    listing_cut: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -166,6 +168,7 @@ impl Connection {
             failures: Mutex::new(Vec::new()),
             changed: Arc::new(AtomicBool::new(false)),
             tap: TaskTap::default(),
+            listing_cut: Mutex::new(None),
         }
     }
 
@@ -208,6 +211,11 @@ impl Connection {
         tokio::time::timeout(self.config.startup_timeout, self.list(&live))
             .await
             .map_err(|_| format!("tools/list did not answer within {} ms", self.config.startup_timeout.as_millis()))?
+    }
+
+    /// Why the last listing stopped before the end (a repeated cursor, or the page limit), once.
+    pub fn take_listing_cut(&self) -> Option<String> {
+        self.listing_cut.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
     }
 
     /// Whether the server said its tools changed since the last listing.
@@ -260,12 +268,14 @@ impl Connection {
         Ok(Arc::new(Live { running: tokio::sync::Mutex::new(Some(running)), peer, progress, child, lost }))
     }
 
-    /// Every tool, following cursors (at most 100 pages; a repeated cursor stops the listing).
+    /// Every tool, following cursors (at most 100 pages; a repeated cursor stops the listing;
+    /// either is kept for [`take_listing_cut`](Self::take_listing_cut)).
     async fn list(&self, live: &Live) -> Result<Vec<RemoteTool>, String> {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
-        for _ in 0..MAX_PAGES {
+        let mut cut = None;
+        for pages in 1.. {
             let mut params = PaginatedRequestParams::default();
             params.cursor = cursor.clone();
             let page = live.peer.list_tools(Some(params)).await.map_err(|err| format!("tools/list failed: {err}"))?;
@@ -273,12 +283,19 @@ impl Connection {
             match page.next_cursor {
                 None => break,
                 Some(next) if !seen.insert(next.clone()) => {
-                    tracing::warn!(server = %self.config.name, "tools/list repeated the cursor {next}; stopping there");
+                    cut = Some(format!("tools/list repeated the cursor '{next}'; the listing stopped there"));
+                    break;
+                }
+                Some(_) if pages >= MAX_PAGES => {
+                    cut = Some(format!(
+                        "tools/list had more pages after {MAX_PAGES}; only the tools of the first {MAX_PAGES} were imported"
+                    ));
                     break;
                 }
                 Some(next) => cursor = Some(next),
             }
         }
+        *self.listing_cut.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = cut;
         Ok(tools
             .into_iter()
             .map(|tool| {

@@ -320,8 +320,12 @@ fn loading(defer: Defer, total: usize, threshold: usize) -> Loading {
     }
 }
 
-/// The listed tools the configuration admits; task-only tools are skipped with a notice.
+/// The listed tools the configuration admits; task-only tools are skipped with a notice, and
+/// a listing cut short gets one.
 fn choose(connection: &Connection, tools: Vec<RemoteTool>, notices: &mut Vec<String>) -> Vec<RemoteTool> {
+    if let Some(cut) = connection.take_listing_cut() {
+        notices.push(format!("MCP server '{}': {cut}.", connection.name()));
+    }
     let config = connection.config();
     let enabled = globs(&config.enabled_tools, connection.name(), notices);
     let disabled = globs(&config.disabled_tools, connection.name(), notices);

@@ -23,6 +23,7 @@ parser.add_argument("--never-answer-calls", action="store_true")
 parser.add_argument("--crash-on", help="exit with status 3 when this tool is called")
 parser.add_argument("--page-size", type=int, default=0)
 parser.add_argument("--cursor-loop", action="store_true")
+parser.add_argument("--endless-pages", action="store_true", help="one new tool per page, always with a next cursor")
 parser.add_argument("--stdout-banner", action="store_true")
 parser.add_argument("--record")
 args = parser.parse_args()
@@ -146,6 +147,10 @@ def main():
         elif method == "tools/list":
             listed = tools()
             raw_cursor = (message.get("params") or {}).get("cursor")
+            if args.endless_pages:
+                n = int(raw_cursor or 0)
+                send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [tool(f"page{n}")], "nextCursor": str(n + 1)}})
+                continue
             cursor = 0 if args.cursor_loop or raw_cursor is None else int(raw_cursor)
             size = args.page_size or len(listed)
             page = listed[cursor:cursor + size]
