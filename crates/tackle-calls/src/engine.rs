@@ -129,7 +129,11 @@ fn starts_a_line(previous: Option<u8>, chunk: &[u8], bytes: [u8; 3]) -> bool {
     if !contains(chunk, [b'\n', b'\r', b'\n']) {
         return false;
     }
-    memchr::memchr2_iter(b'\n', b'\r', chunk).any(|i| chunk.get(i + 1).is_some_and(|b| bytes.contains(b)))
+    if chunk.len() > 64 {
+        return memchr::memchr2_iter(b'\n', b'\r', chunk).any(|i| chunk.get(i + 1).is_some_and(|b| bytes.contains(b)));
+    }
+    // A streamed chunk is small: a plain loop costs less than memchr's set-up.
+    chunk.windows(2).any(|pair| matches!(pair[0], b'\n' | b'\r') && bytes.contains(&pair[1]))
 }
 
 /// Whether `haystack` holds any of three bytes. Streamed chunks are small, where memchr's
