@@ -110,20 +110,14 @@ pub(crate) fn classify(input: &Input, at: usize, wrapper: Option<Wrapper>) -> Ta
         None if full(b"<tool-use>", &mut partial) => Tag::Open(Wrapper::ToolUse, at + 10),
         None => Tag::Text,
         Some(wrapper) if full(wrapper.close_tag(), &mut partial) => Tag::Close(at + wrapper.close_tag().len()),
-        Some(Wrapper::FunctionCalls) => {
-            if full(b"<invoke", &mut partial) {
-                match avail.get(7) {
-                    Some(b) if is_delimiter(*b) => Tag::Child(Element::new(at, at + 7, b"</invoke>".to_vec(), true)),
-                    Some(_) => Tag::Text,
-                    None => {
-                        partial = true;
-                        Tag::Text
-                    }
-                }
-            } else {
+        Some(Wrapper::FunctionCalls) => match tag_prefix(avail, b"<invoke") {
+            Prefix::Full => Tag::Child(Element::new(at, at + 7, b"</invoke>".to_vec(), true)),
+            Prefix::Partial => {
+                partial = true;
                 Tag::Text
             }
-        }
+            Prefix::No => Tag::Text,
+        },
         Some(Wrapper::ToolUse) => {
             // A tool name is short; a longer run is text (and a partial one is not rescanned
             // at length on every chunk).
