@@ -81,24 +81,33 @@ impl RunUi {
         }
     }
 
-    /// The final line (stderr), or the JSON object (stdout).
+    /// The final line (stderr), or the JSON object (stdout); in JSON mode a run that did not
+    /// succeed also says why on stderr, with the error class.
     pub fn finish(&self, outcome: &RunOutcome) {
         let tokens = outcome.usage.total();
         let trajectory = outcome.trajectory.as_ref().map(|p| p.display().to_string());
         if self.mode == Mode::Json {
-            let object = serde_json::json!({
+            let mut object = serde_json::json!({
                 "status": outcome.status.name(), "steps": outcome.steps, "tokens": tokens,
                 "duration_ms": outcome.duration_ms, "trajectory": trajectory,
             });
+            if let Some(cost) = outcome.usage.cost {
+                object["cost_usd"] = serde_json::json!(cost);
+            }
             println!("{object}");
+            if outcome.status != RunStatus::Success {
+                let class = outcome.error_kind.as_ref().map(|kind| format!(" ({kind})")).unwrap_or_default();
+                eprintln!("✗ {}{class}: {}", outcome.status.name(), outcome.final_result);
+            }
             return;
         }
         if self.mode == Mode::Plain && outcome.status != RunStatus::Success {
             self.out(&format!("{}\n", outcome.final_result));
         }
         let mark = if outcome.status == RunStatus::Success { "✓" } else { "✗" };
+        let cost = outcome.usage.cost.map(|cost| format!(" · ${cost:.4}")).unwrap_or_default();
         let mut line = format!(
-            "{mark} {} · {} step{} · {} tokens · {:.1} s",
+            "{mark} {} · {} step{} · {} tokens{cost} · {:.1} s",
             outcome.status.name(),
             outcome.steps,
             if outcome.steps == 1 { "" } else { "s" },

@@ -171,6 +171,9 @@ async fn stop_conditions_map_to_exit_codes() {
     assert_eq!(out.status.code(), Some(1));
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!((result["status"].clone(), result["steps"].clone()), (json!("max_steps"), json!(3)));
+    // --json keeps stdout for the object; why the run failed goes to stderr.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.ends_with("✗ max_steps: Stopped after 3 steps without finishing.\n"), "{stderr}");
 
     // provider error after retries: 1, with the class in the message
     let server = FakeLlm::start(Script::new([Turn::fault(
@@ -180,6 +183,49 @@ async fn stop_conditions_map_to_exit_codes() {
     let out = tackle(run_args(&server, Protocol::OpenAi, workspace.path(), &[]), vec![]).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("openai rejected the request (HTTP 400): model not found"));
+
+    // The same with --json: the object on stdout, the message with its class on stderr.
+    let server = FakeLlm::start(Script::new([Turn::fault(
+        Fault::status(400).body(r#"{"error":{"message":"model not found"}}"#),
+    )]))
+    .await;
+    let out = tackle(run_args(&server, Protocol::OpenAi, workspace.path(), &["--json"]), vec![]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["status"], "error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.ends_with("✗ error (bad_request): openai rejected the request (HTTP 400): model not found\n"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cost_the_provider_reports_is_summed_on_the_final_line() {
+    let priced = || {
+        Script::new([
+            Turn::reply(
+                Reply::text("Thinking.").call("t1", "sequentialthinking", thought(1, false)).usage(10, 5).cost(0.0125),
+            ),
+            Turn::reply(Reply::text("Done.").call("t2", "task_done", json!({})).usage(20, 5).cost(0.0005)),
+        ])
+    };
+    let workspace = tempfile::tempdir().unwrap();
+    let server = FakeLlm::start(priced()).await;
+    let out = tackle(run_args(&server, Protocol::OpenAi, workspace.path(), &[]), vec![]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("✓ success · 2 steps · 40 tokens · $0.0130 · "), "{stderr}");
+
+    let server = FakeLlm::start(priced()).await;
+    let out = tackle(run_args(&server, Protocol::OpenAi, workspace.path(), &["--json"]), vec![]).await;
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cost = result["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.013).abs() < 1e-9, "{result}");
+    // The trajectory keeps each response's price and the total.
+    let recorded = std::fs::read_to_string(result["trajectory"].as_str().unwrap()).unwrap();
+    let end: Value = serde_json::from_str(recorded.lines().last().unwrap()).unwrap();
+    assert!((end["usage_total"]["cost"].as_f64().unwrap() - 0.013).abs() < 1e-9, "{end}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

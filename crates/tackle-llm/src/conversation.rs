@@ -109,8 +109,8 @@ impl FinishReason {
     }
 }
 
-/// Token counts of one response (or a run, summed).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Token counts of one response (or a run, summed), and the price when the provider says it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -118,6 +118,9 @@ pub struct Usage {
     pub cache_read: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_write: Option<u64>,
+    /// US dollars, as OpenRouter reports in `usage.cost`; `None` when no response said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 impl Usage {
@@ -131,6 +134,10 @@ impl Usage {
         };
         self.cache_read = sum(self.cache_read, other.cache_read);
         self.cache_write = sum(self.cache_write, other.cache_write);
+        self.cost = match (self.cost, other.cost) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
     }
 
     /// Input plus output tokens.

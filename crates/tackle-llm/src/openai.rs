@@ -232,6 +232,10 @@ impl StreamAssembler {
         if let Some(cached) = usage.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64) {
             self.usage.cache_read = Some(cached);
         }
+        // OpenRouter's price of the request in US dollars (a number; anything else is ignored).
+        if let Some(cost) = usage.get("cost").and_then(Value::as_f64).filter(|c| c.is_finite() && *c >= 0.0) {
+            self.usage.cost = Some(cost);
+        }
     }
 
     /// Applies the `tool_calls` array of one delta (providers.md §2, assembly rules).
@@ -344,6 +348,15 @@ mod tests {
         assert_eq!(completion.message.tool_calls, vec![call("call_1", "read_file", r#"{"file_path":"a.txt"}"#)]);
         assert_eq!(completion.finish, FinishReason::ToolCalls);
         assert_eq!(completion.usage, Usage { input_tokens: 12, output_tokens: 9, ..Usage::default() });
+
+        // OpenRouter adds the price in US dollars; a non-number is ignored.
+        let stop = r#"{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}"#;
+        let priced =
+            assemble(&[stop, r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"cost":0.0125}}"#]);
+        assert_eq!(priced.usage.cost, Some(0.0125));
+        let odd =
+            assemble(&[stop, r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"cost":"free"}}"#]);
+        assert_eq!(odd.usage.cost, None);
     }
 
     #[test]

@@ -133,6 +133,9 @@ impl ScriptCall {
 pub struct ScriptUsage {
     pub input: u64,
     pub output: u64,
+    /// OpenRouter's `usage.cost` in US dollars (OpenAI wire only).
+    #[serde(default)]
+    pub cost: Option<f64>,
 }
 
 /// What the fake model says.
@@ -194,7 +197,13 @@ impl Reply {
 
     /// Sets the usage.
     pub fn usage(mut self, input: u64, output: u64) -> Self {
-        self.usage = Some(ScriptUsage { input, output });
+        self.usage = Some(ScriptUsage { input, output, cost: self.usage.and_then(|u| u.cost) });
+        self
+    }
+
+    /// Sets the price the OpenAI wire reports in `usage.cost` (OpenRouter style).
+    pub fn cost(mut self, dollars: f64) -> Self {
+        self.usage = Some(ScriptUsage { cost: Some(dollars), ..self.usage.unwrap_or_default() });
         self
     }
 

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::script::{Reply, ScriptCall};
+use crate::script::{Reply, ScriptCall, ScriptUsage};
 
 /// The wire protocol of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,8 +77,7 @@ fn openai_events(reply: &Reply) -> Vec<String> {
     events.push(sse(
         None,
         &json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "choices": [],
-                "usage": {"prompt_tokens": usage.input, "completion_tokens": usage.output,
-                          "total_tokens": usage.input + usage.output}}),
+                "usage": openai_usage(&usage)}),
     ));
     events.push("data: [DONE]\n\n".to_owned());
     events
@@ -173,6 +172,16 @@ pub fn error_event(protocol: Protocol, error_type: &str) -> String {
     }
 }
 
+/// The OpenAI `usage` object, with OpenRouter's `cost` when the script sets one.
+fn openai_usage(usage: &ScriptUsage) -> Value {
+    let mut wire = json!({"prompt_tokens": usage.input, "completion_tokens": usage.output,
+                          "total_tokens": usage.input + usage.output});
+    if let Some(cost) = usage.cost {
+        wire["cost"] = json!(cost);
+    }
+    wire
+}
+
 /// A whole (non-streaming) response body.
 pub fn whole_response(protocol: Protocol, reply: &Reply) -> Value {
     let usage = reply.usage.unwrap_or_default();
@@ -198,7 +207,7 @@ pub fn whole_response(protocol: Protocol, reply: &Reply) -> Value {
             }
             json!({"id": "chatcmpl-fake", "object": "chat.completion", "model": "fake",
                    "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason()}],
-                   "usage": {"prompt_tokens": usage.input, "completion_tokens": usage.output}})
+                   "usage": openai_usage(&usage)})
         }
         Protocol::Anthropic => {
             let mut content = Vec::new();
