@@ -36,8 +36,8 @@ struct Ledger {
     started: Option<Instant>,
     step: u64,
     usage: Usage,
-    /// Calls with a `tool_call` and no `tool_output` yet: (call id, step).
-    open: Vec<(String, u64)>,
+    /// Calls with a `tool_call` and no `tool_output` yet: (call id, step, when it was recorded).
+    open: Vec<(String, u64, Instant)>,
 }
 
 impl Ledger {
@@ -53,11 +53,11 @@ impl Ledger {
             }
             "tool_call" => {
                 let step = fields.get("step").and_then(Value::as_u64).unwrap_or(self.step);
-                self.open.push((call_id(), step));
+                self.open.push((call_id(), step, Instant::now()));
             }
             "tool_output" => {
                 let id = call_id();
-                self.open.retain(|(open, _)| *open != id);
+                self.open.retain(|(open, _, _)| *open != id);
             }
             _ => {}
         }
@@ -107,13 +107,13 @@ impl Trajectory {
     /// loop still winding down) are dropped, so the file stays valid.
     pub fn end_now(&self) {
         let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        for (call_id, step) in std::mem::take(&mut inner.ledger.open) {
+        for (call_id, step, called) in std::mem::take(&mut inner.ledger.open) {
             let event = json!({"step": step, "call_id": call_id, "is_error": true, "content": CANCELLED,
-                               "meta": {"truncated": false}});
+                               "meta": {"duration_ms": millis(called), "truncated": false}});
             self.write(&mut inner, "tool_output", event);
         }
         let ledger = &inner.ledger;
-        let duration_ms = ledger.started.map_or(0, |t| u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX));
+        let duration_ms = ledger.started.map_or(0, millis);
         let end = json!({"status": "interrupted", "steps": ledger.step, "final_result": INTERRUPTED,
                          "usage_total": ledger.usage, "duration_ms": duration_ms});
         self.write(&mut inner, "session_end", end);
@@ -145,6 +145,10 @@ impl Trajectory {
             }
         }
     }
+}
+
+fn millis(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The first rule a trajectory breaks.
