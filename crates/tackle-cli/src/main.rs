@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod exit;
 mod session;
+mod signals;
 mod ui;
 
 use std::process::ExitCode;
@@ -41,6 +42,9 @@ fn main() -> ExitCode {
             Command::Parse(args) => commands::parse::run(args),
         }
     });
+    // The command is done (its session closed); a blocking read of stdin may still wait for a
+    // line that never comes (a batch ended by a signal), so do not wait for it.
+    runtime.shutdown_background();
     match result {
         Ok(code) => code,
         Err(Failure { code, message }) => {

@@ -184,3 +184,51 @@ fn read_only_commands_run_in_plan_mode_and_others_are_refused() {
     );
     assert!(!d.workspace.path().join("file.txt").exists());
 }
+
+#[test]
+fn sigterm_and_sighup_close_the_session_and_end_its_processes() {
+    use std::io::{BufRead as _, Write as _};
+    use tackle_sandbox::process::ProcessSessions;
+
+    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+        let d = dirs();
+        std::fs::write(d.config.path().join("config.toml"), "[sandbox]\nmode = \"none\"\n").unwrap();
+        let mut tackle = std::process::Command::new(env!("CARGO_BIN_EXE_tackle"))
+            .env("TACKLE_CONFIG_DIR", d.config.path())
+            .args(["tools", "batch", "--workspace"])
+            .arg(d.workspace.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let command = "sleep 1000 & setsid sleep 1001 >/dev/null 2>&1 & echo $TACKLE_SESSION_ID";
+        let line = json!({"name": "bash", "args": {"command": command}});
+        // stdin stays open: the batch is waiting for its next line when the signal comes.
+        let mut stdin = tackle.stdin.take().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        let mut answer = String::new();
+        std::io::BufReader::new(tackle.stdout.take().unwrap()).read_line(&mut answer).unwrap();
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        let session = answer["output"].as_str().unwrap().to_owned();
+        let sleeps = || {
+            let members = ProcessSessions::carrying("TACKLE_SESSION_ID", session.as_ref()).members();
+            members
+                .iter()
+                .filter_map(|p| std::fs::read(format!("/proc/{}/cmdline", p.pid)).ok())
+                .filter(|cmdline| cmdline.starts_with(b"sleep\x00100"))
+                .count()
+        };
+        let started = std::time::Instant::now();
+        while sleeps() < 2 && started.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(sleeps(), 2, "{signal}: both sleeps run");
+
+        std::process::Command::new("kill").arg(format!("-{signal}")).arg(tackle.id().to_string()).status().unwrap();
+        let status = tackle.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{signal}: {status}");
+        assert_eq!(sleeps(), 0, "{signal}: the session's processes are gone");
+        drop(stdin);
+    }
+}

@@ -14,7 +14,7 @@ use tackle_mcp::server::{self, McpServer, ServerOptions};
 
 use crate::cli::ServeArgs;
 use crate::exit::{CommandResult, Failure, OK};
-use crate::session;
+use crate::{session, signals};
 
 /// `[mcp.serve]` in the configuration.
 #[derive(Debug, Default, Deserialize)]
@@ -77,7 +77,7 @@ async fn serve_on(server: &McpServer, http: Option<std::net::SocketAddr>) -> Com
         None => {
             tokio::select! {
                 served = server.serve_stdio() => served.map_err(|err| Failure::failed(err.to_string()))?,
-                () = terminated() => server.shutdown().await,
+                () = signals::terminated() => server.shutdown().await,
             }
         }
         Some(addr) => {
@@ -87,7 +87,7 @@ async fn serve_on(server: &McpServer, http: Option<std::net::SocketAddr>) -> Com
                 .map_err(|err| Failure::failed(format!("cannot serve on {addr}: {err}")))?;
             let local = bound.local_addr().map_err(|err| Failure::failed(err.to_string()))?;
             eprintln!("listening on http://{local}/mcp");
-            bound.run(terminated()).await.map_err(|err| Failure::failed(err.to_string()))?;
+            bound.run(signals::terminated()).await.map_err(|err| Failure::failed(err.to_string()))?;
         }
     }
     Ok(ExitCode::from(OK))
@@ -100,25 +100,4 @@ fn select(registry: &Registry, tools: Option<&str>) -> Result<Selection, Failure
         tracing::warn!("{warning}");
     }
     Ok(selection)
-}
-
-/// Completes on Ctrl-C or SIGTERM.
-async fn terminated() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    () = ctrl_c => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => ctrl_c.await,
-        }
-    }
-    #[cfg(not(unix))]
-    ctrl_c.await;
 }

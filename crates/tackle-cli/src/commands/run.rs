@@ -102,6 +102,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
         .with_tool_refresh(Arc::new(McpRefresh { tools }));
 
     let cancel = interrupt_token(Hard { shells: Arc::clone(agent.session().state()), trajectory: agent.trajectory() });
+    crate::signals::cancel_on(cancel.clone(), &crate::signals::TERM_AND_HUP);
     let outcome = agent.run(&args.task, &cancel).await;
     session::close(agent.session()).await;
     ui.finish(&outcome);

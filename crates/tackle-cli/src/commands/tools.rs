@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::{BatchArgs, CallArgs, ListArgs, SchemaArgs, ToolSelection};
 use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED, USAGE};
-use crate::session;
+use crate::{session, signals};
 
 /// One element of `tools list --json`.
 #[derive(Debug, Serialize)]
@@ -139,13 +139,13 @@ pub async fn call(args: CallArgs) -> CommandResult {
         Some(text) => text.to_owned(),
     };
     let (session, executor) = session::open(&args.session, false).await?;
-    let cancel = cancel_on_ctrl_c();
+    let interrupt = signals::interrupt();
     let call = ToolCall::from_text("call_1", args.name.clone(), raw);
-    let output = executor.run(&session, call, &cancel).await;
+    let output = executor.run(&session, call, &interrupt.token).await;
     session::close(&session).await;
 
-    let code = if cancel.is_cancelled() {
-        130
+    let code = if let Some(code) = interrupt.exit_code() {
+        code
     } else if output.meta.rejected {
         USAGE
     } else if output.is_error {
@@ -172,14 +172,20 @@ pub async fn call(args: CallArgs) -> CommandResult {
 /// Each line runs as soon as it arrives and its outputs are flushed before the next is read.
 pub async fn batch(args: BatchArgs) -> CommandResult {
     let (mut session, executor) = session::open(&args.session, true).await?;
-    let cancel = cancel_on_ctrl_c();
+    let interrupt = signals::interrupt();
+    let cancel = &interrupt.token;
     let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
     let stdout = std::io::stdout();
     let mut line = Vec::new();
     let mut line_number = 0usize;
     let result = loop {
         line.clear();
-        match reader.read_until(b'\n', &mut line).await {
+        // A signal while waiting for input ends the batch too (the session still closes).
+        let read = tokio::select! {
+            read = reader.read_until(b'\n', &mut line) => read,
+            () = cancel.cancelled() => break Ok(ExitCode::from(interrupt.exit_code().unwrap_or(130))),
+        };
+        match read {
             Ok(0) => break Ok(ExitCode::from(OK)),
             Ok(_) => {}
             Err(err) => break Err(Failure::failed(format!("cannot read stdin: {err}"))),
@@ -189,14 +195,14 @@ pub async fn batch(args: BatchArgs) -> CommandResult {
             continue;
         }
         session::refresh_mcp(&mut session, args.session.selection.tools.as_deref()).await;
-        let lines = run_batch_line(&session, &executor, &line, line_number, &cancel).await;
+        let lines = run_batch_line(&session, &executor, &line, line_number, cancel).await;
         let mut out = stdout.lock();
         let written = lines.iter().try_for_each(|l| writeln!(out, "{l}")).and_then(|()| out.flush());
         if let Err(err) = written {
             break Err(write_failure(err));
         }
         if cancel.is_cancelled() {
-            break Ok(ExitCode::from(130));
+            break Ok(ExitCode::from(interrupt.exit_code().unwrap_or(130)));
         }
     };
     session::close(&session).await;
@@ -323,16 +329,4 @@ pub(crate) fn print_json(out: &mut impl std::io::Write, value: &impl Serialize) 
 
 pub(crate) fn write_failure(err: std::io::Error) -> Failure {
     Failure::failed(format!("cannot write output: {err}"))
-}
-
-/// A token cancelled by Ctrl-C (the running calls are aborted and still answer).
-fn cancel_on_ctrl_c() -> CancellationToken {
-    let token = CancellationToken::new();
-    let child = token.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            child.cancel();
-        }
-    });
-    token
 }
