@@ -479,3 +479,30 @@ async fn a_shell_that_cannot_start_is_a_clear_error() {
         h.close().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_traps_and_traces_show_only_the_commands_own_steps() {
+    let h = Harness::with(Mode::None);
+    // The trap fires before each of the command's own simple commands, never for the loop's.
+    assert_eq!(h.sh("X=exported; export X; trap 'echo dbg' DEBUG; echo one").await, "dbg\none");
+    assert_eq!(h.sh("echo two").await, "dbg\ntwo");
+    // Tackle's own query of the exported variables (for a job) sees no trap, and leaves it.
+    h.call("background_run", json!({"command": "echo job $X"})).await;
+    let out = h.call("job_output", json!({"job_id": "job-1", "block": true})).await;
+    assert_eq!(out.text_content(), "Job job-1 [exited 0]: echo job $X\njob exported");
+    assert_eq!(h.sh("echo three").await, "dbg\nthree");
+    assert_eq!(h.sh("trap - DEBUG; echo four").await, "dbg\nfour");
+    assert_eq!(h.sh("echo five").await, "five");
+
+    // `set -x` and `set -v` trace the command and persist like any shell option (inside
+    // `eval`, bash doubles the `+` of `PS4`).
+    assert_eq!(h.sh("set -x; echo six").await, "six\n[stderr]\n++ echo six");
+    assert_eq!(h.sh("echo seven").await, "seven\n[stderr]\n++ echo seven");
+    h.call("background_run", json!({"command": "true"})).await;
+    assert_eq!(h.sh("set +x; set -v; echo eight").await, "eight\n[stderr]\n++ set +x");
+    assert_eq!(h.sh("echo nine").await, "nine\n[stderr]\necho nine");
+    h.call("background_run", json!({"command": "true"})).await;
+    assert_eq!(h.sh("set +v").await, "[stderr]\nset +v");
+    assert_eq!(h.sh("echo ten").await, "ten");
+    h.close().await;
+}

@@ -51,6 +51,21 @@ pub async fn spawn_session(
     command: std::process::Command,
     pass_fds: Vec<(OwnedFd, i32)>,
 ) -> io::Result<tokio::process::Child> {
+    // Every source goes above every target first, so no `dup2` onto one target can replace a
+    // source that is still to be passed.
+    let floor = pass_fds.iter().map(|(_, target)| target + 1).max().unwrap_or(0);
+    let pass_fds = pass_fds
+        .into_iter()
+        .map(|(fd, target)| {
+            // SAFETY: F_DUPFD_CLOEXEC on a descriptor we own returns a new one or -1.
+            let raised = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, floor) };
+            if raised < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: `raised` was just created and is owned by nothing else.
+            Ok((unsafe { OwnedFd::from_raw_fd(raised) }, target))
+        })
+        .collect::<io::Result<Vec<_>>>()?;
     let runtime = tokio::runtime::Handle::current();
     let (reply, answer) = tokio::sync::oneshot::channel();
     let job: Job = Box::new(move || {

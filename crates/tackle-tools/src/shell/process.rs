@@ -3,10 +3,12 @@
 //! The shell runs a small loop (its `-c` script): read a command from the private control pipe
 //! on fd 63, `eval` it in the shell itself (so `cd`, `export`, functions and aliases persist),
 //! then read the call's random sentinel from the pipe and print it with `$?` and `$PWD` on the
-//! original stdout, and once more on the original stderr. During `eval`, fd 63 and the copies
-//! of the original pipes (61, 62) are closed, so commands inherit none of them, cannot read the
-//! sentinel before it is printed, and a command that redirects the shell's own stdout
-//! (`exec >file`) does not hide the end of later calls. Job control (`set -m`) puts each foreground
+//! original stdout, and once more on the original stderr. During `eval`, fd 63, the copies
+//! of the original pipes (61, 62) and the shell's own state pipe (59, 60) are closed, so
+//! commands inherit none of them, cannot read the sentinel before it is printed, and a command
+//! that redirects the shell's own stdout (`exec >file`) does not hide the end of later calls.
+//! The command's DEBUG trap, `set -x` and `set -v` are put aside while the loop does its own
+//! bookkeeping (see [`BOOTSTRAP`]). Job control (`set -m`) puts each foreground
 //! command in its own process group, which a timeout or cancel signals without touching the
 //! shell.
 //!
@@ -32,21 +34,69 @@ use super::stream::{self, CaptureFactory, SharedStream, StreamState};
 /// The descriptor the shell reads commands from.
 const CONTROL_FD: i32 = 63;
 
+/// The two ends of the shell's own pipe, which it writes `trap -p DEBUG` into and reads back
+/// (without the fork of a command substitution).
+const STATE_READ_FD: i32 = 59;
+const STATE_WRITE_FD: i32 = 60;
+
 /// The loop the shell runs. `61`/`62` keep the original stdout/stderr for the sentinels. The
 /// shell survives a SIGTERM to its own process group (`kill 0`); commands do not inherit the
 /// trap.
+///
+/// Each message starts with `u` (the model's command) or `i` (Tackle's own: the handshake and
+/// the query of exported variables). After a `u` command the loop saves its DEBUG trap and its
+/// `set -x` / `set -v` and clears them, with every trace of that bookkeeping sent to
+/// `/dev/null`; the next `u` command gets them back from a first line added inside its `eval`,
+/// also silenced, so neither the loop's own commands nor `i` commands are ever traced. `set -e`
+/// is turned off after every command and not restored.
 const BOOTSTRAP: &str = r#"set -m
 trap : TERM
 shopt -s expand_aliases
 exec 61>&1 62>&2
+__tackle_restore=
 while IFS= builtin read -r -d '' -u 63 __tackle_cmd; do
-  builtin eval "$__tackle_cmd" 61>&- 62>&- 63<&-
-  { __tackle_rc=$?; builtin set +x +e; } 2>/dev/null
+  if [[ $__tackle_cmd == u* ]]; then
+    __tackle_user=1
+    __tackle_cmd=$__tackle_restore${__tackle_cmd#u}
+  else
+    __tackle_user=
+    __tackle_cmd=${__tackle_cmd#i}
+  fi
+  builtin eval "$__tackle_cmd" 59<&- 60>&- 61>&- 62>&- 63<&-
+  { __tackle_rc=$?
+    builtin set +e
+    if [[ -n $__tackle_user ]]; then
+      builtin trap -p DEBUG >&60
+      builtin printf '\0' >&60
+      IFS= builtin read -r -d '' -u 59 __tackle_trap
+      builtin trap - DEBUG
+      __tackle_flags=
+      [[ $- == *x* ]] && __tackle_flags+=x
+      [[ $- == *v* ]] && __tackle_flags+=v
+      builtin set +xv
+      __tackle_restore=
+      if [[ -n $__tackle_flags$__tackle_trap ]]; then
+        __tackle_restore="{ ${__tackle_flags:+builtin set -$__tackle_flags
+}${__tackle_trap:+builtin $__tackle_trap}
+} >/dev/null 2>&1
+"
+      fi
+    fi
+  } >/dev/null 2>&1
   IFS= builtin read -r -d '' -u 63 __tackle_sent
   builtin printf '\n%s %d %s\0' "$__tackle_sent" "$__tackle_rc" "$PWD" >&61
   builtin printf '\n%s\0' "$__tackle_sent" >&62
 done
 "#;
+
+/// Who a command comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// The model: runs with the shell's saved traces and DEBUG trap.
+    User,
+    /// Tackle: runs with none of them, and leaves them as they were.
+    Internal,
+}
 
 /// How long a new shell may take to answer its first (empty) command.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -113,6 +163,7 @@ impl ShellProcess {
         // The sandbox protects `.tackle` only if it exists when the sandbox starts.
         let _ = std::fs::create_dir_all(workspace.join(".tackle"));
         let (control_read, control_write) = pipe().map_err(|err| format!("cannot create a pipe: {err}"))?;
+        let (state_read, state_write) = pipe().map_err(|err| format!("cannot create a pipe: {err}"))?;
         let args = [
             std::ffi::OsStr::new("--noprofile"),
             std::ffi::OsStr::new("--norc"),
@@ -125,9 +176,12 @@ impl ShellProcess {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let program = command.get_program().to_string_lossy().into_owned();
-        let mut child = spawn_session(command, vec![(control_read, CONTROL_FD)])
-            .await
-            .map_err(|err| format!("cannot run {program}: {err}"))?;
+        let mut child = spawn_session(
+            command,
+            vec![(control_read, CONTROL_FD), (state_read, STATE_READ_FD), (state_write, STATE_WRITE_FD)],
+        )
+        .await
+        .map_err(|err| format!("cannot run {program}: {err}"))?;
         let root = child.id().and_then(|id| i32::try_from(id).ok()).ok_or("the shell exited at once")?;
         let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
             return Err("the shell's output pipes are missing".into());
@@ -195,7 +249,7 @@ impl ShellProcess {
     /// itself (the sandbox's and the shell's own), which a timeout must spare.
     async fn handshake(&mut self, root: i32) -> Result<(), String> {
         let never = CancellationToken::new();
-        let result = self.run(":", "start", Instant::now() + START_TIMEOUT, &never).await;
+        let result = self.run_as(Origin::Internal, ":", "start", Instant::now() + START_TIMEOUT, &never).await;
         match result.ended {
             Ended::Done { .. } => {
                 let processes = snapshot();
@@ -222,6 +276,17 @@ impl ShellProcess {
         deadline: Instant,
         cancel: &CancellationToken,
     ) -> CallResult {
+        self.run_as(Origin::User, command, call_id, deadline, cancel).await
+    }
+
+    async fn run_as(
+        &mut self,
+        origin: Origin,
+        command: &str,
+        call_id: &str,
+        deadline: Instant,
+        cancel: &CancellationToken,
+    ) -> CallResult {
         let token = random_token();
         let pattern = format!("\n{token}");
         let stem = tackle_core::executor::safe_file_stem(call_id);
@@ -230,7 +295,8 @@ impl ShellProcess {
             let target = SpillTarget { path: self.spill_dir.join(&file), rel: format!("{}/{file}", self.spill_rel) };
             stream::lock(stream).arm(pattern.as_bytes(), target);
         }
-        let mut message = Vec::with_capacity(command.len() + token.len() + 3);
+        let mut message = Vec::with_capacity(command.len() + token.len() + 4);
+        message.push(if origin == Origin::User { b'u' } else { b'i' });
         message.extend_from_slice(command.as_bytes());
         message.extend_from_slice(b"\n\0");
         message.extend_from_slice(token.as_bytes());
@@ -362,9 +428,8 @@ impl ShellProcess {
     /// not answer in time.
     pub async fn query(&mut self, command: &str, marker: &str) -> Option<Vec<u8>> {
         let never = CancellationToken::new();
-        let result = self
-            .run(&format!("builtin printf '%s' '{marker}'; {command}"), "query", Instant::now() + START_TIMEOUT, &never)
-            .await;
+        let command = format!("builtin printf '%s' '{marker}'; {command}");
+        let result = self.run_as(Origin::Internal, &command, "query", Instant::now() + START_TIMEOUT, &never).await;
         let Ended::Done { .. } = result.ended else { return None };
         let out = result.stdout.finish();
         let err = result.stderr.finish();
