@@ -312,8 +312,17 @@ async fn closing_the_session_ends_what_escaped_an_exited_shell_or_job() {
     // The job's bash and the shell exit once their `setsid` children have a session of their
     // own: those lose every parent and session of ours, and only their environment still names
     // the session.
-    h.call("background_run", json!({"command": "setsid sleep 356 >/dev/null 2>&1 & sleep 0.3"})).await;
-    h.bash("setsid sleep 357 >/dev/null 2>&1 & sleep 0.3; exit 0").await;
+    // Each parent waits until its child has become `sleep` in a session of its own: a parent
+    // that exits sooner (a slow machine) takes the still-grouped child down with it, as it should.
+    let escape = |n: u32| {
+        format!(
+            "setsid sh -c 'echo $$ >escaped-{n}; exec sleep {n}' >/dev/null 2>&1 & \
+             until [ -s escaped-{n} ] && grep -q '^sleep' /proc/$(cat escaped-{n})/cmdline 2>/dev/null; \
+             do sleep 0.02; done"
+        )
+    };
+    h.call("background_run", json!({"command": escape(356)})).await;
+    h.bash(&format!("{}; exit 0", escape(357))).await;
     let escaped = || {
         let found = processes_of_session(h.session.id());
         ["sleep 356 ", "sleep 357 "].iter().all(|cmd| found.iter().any(|(_, c)| c == cmd))
