@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use support::client::{import_in, stdio};
+use support::client::{Imported, import_in, stdio};
 use support::peers::{self, repo_root};
 use tackle_mcp::client::config::{Endpoint, ServerConfig};
 use tokio_util::sync::CancellationToken;
@@ -168,6 +168,21 @@ async fn http_everything(script: &std::path::Path) -> HttpEverything {
     http_everything_on(script, port).await
 }
 
+/// server-everything over HTTP on a free port, imported as `ev` (30 s call timeout), with one
+/// echo call that works; also the port, to start it again on the same URL.
+async fn imported_http_everything(script: &std::path::Path) -> (HttpEverything, u16, Imported) {
+    let server = http_everything(script).await;
+    let port: u16 = server.url.rsplit(':').next().unwrap().trim_end_matches("/mcp").parse().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut config: ServerConfig = stdio("ev", "unused", &[], workspace.path());
+    config.endpoint = Endpoint::Http { url: server.url.clone(), headers: Default::default() };
+    config.call_timeout = Duration::from_secs(30);
+    let imported = import_in(workspace, vec![config]).await;
+    let (output, _) = imported.call("mcp__ev__echo", json!({"message": "before"})).await;
+    assert_eq!(output.text_content(), "Echo: before");
+    (server, port, imported)
+}
+
 async fn http_everything_on(script: &std::path::Path, port: u16) -> HttpEverything {
     let preload = repo_root().join("crates/tackle-mcp/tests/peers/loopback.cjs");
     let child = tokio::process::Command::new("node")
@@ -218,15 +233,7 @@ async fn everything_over_streamable_http() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_server_killed_mid_call_is_a_crash_and_one_back_on_the_same_url_is_reconnected() {
     let script = require!(everything(), "server-everything");
-    let mut server = http_everything(&script).await;
-    let port: u16 = server.url.rsplit(':').next().unwrap().trim_end_matches("/mcp").parse().unwrap();
-    let workspace = tempfile::tempdir().unwrap();
-    let mut config: ServerConfig = stdio("ev", "unused", &[], workspace.path());
-    config.endpoint = Endpoint::Http { url: server.url.clone(), headers: Default::default() };
-    config.call_timeout = Duration::from_secs(30);
-    let imported = import_in(workspace, vec![config]).await;
-    let (output, _) = imported.call("mcp__ev__echo", json!({"message": "before"})).await;
-    assert_eq!(output.text_content(), "Echo: before");
+    let (mut server, port, imported) = imported_http_everything(&script).await;
 
     let session = imported.session();
     let cancel = CancellationToken::new();
@@ -270,15 +277,7 @@ async fn an_http_server_killed_mid_call_is_a_crash_and_one_back_on_the_same_url_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_server_restarted_between_calls_never_leaves_a_call_waiting() {
     let script = require!(everything(), "server-everything");
-    let mut server = http_everything(&script).await;
-    let port: u16 = server.url.rsplit(':').next().unwrap().trim_end_matches("/mcp").parse().unwrap();
-    let workspace = tempfile::tempdir().unwrap();
-    let mut config: ServerConfig = stdio("ev", "unused", &[], workspace.path());
-    config.endpoint = Endpoint::Http { url: server.url.clone(), headers: Default::default() };
-    config.call_timeout = Duration::from_secs(30);
-    let imported = import_in(workspace, vec![config]).await;
-    let (output, _) = imported.call("mcp__ev__echo", json!({"message": "before"})).await;
-    assert_eq!(output.text_content(), "Echo: before");
+    let (mut server, port, imported) = imported_http_everything(&script).await;
 
     // Killed and back between two calls: the old session is gone, and a call never waits for
     // its timeout; at worst one call gets the crash message, and the next one works.
