@@ -359,13 +359,64 @@ async fn file_tools_work_through_the_python_sdk_and_the_inspector_on_both_transp
     let stdio = [TACKLE, "mcp", "serve", "--workspace", ws];
     let call =
         ["--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "file_path=a.txt", "--format", "json"];
-    for target in [&stdio[..], &[serve.url.as_str()][..]] {
+    for (n, target) in [&stdio[..], &[serve.url.as_str()][..]].into_iter().enumerate() {
         let out = peers::inspect(&inspector, &[target, &call[..]].concat()).await;
         assert_eq!(out.code, 0, "{out:?}");
         let result = &out.json()["result"];
         assert_eq!(result["isError"], false);
         assert_eq!(result["content"][0]["text"], "     1\tbye");
+
+        // The editor too: each Inspector call is a session of its own, so `create` (which
+        // needs no earlier view).
+        let path = format!("path=made-{n}.txt");
+        let create = [
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "str_replace_based_edit_tool",
+            "--tool-arg",
+            "command=create",
+            "--tool-arg",
+            &path,
+            "--tool-arg",
+            "file_text=made by the Inspector",
+            "--format",
+            "json",
+        ];
+        let out = peers::inspect(&inspector, &[target, &create[..]].concat()).await;
+        assert_eq!(out.code, 0, "{out:?}");
+        assert_eq!(out.json()["result"]["isError"], false, "{out:?}");
+        let made = std::fs::read_to_string(workspace.path().join(format!("made-{n}.txt"))).unwrap();
+        assert_eq!(made, "made by the Inspector");
     }
+
+    // The Python SDK over stdio (legacy): view then str_replace in one session.
+    let replace = json!({"command": "str_replace", "path": "a.txt", "old_str": "bye", "new_str": "ciao"}).to_string();
+    let out = peers::probe(
+        &python,
+        &[
+            "--no-list",
+            "--call",
+            "str_replace_based_edit_tool",
+            "--args",
+            &view,
+            "--then-call",
+            "str_replace_based_edit_tool",
+            "--then-args",
+            &replace,
+            "--stdio",
+            TACKLE,
+            "mcp",
+            "serve",
+            "--workspace",
+            ws,
+        ],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let doc = out.json();
+    assert_eq!(doc["then"]["isError"], false, "{doc}");
+    assert_eq!(std::fs::read_to_string(workspace.path().join("a.txt")).unwrap(), "ciao\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -43,6 +43,11 @@ macro_rules! require {
     ($peer:expr, $what:expr) => {
         match $peer {
             Some(found) => found,
+            // `scripts/test.sh` installs the peers and sets TACKLE_REQUIRE_PEERS, so there a
+            // missing peer fails the test instead of skipping it.
+            None if std::env::var_os("TACKLE_REQUIRE_PEERS").is_some() => {
+                panic!("{} is not installed (TACKLE_REQUIRE_PEERS is set); run scripts/install-mcp-peers.sh", $what)
+            }
             None => {
                 eprintln!("SKIPPED: {} is not installed; run scripts/install-mcp-peers.sh", $what);
                 return;
