@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use tackle_core::config::Config;
 use tackle_core::permission::{ModePolicy, NonInteractiveApprover, PermissionMode};
-use tackle_core::registry::Selection;
+use tackle_core::registry::{NameIndex, Selection};
 use tackle_core::{Executor, ExecutorConfig, PathPolicy, Registry, Session, SessionConfig};
 use tackle_sandbox::env::{CommandEnv, EnvSettings};
 use tackle_sandbox::process::{Sandbox, SandboxPolicy};
@@ -215,7 +215,16 @@ pub fn executor(permission_mode: &str) -> Result<Executor, Failure> {
 
 /// A session and executor for a `tools call` or `tools batch`, with the MCP servers of the
 /// configuration attached (end it with [`close`]).
-pub async fn open(args: &SessionArgs, enforce_read_before_edit: bool) -> Result<(Session, Executor), Failure> {
+///
+/// `only` is the one tool a one-shot `tools call` will run: when it names a selected tool (by
+/// name, alias or normalized name), the session holds just that tool, so calling `glob` does
+/// not start the shell's sandbox probe. A name that resolves to nothing keeps the whole
+/// selection, so its "not found" message lists every tool.
+pub async fn open(
+    args: &SessionArgs,
+    enforce_read_before_edit: bool,
+    only: Option<&str>,
+) -> Result<(Session, Executor), Failure> {
     let executor = executor(&args.permission_mode)?;
     let workspace = workspace(args.workspace.as_ref())?;
     let config = config(&workspace, args.trust_workspace)?;
@@ -228,11 +237,25 @@ pub async fn open(args: &SessionArgs, enforce_read_before_edit: bool) -> Result<
             return Err(failure);
         }
     };
+    let selection = match only {
+        Some(name) => narrowed(&registry, selection, name),
+        None => selection,
+    };
     let session_config = session_config(&config, &workspace, enforce_read_before_edit)?;
     let session = Session::new(session_config, registry.instantiate(&selection));
     hub.attach(&session);
     tool_settings(&config, &session)?;
     Ok((session, executor))
+}
+
+/// `selection` cut down to the tool `name` resolves to, if it resolves.
+fn narrowed(registry: &Registry, mut selection: Selection, name: &str) -> Selection {
+    let specs: Vec<&tackle_core::ToolSpec> =
+        selection.names.iter().filter_map(|selected| registry.get(selected)).map(|entry| &entry.spec).collect();
+    if let Some(position) = NameIndex::new(specs.iter().copied()).resolve(name) {
+        selection.names = vec![specs[position].name.clone()];
+    }
+    selection
 }
 
 /// How to build a session in `workspace` (each MCP session of `mcp serve` builds its own).

@@ -103,6 +103,7 @@ fn tools_call_runs_a_tool_and_maps_exit_codes() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("Tool 'no_such_tool' not found. Available tools: "), "{stderr}");
+    assert!(stderr.contains("bash, ") && stderr.contains("glob, "), "every tool is listed: {stderr}");
 
     let out = tackle().args(["tools", "call", "sequentialthinking", "{\"thought\": "]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -206,4 +207,33 @@ fn batch_answers_each_line_before_reading_the_next() {
     }
     drop(stdin);
     assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn a_one_shot_call_prepares_only_what_its_tool_needs() {
+    // `[sandbox] mode = "bwrap"` where no bwrap is on PATH: only a shell tool needs the
+    // sandbox, so only a shell tool's call fails over it.
+    let config = tempfile::tempdir().unwrap();
+    std::fs::write(config.path().join("config.toml"), "[sandbox]\nmode = \"bwrap\"\n").unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let run = |tool: &str, args: &str| {
+        tackle()
+            .args(["tools", "call", tool, args, "--workspace"])
+            .arg(workspace.path())
+            .env("TACKLE_CONFIG_DIR", config.path())
+            .env("PATH", "/nonexistent")
+            .output()
+            .unwrap()
+    };
+    let out = run("task_done", "{}");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run("Bash", r#"{"command": "true"}"#);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[sandbox] mode = \"bwrap\" is not available here"), "{stderr}");
+    // A name that resolves to nothing keeps every tool (its message lists them all), so the
+    // shell's sandbox is prepared, and refused, first.
+    let out = run("no_such_tool", "{}");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not available here"));
 }

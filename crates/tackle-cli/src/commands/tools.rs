@@ -138,7 +138,7 @@ pub async fn call(args: CallArgs) -> CommandResult {
         }
         Some(text) => text.to_owned(),
     };
-    let (session, executor) = session::open(&args.session, false).await?;
+    let (session, executor) = session::open(&args.session, false, Some(&args.name)).await?;
     let interrupt = signals::interrupt();
     let call = ToolCall::from_text("call_1", args.name.clone(), raw);
     let output = executor.run(&session, call, &interrupt.token).await;
@@ -171,7 +171,7 @@ pub async fn call(args: CallArgs) -> CommandResult {
 /// `tackle tools batch`: JSON Lines in, one JSON output per call out, one session throughout.
 /// Each line runs as soon as it arrives and its outputs are flushed before the next is read.
 pub async fn batch(args: BatchArgs) -> CommandResult {
-    let (mut session, executor) = session::open(&args.session, true).await?;
+    let (mut session, executor) = session::open(&args.session, true, None).await?;
     let interrupt = signals::interrupt();
     let cancel = &interrupt.token;
     let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
