@@ -276,12 +276,14 @@ async fn file_tools_work_through_the_python_sdk_and_the_inspector_on_both_transp
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path().to_str().unwrap();
     std::fs::write(workspace.path().join("a.txt"), "hello\n").unwrap();
+    // The server as a command (the Python probe takes it after `--stdio`, the Inspector as is).
+    let stdio = [TACKLE, "mcp", "serve", "--workspace", ws];
 
     // stdio, legacy: read_file.
     let read = json!({"file_path": "a.txt"}).to_string();
     let out = peers::probe(
         &python,
-        &["--no-list", "--call", "read_file", "--args", &read, "--stdio", TACKLE, "mcp", "serve", "--workspace", ws],
+        &[&["--no-list", "--call", "read_file", "--args", &read, "--stdio"][..], &stdio].concat(),
     )
     .await;
     assert_eq!(out.code, 0, "{out:?}");
@@ -322,21 +324,7 @@ async fn file_tools_work_through_the_python_sdk_and_the_inspector_on_both_transp
     let grep = json!({"pattern": "by."}).to_string();
     let out = peers::probe(
         &python,
-        &[
-            "--mode",
-            "auto",
-            "--no-list",
-            "--call",
-            "grep",
-            "--args",
-            &grep,
-            "--stdio",
-            TACKLE,
-            "mcp",
-            "serve",
-            "--workspace",
-            ws,
-        ],
+        &[&["--mode", "auto", "--no-list", "--call", "grep", "--args", &grep, "--stdio"][..], &stdio].concat(),
     )
     .await;
     assert_eq!(out.code, 0, "{out:?}");
@@ -356,7 +344,6 @@ async fn file_tools_work_through_the_python_sdk_and_the_inspector_on_both_transp
     assert_eq!(out.json()["call"]["isError"], true);
 
     // The Inspector, as the spec writes it, on both transports.
-    let stdio = [TACKLE, "mcp", "serve", "--workspace", ws];
     let call =
         ["--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "file_path=a.txt", "--format", "json"];
     for (n, target) in [&stdio[..], &[serve.url.as_str()][..]].into_iter().enumerate() {
@@ -392,27 +379,9 @@ async fn file_tools_work_through_the_python_sdk_and_the_inspector_on_both_transp
 
     // The Python SDK over stdio (legacy): view then str_replace in one session.
     let replace = json!({"command": "str_replace", "path": "a.txt", "old_str": "bye", "new_str": "ciao"}).to_string();
-    let out = peers::probe(
-        &python,
-        &[
-            "--no-list",
-            "--call",
-            "str_replace_based_edit_tool",
-            "--args",
-            &view,
-            "--then-call",
-            "str_replace_based_edit_tool",
-            "--then-args",
-            &replace,
-            "--stdio",
-            TACKLE,
-            "mcp",
-            "serve",
-            "--workspace",
-            ws,
-        ],
-    )
-    .await;
+    let edit = "str_replace_based_edit_tool";
+    let calls = ["--no-list", "--call", edit, "--args", &view, "--then-call", edit, "--then-args", &replace, "--stdio"];
+    let out = peers::probe(&python, &[&calls[..], &stdio].concat()).await;
     assert_eq!(out.code, 0, "{out:?}");
     let doc = out.json();
     assert_eq!(doc["then"]["isError"], false, "{doc}");
