@@ -21,6 +21,7 @@ use crate::lines::{LineAt, LineWindow};
 use crate::markdown;
 use crate::pytext;
 use crate::tools::ToolIndex;
+use crate::wake::Wake;
 use crate::xml::scan::{self, Element, ElementStep, Tag, Wrapper};
 use crate::xml::typed;
 
@@ -79,83 +80,6 @@ enum Next {
     Wait(State),
 }
 
-/// What a waiting state needs to see before running again can change anything. Feeding a chunk
-/// without it only appends the chunk (the state scans it later from where it stopped), which
-/// keeps small-chunk streaming close to whole-text speed: prose and block content are looked
-/// at again only when a line starts with a byte that can begin a decision (a backtick, a tag,
-/// an `@`), or, in xml prose, when a tag may begin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wake {
-    Any,
-    /// Any of these bytes, anywhere.
-    Bytes([u8; 3]),
-    /// A line that starts with one of these bytes.
-    LineStart([u8; 3]),
-    /// xml prose: a `<` anywhere, or a line that starts with a backtick.
-    Tags,
-    /// Nothing can be found any more.
-    Never,
-}
-
-impl Wake {
-    /// A line break: a line completes.
-    const NEWLINE: Wake = Wake::Bytes([b'\n', b'\r', b'\n']);
-
-    /// One byte (a closer ends with it: `>` of a tag, `}` of a JSON object).
-    fn byte(b: u8) -> Wake {
-        Wake::Bytes([b, b, b])
-    }
-
-    /// Whether `chunk`, which follows the byte `previous`, holds what the state waits for.
-    #[inline]
-    fn by(self, previous: Option<u8>, chunk: &[u8]) -> bool {
-        match self {
-            Wake::Any => true,
-            Wake::Bytes(bytes) => contains(chunk, bytes),
-            Wake::LineStart(bytes) => starts_a_line(previous, chunk, bytes),
-            Wake::Tags => contains(chunk, [b'<'; 3]) || starts_a_line(previous, chunk, [b'`'; 3]),
-            Wake::Never => false,
-        }
-    }
-}
-
-/// Whether a line in `chunk` (after the byte `previous`) starts with one of `bytes`.
-#[inline]
-fn starts_a_line(previous: Option<u8>, chunk: &[u8], bytes: [u8; 3]) -> bool {
-    let Some(first) = chunk.first() else { return false };
-    if matches!(previous, None | Some(b'\n' | b'\r')) && bytes.contains(first) {
-        return true;
-    }
-    if !contains(chunk, [b'\n', b'\r', b'\n']) {
-        return false;
-    }
-    if chunk.len() > 64 {
-        return memchr::memchr2_iter(b'\n', b'\r', chunk).any(|i| chunk.get(i + 1).is_some_and(|b| bytes.contains(b)));
-    }
-    // A streamed chunk is small: a plain loop costs less than memchr's set-up.
-    chunk.windows(2).any(|pair| matches!(pair[0], b'\n' | b'\r') && bytes.contains(&pair[1]))
-}
-
-/// Whether `haystack` holds any of three bytes. Streamed chunks are small, where memchr's
-/// set-up costs more than the search: eight bytes at a time with the has-zero-byte trick.
-#[inline]
-fn contains(haystack: &[u8], needles: [u8; 3]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    if haystack.len() > 64 {
-        return memchr::memchr3(needles[0], needles[1], needles[2], haystack).is_some();
-    }
-    let [a, b, c] = needles.map(|n| ONES * u64::from(n));
-    let zero_in = |v: u64| v.wrapping_sub(ONES) & !v;
-    let mut words = haystack.chunks_exact(8);
-    let mut found = 0;
-    for word in &mut words {
-        let v = u64::from_le_bytes([word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7]]);
-        found |= zero_in(v ^ a) | zero_in(v ^ b) | zero_in(v ^ c);
-    }
-    found & HIGHS != 0 || words.remainder().iter().any(|x| needles.contains(x))
-}
-
 impl<'t> Engine<'t> {
     /// A scanner for `mode`; `tools` is needed for calls.
     pub fn new(mode: Mode, tools: Option<&'t ToolIndex>, step: u32) -> Self {
@@ -179,14 +103,24 @@ impl<'t> Engine<'t> {
     }
 
     /// Takes more text and returns what it completed.
-    #[inline]
+    ///
+    /// Inlined into the caller's loop: most streamed chunks only append, and a call per chunk
+    /// would cost about as much as the whole-text scan of it.
+    #[inline(always)]
     pub fn feed(&mut self, chunk: &str) -> Vec<Event> {
         // A `\r` at the end of what had arrived waits for the next byte, whatever it is.
         let previous = self.input.last_byte();
         self.input.push(chunk);
         if previous == Some(b'\r') || self.wake.by(previous, chunk.as_bytes()) {
-            self.run();
+            return self.woken();
         }
+        Vec::new()
+    }
+
+    /// Runs the waiting state on what has arrived; returns what it completed.
+    #[inline(never)]
+    fn woken(&mut self) -> Vec<Event> {
+        self.run();
         std::mem::take(&mut self.out)
     }
 
@@ -215,9 +149,9 @@ impl<'t> Engine<'t> {
         let (keep, wake) = match &self.state {
             State::LineStart(at) | State::Prose(at) if *at < end => (*at, Wake::Any),
             // A line start that is not after a line break (after a thinking region's closer).
-            State::LineStart(at) => (*at, Wake::Bytes(starters)),
+            State::LineStart(at) => (*at, Wake::bytes(starters)),
             State::Prose(at) if self.mode == Mode::Calls(CallFormat::Xml) => (*at, Wake::Tags),
-            State::Prose(at) => (*at, Wake::LineStart(starters)),
+            State::Prose(at) => (*at, Wake::line_start(starters)),
             State::Opener(at) => (*at, Wake::NEWLINE),
             State::Block(block) => {
                 // Only a line that starts with a backtick can end a block; until one arrives the
@@ -225,10 +159,10 @@ impl<'t> Engine<'t> {
                 // the next line break.
                 let decisive = block.waits_for_lines()
                     || self.lines.current_start(end).is_some_and(|at| self.input.byte(at) == Some(b'`'));
-                (block.start, if decisive { Wake::NEWLINE } else { Wake::LineStart([b'`'; 3]) })
+                (block.start, if decisive { Wake::NEWLINE } else { Wake::line_start([b'`'; 3]) })
             }
             State::Think { scan, .. } => (*scan, Wake::byte(b'>')),
-            State::At(call) => (call.start, if call.in_body() { Wake::Bytes([b'}', b'\n', b'\r']) } else { Wake::Any }),
+            State::At(call) => (call.start, if call.in_body() { Wake::bytes([b'}', b'\n', b'\r']) } else { Wake::Any }),
             State::Element(element) => (element.start, Wake::byte(b'>')),
             State::Done => (end, Wake::Never),
         };

@@ -23,9 +23,22 @@ pub(crate) struct Input {
 
 impl Input {
     /// Appends text.
+    ///
+    /// Streamed chunks are a few bytes, where a call to `memcpy` for a copy of unknown length
+    /// costs more than the copy: the first 16 bytes go as one fixed-size copy, which compiles
+    /// to two moves, and only a longer chunk's rest takes the call.
     #[inline]
     pub fn push(&mut self, text: &str) {
-        self.buf.push_str(text);
+        let rest = match text.get(..16) {
+            Some(head) if text.len() <= 64 => {
+                self.buf.push_str(head);
+                &text[16..]
+            }
+            _ => text,
+        };
+        if !rest.is_empty() {
+            self.buf.push_str(rest);
+        }
     }
 
     /// Counts `n` bytes looked at.
@@ -211,6 +224,18 @@ mod tests {
         input.release(150_000);
         assert_eq!(input.char_offset(160_000), 80_000);
         assert_eq!(input.str(160_000, 160_002), "é");
+    }
+
+    #[test]
+    fn pushes_of_every_size_keep_the_text() {
+        // A character across byte 16 (the fixed-size copy's end), chunks short and long.
+        let text = "0123456789abcdeé😀 and more text to pass sixty-four bytes in one chunk ………";
+        for split in (0..=text.len()).filter(|at| text.is_char_boundary(*at)) {
+            let mut input = Input::default();
+            input.push(&text[..split]);
+            input.push(&text[split..]);
+            assert_eq!(input.str(0, input.end()), text);
+        }
     }
 
     #[test]

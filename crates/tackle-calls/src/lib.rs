@@ -46,6 +46,7 @@ mod parser;
 mod pytext;
 mod render;
 mod tools;
+mod wake;
 mod xml;
 
 pub use call::{CallFormat, Codeblock, ParsedCall, UnknownFormat};

@@ -60,7 +60,7 @@ impl<'t> Parser<'t> {
     }
 
     /// Takes the next chunk; returns the calls it completed.
-    #[inline]
+    #[inline(always)]
     pub fn feed(&mut self, chunk: &str) -> Vec<ParsedCall> {
         calls(self.engine.feed(chunk))
     }
@@ -102,7 +102,7 @@ impl CodeblockScanner {
     }
 
     /// Takes the next chunk; returns the blocks it completed.
-    #[inline]
+    #[inline(always)]
     pub fn feed(&mut self, chunk: &str) -> Vec<Codeblock> {
         blocks(self.engine.feed(chunk))
     }

@@ -81,8 +81,10 @@ fn pieces() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(PIECES), 0..120).prop_map(|p| p.concat())
 }
 
+/// Chunk sizes: mostly a few bytes, as providers stream, and some that span several of the
+/// 16-byte blocks the wake-up tests look at.
 fn sizes() -> impl Strategy<Value = Vec<usize>> {
-    prop::collection::vec(1usize..24, 1..6)
+    prop::collection::vec(prop_oneof![3 => 1usize..24, 1 => 24usize..100], 1..6)
 }
 
 fn check_all(text: &str, sizes: &[usize]) -> Result<(), TestCaseError> {
@@ -166,18 +168,24 @@ fn calls_are_yielded_as_soon_as_they_are_decided() {
         ),
         (CallFormat::Xml, "x <tool-use><bash>ls</bash> y", Some("</bash>")),
     ];
-    for (format, text, decided_after) in cases {
-        let expected = decided_after.map(|marker| text.find(marker).unwrap() + marker.len());
-        let mut parser = tackle_calls::Parser::new(*format, &tools);
-        let mut yielded_at = None;
-        for (i, c) in text.char_indices() {
-            let calls = parser.feed(&text[i..i + c.len_utf8()]);
-            if !calls.is_empty() && yielded_at.is_none() {
-                yielded_at = Some(i + c.len_utf8());
+    // One byte at a time, and in chunks that span the 16-byte blocks the wake-up tests use:
+    // the call comes out of the chunk that holds the deciding byte.
+    for size in [1, 5, 16, 33] {
+        for (format, text, decided_after) in cases {
+            let decided = decided_after.map(|marker| text.find(marker).unwrap() + marker.len());
+            let expected = decided.map(|at| at.div_ceil(size).saturating_mul(size).min(text.len()));
+            let mut parser = tackle_calls::Parser::new(*format, &tools);
+            let mut yielded_at = None;
+            for start in (0..text.len()).step_by(size) {
+                let end = (start + size).min(text.len());
+                let calls = parser.feed(&text[start..end]);
+                if !calls.is_empty() && yielded_at.is_none() {
+                    yielded_at = Some(end);
+                }
             }
+            let at_finish = parser.finish();
+            assert_eq!(yielded_at, expected, "{format} in chunks of {size}: {text:?}");
+            assert_eq!(at_finish.len(), usize::from(expected.is_none()), "{format}: {text:?}");
         }
-        let at_finish = parser.finish();
-        assert_eq!(yielded_at, expected, "{format}: {text:?}");
-        assert_eq!(at_finish.len(), usize::from(expected.is_none()), "{format}: {text:?}");
     }
 }
