@@ -39,12 +39,16 @@ def startup_and_rss():
         child.stdout.readline()
         times.append((time.perf_counter() - started) * 1000)
         time.sleep(0.3)
-        with open(f"/proc/{child.pid}/status") as status:
-            kb = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
-        rss.append(kb / 1024)
+        rss.append(resident_mb(child.pid))
         child.stdin.close()
         child.wait(timeout=10)
     return statistics.median(times), statistics.median(rss), max(rss)
+
+
+def resident_mb(pid):
+    """The resident set size of process `pid`, in MB."""
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024
 
 
 def http_rss():
@@ -52,11 +56,10 @@ def http_rss():
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     child.stderr.readline()
     time.sleep(0.5)
-    with open(f"/proc/{child.pid}/status") as status:
-        kb = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+    mb = resident_mb(child.pid)
     child.terminate()
     child.wait(timeout=10)
-    return kb / 1024
+    return mb
 
 
 ours = [sdk_rate("task_done", {}, [tackle, "mcp", "serve", "--workspace", workspace, "--tools", "task_done"]) for _ in range(runs)]

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime};
 
+use serde::Deserialize as _;
 use serde_json::{Map, Value, json};
 use tackle_core::executor::CANCELLED;
 use tackle_llm::Usage;
@@ -47,7 +48,7 @@ impl Ledger {
             "session_start" => self.started = Some(Instant::now()),
             "llm_request" => self.step = fields.get("step").and_then(Value::as_u64).unwrap_or(self.step),
             "llm_response" => {
-                if let Some(usage) = fields.get("usage").and_then(|u| serde_json::from_value(u.clone()).ok()) {
+                if let Some(usage) = fields.get("usage").and_then(|u| Usage::deserialize(u).ok()) {
                     self.usage.add(&usage);
                 }
             }

@@ -32,6 +32,12 @@ pub struct TurnOutcome {
     pub task_done: bool,
 }
 
+/// A read-only call's output given to an identical call of the same turn.
+fn answer_as(mut output: ToolOutput, call_id: &str) -> ToolOutput {
+    output.call_id = call_id.to_owned();
+    output
+}
+
 /// The output of a call that was never run.
 pub fn not_run(call_id: &str, text: String) -> ToolOutput {
     let mut output = ToolOutput::error(text);
@@ -102,9 +108,7 @@ impl Agent {
             self.record_output(step, output);
             recorded[index] = true;
             for (copy_index, _) in copy_of.iter().enumerate().filter(|(_, source)| **source == Some(index)) {
-                let mut copy = output.clone();
-                copy.call_id = calls[copy_index].call.id.clone();
-                self.record_output(step, &copy);
+                self.record_output(step, &answer_as(output.clone(), &calls[copy_index].call.id));
                 recorded[copy_index] = true;
             }
         };
@@ -114,9 +118,8 @@ impl Agent {
         }
         for (index, source) in copy_of.iter().enumerate() {
             if let Some(source) = source {
-                let mut copy = outputs[*source].clone().unwrap_or_else(|| ToolOutput::error(""));
-                copy.call_id = calls[index].call.id.clone();
-                outputs[index] = Some(copy);
+                let output = outputs[*source].clone().unwrap_or_else(|| ToolOutput::error(""));
+                outputs[index] = Some(answer_as(output, &calls[index].call.id));
             }
         }
 

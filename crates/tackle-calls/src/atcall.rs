@@ -271,19 +271,15 @@ impl AtCall {
     pub fn draft(&self, input: &Input, tools: &ToolIndex, end: usize) -> CallDraft {
         let mut draft = self.named_draft(input, tools);
         let name = &draft.name;
-        let error = match json::read_object(input.str(self.brace, end)) {
-            Ok(args) => {
-                draft.args = args;
-                return draft;
-            }
-            Err(JsonProblem::Invalid(error)) => {
-                format!("Invalid JSON in arguments for tool '{name}': {error}. Send the arguments as one JSON object.")
-            }
+        match json::read_object(input.str(self.brace, end)) {
+            Ok(args) => draft.args = args,
+            Err(JsonProblem::Invalid(error)) => draft.errors.push(format!(
+                "Invalid JSON in arguments for tool '{name}': {error}. Send the arguments as one JSON object."
+            )),
             Err(JsonProblem::NotObject(kind)) => {
-                format!("Arguments for tool '{name}' must be a JSON object, got {kind}")
+                draft.errors.push(format!("Arguments for tool '{name}' must be a JSON object, got {kind}"))
             }
-        };
-        draft.errors.push(error);
+        }
         draft
     }
 }

@@ -58,7 +58,7 @@ impl Wake {
         Wake::LineStart(Needles::new(bytes))
     }
 
-    /// One byte (a closer ends with it: `>` of a tag, `}` of a JSON object).
+    /// One byte (a closer ends with it: the `>` of a tag).
     pub const fn byte(b: u8) -> Wake {
         Wake::bytes([b, b, b])
     }
@@ -102,7 +102,6 @@ fn starts_a_line(previous: Option<u8>, chunk: &[u8], bytes: &Needles) -> bool {
 }
 
 /// [`starts_a_line`] for fewer than 16 bytes.
-#[cold]
 fn starts_a_line_short(mut after_break: bool, chunk: &[u8], bytes: &Needles) -> bool {
     let bytes = bytes.bytes();
     for byte in chunk {

@@ -293,23 +293,24 @@ mod tests {
         assert!(message.starts_with("bash is not available in plan mode (read-only)."));
     }
 
-    #[test]
-    fn the_non_interactive_denial_suggests_only_modes_that_would_allow_the_call() {
+    #[tokio::test]
+    async fn the_non_interactive_denial_suggests_only_modes_that_would_allow_the_call() {
         let edit = ToolSpec::new("edit_file", "").alias("Edit").edits_files();
         let shell = ToolSpec::new("bash", "").alias("Bash");
         let args = json!({"command": "git push origin main", "file_path": "a.txt"});
-        let denial = |spec, read_only| {
-            let request = request(spec, &args, read_only);
-            match futures::executor::block_on(NonInteractiveApprover.approve(&request, "mode default")) {
+        async fn denial(spec: &ToolSpec, args: &Value) -> String {
+            match NonInteractiveApprover.approve(&request(spec, args, false), "mode default").await {
                 Approval::Deny { message } => message,
                 Approval::Allow => panic!("expected a denial"),
             }
-        };
+        }
         assert_eq!(
-            denial(&shell, false),
+            denial(&shell, &args).await,
             "bash needs approval, but this run is non-interactive. Allow it with a rule (e.g. Bash(git push:*)) or a permission mode (--permission-mode bypass)."
         );
-        assert!(denial(&edit, false).ends_with("or a permission mode (--permission-mode accept-edits or bypass)."));
+        assert!(
+            denial(&edit, &args).await.ends_with("or a permission mode (--permission-mode accept-edits or bypass).")
+        );
     }
 
     #[test]

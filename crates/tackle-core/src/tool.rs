@@ -154,12 +154,17 @@ impl<T: Tool> DynTool for TypedTool<T> {
 
     fn prepare(&self, args: &Value) -> Result<PreparedCall, ToolError> {
         // The schema passed, but serde can be stricter (an integer too big for `u32`): say
-        // which parameter, in the validation layer's words.
-        let input: T::Input = serde_path_to_error::deserialize(args).map_err(|err| {
-            let path = err.path().to_string();
-            let problem = crate::executor::validate::describe_deserialize_error(&path, &err.into_inner().to_string());
-            ToolError::InvalidInput(format!("Invalid parameters for tool '{}': {problem}", self.spec.name))
-        })?;
+        // which parameter, in the validation layer's words. The path is tracked only on that
+        // rare failure, decoding again: tracking it costs an allocation per key.
+        let input = match T::Input::deserialize(args) {
+            Ok(input) => input,
+            Err(_) => serde_path_to_error::deserialize(args).map_err(|err| {
+                let path = err.path().to_string();
+                let problem =
+                    crate::executor::validate::describe_deserialize_error(&path, &err.into_inner().to_string());
+                ToolError::InvalidInput(format!("Invalid parameters for tool '{}': {problem}", self.spec.name))
+            })?,
+        };
         let read_only = self.spec.annotations.read_only || self.tool.is_read_only(&input);
         let concurrency_safe = self.spec.concurrency_safe || self.tool.is_concurrency_safe(&input);
         let timeout = self.tool.timeout(&input);

@@ -123,21 +123,22 @@ pub struct Usage {
     pub cost: Option<f64>,
 }
 
+/// The sum of two optional figures: absent only when neither response reported it.
+fn sum_reported<T: std::ops::Add<Output = T> + Default>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or_default() + b.unwrap_or_default()),
+    }
+}
+
 impl Usage {
     /// Adds another response's usage.
     pub fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
-        let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-        };
-        self.cache_read = sum(self.cache_read, other.cache_read);
-        self.cache_write = sum(self.cache_write, other.cache_write);
-        self.cost = match (self.cost, other.cost) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-        };
+        self.cache_read = sum_reported(self.cache_read, other.cache_read);
+        self.cache_write = sum_reported(self.cache_write, other.cache_write);
+        self.cost = sum_reported(self.cost, other.cost);
     }
 
     /// Input plus output tokens.

@@ -189,8 +189,9 @@ pub(crate) struct RawParam {
 /// first in the list). A tag without its final `>` must be followed by a delimiter.
 pub(crate) const PARAM_ENDS: [&[u8]; 4] = [b"</parameter>", b"</invoke>", b"<invoke", b"</function_calls>"];
 
-/// Tags that end an `<invoke>` element that lacks its `</invoke>`.
-const INVOKE_BREAKS: [&[u8]; 2] = [b"<invoke", b"</function_calls>"];
+/// What an `<invoke>` element's content looks for: its closer, a parameter, and the tags that
+/// end an `<invoke>` that lacks its `</invoke>`.
+const INVOKE_TARGETS: [&[u8]; 4] = [b"</invoke>", b"<parameter", b"<invoke", b"</function_calls>"];
 
 /// Tags that end a `<tool-use>` child that lacks its closing tag.
 const TOOL_USE_BREAKS: [&[u8]; 2] = [b"</tool-use>", b"<tool-use>"];
@@ -261,10 +262,8 @@ impl Element {
                 },
                 Phase::Content { body_start, scan } => {
                     let mut scan = scan;
-                    let close_tag: &[u8] = &self.close_tag;
-                    let invoke_targets = [close_tag, b"<parameter", INVOKE_BREAKS[0], INVOKE_BREAKS[1]];
-                    let child_targets = [close_tag, TOOL_USE_BREAKS[0], TOOL_USE_BREAKS[1]];
-                    let targets = if self.invoke { &invoke_targets[..] } else { &child_targets[..] };
+                    let child_targets = [&self.close_tag[..], TOOL_USE_BREAKS[0], TOOL_USE_BREAKS[1]];
+                    let targets = if self.invoke { &INVOKE_TARGETS[..] } else { &child_targets[..] };
                     let found = find_markup(input, &mut scan, &mut self.cdata, targets);
                     let body_end = match found {
                         Found::Wait => {

@@ -232,12 +232,7 @@ fn whole_number(n: f64) -> Option<Value> {
 
 fn coerce_string(text: &str, types: &[&str]) -> Option<Value> {
     let trimmed = text.trim();
-    if types.contains(&"integer")
-        && let Ok(n) = trimmed.parse::<i64>()
-    {
-        return Some(Value::from(n));
-    }
-    if types.contains(&"number")
+    if (types.contains(&"integer") || types.contains(&"number"))
         && let Ok(n) = trimmed.parse::<i64>()
     {
         return Some(Value::from(n));

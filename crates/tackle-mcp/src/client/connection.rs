@@ -140,14 +140,20 @@ pub struct Connection {
     failures: Mutex<Vec<Instant>>,
     changed: Arc<AtomicBool>,
     tap: TaskTap,
-    /// Why the last listing stopped early, until the hub reports it.
-    listing_cut: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Connection").field("server", &self.config.name).finish_non_exhaustive()
     }
+}
+
+/// What `tools/list` gave.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    pub tools: Vec<RemoteTool>,
+    /// Why the listing stopped before the end (a repeated cursor, or the page limit).
+    pub cut: Option<String>,
 }
 
 /// A tool as the server listed it.
@@ -168,7 +174,6 @@ impl Connection {
             failures: Mutex::new(Vec::new()),
             changed: Arc::new(AtomicBool::new(false)),
             tap: TaskTap::default(),
-            listing_cut: Mutex::new(None),
         }
     }
 
@@ -183,18 +188,18 @@ impl Connection {
     }
 
     /// Starts the server and lists its tools, within the startup timeout.
-    pub async fn start(&self) -> Result<Vec<RemoteTool>, String> {
+    pub async fn start(&self) -> Result<Listing, String> {
         let startup = self.config.startup_timeout;
         let started = tokio::time::timeout(startup, async {
             let live = self.connect().await?;
-            let tools = self.list(&live).await?;
-            Ok::<_, String>((live, tools))
+            let listing = self.list(&live).await?;
+            Ok::<_, String>((live, listing))
         })
         .await;
         match started {
-            Ok(Ok((live, tools))) => {
+            Ok(Ok((live, listing))) => {
                 *self.slot.lock().await = Slot::Up(live);
-                Ok(tools)
+                Ok(listing)
             }
             Ok(Err(err)) => Err(err),
             Err(_) => Err(format!("it did not start within {} ms", startup.as_millis())),
@@ -202,7 +207,7 @@ impl Connection {
     }
 
     /// Lists the tools again (after `notifications/tools/list_changed`).
-    pub async fn relist(&self) -> Result<Vec<RemoteTool>, String> {
+    pub async fn relist(&self) -> Result<Listing, String> {
         self.changed.store(false, Ordering::SeqCst);
         let live = match &*self.slot.lock().await {
             Slot::Up(live) if !live.is_gone() => Arc::clone(live),
@@ -211,11 +216,6 @@ impl Connection {
         tokio::time::timeout(self.config.startup_timeout, self.list(&live))
             .await
             .map_err(|_| format!("tools/list did not answer within {} ms", self.config.startup_timeout.as_millis()))?
-    }
-
-    /// Why the last listing stopped before the end (a repeated cursor, or the page limit), once.
-    pub fn take_listing_cut(&self) -> Option<String> {
-        self.listing_cut.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
     }
 
     /// Whether the server said its tools changed since the last listing.
@@ -269,8 +269,8 @@ impl Connection {
     }
 
     /// Every tool, following cursors (at most 100 pages; a repeated cursor stops the listing;
-    /// either is kept for [`take_listing_cut`](Self::take_listing_cut)).
-    async fn list(&self, live: &Live) -> Result<Vec<RemoteTool>, String> {
+    /// either is the listing's `cut`).
+    async fn list(&self, live: &Live) -> Result<Listing, String> {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
@@ -295,14 +295,14 @@ impl Connection {
                 Some(next) => cursor = Some(next),
             }
         }
-        *self.listing_cut.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = cut;
-        Ok(tools
+        let tools = tools
             .into_iter()
             .map(|tool| {
                 let task_only = self.tap.requires_tasks(&tool.name);
                 RemoteTool { tool, task_only }
             })
-            .collect())
+            .collect();
+        Ok(Listing { tools, cut })
     }
 
     /// The live server, restarting it after a crash (with backoff).

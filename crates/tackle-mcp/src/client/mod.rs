@@ -25,7 +25,7 @@ use tackle_core::spec::Loading;
 use tackle_core::{DynTool, Notifications, Registry, Session, ToolSet};
 
 use self::config::{Candidate, Defaults, Defer, McpSection, ServerConfig};
-use self::connection::{Connection, RemoteTool};
+use self::connection::{Connection, Listing, RemoteTool};
 use self::consent::ConsentPolicy;
 use self::tool::McpTool;
 
@@ -134,7 +134,7 @@ impl McpHub {
         let mut listed = Vec::new();
         for (connection, outcome) in connections.into_iter().zip(started) {
             match outcome {
-                Ok(tools) => listed.push((connection, tools)),
+                Ok(listing) => listed.push((connection, listing)),
                 Err(reason) => {
                     notices.push(format!("MCP server '{}' was left out: {reason}", connection.name()));
                     connection.shutdown().await;
@@ -143,9 +143,9 @@ impl McpHub {
         }
         let mut hub = McpHub { servers: Vec::new(), reserved, defer_threshold };
         let mut taken = hub.reserved.clone();
-        let total: usize = listed.iter().map(|(_, tools)| tools.len()).sum();
-        for (connection, tools) in listed {
-            let chosen = choose(&connection, tools, &mut notices);
+        let total: usize = listed.iter().map(|(_, listing)| listing.tools.len()).sum();
+        for (connection, listing) in listed {
+            let chosen = choose(&connection, listing, &mut notices);
             let loading = loading(connection.config().defer, total, defer_threshold);
             let imported: Vec<Arc<McpTool>> = chosen
                 .iter()
@@ -322,14 +322,15 @@ fn loading(defer: Defer, total: usize, threshold: usize) -> Loading {
 
 /// The listed tools the configuration admits; task-only tools are skipped with a notice, and
 /// a listing cut short gets one.
-fn choose(connection: &Connection, tools: Vec<RemoteTool>, notices: &mut Vec<String>) -> Vec<RemoteTool> {
-    if let Some(cut) = connection.take_listing_cut() {
+fn choose(connection: &Connection, listing: Listing, notices: &mut Vec<String>) -> Vec<RemoteTool> {
+    if let Some(cut) = listing.cut {
         notices.push(format!("MCP server '{}': {cut}.", connection.name()));
     }
     let config = connection.config();
     let enabled = globs(&config.enabled_tools, connection.name(), notices);
     let disabled = globs(&config.disabled_tools, connection.name(), notices);
-    tools
+    listing
+        .tools
         .into_iter()
         .filter(|remote| {
             let name = remote.tool.name.as_ref();

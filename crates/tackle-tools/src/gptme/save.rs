@@ -53,9 +53,10 @@ impl Tool for Save {
     }
 
     fn preview(&self, input: &SaveInput, ctx: &ToolContext) -> Option<String> {
-        let (target, existing, content) = plan(&Files::new(ctx), input.clone()).ok()?;
-        let old = existing.as_ref().map(|e| as_text(&e.bytes).unwrap_or_default());
-        Some(unified_diff(&target.raw, old, &content))
+        let (target, existing) = load(&Files::new(ctx), input).ok()?;
+        let old_text = existing.as_ref().and_then(|e| as_text(&e.bytes));
+        let content = new_content(old_text, input.content.clone());
+        Some(unified_diff(&target.raw, existing.as_ref().map(|_| old_text.unwrap_or_default()), &content))
     }
 
     async fn call(&self, input: SaveInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -63,27 +64,31 @@ impl Tool for Save {
     }
 }
 
-/// The file to write, what it holds now, and what it will hold.
-fn plan(files: &Files<'_>, input: SaveInput) -> Result<(Target, Option<Existing>, String), ToolError> {
+/// The file to write, and what it holds now.
+fn load(files: &Files<'_>, input: &SaveInput) -> Result<(Target, Option<Existing>), ToolError> {
     let target = files.target(&input.path, Access::Write)?;
     refuse_placeholder(&target.raw, &input.content)?;
     let existing = load_regular(&target)?;
-    let mut content = input.content;
+    Ok((target, existing))
+}
+
+/// What the file will hold: `content` with a final newline, in CRLF when the text it replaces
+/// is CRLF and the model wrote LF (as write_file does).
+fn new_content(old_text: Option<&str>, mut content: String) -> String {
     if !content.is_empty() && !content.ends_with('\n') {
         content.push('\n');
     }
-    let old_text = existing.as_ref().and_then(|e| as_text(&e.bytes));
-    // A CRLF file stays CRLF when the model writes LF (as write_file does).
     if old_text.is_some_and(|text| dominant_ending(text) == LineEnding::CrLf) && !has_crlf(&content) {
         content = lf_to_crlf(&content).into_owned();
     }
-    Ok((target, existing, content))
+    content
 }
 
 fn save(files: &Files<'_>, input: SaveInput) -> Result<String, ToolError> {
-    let (target, existing, content) = plan(files, input)?;
+    let (target, existing) = load(files, &input)?;
     let shown = &target.raw;
     let old_text = existing.as_ref().and_then(|e| as_text(&e.bytes));
+    let content = new_content(old_text, input.content);
     let created_folder = target.path.parent().is_some_and(|parent| !parent.exists());
     let before = existing.as_ref().map_or(Before::Absent, Existing::before);
     files.write(&target, content.as_bytes(), before).map_err(|err| write_failure(shown, err))?;

@@ -37,17 +37,19 @@ impl Slot {
 }
 
 /// The files a patch touches, in the order it first touches them.
-#[derive(Default)]
-struct Vfs {
+struct Vfs<'p> {
+    /// Every path the patch names, as written, resolved once by [`resolve_paths`].
+    targets: HashMap<&'p str, Target>,
     order: Vec<PathBuf>,
     slots: HashMap<PathBuf, Slot>,
 }
 
-impl Vfs {
-    fn slot(&mut self, files: &Files<'_>, raw: &str) -> Result<&mut Slot, String> {
-        let target = files.target(raw, Access::Write).map_err(|err| format!("{raw}: {}", err.message()))?;
+impl Vfs<'_> {
+    fn slot(&mut self, raw: &str) -> Result<&mut Slot, String> {
+        let target = self.targets.get(raw).ok_or_else(|| format!("{raw}: internal error (path not resolved)"))?;
         let key = target.path.clone();
         if !self.slots.contains_key(&key) {
+            let target = target.clone();
             let original = match read_existing(&target.path) {
                 Ok(existing) => Some(existing),
                 Err(LoadError::NotFound) => None,
@@ -72,12 +74,11 @@ type Summary = Vec<String>;
 
 /// Applies `patch` (already parsed) against the session; returns the summary lines.
 pub fn apply(files: &Files<'_>, patch: &Patch) -> Result<Summary, ToolError> {
-    check_paths(files, patch)?;
-    let mut vfs = Vfs::default();
+    let targets = resolve_paths(files, patch)?;
+    let mut vfs = Vfs { targets, order: Vec::new(), slots: HashMap::new() };
     let mut summary = Vec::new();
     for op in &patch.ops {
-        apply_op(files, &mut vfs, op, &mut summary)
-            .map_err(|reason| ToolError::Failed(format!("{FAILED}\n{reason}")))?;
+        apply_op(&mut vfs, op, &mut summary).map_err(|reason| ToolError::Failed(format!("{FAILED}\n{reason}")))?;
     }
     commit(files, &vfs)?;
     Ok(summary)
@@ -85,28 +86,32 @@ pub fn apply(files: &Files<'_>, patch: &Patch) -> Result<Summary, ToolError> {
 
 /// Passes every path the patch names through the path policy before anything is read or
 /// applied; a refusal keeps its kind (`Denied` for the policy) and names the path.
-fn check_paths(files: &Files<'_>, patch: &Patch) -> Result<(), ToolError> {
+fn resolve_paths<'p>(files: &Files<'_>, patch: &'p Patch) -> Result<HashMap<&'p str, Target>, ToolError> {
     let paths = patch.ops.iter().flat_map(|op| match op {
         FileOp::Add { path, .. } | FileOp::Delete { path } => [Some(path), None],
         FileOp::Update { path, move_to, .. } => [Some(path), move_to.as_ref()],
     });
+    let mut targets = HashMap::new();
     for raw in paths.flatten() {
-        if let Err(err) = files.target(raw, Access::Write) {
-            let message = format!("{FAILED}\n{raw}: {}", err.message());
-            return Err(match err {
-                ToolError::Denied(_) => ToolError::Denied(message),
-                ToolError::InvalidInput(_) => ToolError::InvalidInput(message),
-                _ => ToolError::Failed(message),
-            });
-        }
+        match files.target(raw, Access::Write) {
+            Ok(target) => targets.insert(raw.as_str(), target),
+            Err(err) => {
+                let message = format!("{FAILED}\n{raw}: {}", err.message());
+                return Err(match err {
+                    ToolError::Denied(_) => ToolError::Denied(message),
+                    ToolError::InvalidInput(_) => ToolError::InvalidInput(message),
+                    _ => ToolError::Failed(message),
+                });
+            }
+        };
     }
-    Ok(())
+    Ok(targets)
 }
 
-fn apply_op(files: &Files<'_>, vfs: &mut Vfs, op: &FileOp, summary: &mut Summary) -> Result<(), String> {
+fn apply_op(vfs: &mut Vfs<'_>, op: &FileOp, summary: &mut Summary) -> Result<(), String> {
     match op {
         FileOp::Add { path, lines } => {
-            let slot = vfs.slot(files, path)?;
+            let slot = vfs.slot(path)?;
             if slot.current.is_some() {
                 return Err(format!("{path}: the file already exists; use '*** Update File: {path}' to change it"));
             }
@@ -118,7 +123,7 @@ fn apply_op(files: &Files<'_>, vfs: &mut Vfs, op: &FileOp, summary: &mut Summary
             summary.push(format!("A {path}"));
         }
         FileOp::Delete { path } => {
-            let slot = vfs.slot(files, path)?;
+            let slot = vfs.slot(path)?;
             if slot.current.is_none() {
                 return Err(format!("{path}: the file does not exist"));
             }
@@ -129,7 +134,7 @@ fn apply_op(files: &Files<'_>, vfs: &mut Vfs, op: &FileOp, summary: &mut Summary
             summary.push(format!("D {path}"));
         }
         FileOp::Update { path, move_to, hunks } => {
-            let slot = vfs.slot(files, path)?;
+            let slot = vfs.slot(path)?;
             let Some(current) = slot.current.as_deref() else {
                 return Err(format!("{path}: the file does not exist"));
             };
@@ -145,7 +150,7 @@ fn apply_op(files: &Files<'_>, vfs: &mut Vfs, op: &FileOp, summary: &mut Summary
                 Some(new_path) => {
                     slot.current = None;
                     let mode = slot.mode();
-                    let destination = vfs.slot(files, new_path)?;
+                    let destination = vfs.slot(new_path)?;
                     if destination.current.is_some() {
                         return Err(format!("{new_path}: cannot move {path} there: the file already exists"));
                     }
@@ -304,7 +309,7 @@ enum Done<'a> {
 
 /// Writes every changed file (creations and updates first, then removals), restoring what
 /// was already done if one fails; records history and ledger entries once all succeeded.
-fn commit(files: &Files<'_>, vfs: &Vfs) -> Result<(), ToolError> {
+fn commit(files: &Files<'_>, vfs: &Vfs<'_>) -> Result<(), ToolError> {
     let changed: Vec<&Slot> = vfs
         .order
         .iter()
