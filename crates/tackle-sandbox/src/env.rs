@@ -34,6 +34,9 @@ pub const FIXED_VARS: &[(&str, &str)] = &[
 /// matches any run of characters.
 pub const REMOVED_VARS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TACKLE_*_KEY"];
 
+/// The variable that marks every process a session's commands started (safety.md §7).
+pub const SESSION_ID_VAR: &str = "TACKLE_SESSION_ID";
+
 /// The `[env]` section as a file holds it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -127,7 +130,7 @@ impl CommandEnv {
             vars.insert(name.into(), value.into());
         }
         vars.insert("TACKLE".into(), "1".into());
-        vars.insert("TACKLE_SESSION_ID".into(), session_id.into());
+        vars.insert(SESSION_ID_VAR.into(), session_id.into());
         vars.insert("TACKLE_WORKSPACE".into(), workspace.as_os_str().to_owned());
         CommandEnv { vars }
     }

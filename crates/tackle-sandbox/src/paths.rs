@@ -203,7 +203,12 @@ impl WorkspacePolicy {
         // Roots are canonical, so resolution starts below the deepest root the path names.
         let start = self.root_of(&lexical).map(|root| root.path.as_path());
         let resolved = resolve_links(&lexical, start).map_err(|LinkLoop| PathError::SymlinkLoop { shown: shown() })?;
-        if is_device_path(&resolved, access) || is_device_node(&resolved) {
+        if is_device_path(&resolved, access) {
+            return Err(device_error(access, shown()));
+        }
+        // One stat of the resolved path serves the device check here and the FIFO check below.
+        let file_type = fs::metadata(&resolved).ok().map(|meta| meta.file_type());
+        if is_device_node(&resolved, file_type) {
             return Err(device_error(access, shown()));
         }
         let Some(root) = self.root_of(&resolved) else {
@@ -219,7 +224,7 @@ impl WorkspacePolicy {
                 }
             }
         }
-        if is_pipe_or_socket(&resolved) {
+        if is_pipe_or_socket(file_type) {
             return Err(PathError::NotRegular { shown: shown() });
         }
         Ok(resolved)
@@ -347,15 +352,15 @@ fn is_device_path(path: &Path, access: Access) -> bool {
     )
 }
 
-/// Device nodes anywhere.
-fn is_device_node(path: &Path) -> bool {
-    fs::metadata(path).is_ok_and(|meta| meta.file_type().is_char_device() || meta.file_type().is_block_device())
-        && path != Path::new("/dev/null")
+/// Device nodes anywhere (`file_type` is that of `path` with its links followed, `None` when
+/// it cannot be read).
+fn is_device_node(path: &Path, file_type: Option<fs::FileType>) -> bool {
+    file_type.is_some_and(|kind| kind.is_char_device() || kind.is_block_device()) && path != Path::new("/dev/null")
 }
 
 /// FIFOs and sockets (a FIFO in the workspace would hang a read, or a write's diff).
-fn is_pipe_or_socket(path: &Path) -> bool {
-    fs::metadata(path).is_ok_and(|meta| meta.file_type().is_fifo() || meta.file_type().is_socket())
+fn is_pipe_or_socket(file_type: Option<fs::FileType>) -> bool {
+    file_type.is_some_and(|kind| kind.is_fifo() || kind.is_socket())
 }
 
 fn device_error(access: Access, shown: String) -> PathError {

@@ -75,8 +75,8 @@ pub struct Sandbox {
     why_none: Option<String>,
     /// Test hook: refuse the network with seccomp even where Landlock could.
     force_seccomp: bool,
-    /// The `bwrap` program, for [`SandboxKind::Bwrap`].
-    bwrap: PathBuf,
+    /// The `bwrap` program; set exactly when the kind is [`SandboxKind::Bwrap`].
+    bwrap: Option<PathBuf>,
 }
 
 impl Sandbox {
@@ -87,46 +87,43 @@ impl Sandbox {
             0 => Err("the kernel does not support Landlock".to_owned()),
             _ => Ok(()),
         };
-        let bwrap_program = bwrap::program();
-        let bwrap_usable =
-            || bwrap_program.clone().and_then(|program| bwrap::probe(&program, &policy).map(|()| program));
+        // The PATH lookup and the probe run only for the modes that may pick bubblewrap.
+        let bwrap_usable = || bwrap::program().and_then(|program| bwrap::probe(&program, &policy).map(|()| program));
         let make =
             |kind, why_none, bwrap| Sandbox { policy: policy.clone(), kind, why_none, force_seccomp: false, bwrap };
-        let none = |why_none| make(SandboxKind::None, Some(why_none), PathBuf::new());
-        let landlock = || make(SandboxKind::Landlock, None, PathBuf::new());
+        let with_bwrap = |program| make(SandboxKind::Bwrap, None, Some(program));
+        let none = |why_none| make(SandboxKind::None, Some(why_none), None);
+        let landlock = || make(SandboxKind::Landlock, None, None);
         match policy.mode {
             SandboxMode::None => Ok(none("[sandbox] mode is \"none\"".to_owned())),
             SandboxMode::Bwrap => match bwrap_usable() {
-                Ok(program) => Ok(make(SandboxKind::Bwrap, None, program)),
+                Ok(program) => Ok(with_bwrap(program)),
                 Err(reason) => Err(SandboxError::Unavailable { mode: "bwrap", reason }),
             },
             SandboxMode::Landlock => match landlock_reason() {
                 Ok(()) => Ok(landlock()),
                 Err(reason) => Err(SandboxError::Unavailable { mode: "landlock", reason }),
             },
-            SandboxMode::Auto => match (bwrap_usable(), landlock_reason()) {
-                (Ok(program), _) => Ok(make(SandboxKind::Bwrap, None, program)),
-                (Err(_), Ok(())) => Ok(landlock()),
-                (Err(bwrap), Err(landlock)) => Ok(none(format!("{bwrap}, and {landlock}"))),
+            // Landlock is probed only once bubblewrap has failed.
+            SandboxMode::Auto => match bwrap_usable() {
+                Ok(program) => Ok(with_bwrap(program)),
+                Err(bwrap) => match landlock_reason() {
+                    Ok(()) => Ok(landlock()),
+                    Err(landlock) => Ok(none(format!("{bwrap}, and {landlock}"))),
+                },
             },
         }
     }
 
     /// No sandbox, for the stated reason.
     pub fn none(policy: SandboxPolicy, why: impl Into<String>) -> Sandbox {
-        Sandbox {
-            policy,
-            kind: SandboxKind::None,
-            why_none: Some(why.into()),
-            force_seccomp: false,
-            bwrap: PathBuf::new(),
-        }
+        Sandbox { policy, kind: SandboxKind::None, why_none: Some(why.into()), force_seccomp: false, bwrap: None }
     }
 
     /// Landlock with the network refused by the seccomp filter of pre-ABI-4 kernels, whatever
     /// this kernel supports (to test that path on a new kernel).
     pub fn landlock_with_seccomp_network_filter(policy: SandboxPolicy) -> Sandbox {
-        Sandbox { policy, kind: SandboxKind::Landlock, why_none: None, force_seccomp: true, bwrap: PathBuf::new() }
+        Sandbox { policy, kind: SandboxKind::Landlock, why_none: None, force_seccomp: true, bwrap: None }
     }
 
     /// The mechanism.
@@ -170,7 +167,11 @@ impl Sandbox {
     ) -> Result<Command, SandboxError> {
         let mut command = match self.kind {
             SandboxKind::Bwrap => {
-                let mut command = Command::new(&self.bwrap);
+                // `resolve` sets the program with the kind, so this is never `None`.
+                let Some(bwrap) = &self.bwrap else {
+                    return Err(SandboxError::Prepare("bubblewrap (bwrap) is not installed".to_owned()));
+                };
+                let mut command = Command::new(bwrap);
                 command.args(bwrap::args(&self.policy, cwd)).arg("--").arg(program).args(args);
                 command
             }
@@ -247,7 +248,7 @@ mod tests {
             kind: SandboxKind::Bwrap,
             why_none: None,
             force_seccomp: false,
-            bwrap: PathBuf::from("/usr/bin/bwrap"),
+            bwrap: Some(PathBuf::from("/usr/bin/bwrap")),
         };
         assert_eq!(
             sandbox.hint("touch: cannot touch '/etc/x': Read-only file system").as_deref(),

@@ -110,6 +110,12 @@ impl ProcessSessions {
         ProcessSessions { sids, ..ProcessSessions::default() }
     }
 
+    /// The session `sid` (a process started by [`super::spawn_session`], whose pid is its
+    /// session id); the kill procedure follows every descendant and their sessions from there.
+    pub fn of_session(sid: i32) -> ProcessSessions {
+        ProcessSessions { sids: BTreeSet::from([sid]), ..ProcessSessions::default() }
+    }
+
     /// Every live process whose environment holds `name=value`, with its descendants (the
     /// last sweep at the end of a tool session: `TACKLE_SESSION_ID` marks everything its
     /// commands started, even what left every session and parent of ours).

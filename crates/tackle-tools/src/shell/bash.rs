@@ -203,7 +203,7 @@ async fn run(state: &ShellState, command: &str, timeout_ms: u64, ctx: &ToolConte
     let deadline = Instant::now() + Duration::from_millis(timeout_ms);
     let mut guard = state.shell.lock().await;
     let mut notes = Vec::new();
-    if guard.as_ref().is_some_and(|shell| shell.is_dead() || shell.is_abandoned()) {
+    if guard.as_ref().is_some_and(|shell| !shell.is_usable()) {
         if let Some(old) = guard.take() {
             old.kill().await;
         }

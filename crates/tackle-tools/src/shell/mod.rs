@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use tackle_core::executor::{DEFAULT_MAX_OUTPUT_CHARS, safe_file_stem};
 use tackle_core::{Notifications, ToolContext};
-use tackle_sandbox::env::{CommandEnv, EnvSettings};
+use tackle_sandbox::env::{CommandEnv, EnvSettings, SESSION_ID_VAR};
 use tackle_sandbox::process::{DEFAULT_KILL_GRACE, ProcessSessions, Sandbox, SandboxKind, SandboxPolicy};
 
 pub use self::bash::{Bash, BashInput};
@@ -36,9 +36,6 @@ pub use self::jobs::{
     JobOutputInput, JobStatus, MAX_RUNNING_JOBS,
 };
 use self::process::ShellProcess;
-
-/// The variable that marks every process a session's commands started (safety.md §7).
-const SESSION_ID_VAR: &str = "TACKLE_SESSION_ID";
 
 /// The wire names of the shell tools (a session with none of them needs no sandbox).
 pub const TOOLS: &[&str] = &["bash", "background_run", "job_output", "job_kill"];
@@ -168,7 +165,7 @@ impl ShellState {
     /// The running shell's working directory and exported variables.
     async fn shell_context(&self) -> (PathBuf, Vec<(OsString, OsString)>) {
         let mut guard = self.shell.lock().await;
-        let Some(shell) = guard.as_mut().filter(|shell| !shell.is_dead() && !shell.is_abandoned()) else {
+        let Some(shell) = guard.as_mut().filter(|shell| shell.is_usable()) else {
             return (self.workspace.clone(), Vec::new());
         };
         let marker = format!("__tackle_env_{:032x}", rand::random::<u128>());

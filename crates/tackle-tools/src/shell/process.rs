@@ -450,6 +450,11 @@ impl ShellProcess {
         self.abandoned
     }
 
+    /// Whether the shell can take another command: it has not exited and no call was dropped.
+    pub fn is_usable(&self) -> bool {
+        !self.is_dead() && !self.is_abandoned()
+    }
+
     /// The process sessions of this shell (for tests and for killing it from outside).
     pub fn sessions(&self) -> &ProcessSessions {
         &self.sessions

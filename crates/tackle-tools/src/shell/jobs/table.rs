@@ -4,7 +4,6 @@
 //! supervisor task per job waits for the exit, the job's timeout or a kill request, ends every
 //! process of the job's sessions, and records the status.
 
-use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
@@ -96,17 +95,23 @@ impl Job {
 
     /// Asks the supervisor to kill the job, quietly, and waits until it has ended.
     pub async fn kill(&self, grace: Duration) -> JobStatus {
-        self.quiet.store(true, Ordering::SeqCst);
-        self.kill.cancel();
+        self.request_stop();
         self.wait(grace * 2 + Duration::from_secs(2)).await
     }
 
     /// SIGKILL to every process of the job now, without waiting (Tackle is about to exit).
     pub fn kill_now(&self) {
+        // Quiet before the SIGKILL, so a supervisor that sees the exit does not announce it.
         self.quiet.store(true, Ordering::SeqCst);
         if self.status() == JobStatus::Running {
-            ProcessSessions::of_tree(self.root).kill_now();
+            ProcessSessions::of_session(self.root).kill_now();
         }
+        self.request_stop();
+    }
+
+    /// Marks the job as stopped on purpose (no notification) and asks its supervisor to end it.
+    fn request_stop(&self) {
+        self.quiet.store(true, Ordering::SeqCst);
         self.kill.cancel();
     }
 
@@ -287,12 +292,11 @@ impl Supervisor {
         let status = match ended {
             Some(code) => {
                 // Whatever the job left running in its session goes with it.
-                let leftovers = ProcessSessions { sids: BTreeSet::from([self.job.root]), ..ProcessSessions::default() };
-                leftovers.kill_all(self.grace).await;
+                ProcessSessions::of_session(self.job.root).kill_all(self.grace).await;
                 JobStatus::Exited(code)
             }
             None => {
-                ProcessSessions::of_tree(self.job.root).kill_all(self.grace).await;
+                ProcessSessions::of_session(self.job.root).kill_all(self.grace).await;
                 let _ = tokio::time::timeout(self.grace, child.wait()).await;
                 if self.job.kill.is_cancelled() { JobStatus::Killed } else { JobStatus::TimedOut }
             }
@@ -321,7 +325,7 @@ struct KillOnDrop {
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
         if self.armed {
-            ProcessSessions::of_tree(self.root).kill_now();
+            ProcessSessions::of_session(self.root).kill_now();
         }
     }
 }
@@ -330,8 +334,7 @@ impl Drop for JobTable {
     /// A session dropped without `close` still ends its jobs (their supervisors kill them).
     fn drop(&mut self) {
         for job in self.jobs.get_mut().unwrap_or_else(|p| p.into_inner()).iter() {
-            job.quiet.store(true, Ordering::SeqCst);
-            job.kill.cancel();
+            job.request_stop();
         }
     }
 }
