@@ -6,6 +6,8 @@
 //! The shared pieces are public so that every tool that touches files behaves the same:
 //! - [`session`]: [`Files`], a tool's handle on its session (path policy, read ledger, edit
 //!   history, write settings), and [`FsSettings`] (`[tools] durable_writes`);
+//! - [`beneath`]: every open relative to the root's directory, so a swapped symlink cannot
+//!   lead a read or a write outside it;
 //! - [`atomic`]: temp file + `renameat` writes that a swapped path cannot redirect;
 //! - [`ledger`]: what the session last saw of each file, and the stale check;
 //! - [`history`]: the per-path undo stacks;
@@ -13,6 +15,7 @@
 //! - [`closest`]: the "most similar text" shown when old text is not found.
 
 pub mod atomic;
+pub mod beneath;
 pub mod closest;
 pub mod diff;
 pub mod edit_file;
@@ -29,4 +32,6 @@ pub mod write_file;
 
 pub use history::Before;
 pub use ledger::{FileStamp, Freshness};
-pub use session::{Existing, Files, FsSettings, LoadError, Target, blocking, read_existing, write_failure};
+pub use session::{
+    Existing, Files, FsSettings, LoadError, Target, blocking, open_read, read_existing, stat, target, write_failure,
+};

@@ -182,7 +182,7 @@ fn drop_in_background(document: Value, source_bytes: usize) {
 /// Reads and parses the file (its bytes moved into the text, not copied).
 fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError> {
     let shown = &target.raw;
-    let existing = read_existing(&target.path).map_err(|err| match err {
+    let existing = read_existing(target).map_err(|err| match err {
         LoadError::NotFound => ToolError::NotFound(format!("File does not exist: {shown}")),
         LoadError::Directory => {
             ToolError::InvalidInput(format!("{shown} is a directory. Give the path of a JSON file."))
@@ -190,6 +190,7 @@ fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError
         LoadError::TooLarge { size } => ToolError::Failed(format!(
             "{shown} is {size} bytes; json_edit_tool handles files up to 64 MiB. Use jq in the shell for larger ones."
         )),
+        LoadError::Refused(err) => err,
         LoadError::Io(err) => ToolError::Failed(format!("Ran into {err} while trying to read {shown}")),
     })?;
     let meta = existing.meta;

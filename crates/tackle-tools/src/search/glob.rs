@@ -3,19 +3,19 @@
 //! the top level only; `**/*.rs` is every depth), as in Claude Code and shells.
 
 use std::ffi::OsStr;
-use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
 use globset::GlobBuilder;
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::FileType;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_core::spec::PathAccess;
 use tackle_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::fs::beneath::DirCache;
 use crate::fs::blocking;
 use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
 
@@ -99,9 +99,10 @@ fn climbing_refusal(ctx: &ToolContext, input: &GlobInput, components: &[&str]) -
 }
 
 fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
-    let (raw, root) = search_root(ctx, input.path.as_deref())?;
+    let (target, beneath) = search_root(ctx, input.path.as_deref())?;
+    let root = target.path;
     if !root.is_dir() {
-        return Err(ToolError::NotFound(format!("Directory does not exist: {raw}")));
+        return Err(ToolError::NotFound(format!("Directory does not exist: {}", target.raw)));
     }
     let pattern = relative_pattern(&input.pattern, &root)?;
     let components: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
@@ -123,8 +124,11 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
     let builder = walker(&root, WalkOptions { hidden, max_depth, within, ..WalkOptions::default() });
     let root_bytes = root.as_os_str().as_bytes();
     let skip = if root_bytes.ends_with(b"/") { root_bytes.len() } else { root_bytes.len() + 1 };
-    let mut found: Vec<(SystemTime, PathBuf)> =
-        collect_files(&builder, ctx.cancel_token(), MtimeReader::default, |mtimes, entry| {
+    let mut found: Vec<(SystemTime, PathBuf)> = collect_files(
+        &builder,
+        ctx.cancel_token(),
+        || DirCache::new(&beneath),
+        |found, entry| {
             // Walked paths start with the root as given: slicing is much cheaper than
             // `Path::strip_prefix` over 100,000 paths.
             let bytes = entry.path().as_os_str().as_bytes();
@@ -132,8 +136,9 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
             if !matcher.is_match(relative) {
                 return None;
             }
-            Some((mtimes.modified(entry.path()).unwrap_or(SystemTime::UNIX_EPOCH), entry.path().to_owned()))
-        });
+            Some((modified(found, entry.path())?, entry.path().to_owned()))
+        },
+    );
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let truncated = found.len() > MAX_RESULTS;
     found.truncate(MAX_RESULTS);
@@ -146,28 +151,18 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::text(text).with_structured(structured))
 }
 
-/// Reads modification times relative to an open handle on the file's directory, so each
-/// stat resolves one name instead of the whole path (the walk yields a directory's files
-/// together, so one handle serves many files).
-#[derive(Default)]
-struct MtimeReader {
-    dir: Option<(PathBuf, OwnedFd)>,
-}
-
-impl MtimeReader {
-    fn modified(&mut self, path: &Path) -> Option<SystemTime> {
-        let (parent, name) = (path.parent()?, path.file_name()?);
-        if self.dir.as_ref().is_none_or(|(open, _)| open != parent) {
-            let fd =
-                rustix::fs::open(parent, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
-            self.dir = Some((parent.to_owned(), fd));
-        }
-        let (_, fd) = self.dir.as_ref()?;
-        let stat = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
-        let seconds = u64::try_from(stat.st_mtime).ok()?;
-        let nanos = u32::try_from(stat.st_mtime_nsec).ok()?;
-        SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::new(seconds, nanos))
+/// The modification time of the regular file at a walked `path`, looked up beneath the root
+/// through its directory (the walk yields a directory's files together, so one open handle
+/// serves many files); `None` for anything else, or for a name that is not there (one
+/// listed through a directory swapped for a symlink).
+fn modified(found: &mut DirCache<'_>, path: &Path) -> Option<SystemTime> {
+    let stat = found.stat(path).ok()?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return None;
     }
+    let seconds = u64::try_from(stat.st_mtime).ok()?;
+    let nanos = u32::try_from(stat.st_mtime_nsec).ok()?;
+    Some(SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::new(seconds, nanos)).unwrap_or(SystemTime::UNIX_EPOCH))
 }
 
 /// The pattern relative to the searched directory: a leading `./` is dropped, and an

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use tackle_core::spec::PathAccess;
 use tackle_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::fs::beneath::DirCache;
 use crate::fs::blocking;
 use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
 
@@ -121,9 +122,10 @@ struct FileResult {
 }
 
 fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
-    let (raw, root) = search_root(ctx, input.path.as_deref())?;
+    let (target, beneath) = search_root(ctx, input.path.as_deref())?;
+    let root = target.path;
     if !root.exists() {
-        return Err(ToolError::NotFound(format!("Path does not exist: {raw}")));
+        return Err(ToolError::NotFound(format!("Path does not exist: {}", target.raw)));
     }
     let mode = input.output_mode.unwrap_or_default();
     let multiline = input.multiline.unwrap_or(false);
@@ -153,24 +155,30 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
     let numbers = input.line_numbers.unwrap_or(true);
     let workspace = ctx.workspace().to_owned();
     let builder = walker(&root, options);
-    let new_searcher = || {
-        SearcherBuilder::new()
+    let new_state = || {
+        let searcher = SearcherBuilder::new()
             .line_number(true)
             .multi_line(multiline)
             .before_context(usize::try_from(before).unwrap_or(usize::MAX))
             .after_context(usize::try_from(after).unwrap_or(usize::MAX))
             .binary_detection(BinaryDetection::quit(b'\x00'))
-            .build()
+            .build();
+        (searcher, DirCache::new(&beneath))
     };
-    let mut results: Vec<FileResult> = collect_files(&builder, ctx.cancel_token(), new_searcher, |searcher, entry| {
+    let mut results: Vec<FileResult> = collect_files(&builder, ctx.cancel_token(), new_state, |state, entry| {
+        let (searcher, found) = state;
+        // Opened beneath the root (a file listed through a swapped link is not there), not
+        // blocking, and searched only if it is a regular file.
+        let file = found.open_file(entry.path()).ok()?;
+        let meta = file.metadata().ok().filter(std::fs::Metadata::is_file)?;
         let shown = display_path(entry.path(), &workspace);
         let mut sink = Collect { mode, shown: &shown, numbers, matches: 0, lines: Vec::new() };
-        searcher.search_path(&matcher, entry.path(), &mut sink).ok()?;
+        searcher.search_file(&matcher, &file, &mut sink).ok()?;
         if sink.matches == 0 {
             return None;
         }
         let modified = match mode {
-            OutputMode::FilesWithMatches => entry.metadata().ok().and_then(|m| m.modified().ok()),
+            OutputMode::FilesWithMatches => meta.modified().ok(),
             _ => None,
         };
         Some(FileResult { path: entry.path().to_owned(), modified, matches: sink.matches, lines: sink.lines })

@@ -4,14 +4,18 @@
 //! `.git/info/exclude` honoured, hidden entries skipped, symlinks not followed — and nothing
 //! else skipped. A walk can be narrowed to a chain of leading directory names (`glob`'s
 //! literal prefix): it still starts at the root, so those directories pass the same filters
-//! as any other and a symlink among them is not followed.
+//! as any other and a symlink among them is not followed. The walker lists directories by
+//! path; the tools then open or stat each file beneath the root ([`search_root`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ignore::WalkBuilder;
 use ignore::overrides::Override;
 use ignore::types::Types;
 use tackle_core::ToolError;
+
+use crate::fs::Target;
+use crate::fs::beneath::Beneath;
 
 /// How to walk.
 #[derive(Debug, Default)]
@@ -65,11 +69,16 @@ pub fn display_path(path: &Path, workspace: &Path) -> String {
     }
 }
 
-/// Resolves an optional directory argument (default: the workspace) for reading.
-pub fn search_root(ctx: &tackle_core::ToolContext, path: Option<&str>) -> Result<(String, PathBuf), ToolError> {
-    let raw = path.unwrap_or(".");
-    let resolved = ctx.resolve_path(raw, tackle_core::Access::Read)?;
-    Ok((raw.to_owned(), resolved))
+/// Resolves an optional directory argument (default: the workspace) for reading, and opens
+/// the root it lies in: every walked file is opened or examined beneath it
+/// ([`crate::fs::beneath::DirCache`]), so a directory swapped for a symlink during the walk
+/// cannot lead a search or a listing outside.
+pub fn search_root(ctx: &tackle_core::ToolContext, path: Option<&str>) -> Result<(Target, Beneath), ToolError> {
+    let target = crate::fs::target(ctx, path.unwrap_or("."), tackle_core::Access::Read)?;
+    let beneath = target
+        .beneath()
+        .map_err(|err| ToolError::Failed(format!("Ran into {err} while trying to read {}", target.raw)))?;
+    Ok((target, beneath))
 }
 
 /// Walks `builder`'s tree on several threads (as ripgrep does) and collects what `per_file`

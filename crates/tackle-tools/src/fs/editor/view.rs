@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 
 use tackle_core::ToolError;
 
+use crate::fs::beneath::DirCache;
 use crate::fs::reader::{Line, scan};
 use crate::fs::text::{binary_message, numbered};
-use crate::fs::{FileStamp, Files, Target, ledger};
+use crate::fs::{FileStamp, Files, LoadError, Target, ledger, open_read};
 
 /// Characters of file content shown by a `view` without `view_range`.
 pub const VIEW_CAP_CHARS: usize = 16_000;
@@ -35,8 +36,15 @@ pub fn view_file(files: &Files<'_>, target: &Target, view_range: Option<&[i64]>)
     let cap = if range.is_some() { RANGE_CAP_CHARS } else { VIEW_CAP_CHARS };
     let read_error = |err: std::io::Error| ToolError::Failed(format!("Ran into {err} while trying to read {shown}"));
 
-    let mut file = std::fs::File::open(&target.path).map_err(read_error)?;
-    let meta = file.metadata().map_err(read_error)?;
+    let (mut file, meta) = match open_read(target) {
+        Ok(opened) => opened,
+        Err(LoadError::Refused(err)) => return Err(err),
+        Err(LoadError::Io(err)) => return Err(read_error(err)),
+        Err(LoadError::NotFound) => {
+            return Err(ToolError::NotFound(format!("The path {shown} does not exist. Please provide a valid path.")));
+        }
+        Err(err) => return Err(ToolError::Failed(format!("Ran into {err} while trying to read {shown}"))),
+    };
     let mut lines: Vec<String> = Vec::new();
     let mut used = 0usize;
     let mut clipped = false;
@@ -107,14 +115,23 @@ fn check_range(start: i64, end: i64, n: u64) -> Result<(), ToolError> {
 /// `view` of a directory: paths relative to it, two levels deep, sorted, directories ending
 /// in `/`, dot-entries and ignored entries left out (a native walk, so names with spaces are
 /// fine; Trae's `find` broke on them).
+///
+/// The walk lists names by path; each entry is then looked up beneath the root through its
+/// directory, and one that is not there (listed through a directory swapped for a link out)
+/// is left out.
 pub fn view_dir(target: &Target) -> Result<String, ToolError> {
+    let beneath = target
+        .beneath()
+        .map_err(|err| ToolError::Failed(format!("Ran into {err} while trying to read {}", target.raw)))?;
+    let mut found = DirCache::new(&beneath);
     let mut entries: Vec<(PathBuf, bool)> = Vec::new();
     let walker = ignore::WalkBuilder::new(&target.path).max_depth(Some(2)).build();
     for entry in walker.flatten() {
         if entry.depth() == 0 {
             continue;
         }
-        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        let Ok(stat) = found.stat(entry.path()) else { continue };
+        let is_dir = rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Directory;
         if let Ok(relative) = entry.path().strip_prefix(&target.path) {
             entries.push((relative.to_owned(), is_dir));
         }

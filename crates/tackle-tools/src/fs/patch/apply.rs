@@ -50,13 +50,14 @@ impl Vfs<'_> {
         let key = target.path.clone();
         if !self.slots.contains_key(&key) {
             let target = target.clone();
-            let original = match read_existing(&target.path) {
+            let original = match read_existing(&target) {
                 Ok(existing) => Some(existing),
                 Err(LoadError::NotFound) => None,
                 Err(LoadError::Directory) => return Err(format!("{raw}: the path is a directory")),
                 Err(LoadError::TooLarge { size }) => {
                     return Err(format!("{raw}: the file is {size} bytes; apply_patch handles files up to 64 MiB"));
                 }
+                Err(LoadError::Refused(err)) => return Err(format!("{raw}: {}", err.message())),
                 Err(LoadError::Io(err)) => return Err(format!("{raw}: {err}")),
             };
             let text = original.as_ref().and_then(|o| as_text(&o.bytes)).map(str::to_owned);
@@ -322,13 +323,9 @@ fn commit(files: &Files<'_>, vfs: &Vfs<'_>) -> Result<(), ToolError> {
     let mut failure = None;
     for slot in writes {
         let content = slot.current.as_deref().unwrap_or_default();
-        match files.put(&slot.target, content.as_bytes()) {
-            Ok(stamp) => {
-                done.push(Done::Wrote(slot, stamp));
-                if let (None, Some(mode)) = (&slot.original, slot.mode_from) {
-                    set_mode(&slot.target.path, mode);
-                }
-            }
+        let mode = if slot.original.is_none() { slot.mode_from } else { None };
+        match files.put(&slot.target, content.as_bytes(), mode) {
+            Ok(stamp) => done.push(Done::Wrote(slot, stamp)),
             Err(err) => {
                 failure = Some(format!("{}: {err}", slot.target.raw));
                 break;
@@ -373,28 +370,18 @@ fn commit(files: &Files<'_>, vfs: &Vfs<'_>) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// Best effort: permission bits are not worth failing a patch over.
-fn set_mode(path: &std::path::Path, mode: u32) {
-    use std::os::unix::fs::PermissionsExt as _;
-    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
-}
-
 /// Puts back what `done` changed; returns the paths that could not be restored.
 fn roll_back(files: &Files<'_>, done: &[Done<'_>]) -> Vec<String> {
     let mut unrestored = Vec::new();
     for item in done.iter().rev() {
         let (slot, result) = match item {
             Done::Wrote(slot, _) => match &slot.original {
-                Some(original) => (slot, files.put(&slot.target, &original.bytes).map(drop)),
+                Some(original) => (slot, files.put(&slot.target, &original.bytes, None).map(drop)),
                 None => (slot, files.delete(&slot.target)),
             },
             Done::Removed(slot) => {
                 let bytes = slot.original.as_ref().map(|o| o.bytes.as_slice()).unwrap_or_default();
-                let result = files.put(&slot.target, bytes).map(drop);
-                if let (Ok(()), Some(mode)) = (&result, slot.mode()) {
-                    set_mode(&slot.target.path, mode);
-                }
-                (slot, result)
+                (slot, files.put(&slot.target, bytes, slot.mode()).map(drop))
             }
         };
         if result.is_err() {

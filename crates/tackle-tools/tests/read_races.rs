@@ -1,0 +1,280 @@
+//! The read tools against a hostile process in the workspace that swaps paths while they
+//! run (docs/file-tools.md, "Opening beneath the root"): a file or a directory is exchanged
+//! atomically (`renameat2(RENAME_EXCHANGE)`) with a symlink to a secret outside the
+//! workspace, or a file with a FIFO, in a tight loop, while every tool that reads files is
+//! called again and again. No output may ever hold the secret, no listing its name, no call
+//! may hang, and both sides of the race must have been seen (so the loop really raced).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use common::Ws;
+use serde_json::{Value, json};
+
+/// How long each race runs.
+const RACE: Duration = Duration::from_secs(3);
+/// The longest a single call may take before it counts as hung.
+const CALL_BOUND: Duration = Duration::from_secs(5);
+
+const INSIDE: &str = "{\"v\": \"INSIDE\"}\n";
+const SECRET: &str = "{\"v\": \"SECRET\"}\n";
+
+/// Exchanges the names `a` and `b` in `dir` until stopped; counts the exchanges.
+struct Swapper {
+    stop: Arc<AtomicBool>,
+    swaps: Arc<AtomicU64>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Swapper {
+    fn start(dir: &Path, a: &'static str, b: &'static str) -> Swapper {
+        let stop = Arc::new(AtomicBool::new(false));
+        let swaps = Arc::new(AtomicU64::new(0));
+        let fd = rustix::fs::open(
+            dir,
+            rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        let (stop2, swaps2) = (Arc::clone(&stop), Arc::clone(&swaps));
+        let thread = std::thread::spawn(move || {
+            while !stop2.load(Ordering::Relaxed) {
+                rustix::fs::renameat_with(&fd, a, &fd, b, rustix::fs::RenameFlags::EXCHANGE).unwrap();
+                swaps2.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        Swapper { stop, swaps, thread: Some(thread) }
+    }
+
+    fn stop(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap();
+        self.swaps.load(Ordering::Relaxed)
+    }
+}
+
+/// How the calls of one tool went.
+#[derive(Debug, Default)]
+struct Tally {
+    calls: u64,
+    /// Outputs that show the inside content (or, for a listing, the inside name).
+    inside: u64,
+    /// Error outputs (refusals: outside the workspace, not a regular file, …).
+    errors: u64,
+    /// Outputs that hold the secret: must stay 0.
+    leaks: u64,
+    example_leak: Option<String>,
+}
+
+/// One tool call of the race: its name, its arguments, and what in its output is a leak.
+struct Probe {
+    label: &'static str,
+    tool: &'static str,
+    args: Value,
+    leaked: fn(&str) -> bool,
+}
+
+fn holds_secret(text: &str) -> bool {
+    text.contains("SECRET")
+}
+
+/// Calls every probe in turn for [`RACE`], each within [`CALL_BOUND`].
+async fn race(ws: &Ws, probes: &[Probe]) -> BTreeMap<&'static str, Tally> {
+    let mut tallies: BTreeMap<&'static str, Tally> = BTreeMap::new();
+    let started = Instant::now();
+    while started.elapsed() < RACE {
+        for probe in probes {
+            let output = tokio::time::timeout(CALL_BOUND, ws.call(probe.tool, probe.args.clone()))
+                .await
+                .unwrap_or_else(|_| panic!("{} did not answer within {CALL_BOUND:?}", probe.label));
+            let text = output.text_content();
+            let tally = tallies.entry(probe.label).or_default();
+            tally.calls += 1;
+            if (probe.leaked)(&text) {
+                tally.leaks += 1;
+                tally.example_leak.get_or_insert(text.clone());
+            }
+            if text.contains("INSIDE") || text.contains("inside-name") {
+                tally.inside += 1;
+            } else if output.is_error {
+                tally.errors += 1;
+            }
+        }
+    }
+    tallies
+}
+
+fn assert_no_leak_and_both_sides(tallies: &BTreeMap<&'static str, Tally>, need_errors: bool) {
+    for (label, tally) in tallies {
+        assert_eq!(tally.leaks, 0, "{label} leaked the outside file: {tally:?}");
+        assert!(tally.inside > 0, "{label} never read the inside file, so the race proves nothing: {tally:?}");
+        if need_errors {
+            assert!(tally.errors > 0, "{label} never met the swapped link, so the race proves nothing: {tally:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_swapped_with_a_link_out_never_leaks_through_any_reader() {
+    let ws = Ws::one_shot();
+    let outside = ws.outside();
+    std::fs::write(outside.join("secret.json"), SECRET).unwrap();
+    ws.write("f.json", INSIDE);
+    std::os::unix::fs::symlink(outside.join("secret.json"), ws.path("swap.json")).unwrap();
+    let probes = [
+        Probe { label: "read_file", tool: "read_file", args: json!({"file_path": "f.json"}), leaked: holds_secret },
+        Probe {
+            label: "view",
+            tool: "str_replace_based_edit_tool",
+            args: json!({"command": "view", "path": "f.json"}),
+            leaked: holds_secret,
+        },
+        Probe {
+            label: "json_edit view",
+            tool: "json_edit_tool",
+            args: json!({"operation": "view", "file_path": "f.json"}),
+            leaked: holds_secret,
+        },
+        Probe {
+            label: "grep content",
+            tool: "grep",
+            args: json!({"pattern": "SECRET|INSIDE", "path": "f.json", "output_mode": "content"}),
+            leaked: holds_secret,
+        },
+        // The closest-text hint quotes the file: a leak if the file read was the secret.
+        Probe {
+            label: "edit_file",
+            tool: "edit_file",
+            args: json!({"file_path": "f.json", "old_string": "{\"v\": \"XNSIDE\"}", "new_string": "x"}),
+            leaked: holds_secret,
+        },
+        // A patch whose context is the secret applies only if the secret was read.
+        Probe {
+            label: "apply_patch",
+            tool: "apply_patch",
+            args: json!({"input": "*** Begin Patch\n*** Update File: f.json\n@@\n-{\"v\": \"SECRET\"}\n+{\"v\": \"COPIED\"}\n*** End Patch"}),
+            leaked: |text| text.starts_with("Success"),
+        },
+    ];
+    let swapper = Swapper::start(&ws.root, "f.json", "swap.json");
+    let tallies = race(&ws, &probes).await;
+    let swaps = swapper.stop();
+    assert!(swaps > 1000, "only {swaps} swaps");
+    // apply_patch never succeeds: its context is the secret, which it must never read.
+    let (patch, others): (BTreeMap<_, _>, BTreeMap<_, _>) =
+        tallies.into_iter().partition(|(label, _)| *label == "apply_patch");
+    assert_no_leak_and_both_sides(&others, true);
+    assert_eq!(patch["apply_patch"].leaks, 0, "{:?}", patch["apply_patch"]);
+    assert_eq!(std::fs::read_to_string(outside.join("secret.json")).unwrap(), SECRET);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_swapped_with_a_link_out_is_never_walked_or_read_through() {
+    let ws = Ws::one_shot();
+    let outside = ws.outside();
+    std::fs::write(outside.join("a.json"), SECRET).unwrap();
+    std::fs::write(outside.join("secret-name.json"), SECRET).unwrap();
+    ws.write("d/a.json", INSIDE);
+    ws.write("d/inside-name.json", INSIDE);
+    std::os::unix::fs::symlink(&outside, ws.path("swap")).unwrap();
+    let names_secret = |text: &str| text.contains("secret-name") || text.contains("SECRET");
+    let probes = [
+        Probe { label: "read_file", tool: "read_file", args: json!({"file_path": "d/a.json"}), leaked: holds_secret },
+        Probe {
+            label: "view file",
+            tool: "str_replace_based_edit_tool",
+            args: json!({"command": "view", "path": "d/a.json"}),
+            leaked: holds_secret,
+        },
+        Probe {
+            label: "view directory",
+            tool: "str_replace_based_edit_tool",
+            args: json!({"command": "view", "path": "."}),
+            leaked: names_secret,
+        },
+        Probe {
+            label: "grep",
+            tool: "grep",
+            args: json!({"pattern": "SECRET|INSIDE", "output_mode": "content"}),
+            leaked: names_secret,
+        },
+        Probe {
+            label: "grep files",
+            tool: "grep",
+            args: json!({"pattern": "SECRET|INSIDE", "path": "d"}),
+            leaked: names_secret,
+        },
+        Probe { label: "glob", tool: "glob", args: json!({"pattern": "**/*.json"}), leaked: names_secret },
+    ];
+    let swapper = Swapper::start(&ws.root, "d", "swap");
+    let tallies = race(&ws, &probes).await;
+    let swaps = swapper.stop();
+    assert!(swaps > 1000, "only {swaps} swaps");
+    for (label, tally) in &tallies {
+        assert_eq!(tally.leaks, 0, "{label} leaked the outside directory: {tally:?}");
+        assert!(tally.inside > 0, "{label} never saw the inside directory: {tally:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_swapped_in_never_hangs_a_reader() {
+    let ws = Ws::one_shot();
+    ws.write("f.json", INSIDE);
+    let fifo = ws.path("fifo.json");
+    rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0)
+        .unwrap();
+    let never = |_: &str| false;
+    let probes = [
+        Probe { label: "read_file", tool: "read_file", args: json!({"file_path": "f.json"}), leaked: never },
+        Probe {
+            label: "view",
+            tool: "str_replace_based_edit_tool",
+            args: json!({"command": "view", "path": "f.json"}),
+            leaked: never,
+        },
+        Probe {
+            label: "json_edit view",
+            tool: "json_edit_tool",
+            args: json!({"operation": "view", "file_path": "f.json"}),
+            leaked: never,
+        },
+        Probe {
+            label: "grep",
+            tool: "grep",
+            args: json!({"pattern": "INSIDE", "output_mode": "content"}),
+            leaked: never,
+        },
+        Probe {
+            label: "edit_file",
+            tool: "edit_file",
+            args: json!({"file_path": "f.json", "old_string": "{\"v\": \"XNSIDE\"}", "new_string": "x"}),
+            leaked: never,
+        },
+    ];
+    let swapper = Swapper::start(&ws.root, "f.json", "fifo.json");
+    // `race` fails the test if any call takes longer than its bound.
+    let tallies = race(&ws, &probes).await;
+    let swaps = swapper.stop();
+    assert!(swaps > 1000, "only {swaps} swaps");
+    for (label, tally) in &tallies {
+        assert!(tally.inside > 0 || tally.errors > 0, "{label}: {tally:?}");
+    }
+    // A FIFO in place is refused as not a regular file, whichever tool meets it.
+    if std::fs::metadata(ws.path("f.json")).unwrap().is_file() {
+        std::fs::rename(&fifo, ws.path("f.json")).unwrap();
+    }
+    for (tool, args) in [
+        ("read_file", json!({"file_path": "f.json"})),
+        ("str_replace_based_edit_tool", json!({"command": "view", "path": "f.json"})),
+        ("json_edit_tool", json!({"operation": "view", "file_path": "f.json"})),
+    ] {
+        assert_eq!(ws.err(tool, args).await, "f.json is not a regular file", "{tool}");
+    }
+}
