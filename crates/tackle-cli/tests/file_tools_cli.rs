@@ -70,6 +70,12 @@ fn tools_call_refuses_escapes_before_running_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("is inside a protected directory (.git/)"));
     assert!(!ws.join(".git").exists());
+    // A path named inside a patch is refused before anything is written: exit 2 too.
+    let patch = "*** Begin Patch\n*** Add File: ok.txt\n+x\n*** Add File: ../evil.txt\n+x\n*** End Patch";
+    let out = call(&ws, "apply_patch", json!({"input": patch}));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).starts_with("tackle: apply_patch failed; no files were changed.\n../evil.txt: Path"));
+    assert!(!ws.join("ok.txt").exists() && !dir.path().join("evil.txt").exists());
     let out = tackle(&ws)
         .args(["tools", "call", "read_file", "--json", r#"{"file_path": "../secret.txt"}"#])
         .output()
