@@ -66,7 +66,8 @@ pub struct JsonEditInput {
     #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "any_value")]
     pub value: Option<Value>,
-    /// Write the file indented in its own style (default true); false writes it compact.
+    /// true: write the file indented (in its own indentation); false: on one line. Default:
+    /// as the file is (an indented file keeps its indentation, a one-line file stays one line).
     pub pretty_print: Option<bool>,
 }
 
@@ -155,7 +156,7 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
             target.raw
         )));
     }
-    let written = Layout::of(&text).write(&document, input.pretty_print.unwrap_or(true));
+    let written = Layout::of(&text).write(&document, input.pretty_print);
     drop_in_background(document, text.len());
     let before = Before::content(text.into_bytes(), mode_of(&meta));
     files.write(&target, written.as_bytes(), before).map_err(|err| write_failure(&target.raw, err))?;
