@@ -69,7 +69,7 @@ pub fn write_atomic(
     options: WriteOptions,
     recheck: Recheck<'_>,
 ) -> Result<std::fs::Metadata, WriteError> {
-    stage(root, target, contents, options, None)?.commit(options, recheck)
+    stage(root, target, &temp_name_for(target), contents, options, None)?.commit(options, recheck)
 }
 
 /// A new content written to a temporary file next to its target, not yet in place: a
@@ -88,12 +88,14 @@ pub struct Staged {
     committed: bool,
 }
 
-/// Writes `contents` to a temporary file in `target`'s directory (opened beneath `root`,
-/// created if missing), with `mode` as its permission bits (default: the target's, or
-/// 0666 minus the umask for a new file); with `options.durable` the file is fsynced.
+/// Writes `contents` to the temporary file `temp_name` (from [`temp_name_for`]) in
+/// `target`'s directory (opened beneath `root`, created if missing), with `mode` as its
+/// permission bits (default: the target's, or 0666 minus the umask for a new file); with
+/// `options.durable` the file is fsynced.
 pub fn stage(
     root: &Path,
     target: &Path,
+    temp_name: &OsStr,
     contents: &[&[u8]],
     options: WriteOptions,
     mode: Option<u32>,
@@ -119,7 +121,7 @@ pub fn stage(
     }
     let regular = existing.filter(|s| file_kind(s.st_mode) == libc_kind::REG);
     let mode = mode.or(regular.map(|s| s.st_mode & 0o7777));
-    let temp_name = temp_name(name);
+    let temp_name = temp_name.to_owned();
     let temp = rustix::fs::openat(
         &dir,
         temp_name.as_os_str(),
@@ -291,20 +293,28 @@ fn open_dir(beneath: &Beneath, parent: &Path) -> Result<OwnedFd, WriteError> {
     beneath.open_at(parent, DIR_READ, Links::None).map_err(|err| opened(err, parent))
 }
 
-/// `.{name}.tackle-{pid}-{n}.tmp`, with `name` shortened so the whole fits `NAME_MAX`.
-fn temp_name(name: &OsStr) -> OsString {
+/// A fresh temporary-file name for `target`: `.{name}.tackle-{pid}-{n}.tmp`, with `name`
+/// shortened (at a character boundary, so a UTF-8 name gives a UTF-8 temporary name) so
+/// the whole fits `NAME_MAX`.
+pub fn temp_name_for(target: &Path) -> OsString {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let suffix = format!(".tackle-{}-{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
     let room = MAX_TEMP_NAME_BYTES - 1 - suffix.len();
-    let bytes = name.as_bytes();
+    let bytes = target.file_name().map_or(&b"file"[..], OsStr::as_bytes);
+    let mut cut = bytes.len().min(room);
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+    }
     let mut out = Vec::with_capacity(MAX_TEMP_NAME_BYTES);
     out.push(b'.');
-    out.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    out.extend_from_slice(&bytes[..cut]);
     out.extend_from_slice(suffix.as_bytes());
     OsString::from_vec(out)
 }
 
-/// Whether `name` is one of [`temp_name`]'s names.
+/// Whether `name` is one of [`temp_name_for`]'s names.
 pub fn is_temp_name(name: &OsStr) -> bool {
     let name = name.as_bytes();
     name.starts_with(b".") && name.ends_with(b".tmp") && memchr::memmem::find(name, b".tackle-").is_some()
@@ -419,13 +429,15 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         let path = root.join("f.sh");
         std::fs::write(&path, "old").unwrap();
-        let staged = stage(&root, &path, &[b"new"], WriteOptions::default(), Some(0o700)).unwrap();
+        let staged =
+            stage(&root, &path, &temp_name_for(&path), &[b"new"], WriteOptions::default(), Some(0o700)).unwrap();
         assert_eq!(std::fs::read_dir(&root).unwrap().count(), 2);
         assert!(is_temp_name(staged.temp_name()), "{:?}", staged.temp_name());
         drop(staged);
         assert_eq!(std::fs::read_dir(&root).unwrap().count(), 1);
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
-        let staged = stage(&root, &path, &[b"new"], WriteOptions::default(), Some(0o700)).unwrap();
+        let staged =
+            stage(&root, &path, &temp_name_for(&path), &[b"new"], WriteOptions::default(), Some(0o700)).unwrap();
         staged.commit(WriteOptions::default(), &same(&path)).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777, 0o700);
@@ -436,9 +448,13 @@ mod tests {
     fn long_names_still_get_a_temporary_file() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let path = root.join("n".repeat(255));
-        write_atomic(&root, &path, &[b"x"], WriteOptions::default(), &same(&path)).unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"x");
+        for name in ["n".repeat(255), "é".repeat(127)] {
+            let path = root.join(&name);
+            write_atomic(&root, &path, &[b"x"], WriteOptions::default(), &same(&path)).unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), b"x");
+            let temp = temp_name_for(&path);
+            assert!(temp.len() <= 255 && temp.to_str().is_some() && is_temp_name(&temp), "{temp:?}");
+        }
     }
 
     #[test]

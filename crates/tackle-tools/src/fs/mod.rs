@@ -11,6 +11,7 @@
 //! - [`atomic`]: temp file + `renameat` writes that a swapped path cannot redirect;
 //! - [`ledger`]: what the session last saw of each file, and the stale check;
 //! - [`history`]: the per-path undo stacks;
+//! - [`journal`]: the roll-forward journal that lets a killed multi-file write be completed;
 //! - [`text`]: binary detection, line endings, `cat -n` numbering, locating old text;
 //! - [`closest`]: the "most similar text" shown when old text is not found.
 
@@ -21,6 +22,7 @@ pub mod diff;
 pub mod edit_file;
 pub mod editor;
 pub mod history;
+pub mod journal;
 pub mod ledger;
 pub mod patch;
 pub mod read_file;

@@ -10,6 +10,7 @@
 //! files.write(&target, new_bytes, before)?;           // atomic write, history, ledger
 //! ```
 
+use std::ffi::OsStr;
 use std::fs::{File, Metadata};
 use std::io::Read as _;
 use std::path::PathBuf;
@@ -22,9 +23,10 @@ use tackle_core::config::{Config, ConfigError};
 use tackle_core::{Access, SessionState, ToolContext, ToolError};
 use tackle_sandbox::PathError;
 
-use crate::fs::atomic::{Staged, WriteError, WriteOptions, remove_atomic, stage};
+use crate::fs::atomic::{Staged, WriteError, WriteOptions, remove_atomic, stage, temp_name_for};
 use crate::fs::beneath::{self, Beneath, Links, OpenError};
 use crate::fs::history::{Before, EditHistory};
+use crate::fs::journal;
 use crate::fs::ledger::{FileStamp, Freshness, ReadLedger};
 
 /// The largest file the edit tools load whole (the history cap, tools.md §0.4).
@@ -212,7 +214,7 @@ impl<'a> Files<'a> {
     /// The handle for `ctx`'s session.
     pub fn new(ctx: &'a ToolContext) -> Self {
         let settings = ctx.state().existing::<FsSettings>().map(|s| *s).unwrap_or_default();
-        Files { ctx, state: ctx.state().get::<FileState>(), settings }
+        Files { ctx, state: file_state(ctx), settings }
     }
 
     /// The call's context.
@@ -271,25 +273,25 @@ impl<'a> Files<'a> {
     /// operations that record their edits only once all of them succeeded). With `mode`, the
     /// file gets those permission bits (else it keeps its own).
     pub fn put(&self, target: &Target, contents: &[u8], mode: Option<u32>) -> Result<FileStamp, WriteError> {
-        let staged = self.stage(target, &[contents], mode, self.options())?;
+        let staged = self.stage(target, &temp_name_for(&target.path), &[contents], mode)?;
         self.commit(target, staged, &[contents])
     }
 
     fn put_parts(&self, target: &Target, parts: &[&[u8]]) -> Result<FileStamp, WriteError> {
-        let staged = self.stage(target, parts, None, self.options())?;
+        let staged = self.stage(target, &temp_name_for(&target.path), parts, None)?;
         self.commit(target, staged, parts)
     }
 
-    /// Writes `contents` next to `target` without putting it in place yet (see
-    /// [`Files::commit`]); with `durable`, the staged file is fsynced whatever the settings.
+    /// Writes `parts` to the temporary file `temp` (a [`temp_name_for`] name) next to
+    /// `target`, without putting it in place yet (see [`Files::commit`]).
     pub fn stage(
         &self,
         target: &Target,
+        temp: &OsStr,
         parts: &[&[u8]],
         mode: Option<u32>,
-        options: WriteOptions,
     ) -> Result<Staged, WriteError> {
-        stage(&target.root, &target.path, parts, options, mode)
+        stage(&target.root, &target.path, temp, parts, self.options(), mode)
     }
 
     /// Puts a staged content (`parts`, for the ledger stamp) in place of `target`, after the
@@ -320,6 +322,18 @@ impl<'a> Files<'a> {
     pub fn options(&self) -> WriteOptions {
         WriteOptions { durable: self.settings.durable_writes }
     }
+}
+
+/// The session's file state. Creating it (the first file tool call of a session) completes
+/// what a killed multi-file write left behind ([`journal::recover`]); what was done is
+/// logged as a warning for the person.
+pub fn file_state(ctx: &ToolContext) -> Arc<FileState> {
+    ctx.state().get_or_insert_with(|| {
+        for note in journal::recover(ctx) {
+            tracing::warn!("{note}");
+        }
+        FileState::default()
+    })
 }
 
 /// Resolves a path argument through `ctx`'s policy, with the root it lies in.

@@ -74,6 +74,8 @@ pub fn display_path(path: &Path, workspace: &Path) -> String {
 /// ([`crate::fs::beneath::DirCache`]), so a directory swapped for a symlink during the walk
 /// cannot lead a search or a listing outside.
 pub fn search_root(ctx: &tackle_core::ToolContext, path: Option<&str>) -> Result<(Target, Beneath), ToolError> {
+    // The first file tool of a session completes an interrupted multi-file write first.
+    crate::fs::session::file_state(ctx);
     let target = crate::fs::target(ctx, path.unwrap_or("."), tackle_core::Access::Read)?;
     let beneath = target
         .beneath()

@@ -1,36 +1,36 @@
 //! Applying a parsed patch, all or nothing (tools.md §5): every new file content is computed
 //! in memory against a virtual view of the files the patch touches; only when every
-//! operation succeeded are the files written (temp file + rename each), and a write that
-//! fails partway puts back the files already replaced.
+//! operation succeeded are the files written ([`super::commit`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use tackle_core::{Access, ToolError};
 
+use crate::fs::patch::commit::commit;
 use crate::fs::patch::parse::{FileOp, Hunk, HunkLine, Patch};
 use crate::fs::text::{as_text, dominant_ending};
-use crate::fs::{Before, Existing, FileStamp, Files, LoadError, Target, read_existing};
+use crate::fs::{Existing, Files, LoadError, Target, read_existing};
 
 /// The message prefix of every failure.
 pub const FAILED: &str = "apply_patch failed; no files were changed.";
 
 /// A file as the patch sees it.
-struct Slot {
-    target: Target,
-    original: Option<Existing>,
+pub(super) struct Slot {
+    pub(super) target: Target,
+    pub(super) original: Option<Existing>,
     /// The original as text (`None` when absent or binary).
-    text: Option<String>,
-    binary: bool,
+    pub(super) text: Option<String>,
+    pub(super) binary: bool,
     /// The content the patch gives it so far (`None`: absent). A binary file is present with
     /// an empty stand-in; every operation on it fails, so it is never written.
-    current: Option<String>,
+    pub(super) current: Option<String>,
     /// The permission bits to give it when it is created (a moved file keeps its source's).
-    mode_from: Option<u32>,
+    pub(super) mode_from: Option<u32>,
 }
 
 impl Slot {
-    fn mode(&self) -> Option<u32> {
+    pub(super) fn mode(&self) -> Option<u32> {
         use std::os::unix::fs::PermissionsExt as _;
         self.original.as_ref().map(|o| o.meta.permissions().mode() & 0o7777)
     }
@@ -81,7 +81,13 @@ pub fn apply(files: &Files<'_>, patch: &Patch) -> Result<Summary, ToolError> {
     for op in &patch.ops {
         apply_op(&mut vfs, op, &mut summary).map_err(|reason| ToolError::Failed(format!("{FAILED}\n{reason}")))?;
     }
-    commit(files, &vfs)?;
+    let changed: Vec<&Slot> = vfs
+        .order
+        .iter()
+        .filter_map(|key| vfs.slots.get(key))
+        .filter(|slot| !slot.binary && slot.current.as_deref() != slot.text.as_deref())
+        .collect();
+    commit(files, &changed)?;
     Ok(summary)
 }
 
@@ -300,93 +306,4 @@ fn fold(text: &str) -> String {
             other => other,
         })
         .collect()
-}
-
-/// What was written, to undo it if a later write fails.
-enum Done<'a> {
-    Wrote(&'a Slot, FileStamp),
-    Removed(&'a Slot),
-}
-
-/// Writes every changed file (creations and updates first, then removals), restoring what
-/// was already done if one fails; records history and ledger entries once all succeeded.
-fn commit(files: &Files<'_>, vfs: &Vfs<'_>) -> Result<(), ToolError> {
-    let changed: Vec<&Slot> = vfs
-        .order
-        .iter()
-        .filter_map(|key| vfs.slots.get(key))
-        .filter(|slot| !slot.binary && slot.current.as_deref() != slot.text.as_deref())
-        .collect();
-    let mut done: Vec<Done<'_>> = Vec::new();
-    let writes = changed.iter().filter(|s| s.current.is_some());
-    let removals = changed.iter().filter(|s| s.current.is_none() && s.original.is_some());
-    let mut failure = None;
-    for slot in writes {
-        let content = slot.current.as_deref().unwrap_or_default();
-        let mode = if slot.original.is_none() { slot.mode_from } else { None };
-        match files.put(&slot.target, content.as_bytes(), mode) {
-            Ok(stamp) => done.push(Done::Wrote(slot, stamp)),
-            Err(err) => {
-                failure = Some(format!("{}: {err}", slot.target.raw));
-                break;
-            }
-        }
-    }
-    if failure.is_none() {
-        for slot in removals {
-            match files.delete(&slot.target) {
-                Ok(()) => done.push(Done::Removed(slot)),
-                Err(err) => {
-                    failure = Some(format!("{}: {err}", slot.target.raw));
-                    break;
-                }
-            }
-        }
-    }
-    if let Some(reason) = failure {
-        let unrestored = roll_back(files, &done);
-        if unrestored.is_empty() {
-            return Err(ToolError::Failed(format!("{FAILED}\n{reason}")));
-        }
-        return Err(ToolError::Failed(format!(
-            "apply_patch failed partway ({reason}), and these files could not be restored: {}. Check them before \
-             going on.",
-            unrestored.join(", ")
-        )));
-    }
-    for item in &done {
-        match item {
-            Done::Wrote(slot, stamp) => {
-                let before = slot.original.as_ref().map_or(Before::Absent, Existing::before);
-                files.record_edit(&slot.target, before, Some(*stamp));
-            }
-            Done::Removed(slot) => {
-                if let Some(original) = &slot.original {
-                    files.record_edit(&slot.target, original.before(), None);
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Puts back what `done` changed; returns the paths that could not be restored.
-fn roll_back(files: &Files<'_>, done: &[Done<'_>]) -> Vec<String> {
-    let mut unrestored = Vec::new();
-    for item in done.iter().rev() {
-        let (slot, result) = match item {
-            Done::Wrote(slot, _) => match &slot.original {
-                Some(original) => (slot, files.put(&slot.target, &original.bytes, None).map(drop)),
-                None => (slot, files.delete(&slot.target)),
-            },
-            Done::Removed(slot) => {
-                let bytes = slot.original.as_ref().map(|o| o.bytes.as_slice()).unwrap_or_default();
-                (slot, files.put(&slot.target, bytes, slot.mode()).map(drop))
-            }
-        };
-        if result.is_err() {
-            unrestored.push(slot.target.raw.clone());
-        }
-    }
-    unrestored
 }
