@@ -278,3 +278,26 @@ async fn a_fifo_swapped_in_never_hangs_a_reader() {
         assert_eq!(ws.err(tool, args).await, "f.json is not a regular file", "{tool}");
     }
 }
+
+#[tokio::test]
+async fn links_that_stay_inside_a_root_keep_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = dir.path().canonicalize().unwrap().join("extra");
+    std::fs::create_dir_all(extra.join("lib")).unwrap();
+    std::fs::write(extra.join("lib/x.json"), INSIDE).unwrap();
+    let ws = Ws::with(false, |policy| policy.add_root(&extra, false).unwrap());
+    ws.write("src/f.json", INSIDE);
+    std::os::unix::fs::symlink(ws.path("src"), ws.path("in_link")).unwrap();
+    std::os::unix::fs::symlink(extra.join("lib"), ws.path("extra_link")).unwrap();
+    for path in ["in_link/f.json", "extra_link/x.json"] {
+        assert!(ws.ok("read_file", json!({"file_path": path})).await.contains("INSIDE"), "{path}");
+        let view = json!({"command": "view", "path": path});
+        assert!(ws.ok("str_replace_based_edit_tool", view).await.contains("INSIDE"), "{path}");
+        let args = json!({"operation": "view", "file_path": path});
+        assert!(ws.ok("json_edit_tool", args).await.contains("INSIDE"), "{path}");
+        let args = json!({"pattern": "INSIDE", "path": path, "output_mode": "content"});
+        assert!(ws.ok("grep", args).await.contains("INSIDE"), "{path}");
+    }
+    let listed = ws.ok("glob", json!({"pattern": "*.json", "path": "extra_link"})).await;
+    assert!(listed.contains("x.json"), "{listed}");
+}
