@@ -1,9 +1,13 @@
 //! Atomic writes and removals (tools.md §0.4, safety.md §1): no reader and no crash ever sees
 //! a half-written file, and a path swapped under the tool cannot redirect the write.
 //!
-//! A write creates a temporary file next to the target (in the same directory, so the rename
-//! is atomic), gives it the target's permission bits (and owner, where allowed), writes and
-//! optionally fsyncs it, then **re-checks** the path through the policy and verifies that the
+//! A write is two steps, so that a multi-file operation can stage every file before it puts
+//! any in place. [`stage`] opens the target's directory beneath its root without following
+//! any symlink ([`crate::fs::beneath`]; missing directories are created the same way),
+//! creates a temporary file there (in the same directory, so the rename is atomic), gives it
+//! the target's permission bits or the ones asked for (and the owner, where allowed), writes
+//! and optionally fsyncs it. [`Staged::commit`] then **re-checks** the path through the
+//! policy and verifies that the
 //! directory it opened is still the directory at that path, and finally renames the
 //! temporary file over the target *relative to the opened directory* (`renameat`). A symlink
 //! planted in place of the target after the check is replaced, never followed; a directory
@@ -58,19 +62,6 @@ pub struct WriteOptions {
 const NEW_FILE_MODE: u32 = 0o666;
 /// The mode of created parent directories, before the umask.
 const NEW_DIR_MODE: u32 = 0o755;
-
-/// Writes `contents` (pieces written one after the other, so an edit never has to build the
-/// whole new file in memory) to the resolved path `target`, which lies in `root`, atomically;
-/// missing parent directories are created. Returns the new file's metadata.
-pub fn write_atomic(
-    root: &Path,
-    target: &Path,
-    contents: &[&[u8]],
-    options: WriteOptions,
-    recheck: Recheck<'_>,
-) -> Result<std::fs::Metadata, WriteError> {
-    stage(root, target, &temp_name_for(target), contents, options, None)?.commit(options, recheck)
-}
 
 /// A new content written to a temporary file next to its target, not yet in place: a
 /// multi-file operation stages every file first, then [`Staged::commit`]s them one by one.
@@ -335,6 +326,17 @@ fn file_kind(mode: u32) -> u32 {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;
+
+    /// A whole write: stage, then commit.
+    fn write_atomic(
+        root: &Path,
+        target: &Path,
+        contents: &[&[u8]],
+        options: WriteOptions,
+        recheck: Recheck<'_>,
+    ) -> Result<std::fs::Metadata, WriteError> {
+        stage(root, target, &temp_name_for(target), contents, options, None)?.commit(options, recheck)
+    }
 
     fn same(target: &Path) -> impl Fn() -> Result<PathBuf, ToolError> + '_ {
         move || Ok(target.to_owned())

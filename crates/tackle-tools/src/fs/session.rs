@@ -318,8 +318,7 @@ impl<'a> Files<'a> {
         }
     }
 
-    /// The write settings of the session.
-    pub fn options(&self) -> WriteOptions {
+    fn options(&self) -> WriteOptions {
         WriteOptions { durable: self.settings.durable_writes }
     }
 }
