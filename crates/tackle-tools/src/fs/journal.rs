@@ -122,7 +122,12 @@ fn io_error(err: OpenError) -> std::io::Error {
 /// Completes (or cleans up) every journal in `ctx`'s workspace whose writer is gone; returns
 /// one line per journal for the person (what was done, or why it could not be).
 pub fn recover(ctx: &ToolContext) -> Vec<String> {
-    let workspace = ctx.workspace();
+    // A session without a path policy can resolve nothing: it leaves journals to one that can.
+    if ctx.resolve_path(".", Access::Read).is_err() {
+        return Vec::new();
+    }
+    // The policy's workspace is canonical, as opening beneath it needs.
+    let workspace = ctx.paths().workspace();
     let Ok(beneath) = Beneath::open(workspace) else { return Vec::new() };
     let Ok(dir) = beneath.open_at(&workspace.join(DIR), DIR_READ, Links::None) else { return Vec::new() };
     let Ok(listing) = rustix::fs::Dir::read_from(&dir) else { return Vec::new() };

@@ -30,7 +30,7 @@ pub(super) fn commit(files: &Files<'_>, changed: &[&Slot]) -> Result<(), ToolErr
     let temps: Vec<OsString> = writes.iter().map(|slot| temp_name_for(&slot.target.path)).collect();
     let journal = if writes.len() + removals.len() > 1 {
         let entries = entries(&writes, &temps, &removals);
-        let journal = Journal::begin(files.ctx().workspace(), &entries).map_err(|err| {
+        let journal = Journal::begin(files.ctx().paths().workspace(), &entries).map_err(|err| {
             ToolError::Failed(format!("{FAILED}\nThe journal in {} could not be written: {err}", journal::DIR))
         })?;
         Some(journal)
