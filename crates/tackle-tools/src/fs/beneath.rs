@@ -217,11 +217,25 @@ impl<'a> DirCache<'a> {
         Ok(rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?)
     }
 
-    /// Opens the file at `path` for reading ([`READ`]; a symlink is refused).
-    pub fn open_file(&mut self, path: &Path) -> Result<std::fs::File, OpenError> {
+    /// Opens the file at `path` for reading ([`READ`]; a symlink is refused), with the
+    /// status of what was opened (check it with [`regular_mtime`] before reading).
+    pub fn open_file(&mut self, path: &Path) -> Result<(std::fs::File, rustix::fs::Stat), OpenError> {
         let (dir, name) = self.parent(path)?;
-        Ok(std::fs::File::from(step(dir, name, READ | OFlags::NOFOLLOW)?))
+        let fd = step(dir, name, READ | OFlags::NOFOLLOW)?;
+        let stat = rustix::fs::fstat(&fd)?;
+        Ok((std::fs::File::from(fd), stat))
     }
+}
+
+/// The modification time of a regular file; `None` for anything else (a FIFO, socket,
+/// device or directory swapped in after the walk listed a file).
+pub fn regular_mtime(stat: &rustix::fs::Stat) -> Option<std::time::SystemTime> {
+    if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
+        return None;
+    }
+    let since_epoch =
+        std::time::Duration::new(u64::try_from(stat.st_mtime).ok()?, u32::try_from(stat.st_mtime_nsec).ok()?);
+    std::time::SystemTime::UNIX_EPOCH.checked_add(since_epoch)
 }
 
 #[cfg(test)]
@@ -311,8 +325,11 @@ mod tests {
         assert_eq!(cache.stat(&t.root.join("a/f.txt")).unwrap().st_size, 6);
         assert!(is_symlink(cache.stat(&t.root.join("link_out")).unwrap().st_mode));
         let mut text = String::new();
-        cache.open_file(&t.root.join("a/f.txt")).unwrap().read_to_string(&mut text).unwrap();
+        let (mut file, stat) = cache.open_file(&t.root.join("a/f.txt")).unwrap();
+        file.read_to_string(&mut text).unwrap();
         assert_eq!(text, "inside");
+        assert!(regular_mtime(&stat).is_some());
+        assert!(regular_mtime(&cache.stat(&t.root.join("a")).unwrap()).is_none());
         for path in ["link_out/secret", "link_in/f.txt"] {
             assert!(matches!(cache.stat(&t.root.join(path)), Err(OpenError::Escaped)), "{path}");
             assert!(matches!(cache.open_file(&t.root.join(path)), Err(OpenError::Escaped)), "{path}");

@@ -8,14 +8,13 @@ use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
 use globset::GlobBuilder;
-use rustix::fs::FileType;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_core::spec::PathAccess;
 use tackle_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
-use crate::fs::beneath::DirCache;
+use crate::fs::beneath::{DirCache, regular_mtime};
 use crate::fs::blocking;
 use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
 
@@ -136,7 +135,9 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
             if !matcher.is_match(relative) {
                 return None;
             }
-            Some((modified(found, entry.path())?, entry.path().to_owned()))
+            // Looked up beneath the root through its directory: a name listed through a
+            // directory swapped for a symlink is not there, and is left out.
+            Some((regular_mtime(&found.stat(entry.path()).ok()?)?, entry.path().to_owned()))
         },
     );
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
@@ -149,20 +150,6 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
         text.push_str("\n(Results are truncated. Consider using a more specific path or pattern.)");
     }
     Ok(ToolOutput::text(text).with_structured(structured))
-}
-
-/// The modification time of the regular file at a walked `path`, looked up beneath the root
-/// through its directory (the walk yields a directory's files together, so one open handle
-/// serves many files); `None` for anything else, or for a name that is not there (one
-/// listed through a directory swapped for a symlink).
-fn modified(found: &mut DirCache<'_>, path: &Path) -> Option<SystemTime> {
-    let stat = found.stat(path).ok()?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return None;
-    }
-    let seconds = u64::try_from(stat.st_mtime).ok()?;
-    let nanos = u32::try_from(stat.st_mtime_nsec).ok()?;
-    Some(SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::new(seconds, nanos)).unwrap_or(SystemTime::UNIX_EPOCH))
 }
 
 /// The pattern relative to the searched directory: a leading `./` is dropped, and an

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tackle_core::spec::PathAccess;
 use tackle_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
-use crate::fs::beneath::DirCache;
+use crate::fs::beneath::{DirCache, regular_mtime};
 use crate::fs::blocking;
 use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
 
@@ -169,16 +169,23 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
         let (searcher, found) = state;
         // Opened beneath the root (a file listed through a swapped link is not there), not
         // blocking, and searched only if it is a regular file.
-        let file = found.open_file(entry.path()).ok()?;
-        let meta = file.metadata().ok().filter(std::fs::Metadata::is_file)?;
-        let shown = display_path(entry.path(), &workspace);
-        let mut sink = Collect { mode, shown: &shown, numbers, matches: 0, lines: Vec::new() };
+        let (file, stat) = found.open_file(entry.path()).ok()?;
+        let mtime = regular_mtime(&stat)?;
+        let mut sink = Collect {
+            mode,
+            path: entry.path(),
+            workspace: &workspace,
+            shown: None,
+            numbers,
+            matches: 0,
+            lines: Vec::new(),
+        };
         searcher.search_file(&matcher, &file, &mut sink).ok()?;
         if sink.matches == 0 {
             return None;
         }
         let modified = match mode {
-            OutputMode::FilesWithMatches => meta.modified().ok(),
+            OutputMode::FilesWithMatches => Some(mtime),
             _ => None,
         };
         Some(FileResult { path: entry.path().to_owned(), modified, matches: sink.matches, lines: sink.lines })
@@ -215,7 +222,10 @@ fn plain(err: &dyn std::fmt::Display) -> String {
 /// Collects one file's matches.
 struct Collect<'a> {
     mode: OutputMode,
-    shown: &'a str,
+    path: &'a std::path::Path,
+    workspace: &'a std::path::Path,
+    /// The path as lines show it, made at the first line (most files have none).
+    shown: Option<String>,
     numbers: bool,
     matches: u64,
     lines: Vec<String>,
@@ -223,13 +233,14 @@ struct Collect<'a> {
 
 impl Collect<'_> {
     fn push(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) {
+        let shown = self.shown.get_or_insert_with(|| display_path(self.path, self.workspace));
         for (index, line) in split_lines(bytes).enumerate() {
             let text = String::from_utf8_lossy(line);
             let text = cut(&text);
             let number = number.map(|n| n + index as u64);
             self.lines.push(match (self.numbers, number) {
-                (true, Some(n)) => format!("{}{separator}{n}{separator}{text}", self.shown),
-                _ => format!("{}{separator}{text}", self.shown),
+                (true, Some(n)) => format!("{shown}{separator}{n}{separator}{text}"),
+                _ => format!("{shown}{separator}{text}"),
             });
         }
     }
