@@ -228,8 +228,7 @@ async fn a_fifo_swapped_in_never_hangs_a_reader() {
     let ws = Ws::one_shot();
     ws.write("f.json", INSIDE);
     let fifo = ws.path("fifo.json");
-    rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0)
-        .unwrap();
+    mkfifo(&fifo);
     let never = |_: &str| false;
     let probes = [
         Probe { label: "read_file", tool: "read_file", args: json!({"file_path": "f.json"}), leaked: never },
@@ -277,6 +276,59 @@ async fn a_fifo_swapped_in_never_hangs_a_reader() {
     ] {
         assert_eq!(ws.err(tool, args).await, "f.json is not a regular file", "{tool}");
     }
+}
+
+/// Makes a FIFO at `path`.
+fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(rustix::fs::CWD, path, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0)
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ignore_file_that_is_a_fifo_never_hangs_a_walk() {
+    let ws = Ws::one_shot();
+    ws.write("d/inside-name.json", INSIDE);
+    ws.write("d/skipped.log", INSIDE);
+    ws.write(".gitignore", "*.log\n");
+    // Every ignore file ripgrep's walker would open by name, a FIFO; `.gitignore` swapped
+    // with one all along.
+    std::fs::create_dir_all(ws.path(".git/info")).unwrap();
+    for name in [".ignore", ".rgignore", "d/.gitignore", "d/.ignore", ".git/info/exclude", "swap"] {
+        mkfifo(&ws.path(name));
+    }
+    // A `.git` that is a FIFO (a worktree's `.git` file is read).
+    ws.write("e/kept.txt", INSIDE);
+    mkfifo(&ws.path("e/.git"));
+    let never = |_: &str| false;
+    let probes = [
+        Probe {
+            label: "grep",
+            tool: "grep",
+            args: json!({"pattern": "INSIDE", "output_mode": "files_with_matches"}),
+            leaked: never,
+        },
+        Probe { label: "glob", tool: "glob", args: json!({"pattern": "**/*.json"}), leaked: never },
+        Probe {
+            label: "view directory",
+            tool: "str_replace_based_edit_tool",
+            args: json!({"command": "view", "path": "."}),
+            leaked: never,
+        },
+    ];
+    let swapper = Swapper::start(&ws.root, ".gitignore", "swap");
+    // `race` fails the test if any call takes longer than its bound.
+    let tallies = race(&ws, &probes).await;
+    let swaps = swapper.stop();
+    assert!(swaps > 1000, "only {swaps} swaps");
+    for (label, tally) in &tallies {
+        assert!(tally.inside > 0 && tally.errors == 0, "{label}: {tally:?}");
+    }
+    // With the real .gitignore in place, its rule holds; the FIFOs count as absent.
+    if !std::fs::metadata(ws.path(".gitignore")).unwrap().is_file() {
+        std::fs::rename(ws.path("swap"), ws.path(".gitignore")).unwrap();
+    }
+    let listed = ws.ok("glob", json!({"pattern": "d/*"})).await;
+    assert_eq!(listed, "d/inside-name.json");
 }
 
 #[tokio::test]

@@ -76,6 +76,12 @@ impl Beneath {
         Ok(Beneath { root: root.to_owned(), fd })
     }
 
+    /// Another handle on the same opened root (the same directory, whatever happens to its
+    /// path since).
+    pub fn try_clone(&self) -> std::io::Result<Beneath> {
+        Ok(Beneath { root: self.root.clone(), fd: self.fd.try_clone()? })
+    }
+
     /// The root's path.
     pub fn root(&self) -> &Path {
         &self.root

@@ -120,7 +120,8 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
     let literal = literal_prefix(&components);
     let within = components[..literal].iter().map(|c| (*c).to_owned()).collect();
     let max_depth = (!components[literal..].iter().any(|c| c.contains("**"))).then_some(components.len());
-    let builder = walker(&root, WalkOptions { hidden, max_depth, within, ..WalkOptions::default() });
+    let options = WalkOptions { hidden, max_depth, within, ..WalkOptions::default() };
+    let builder = walker(&root, options, &beneath, ctx.workspace())?;
     let root_bytes = root.as_os_str().as_bytes();
     let skip = if root_bytes.ends_with(b"/") { root_bytes.len() } else { root_bytes.len() + 1 };
     let mut found: Vec<(SystemTime, PathBuf)> = collect_files(

@@ -154,7 +154,7 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
     };
     let numbers = input.line_numbers.unwrap_or(true);
     let workspace = ctx.workspace().to_owned();
-    let builder = walker(&root, options);
+    let builder = walker(&root, options, &beneath, &workspace)?;
     let new_state = || {
         let searcher = SearcherBuilder::new()
             .line_number(true)

@@ -1,6 +1,8 @@
 //! The search tools on ripgrep's crates: [`glob`] (files by name) and [`grep`] (files by
-//! content), sharing one directory walk with ripgrep's default filters ([`walk`]).
+//! content), sharing one directory walk with ripgrep's default filters ([`walk`]), whose
+//! ignore files Tackle reads itself ([`ignore_files`]).
 
 pub mod glob;
 pub mod grep;
+pub mod ignore_files;
 pub mod walk;

@@ -1,11 +1,13 @@
-//! The directory walk shared by `glob` and `grep`: ripgrep's own walker with ripgrep's
-//! default filters, so both tools see exactly the files `rg` would search — `.gitignore`
-//! (inside a git repository), `.ignore`, `.rgignore`, the global git excludes and
-//! `.git/info/exclude` honoured, hidden entries skipped, symlinks not followed — and nothing
-//! else skipped. A walk can be narrowed to a chain of leading directory names (`glob`'s
-//! literal prefix): it still starts at the root, so those directories pass the same filters
-//! as any other and a symlink among them is not followed. The walker lists directories by
-//! path; the tools then open or stat each file beneath the root ([`search_root`]).
+//! The directory walk shared by `glob`, `grep` and `view` of a directory: ripgrep's own
+//! walker with ripgrep's default filters, so the tools see exactly the files `rg` would
+//! search — `.gitignore` (inside a git repository), `.ignore`, `.rgignore`, the global git
+//! excludes and `.git/info/exclude` honoured, hidden entries skipped, symlinks not followed —
+//! and nothing else skipped. The ignore files are read by [`IgnoreRules`] (beneath the root,
+//! never blocking) instead of by the walker, which would open them by name. A walk can be
+//! narrowed to a chain of leading directory names (`glob`'s literal prefix): it still starts
+//! at the root, so those directories pass the same filters as any other and a symlink among
+//! them is not followed. The walker lists directories by path; the tools then open or stat
+//! each file beneath the root ([`search_root`]).
 
 use std::path::Path;
 
@@ -16,6 +18,7 @@ use tackle_core::ToolError;
 
 use crate::fs::Target;
 use crate::fs::beneath::Beneath;
+use crate::search::ignore_files::IgnoreRules;
 
 /// How to walk.
 #[derive(Debug, Default)]
@@ -33,31 +36,56 @@ pub struct WalkOptions {
     pub within: Vec<String>,
 }
 
-/// A walker over `root` with ripgrep's defaults and `options`.
-pub fn walker(root: &Path, options: WalkOptions) -> WalkBuilder {
+/// A walker over `root` (under `beneath`'s root) with ripgrep's defaults and `options`; the
+/// global git excludes are anchored at `workspace`.
+///
+/// The walker itself reads no file: its ignore-file readers are off, and one filter applies
+/// what ripgrep's would, in ripgrep's order — a `-g` glob that matches decides alone; then
+/// the ignore files ([`IgnoreRules`]); a `-t` type leaves out what it does not select; a
+/// hidden entry is skipped unless an ignore file's `!` line or the glob or type keeps it.
+pub fn walker(
+    root: &Path,
+    options: WalkOptions,
+    beneath: &Beneath,
+    workspace: &Path,
+) -> Result<WalkBuilder, ToolError> {
+    let handle =
+        beneath.try_clone().map_err(|err| ToolError::Failed(format!("Ran into {err} while walking a tree")))?;
+    let rules = IgnoreRules::new(handle, workspace);
     let mut builder = WalkBuilder::new(root);
-    builder.standard_filters(true).hidden(!options.hidden).max_depth(options.max_depth);
-    builder.add_custom_ignore_filename(".rgignore");
-    if let Some(overrides) = options.overrides {
-        builder.overrides(overrides);
+    builder.standard_filters(false).max_depth(options.max_depth);
+    let WalkOptions { hidden, overrides, types, within, .. } = options;
+    if let Some(overrides) = &overrides {
+        builder.overrides(overrides.clone());
     }
-    if let Some(types) = options.types {
-        builder.types(types);
+    if let Some(types) = &types {
+        builder.types(types.clone());
     }
-    let (skip_git, within) = (options.hidden, options.within);
-    if skip_git || !within.is_empty() {
-        builder.filter_entry(move |entry| {
-            if skip_git && entry.file_name() == ".git" {
-                return false;
-            }
-            entry
-                .depth()
-                .checked_sub(1)
-                .and_then(|i| within.get(i))
-                .is_none_or(|name| entry.file_name() == name.as_str())
-        });
-    }
-    builder
+    builder.filter_entry(move |entry| {
+        let name = entry.file_name();
+        if hidden && name == ".git" {
+            return false;
+        }
+        let outside_within =
+            entry.depth().checked_sub(1).and_then(|i| within.get(i)).is_some_and(|wanted| name != wanted.as_str());
+        if outside_within {
+            return false;
+        }
+        let path = entry.path();
+        let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
+        // The walker has applied the glob and the type already; a glob that matched either
+        // way also decides over the ignore files and the hidden rule.
+        if overrides.as_ref().is_some_and(|o| !o.matched(path, is_dir).is_none()) {
+            return true;
+        }
+        let matched = rules.matched(path, is_dir);
+        if matched.is_ignore() {
+            return false;
+        }
+        let kept = matched.is_whitelist() || types.as_ref().is_some_and(|t| t.matched(path, is_dir).is_whitelist());
+        hidden || kept || !name.as_encoded_bytes().starts_with(b".")
+    });
+    Ok(builder)
 }
 
 /// A path for the model: relative to the workspace when inside it, else absolute.

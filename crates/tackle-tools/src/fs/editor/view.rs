@@ -9,6 +9,7 @@ use crate::fs::beneath::DirCache;
 use crate::fs::reader::{Line, scan};
 use crate::fs::text::{binary_message, numbered};
 use crate::fs::{FileStamp, Files, LoadError, Target, ledger, open_read};
+use crate::search::walk::{WalkOptions, walker};
 
 /// Characters of file content shown by a `view` without `view_range`.
 pub const VIEW_CAP_CHARS: usize = 16_000;
@@ -116,17 +117,18 @@ fn check_range(start: i64, end: i64, n: u64) -> Result<(), ToolError> {
 /// in `/`, dot-entries and ignored entries left out (a native walk, so names with spaces are
 /// fine; Trae's `find` broke on them).
 ///
-/// The walk lists names by path; each entry is then looked up beneath the root through its
-/// directory, and one that is not there (listed through a directory swapped for a link out)
-/// is left out.
-pub fn view_dir(target: &Target) -> Result<String, ToolError> {
+/// The walk is `grep`'s and `glob`'s (its ignore files read beneath the root, without
+/// blocking); it lists names by path, and each entry is then looked up beneath the root
+/// through its directory: one that is not there (listed through a directory swapped for a
+/// link out) is left out.
+pub fn view_dir(target: &Target, workspace: &Path) -> Result<String, ToolError> {
     let beneath = target
         .beneath()
         .map_err(|err| ToolError::Failed(format!("Ran into {err} while trying to read {}", target.raw)))?;
     let mut found = DirCache::new(&beneath);
     let mut entries: Vec<(PathBuf, bool)> = Vec::new();
-    let walker = ignore::WalkBuilder::new(&target.path).max_depth(Some(2)).build();
-    for entry in walker.flatten() {
+    let options = WalkOptions { max_depth: Some(2), ..WalkOptions::default() };
+    for entry in walker(&target.path, options, &beneath, workspace)?.build().flatten() {
         if entry.depth() == 0 {
             continue;
         }
