@@ -104,7 +104,48 @@ async fn the_writer_writes_the_run_as_version_0_1_0_did() {
 #[test]
 fn a_file_of_version_0_1_0_still_checks_and_renders_the_same_transcript() {
     let text = fixture(FIXTURE);
-    assert_eq!(check(text.as_bytes()).unwrap(), CheckSummary { events: 28, tool_calls: 5, ended: true });
+    assert_eq!(
+        check(text.as_bytes()).unwrap(),
+        CheckSummary { events: 28, tool_calls: 5, ended: true, unknown: Vec::new() }
+    );
     let events = tackle_agent::replay::read_events(&Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE)).unwrap();
     assert_eq!(tackle_agent::replay::transcript(&events), fixture(FIXTURE_TRANSCRIPT));
+}
+
+#[test]
+fn an_event_of_a_newer_version_is_reported_by_check_and_skipped_with_a_note_by_replay() {
+    // The fixture with a `plan_update` (a type this version does not know) after the start.
+    let mut lines: Vec<Value> = fixture(FIXTURE).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    lines.insert(1, json!({"seq": 1, "t": "2027-01-01T00:00:00.000Z", "type": "plan_update", "agent_id": "main", "plan": ["look", "finish"]}));
+    for (seq, line) in lines.iter_mut().enumerate() {
+        line["seq"] = json!(seq);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("newer.jsonl");
+    std::fs::write(&path, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+
+    let summary = check(std::fs::read_to_string(&path).unwrap().as_bytes()).unwrap();
+    let expected = CheckSummary { events: 29, tool_calls: 5, ended: true, unknown: vec!["plan_update".into()] };
+    assert_eq!(summary, expected);
+
+    let events = tackle_agent::replay::read_events(&path).unwrap();
+    let mut transcript: Vec<String> = fixture(FIXTURE_TRANSCRIPT).split_inclusive('\n').map(str::to_owned).collect();
+    // After the two lines of session_start.
+    transcript.insert(2, "  (skipped a plan_update event: this version of Tackle does not know it)\n".to_owned());
+    assert_eq!(tackle_agent::replay::transcript(&events), transcript.concat());
+}
+
+#[test]
+fn a_known_event_with_a_field_of_the_wrong_type_is_named_with_its_line() {
+    let text = fixture(FIXTURE).replacen("\"step\":1,\"message_count\":1", "\"step\":\"one\",\"message_count\":1", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.jsonl");
+    std::fs::write(&path, &text).unwrap();
+    let violation = check(text.as_bytes()).unwrap_err();
+    assert_eq!(
+        violation.to_string(),
+        "line 2: this llm_request event does not match the trajectory format: invalid type: string \"one\", expected u32"
+    );
+    let error = tackle_agent::replay::read_events(&path).unwrap_err().to_string();
+    assert_eq!(error, format!("{} {}", path.display(), violation));
 }
