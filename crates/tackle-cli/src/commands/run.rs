@@ -55,7 +55,8 @@ pub async fn run(args: RunArgs) -> CommandResult {
     let hub =
         session::import_mcp(&mut registry, &config, &workspace, args.allow_project_mcp, session::interactive()).await;
     // The markdown format also gets gptme's block tools (DESIGN §8).
-    let default = if format == CallFormat::Markdown { RUN_DEFAULT_MARKDOWN } else { RUN_DEFAULT };
+    let markdown = CallFormat::Text(tackle_calls::CallFormat::Markdown);
+    let default = if format == markdown { RUN_DEFAULT_MARKDOWN } else { RUN_DEFAULT };
     let selection = session::select_from(&registry, args.tools.as_deref(), default)?;
     let session = Session::new(session::session_config(&config, &workspace, true)?, registry.instantiate(&selection));
     hub.attach(&session);
