@@ -3,9 +3,9 @@
 //! waiting for a person (pagers, editors, credential prompts), plus `[env] set`.
 //!
 //! The bash session, background jobs, subagent shells and hooks all start from one
-//! [`CommandEnv`]. Settings from the workspace's own `tackle.toml` that widen what commands can
-//! reach (`set`, `passthrough`) apply only when the workspace is trusted (safety.md §2.2);
-//! `remove` only narrows, so it always applies.
+//! [`CommandEnv`]. `set` and `passthrough` widen what commands can reach and are never taken
+//! from the workspace's own `tackle.toml` (the rules of `tackle_core::config::rules` drop
+//! them); `remove` only narrows, so it always applies.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -46,7 +46,7 @@ struct EnvSection {
     passthrough: Vec<String>,
 }
 
-/// The effective `[env]` settings, after the workspace's trust is taken into account.
+/// The effective `[env]` settings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnvSettings {
     /// Variables added to every command's environment.
@@ -58,12 +58,10 @@ pub struct EnvSettings {
 }
 
 impl EnvSettings {
-    /// Reads `[env]` from both configuration layers. The user's settings apply as written;
-    /// the workspace's `remove` always applies, its `set` and `passthrough` only when the
-    /// workspace is trusted. Each ignored setting yields a one-line notice for the person.
-    pub fn from_config(config: &Config) -> Result<(EnvSettings, Vec<String>), ConfigError> {
+    /// Reads `[env]`: the user's settings as written, and the workspace's `remove` (its `set`
+    /// and `passthrough` never reach here; the configuration dropped them with a notice).
+    pub fn from_config(config: &Config) -> Result<EnvSettings, ConfigError> {
         let mut settings = EnvSettings::default();
-        let mut notices = Vec::new();
         if let Some(user) = config.user_section::<EnvSection>("env")? {
             settings.set.extend(user.set);
             settings.remove.extend(user.remove);
@@ -71,28 +69,9 @@ impl EnvSettings {
         }
         if let Some(workspace) = config.workspace_section::<EnvSection>("env")? {
             settings.remove.extend(workspace.remove);
-            if config.workspace_trusted {
-                settings.set.extend(workspace.set);
-                settings.passthrough.extend(workspace.passthrough);
-            } else {
-                if !workspace.set.is_empty() {
-                    notices.push(untrusted_notice("[env] set"));
-                }
-                if !workspace.passthrough.is_empty() {
-                    notices.push(untrusted_notice("[env] passthrough"));
-                }
-            }
         }
-        Ok((settings, notices))
+        Ok(settings)
     }
-}
-
-/// The notice for a workspace setting ignored because the workspace is not trusted.
-pub fn untrusted_notice(setting: &str) -> String {
-    format!(
-        "Ignoring {setting} from the workspace's tackle.toml because it widens access; pass --trust-workspace \
-         (or set TACKLE_TRUST_WORKSPACE=1) to apply it."
-    )
 }
 
 /// A complete environment for a command (the command's own environment is cleared first).
@@ -233,28 +212,22 @@ mod tests {
     }
 
     #[test]
-    fn workspace_settings_that_widen_need_trust() {
-        let user: toml::Table = "[env]\nset = { A = \"1\" }".parse().unwrap();
+    fn the_workspace_may_only_remove() {
+        let user: toml::Table = "[env]\nset = { A = \"1\" }\npassthrough = [\"GITHUB_TOKEN\"]".parse().unwrap();
         let workspace: toml::Table =
             "[env]\nset = { B = \"2\" }\nremove = [\"X\"]\npassthrough = [\"OPENAI_API_KEY\"]".parse().unwrap();
-        let config = Config::from_tables(user.clone(), workspace.clone(), false);
-        let (settings, notices) = EnvSettings::from_config(&config).unwrap();
-        assert_eq!(settings.set, BTreeMap::from([("A".to_owned(), "1".to_owned())]));
-        assert_eq!(settings.remove, ["X"]);
-        assert!(settings.passthrough.is_empty());
-        assert_eq!(
-            notices,
-            [
-                "Ignoring [env] set from the workspace's tackle.toml because it widens access; pass --trust-workspace \
-                 (or set TACKLE_TRUST_WORKSPACE=1) to apply it.",
-                "Ignoring [env] passthrough from the workspace's tackle.toml because it widens access; pass \
-                 --trust-workspace (or set TACKLE_TRUST_WORKSPACE=1) to apply it."
-            ]
-        );
-        let trusted = Config::from_tables(user, workspace, true);
-        let (settings, notices) = EnvSettings::from_config(&trusted).unwrap();
-        assert_eq!(settings.set.len(), 2);
-        assert_eq!(settings.passthrough, ["OPENAI_API_KEY"]);
-        assert!(notices.is_empty());
+        for trusted in [false, true] {
+            let config = Config::from_tables(user.clone(), workspace.clone(), trusted);
+            let settings = EnvSettings::from_config(&config).unwrap();
+            assert_eq!(settings.set, BTreeMap::from([("A".to_owned(), "1".to_owned())]));
+            assert_eq!(settings.remove, ["X"]);
+            assert_eq!(settings.passthrough, ["GITHUB_TOKEN"]);
+            let why = "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the \
+                       environment, which only your user config and flags may do";
+            assert_eq!(
+                config.notices(),
+                [format!("ignoring [env] passthrough {why}"), format!("ignoring [env] set {why}")]
+            );
+        }
     }
 }

@@ -41,7 +41,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
         .parse()
         .map_err(|e: tackle_core::permission::UnknownMode| Failure::usage(e.to_string()))?;
     let workspace = session::workspace(args.workspace.as_ref())?;
-    let config = session::config(&workspace, args.trust_workspace)?;
+    let config = session::config(&workspace, args.trust_workspace, session::interactive())?;
     let model = match &args.model {
         Some(model) => model.clone(),
         None => default_model(&env).map_err(|e| Failure::usage(e.to_string()))?,

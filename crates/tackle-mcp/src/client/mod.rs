@@ -62,7 +62,7 @@ pub fn servers(config: &Config, workspace: &Path, consent: &ConsentPolicy<'_>) -
     (servers, notices)
 }
 
-/// The user's `[mcp]` section (trusted workspaces, the deferral threshold).
+/// The user's `[mcp]` section (the deferral threshold).
 pub fn user_section(config: &Config) -> McpSection {
     config.user_section::<McpSection>("mcp").ok().flatten().unwrap_or_default()
 }
