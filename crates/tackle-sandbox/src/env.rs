@@ -1,11 +1,14 @@
-//! The environment every command runs with (safety.md §7): the inherited environment minus
-//! API keys and the names in `[env] remove`, plus fixed settings that keep commands from
-//! waiting for a person (pagers, editors, credential prompts), plus `[env] set`.
+//! The environment every command runs with (docs/shell.md, "The command environment"): the
+//! inherited environment minus secrets (every name containing `KEY`, `SECRET`, `TOKEN` or
+//! `PASSWORD`, in any case, and the names in `[env] remove`), plus fixed settings that keep
+//! commands from waiting for a person (pagers, editors, credential prompts), plus `[env] set`.
 //!
 //! The bash session, background jobs, subagent shells and hooks all start from one
-//! [`CommandEnv`]. `set` and `passthrough` widen what commands can reach and are never taken
-//! from the workspace's own `tackle.toml` (the rules of `tackle_core::config::rules` drop
-//! them); `remove` only narrows, so it always applies.
+//! [`CommandEnv`]. Secrets were moved out of Tackle's own environment into
+//! `tackle_core::secrets` when it started; `[env] passthrough` takes a name back from there.
+//! `set` and `passthrough` widen what commands can reach and are never taken from the
+//! workspace's own `tackle.toml` (the rules of `tackle_core::config::rules` drop them);
+//! `remove` only narrows, so it always applies.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -13,6 +16,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use tackle_core::config::{Config, ConfigError};
+use tackle_core::secrets;
 
 /// Variables every command gets, whatever it inherits (safety.md §7).
 pub const FIXED_VARS: &[(&str, &str)] = &[
@@ -29,10 +33,6 @@ pub const FIXED_VARS: &[(&str, &str)] = &[
     ("DEBIAN_FRONTEND", "noninteractive"),
     ("PYTHONUNBUFFERED", "1"),
 ];
-
-/// Names removed from the inherited environment unless passed through on purpose. A `*`
-/// matches any run of characters.
-pub const REMOVED_VARS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TACKLE_*_KEY"];
 
 /// The variable that marks every process a session's commands started (safety.md §7).
 pub const SESSION_ID_VAR: &str = "TACKLE_SESSION_ID";
@@ -51,7 +51,8 @@ struct EnvSection {
 pub struct EnvSettings {
     /// Variables added to every command's environment.
     pub set: BTreeMap<String, String>,
-    /// Names removed from the inherited environment (besides [`REMOVED_VARS`]); `*` globs.
+    /// Names removed from the inherited environment besides the secrets of
+    /// `tackle_core::secrets::is_secret_name`; `*` globs.
     pub remove: Vec<String>,
     /// Names kept even though a removal rule matches them.
     pub passthrough: Vec<String>,
@@ -72,6 +73,12 @@ impl EnvSettings {
         }
         Ok(settings)
     }
+
+    /// Whether `passthrough` keeps the variable `name`.
+    fn passes(&self, name: &OsStr) -> bool {
+        let name = name.to_string_lossy();
+        self.passthrough.iter().any(|pattern| secrets::wildcard_match(pattern, &name))
+    }
 }
 
 /// A complete environment for a command (the command's own environment is cleared first).
@@ -82,9 +89,11 @@ pub struct CommandEnv {
 
 impl CommandEnv {
     /// The environment for commands of session `session_id` in `workspace`, starting from
-    /// this process's environment.
+    /// this process's environment and the stripped secrets that `passthrough` names.
     pub fn new(settings: &EnvSettings, session_id: &str, workspace: &Path) -> CommandEnv {
-        CommandEnv::from_base(std::env::vars_os(), settings, session_id, workspace)
+        let passed = secrets::stored().iter().filter(|(name, _)| settings.passes(name)).cloned();
+        let inherited = std::env::vars_os().filter(|(name, _)| !secrets::is_stored(name));
+        CommandEnv::from_base(inherited.chain(passed), settings, session_id, workspace)
     }
 
     /// The environment built from `base` instead of this process's environment.
@@ -94,12 +103,7 @@ impl CommandEnv {
         session_id: &str,
         workspace: &Path,
     ) -> CommandEnv {
-        let removed = |name: &OsStr| {
-            let Some(name) = name.to_str() else { return false };
-            let rules = REMOVED_VARS.iter().copied().chain(settings.remove.iter().map(String::as_str));
-            let kept = settings.passthrough.iter().any(|pattern| wildcard_match(pattern, name));
-            !kept && rules.into_iter().any(|pattern| wildcard_match(pattern, name))
-        };
+        let removed = |name: &OsStr| !settings.passes(name) && secrets::strips(name, &settings.remove);
         let mut vars: BTreeMap<OsString, OsString> = base.into_iter().filter(|(name, _)| !removed(name)).collect();
         for (name, value) in FIXED_VARS {
             vars.insert((*name).into(), (*value).into());
@@ -138,22 +142,6 @@ impl CommandEnv {
     }
 }
 
-/// Matches `name` against `pattern`, where `*` matches any run of characters.
-fn wildcard_match(pattern: &str, name: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or_default();
-    let Some(mut rest) = name.strip_prefix(first) else { return false };
-    let mut parts: Vec<&str> = parts.collect();
-    let Some(last) = parts.pop() else { return rest.is_empty() };
-    for part in parts {
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,17 +149,6 @@ mod tests {
 
     fn base(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
         pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect()
-    }
-
-    #[test]
-    fn wildcards_match_whole_names() {
-        assert!(wildcard_match("TACKLE_*_KEY", "TACKLE_OPENAI_KEY"));
-        assert!(!wildcard_match("TACKLE_*_KEY", "TACKLE_KEY"));
-        assert!(!wildcard_match("TACKLE_*_KEY", "TACKLE_X_KEYS"));
-        assert!(wildcard_match("AWS_*", "AWS_SECRET"));
-        assert!(wildcard_match("EXACT", "EXACT"));
-        assert!(!wildcard_match("EXACT", "EXACTLY"));
-        assert!(wildcard_match("*", ""));
     }
 
     #[test]
@@ -209,6 +186,29 @@ mod tests {
         assert_eq!(env.get("TACKLE"), Some(OsStr::new("1")));
         let no_lang = CommandEnv::from_base(base(&[]), &EnvSettings::default(), "s", Path::new("/w"));
         assert_eq!(no_lang.get("LANG"), Some(OsStr::new("C.UTF-8")));
+    }
+
+    #[test]
+    fn names_with_secret_parts_are_removed_as_codex_does() {
+        let env = CommandEnv::from_base(
+            base(&[
+                ("GITHUB_TOKEN", "g"),
+                ("AWS_SECRET_ACCESS_KEY", "a"),
+                ("db_password", "p"),
+                ("MY_API_KEY", "k"),
+                ("DATABASE_URL", "u"),
+                ("HOME", "/home/me"),
+            ]),
+            &EnvSettings { remove: vec!["DATABASE_*".into()], ..EnvSettings::default() },
+            "s",
+            Path::new("/w"),
+        );
+        let names: Vec<&str> =
+            env.vars().map(|(k, _)| k.to_str().unwrap()).filter(|k| !k.starts_with("TACKLE")).collect();
+        assert!(names.contains(&"HOME"));
+        for gone in ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "db_password", "MY_API_KEY", "DATABASE_URL"] {
+            assert!(!names.contains(&gone), "{gone} reached the command");
+        }
     }
 
     #[test]

@@ -28,8 +28,9 @@ const RUN_DEFAULT: &str = "default";
 /// The tools of `tackle run --call-format markdown` without `--tools`.
 const RUN_DEFAULT_MARKDOWN: &str = "default,save,append,patch";
 
+/// A variable of the environment, or of the secrets Tackle moved out of it at start (API keys).
 fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    tackle_core::secrets::var(name)
 }
 
 /// `tackle run`.
