@@ -20,9 +20,15 @@ const TACKLE: &str = env!("CARGO_BIN_EXE_tackle");
 /// reads every `/proc/*/environ` cannot mistake another test's processes for a leak.
 const SECRET_NAMES: [&str; 4] = ["OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "MY_DB_PASSWORD"];
 
-/// Reads every environment a command can reach: its own, its parent's, and every
-/// `/proc/*/environ` it may open (NULs made newlines).
-const PROBE: &str = "env; tr '\\0' '\\n' < /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null; echo probed";
+/// A command that reads every environment it can reach: its own, its parent's, and every
+/// `/proc/*/environ` it may open (NULs made newlines), into the workspace file `out` (whole,
+/// where a tool's output would be cut), then prints `probed`.
+fn probe(out: &str) -> String {
+    format!(
+        "{{ env; tr '\\0' '\\n' < /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done; }} \
+         > {out} 2>/dev/null; echo probed"
+    )
+}
 
 struct Setup {
     workspace: tempfile::TempDir,
@@ -65,33 +71,53 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+impl Setup {
+    /// The workspace file a probe wrote, after checking the probe ran.
+    fn probed(&self, name: &str) -> String {
+        let seen = std::fs::read_to_string(self.workspace.path().join(name)).unwrap();
+        assert!(seen.contains("PATH=") && seen.contains("TACKLE_SESSION_ID="), "the probe did not run: {seen}");
+        seen
+    }
+}
+
 #[test]
 fn commands_find_no_secret_in_any_environment_under_bwrap_and_landlock() {
     for mode in ["bwrap", "landlock"] {
         let setup = Setup::new(&format!("[sandbox]\nmode = \"{mode}\"\n"));
+        let out = setup
+            .tackle(&["tools", "call", "bash", &json!({"command": probe("call.txt")}).to_string()])
+            .output()
+            .unwrap();
+        assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), "probed\n".to_owned()), "{}", text(&out.stderr));
+        let seen = setup.probed("call.txt");
+        assert_eq!(setup.leaked(&seen), Vec::<&str>::new(), "{mode}: {seen}");
+        // The parent's block was readable under Landlock (where the attack worked) and holds
+        // the fd variable of the re-executed process, not the secrets.
+        if mode == "landlock" {
+            assert!(seen.contains("TACKLE_SECRETS_FD="), "{seen}");
+        }
+
+        // A background job of a batch session.
         let batch = [
-            json!({"name": "bash", "args": {"command": PROBE}}),
-            json!({"name": "background_run", "args": {"command": PROBE}}),
+            json!({"name": "background_run", "args": {"command": probe("job.txt")}}),
             json!({"name": "job_output", "args": {"job_id": "job-1", "block": true}}),
         ]
         .map(|line| line.to_string())
         .join("\n");
-        let mut child = setup.tackle(&["tools", "batch"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        let mut child = setup
+            .tackle(&["tools", "batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         std::io::Write::write_all(&mut child.stdin.take().unwrap(), batch.as_bytes()).unwrap();
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{mode}: {}", text(&out.stderr));
-        let outputs: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        for output in [&outputs[0], &outputs[2]] {
-            let text = output["output"].as_str().unwrap();
-            assert!(text.contains("PATH=") && text.contains("probed"), "{mode}: the probe did not run: {text}");
-            assert_eq!(setup.leaked(text), Vec::<&str>::new(), "{mode}: {text}");
-        }
-        // The parent's block was readable under Landlock (where the attack worked) and holds
-        // the fd variable of the re-executed process, not the secrets.
-        if mode == "landlock" {
-            let bash = outputs[0]["output"].as_str().unwrap();
-            assert!(bash.contains("TACKLE_SECRETS_FD="), "{bash}");
-        }
+        let last: Value = serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
+        assert!(last["output"].as_str().unwrap().ends_with("probed"), "{last}");
+        let seen = setup.probed("job.txt");
+        assert_eq!(setup.leaked(&seen), Vec::<&str>::new(), "{mode}: {seen}");
     }
 }
 
@@ -103,15 +129,12 @@ fn passthrough_in_the_user_config_hands_one_secret_over() {
     assert_eq!(setup.leaked(&text(&out.stdout)), ["GITHUB_TOKEN"]);
     // A name in the user's [env] remove is kept out of Tackle's own block too.
     let setup = Setup::new("[sandbox]\nmode = \"landlock\"\n[env]\nremove = [\"DEPLOY_URL\"]\n");
-    let probe = json!({"command": format!("{PROBE}; echo [$DEPLOY_URL]")}).to_string();
-    let out = setup
-        .tackle(&["tools", "call", "bash", &probe])
-        .env("DEPLOY_URL", "https://user:pw-4a8a08f0@host")
-        .output()
-        .unwrap();
-    let stdout = text(&out.stdout);
-    assert!(stdout.ends_with("probed\n[]\n"), "{stdout}");
-    assert!(!stdout.contains("pw-4a8a08f0"), "{stdout}");
+    let command = json!({"command": format!("{}; echo [$DEPLOY_URL]", probe("seen.txt"))}).to_string();
+    let url = format!("https://user:{}@host", setup.secret("MY_DB_PASSWORD"));
+    let out = setup.tackle(&["tools", "call", "bash", &command]).env("DEPLOY_URL", &url).output().unwrap();
+    assert_eq!(text(&out.stdout), "probed\n[]\n", "{}", text(&out.stderr));
+    let seen = setup.probed("seen.txt");
+    assert!(!seen.contains(&url), "{seen}");
 }
 
 #[test]
@@ -173,7 +196,7 @@ fn run_command(setup: &Setup, server: &FakeLlm) -> Command {
 #[tokio::test(flavor = "multi_thread")]
 async fn tackle_run_still_authenticates_with_the_key_it_keeps_from_commands() {
     let script = Script::new([
-        Turn::reply(Reply::text("Looking.").call("c1", "bash", json!({"command": PROBE}))),
+        Turn::reply(Reply::text("Looking.").call("c1", "bash", json!({"command": probe("run.txt")}))),
         Turn::reply(Reply::text("Done.").call("c2", "task_done", json!({}))),
     ]);
     let server = FakeLlm::start(script).await;
@@ -190,8 +213,8 @@ async fn tackle_run_still_authenticates_with_the_key_it_keeps_from_commands() {
             Some(format!("Bearer {}", setup.secret("OPENAI_API_KEY")).as_str())
         );
     }
-    // The command's output went back to the model: it ran, and found no secret.
-    let result = requests[1].body.to_string();
-    assert!(result.contains("PATH=") && result.contains("probed"), "{result}");
-    assert_eq!(setup.leaked(&result), Vec::<&str>::new(), "{result}");
+    // The command ran, found no secret, and its answer went back to the model.
+    let seen = setup.probed("run.txt");
+    assert_eq!(setup.leaked(&seen), Vec::<&str>::new(), "{seen}");
+    assert!(requests[1].body.to_string().contains("probed"));
 }
