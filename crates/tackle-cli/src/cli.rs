@@ -1,6 +1,6 @@
 //! The command-line grammar (DESIGN §8), as clap derive types.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -10,20 +10,6 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-}
-
-impl Cli {
-    /// The `--workspace` the command was given, if it takes one and it was given.
-    pub fn workspace(&self) -> Option<&Path> {
-        match &self.command {
-            Command::Run(args) => args.workspace.as_deref(),
-            Command::Replay(args) => args.workspace.as_deref(),
-            Command::Tools { command: ToolsCommand::Call(args) } => args.session.workspace.as_deref(),
-            Command::Tools { command: ToolsCommand::Batch(args) } => args.session.workspace.as_deref(),
-            Command::Mcp { command: McpCommand::Serve(args) } => args.workspace.as_deref(),
-            Command::Tools { .. } | Command::Parse(_) => None,
-        }
-    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -19,7 +19,7 @@ use crate::exit::Failure;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Some(code) = secrets::isolate_secrets(&cli) {
+    if let Some(code) = secrets::isolate_secrets() {
         return code;
     }
     init_logging();

@@ -2,19 +2,15 @@
 //! "Secrets"): before anything else runs, `tackle_core::secrets::isolate` re-executes the
 //! binary without them when the environment holds any.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use tackle_core::secrets::{Isolation, configured_patterns, isolate};
 
-use crate::cli::Cli;
-
-/// Strips the secrets (the default names, and the patterns the user config and the
-/// workspace's `tackle.toml` add). `Some` is the exit code when the secrets a parent `tackle`
-/// passed on cannot be taken over. Call it before anything starts a thread.
-pub fn isolate_secrets(cli: &Cli) -> Option<ExitCode> {
-    let workspace = cli.workspace().map(PathBuf::from).or_else(|| std::env::current_dir().ok()).unwrap_or_default();
-    let patterns = configured_patterns(&workspace);
+/// Strips the secrets (the default names, and the patterns the user config adds). `Some` is
+/// the exit code when the secrets a parent `tackle` passed on cannot be taken over. Call it
+/// before anything starts a thread.
+pub fn isolate_secrets() -> Option<ExitCode> {
+    let patterns = configured_patterns();
     // SAFETY: `main` calls this right after parsing its arguments, before the async runtime,
     // logging or anything else could have started a thread.
     match unsafe { isolate(&patterns) } {

@@ -17,7 +17,6 @@
 //! definitions; commands never get a stored variable unless it is passed through.
 
 use std::ffi::{OsStr, OsString};
-use std::path::Path;
 use std::sync::OnceLock;
 
 /// The variable that names the fd of the secrets in a re-executed Tackle.
@@ -45,11 +44,22 @@ pub fn is_secret_name(name: &str) -> bool {
         || SECRET_NAMES.iter().any(|pattern| wildcard_match(pattern, name))
 }
 
-/// Whether the variable `name` is stripped: a secret by the default rule, or matched by one of
-/// `patterns` (`[env] remove`, the providers' `api_key_env`; `*` globs).
-pub fn strips(name: &OsStr, patterns: &[String]) -> bool {
+/// Variables Tackle needs to find its own configuration and programs; a configured pattern
+/// never takes them from Tackle's own environment (commands may still lose them).
+pub const KEPT_FOR_TACKLE: &[&str] = &["PATH", "HOME", "XDG_CONFIG_HOME", "TACKLE_CONFIG_DIR"];
+
+/// Whether `name` is a secret by the default rule or matched by one of `patterns` (`*` globs):
+/// what a command's environment goes without.
+pub fn is_removed(name: &OsStr, patterns: &[String]) -> bool {
     let name = name.to_string_lossy();
     is_secret_name(&name) || patterns.iter().any(|pattern| wildcard_match(pattern, &name))
+}
+
+/// Whether [`isolate`] takes the variable `name` out of Tackle's own environment: as
+/// [`is_removed`], except that a pattern never takes one of [`KEPT_FOR_TACKLE`].
+pub fn strips(name: &OsStr, patterns: &[String]) -> bool {
+    let kept = KEPT_FOR_TACKLE.iter().any(|own| name == *own);
+    if kept { is_secret_name(&name.to_string_lossy()) } else { is_removed(name, patterns) }
 }
 
 /// Matches `name` against `pattern`, where `*` matches any run of characters.
@@ -87,30 +97,22 @@ pub fn var(name: &str) -> Option<String> {
     }
 }
 
-/// The patterns stripped besides the default rule, from the user config (`[env] remove`,
-/// `[providers.*] api_key_env`) and the workspace's `tackle.toml` (`[env] remove`, which
-/// only narrows). Unreadable or malformed files add nothing here; loading the configuration
-/// reports them.
-pub fn configured_patterns(workspace: &Path) -> Vec<String> {
-    use crate::config::snapshot::{SettingsFile, read_settings_file};
-    use toml::{Table, Value};
-    let strings = |value: Option<&Value>| -> Vec<String> {
-        value.and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+/// The patterns stripped besides the default rule, from the user config: `[env] remove` and
+/// the `api_key_env` of each `[providers.*]`. The workspace's `[env] remove` is not among
+/// them: it keeps names from commands only, since a workspace must not change the
+/// environment Tackle itself runs with (its proxy, its certificates). An unreadable or
+/// malformed file adds nothing here; loading the configuration reports it.
+pub fn configured_patterns() -> Vec<String> {
+    use toml::Value;
+    let user_file = crate::config::user_config_dir().map(|dir| dir.join("config.toml"));
+    let Some(user) = user_file.and_then(|file| crate::config::read_table(&file).ok()) else {
+        return Vec::new();
     };
-    let env_remove = |table: &Table| strings(table.get("env").and_then(|env| env.get("remove")));
-    let mut patterns = Vec::new();
-    if let Some(user) =
-        crate::config::user_config_dir().and_then(|dir| crate::config::read_table(&dir.join("config.toml")).ok())
-    {
-        patterns.extend(env_remove(&user));
-        let providers = user.get("providers").and_then(Value::as_table).into_iter().flat_map(|table| table.values());
-        patterns.extend(providers.filter_map(|p| p.get("api_key_env")?.as_str().map(str::to_owned)));
-    }
-    if let SettingsFile::Present(bytes) = read_settings_file(&workspace.join(crate::config::WORKSPACE_FILE))
-        && let Some(table) = std::str::from_utf8(&bytes).ok().and_then(|text| text.parse::<Table>().ok())
-    {
-        patterns.extend(env_remove(&table));
-    }
+    let removed = user.get("env").and_then(|env| env.get("remove")).and_then(Value::as_array);
+    let mut patterns: Vec<String> =
+        removed.into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
+    let providers = user.get("providers").and_then(Value::as_table).into_iter().flat_map(|table| table.values());
+    patterns.extend(providers.filter_map(|p| p.get("api_key_env")?.as_str().map(str::to_owned)));
     patterns
 }
 
@@ -293,6 +295,10 @@ mod tests {
         }
         assert!(strips(OsStr::new("DATABASE_URL"), &["DATABASE_*".to_owned()]));
         assert!(!strips(OsStr::new("DATABASE_URL"), &[]));
+        // Tackle keeps what it needs to find its configuration and programs; commands may not.
+        let everything = ["*".to_owned()];
+        assert!(!strips(OsStr::new("PATH"), &everything) && !strips(OsStr::new("TACKLE_CONFIG_DIR"), &everything));
+        assert!(is_removed(OsStr::new("PATH"), &everything));
     }
 
     #[test]

@@ -103,7 +103,7 @@ impl CommandEnv {
         session_id: &str,
         workspace: &Path,
     ) -> CommandEnv {
-        let removed = |name: &OsStr| !settings.passes(name) && secrets::strips(name, &settings.remove);
+        let removed = |name: &OsStr| !settings.passes(name) && secrets::is_removed(name, &settings.remove);
         let mut vars: BTreeMap<OsString, OsString> = base.into_iter().filter(|(name, _)| !removed(name)).collect();
         for (name, value) in FIXED_VARS {
             vars.insert((*name).into(), (*value).into());
