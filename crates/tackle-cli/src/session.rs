@@ -7,7 +7,8 @@ use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tackle_core::config::Config;
+use tackle_core::config::consent::{TrustPrompt, TrustRequest};
+use tackle_core::config::{Config, LoadOptions};
 use tackle_core::permission::{ModePolicy, NonInteractiveApprover, PermissionMode};
 use tackle_core::registry::{NameIndex, Selection};
 use tackle_core::{Executor, ExecutorConfig, PathPolicy, Registry, Session, SessionConfig};
@@ -26,9 +27,32 @@ use crate::exit::Failure;
 /// every imported MCP tool.
 pub const TOOLS_DEFAULT: &str = "all,mcp";
 
-/// The configuration layers of `workspace`.
-pub fn config(workspace: &Path, trust_workspace: bool) -> Result<Config, Failure> {
-    Config::load(workspace, trust_workspace).map_err(|err| Failure::usage(err.to_string()))
+/// The configuration layers of `workspace`, with the workspace's settings trusted as the person
+/// consented (asked on a terminal when `interactive`). Notices about ignored workspace settings
+/// and about trust go to stderr, once.
+pub fn config(workspace: &Path, trust_workspace: bool, interactive: bool) -> Result<Config, Failure> {
+    let prompt: Option<TrustPrompt<'_>> = if interactive { Some(&ask_trust) } else { None };
+    let options = LoadOptions { trust_flag: trust_workspace, prompt, store: None };
+    let config = Config::load_with(workspace, options).map_err(|err| Failure::usage(err.to_string()))?;
+    for notice in config.notices() {
+        eprintln!("tackle: {notice}");
+    }
+    Ok(config)
+}
+
+/// The terminal prompt for the workspace's settings (a yes is remembered until they change).
+fn ask_trust(request: &TrustRequest<'_>) -> bool {
+    let why = if request.changed.is_empty() {
+        format!("has settings that need your consent: {}", request.wanted.join(", "))
+    } else {
+        format!("has settings that changed since you trusted them: {}", request.changed.join(", "))
+    };
+    eprint!(
+        "tackle: the workspace {} {why}\nTrust its settings (remembered until they change)? [y/N] ",
+        request.workspace.display()
+    );
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
 }
 
 /// Every built-in tool.
@@ -48,14 +72,17 @@ pub async fn import_mcp(
 ) -> McpHub {
     let section = tackle_mcp::client::user_section(config);
     let prompt: Option<Prompt<'_>> = if interactive { Some(&ask_consent) } else { None };
+    let (listed_trusted, listed_notices) =
+        tackle_mcp::client::consent::listed_trust(config, workspace, allow_project_mcp);
     let consent = ConsentPolicy {
         allow_project_flag: allow_project_mcp,
         workspace_trusted: config.workspace_trusted,
-        trusted_workspaces: section.trusted_workspaces,
+        listed_trusted,
         store: tackle_mcp::client::consent::default_store(),
         prompt,
     };
-    let (servers, notices) = tackle_mcp::client::servers(config, workspace, &consent);
+    let (servers, mut notices) = tackle_mcp::client::servers(config, workspace, &consent);
+    notices.splice(0..0, listed_notices);
     let threshold = section.defer_threshold.unwrap_or(tackle_mcp::client::config::DEFAULT_DEFER_THRESHOLD);
     let (hub, started) = McpHub::start(servers, workspace, registry, threshold).await;
     for notice in notices.iter().chain(&started) {
@@ -185,8 +212,7 @@ pub fn process_sandbox(config: &Config, session: &Session) -> Result<(), Failure
     let roots = tackle_sandbox::policy_from_config(config, workspace).map_err(|err| Failure::usage(err.to_string()))?;
     policy.writable_roots =
         roots.policy.roots().iter().filter(|root| root.writable).map(|root| root.path.clone()).collect();
-    let (env_settings, env_notices) = EnvSettings::from_config(config).map_err(usage)?;
-    notices.extend(env_notices);
+    let env_settings = EnvSettings::from_config(config).map_err(usage)?;
     let sandbox = Sandbox::resolve(policy).map_err(|err| Failure::usage(err.to_string()))?;
     notices.extend(sandbox.warning());
     for notice in notices {
@@ -227,7 +253,7 @@ pub async fn open(
 ) -> Result<(Session, Executor), Failure> {
     let executor = executor(&args.permission_mode)?;
     let workspace = workspace(args.workspace.as_ref())?;
-    let config = config(&workspace, args.trust_workspace)?;
+    let config = config(&workspace, args.trust_workspace, interactive())?;
     let mut registry = registry();
     let hub = import_mcp(&mut registry, &config, &workspace, args.selection.allow_project_mcp, interactive()).await;
     let selection = match select(&registry, args.selection.tools.as_deref()) {

@@ -33,7 +33,7 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         .map_err(|err: tackle_core::permission::UnknownMode| Failure::usage(err.to_string()))?;
     let executor = session::executor(&args.permission_mode)?;
     let workspace = session::workspace(args.workspace.as_ref())?;
-    let config = session::config(&workspace, args.trust_workspace)?;
+    let config = session::config(&workspace, args.trust_workspace, false)?;
     let settings: ServeSettings = config.section("mcp.serve").map_err(|err| Failure::usage(err.to_string()))?;
     let mut registry = session::registry();
     // MCP servers are started only when the allowlist names imported tools (and never ask:

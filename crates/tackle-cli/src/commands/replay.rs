@@ -56,7 +56,7 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
             scratch.0.clone()
         }
     };
-    let config = session::config(&workspace, false)?;
+    let config = session::config(&workspace, false, false)?;
     let registry = session::registry();
     let list = tools.join(",");
     let selection = session::select_from(&registry, Some(&list), "all")?;

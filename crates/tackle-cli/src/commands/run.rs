@@ -28,8 +28,9 @@ const RUN_DEFAULT: &str = "default";
 /// The tools of `tackle run --call-format markdown` without `--tools`.
 const RUN_DEFAULT_MARKDOWN: &str = "default,save,append,patch";
 
+/// A variable of the environment, or of the secrets Tackle moved out of it at start (API keys).
 fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    tackle_core::secrets::var(name)
 }
 
 /// `tackle run`.
@@ -41,7 +42,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
         .parse()
         .map_err(|e: tackle_core::permission::UnknownMode| Failure::usage(e.to_string()))?;
     let workspace = session::workspace(args.workspace.as_ref())?;
-    let config = session::config(&workspace, args.trust_workspace)?;
+    let config = session::config(&workspace, args.trust_workspace, session::interactive())?;
     let model = match &args.model {
         Some(model) => model.clone(),
         None => default_model(&env).map_err(|e| Failure::usage(e.to_string()))?,

@@ -49,7 +49,7 @@ impl<'a> ListedTool<'a> {
 /// the MCP servers configured for the current directory (which are then shut down).
 async fn listing_registry(selection: &ToolSelection) -> Result<Registry, Failure> {
     let workspace = session::workspace(None)?;
-    let config = session::config(&workspace, false)?;
+    let config = session::config(&workspace, false, session::interactive())?;
     let mut registry = session::registry();
     let hub =
         session::import_mcp(&mut registry, &config, &workspace, selection.allow_project_mcp, session::interactive())
