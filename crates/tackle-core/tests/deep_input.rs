@@ -135,6 +135,39 @@ async fn reference_loops_and_recursive_schemas_answer() {
     }
 }
 
+#[test]
+fn allowlist_globs_nested_past_globsets_bound_are_refused() {
+    let mut registry = Registry::new();
+    let spec = ToolSpec::new("foreign", "d").input_schema(json!({"type": "object"}));
+    registry.register_dyn(
+        &["default"],
+        ToolSource::Builtin,
+        Arc::new(move || Arc::new(Foreign { spec: spec.clone() }) as Arc<dyn DynTool>),
+    );
+    let braces = |depth: usize| format!("{}foreign{}", "{".repeat(depth), "}".repeat(depth));
+    let err = registry.select(&braces(100_000), "default").unwrap_err().to_string();
+    assert!(err.contains("invalid glob") && err.contains("nested too deeply"), "{err}");
+    assert_eq!(registry.select(&braces(99), "default").unwrap().names, ["foreign"]);
+}
+
+#[test]
+fn config_files_nested_past_tomls_bound_are_refused() {
+    let workspace = tempfile::tempdir().unwrap();
+    let file = workspace.path().join("tackle.toml");
+    for text in [
+        format!("a = {}{}", "[".repeat(100_000), "]".repeat(100_000)),
+        format!("a = {}1{}", "{ b = ".repeat(100_000), " }".repeat(100_000)),
+        format!("{} = 1", vec!["a"; 100_000].join(".")),
+        format!("[{}]", vec!["a"; 100_000].join(".")),
+    ] {
+        std::fs::write(&file, &text).unwrap();
+        let err = tackle_core::config::Config::load(workspace.path(), false).unwrap_err().to_string();
+        assert!(err.contains("tackle.toml is not valid TOML") && err.contains("recurs"), "{err}");
+    }
+    std::fs::write(&file, format!("a = {}{}", "[".repeat(40), "]".repeat(40))).unwrap();
+    assert!(tackle_core::config::Config::load(workspace.path(), false).is_ok());
+}
+
 /// One level of a schema around `inner`, as JSON text (keywords the sanitizer, the dialects,
 /// the decoder and jsonschema each walk).
 fn wrap(level: u8, inner: &str) -> String {
