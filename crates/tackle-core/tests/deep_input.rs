@@ -200,6 +200,26 @@ fn instance(levels: &[u8], extra: usize) -> String {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases()))]
 
+    /// Configuration files nesting arrays and inline tables at random, shallow to far past
+    /// toml's bound: loaded within it, refused with the reason past it.
+    #[test]
+    fn nested_configuration_files_load_or_are_refused(kinds in prop::collection::vec(any::<bool>(), 0..2000)) {
+        let (mut open, mut close) = (String::new(), String::new());
+        for &table in &kinds {
+            open.push_str(if table { "{ b = " } else { "[" });
+            close.insert_str(0, if table { " }" } else { "]" });
+        }
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(workspace.path().join("tackle.toml"), format!("a = {open}1{close}")).unwrap();
+        match tackle_core::config::Config::load(workspace.path(), false) {
+            Ok(_) => prop_assert!(kinds.len() <= 80, "{} levels loaded", kinds.len()),
+            Err(err) => {
+                prop_assert!(kinds.len() > 70, "{} levels: {}", kinds.len(), err);
+                prop_assert!(err.to_string().contains("recurs"), "{}", err);
+            }
+        }
+    }
+
     /// Foreign schemas of random shape up to the deepest JSON can carry (and past it, where
     /// parsing refuses them): every step of the pipeline answers.
     #[test]

@@ -210,6 +210,31 @@ fn patch_lines() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases()))]
 
+    /// Regexes and globs nested from shallow to far past the bounds: within them they compile
+    /// and match, past them the error names the nesting; neither crashes.
+    #[test]
+    fn nested_regexes_and_globs_never_crash(depth in 0usize..2000, kind in 0usize..4) {
+        let ws = Ws::one_shot();
+        ws.write("a.txt", "a\n");
+        let (open, close) = [("(", ")"), ("(?:", ")?"), ("[", "]"), ("(a|", ")")][kind];
+        let pattern = format!("{}a{}", open.repeat(depth), close.repeat(depth));
+        let output = block_on(ws.call("grep", json!({"pattern": pattern})));
+        let text = output.text_content();
+        if depth <= 30 {
+            prop_assert!(text.contains("a.txt"), "{}: {}", pattern, text);
+        } else if depth > 64 {
+            prop_assert!(output.is_error && text.starts_with("Invalid regex: ") && text.contains("nest"), "{}", text);
+        }
+        let glob = format!("{}a.txt{}", "{".repeat(depth), "}".repeat(depth));
+        let output = block_on(ws.call("glob", json!({"pattern": glob})));
+        let text = output.text_content();
+        if depth < 100 {
+            prop_assert_eq!(text, "a.txt");
+        } else {
+            prop_assert!(output.is_error && text.contains("nested too deeply"), "{}", text);
+        }
+    }
+
     /// Hostile patches in both formats: an answer every time (applied, or a parse or match
     /// error), and a refused patch changes nothing.
     #[test]
