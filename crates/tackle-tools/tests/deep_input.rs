@@ -80,8 +80,15 @@ async fn json_documents_past_the_json_limit_are_refused_and_never_written() {
     let innermost = format!("$.a{}", "[0]".repeat(126));
     let set = json!({"operation": "set", "file_path": "f.json", "json_path": innermost, "value": deep_value});
     let message = ws.err("json_edit_tool", set).await;
-    assert!(message.contains("f.json 227 levels deep; JSON is read at most 127 levels deep"), "{message}");
-    assert_eq!(ws.read("f.json"), format!("{{\"a\": {}}}", nested_array(126, "1")));
+    assert!(message.contains("would nest the document 227 levels deep; JSON is read at most 127"), "{message}");
+    let add = json!({"operation": "add", "file_path": "f.json", "json_path": format!("{innermost}.x"), "value": 1});
+    assert!(ws.err("json_edit_tool", add).await.contains("Cannot add key to non-object"));
+    let parent = format!("$.a{}", "[0]".repeat(125));
+    let add = json!({"operation": "add", "file_path": "f.json", "json_path": format!("{parent}[0]"), "value": [[]]});
+    let message = ws.err("json_edit_tool", add).await;
+    assert!(message.contains("would nest the document 129 levels deep"), "{message}");
+    let add = json!({"operation": "add", "file_path": "f.json", "json_path": format!("{parent}[0]"), "value": 2});
+    ws.ok("json_edit_tool", add).await;
 }
 
 #[tokio::test]

@@ -151,14 +151,6 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
         JsonOperation::Add => add(&mut document, raw_path, input.value.unwrap_or_default())?,
         JsonOperation::Remove => remove(&mut document, raw_path, &path)?,
     };
-    let depth = tackle_core::text::json_depth(&document);
-    if depth > JSON_MAX_DEPTH {
-        return Err(ToolError::Failed(format!(
-            "The change would nest {} {depth} levels deep; JSON is read at most {JSON_MAX_DEPTH} levels deep, so the \
-             file could not be read back. Nothing was changed; use a flatter value.",
-            target.raw
-        )));
-    }
     if let Some(number) = lossy_number(&text) {
         return Err(ToolError::Failed(format!(
             "{} holds the number {number}, which would change when the file is written back (it does not fit a \
@@ -293,16 +285,27 @@ fn pointers(document: &Value, raw: &str, path: &JsonPath) -> Result<Vec<(Vec<Ste
     Ok(found)
 }
 
-/// Refuses to put copies of a `value_bytes`-byte value at `locations` places when they alone
-/// would make the document larger than it may be written.
-fn check_copies(locations: usize, value_bytes: usize) -> Result<(), ToolError> {
-    if locations.saturating_mul(value_bytes) <= MAX_WRITTEN_BYTES {
-        return Ok(());
+/// Refuses to put `value` at `locations` places when copies of it alone would make the
+/// document larger than it may be written, or when it would nest the document past the JSON
+/// limit (the file could not be read back): `above` is how many arrays and objects hold the
+/// deepest place. Returns the value's compact text.
+fn check_copies(locations: usize, above: usize, value: &Value) -> Result<String, ToolError> {
+    let compact = serde_json::to_string(value).unwrap_or_default();
+    if locations.saturating_mul(compact.len()) > MAX_WRITTEN_BYTES {
+        return Err(ToolError::Failed(format!(
+            "{locations} copies of this {}-byte value would make the document larger than {MAX_WRITTEN_BYTES} bytes, \
+             the most json_edit_tool writes. Nothing was changed; narrow the path.",
+            compact.len()
+        )));
     }
-    Err(ToolError::Failed(format!(
-        "{locations} copies of this {value_bytes}-byte value would make the document larger than \
-         {MAX_WRITTEN_BYTES} bytes, the most json_edit_tool writes. Nothing was changed; narrow the path."
-    )))
+    let depth = above + tackle_core::text::json_depth(value);
+    if depth > JSON_MAX_DEPTH {
+        return Err(ToolError::Failed(format!(
+            "The value would nest the document {depth} levels deep; JSON is read at most {JSON_MAX_DEPTH} levels \
+             deep, so the file could not be read back. Nothing was changed; use a flatter value."
+        )));
+    }
+    Ok(compact)
 }
 
 /// A path element, ordered so that indices compare as numbers.
@@ -331,8 +334,8 @@ fn set(document: &mut Value, raw: &str, path: &JsonPath, value: Value) -> Result
     if found.is_empty() {
         return Err(ToolError::Failed(format!("No matches found for JSONPath: {raw} Use add to create it.")));
     }
-    let compact = serde_json::to_string(&value).unwrap_or_default();
-    check_copies(found.len(), compact.len())?;
+    let above = found.iter().map(|(steps, _)| steps.len()).max().unwrap_or_default();
+    let compact = check_copies(found.len(), above, &value)?;
     for (_, pointer) in &found {
         if let Some(slot) = document.pointer_mut(pointer) {
             *slot = value.clone();
@@ -377,7 +380,6 @@ fn add(document: &mut Value, raw: &str, value: Value) -> Result<String, ToolErro
     if parents.is_empty() {
         return Err(ToolError::Failed(format!("Parent path not found: {parent_raw}")));
     }
-    check_copies(parents.len(), serde_json::to_string(&value).map_or(0, |text| text.len()))?;
     // Check every parent first: either all of them take the value or none does.
     for (_, pointer) in &parents {
         let Some(parent) = document.pointer(pointer) else { continue };
@@ -404,6 +406,9 @@ fn add(document: &mut Value, raw: &str, value: Value) -> Result<String, ToolErro
             }
         }
     }
+    // The parent itself holds the value too.
+    let above = parents.iter().map(|(steps, _)| steps.len() + 1).max().unwrap_or_default();
+    check_copies(parents.len(), above, &value)?;
     for (_, pointer) in &parents {
         match (document.pointer_mut(pointer), &last) {
             (Some(Value::Object(map)), Last::Name(key)) => {
