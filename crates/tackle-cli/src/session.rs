@@ -86,7 +86,7 @@ pub async fn import_mcp(
     let threshold = section.defer_threshold.unwrap_or(tackle_mcp::client::config::DEFAULT_DEFER_THRESHOLD);
     let (hub, started) = McpHub::start(servers, workspace, registry, threshold).await;
     for notice in notices.iter().chain(&started) {
-        eprintln!("tackle: {notice}");
+        diagln!("tackle: {notice}");
     }
     hub.register(registry);
     hub
@@ -102,7 +102,7 @@ fn ask_consent(candidate: &Candidate) -> bool {
         (None, Some(url)) => url.clone(),
         (None, None) => "(nothing to run)".to_owned(),
     };
-    eprint!(
+    diag!(
         "tackle: {} defines the MCP server '{}', which runs: {what}\nStart it (the answer is remembered)? [y/N] ",
         candidate.origin.label(),
         candidate.name
@@ -134,7 +134,7 @@ pub async fn refresh_mcp(session: &mut Session, tools: Option<&str>) -> bool {
     let admitted = registry.select(tools.unwrap_or(TOOLS_DEFAULT), TOOLS_DEFAULT).map(|s| s.names).unwrap_or_default();
     hub.update_session(session, &changes, &|name| admitted.iter().any(|n| n == name));
     for change in &changes {
-        eprintln!("tackle: {change}");
+        diagln!("tackle: {change}");
     }
     true
 }
@@ -175,7 +175,7 @@ pub fn workspace(dir: Option<&PathBuf>) -> Result<PathBuf, Failure> {
 pub fn path_policy(config: &Config, workspace: &Path) -> Result<Option<Arc<dyn PathPolicy>>, Failure> {
     let built = tackle_sandbox::policy_from_config(config, workspace).map_err(|err| Failure::usage(err.to_string()))?;
     for notice in &built.notices {
-        eprintln!("tackle: {notice}");
+        diagln!("tackle: {notice}");
     }
     Ok(Some(Arc::new(built.policy)))
 }
@@ -216,7 +216,7 @@ pub fn process_sandbox(config: &Config, session: &Session) -> Result<(), Failure
     let sandbox = Sandbox::resolve(policy).map_err(|err| Failure::usage(err.to_string()))?;
     notices.extend(sandbox.warning());
     for notice in notices {
-        eprintln!("tackle: {notice}");
+        diagln!("tackle: {notice}");
     }
     let mut env = ShellEnvironment::new(sandbox, CommandEnv::new(&env_settings, session.id(), workspace));
     let limits: ToolsLimits = config.section("tools").map_err(usage)?;

@@ -86,7 +86,7 @@ async fn serve_on(server: &McpServer, http: Option<std::net::SocketAddr>) -> Com
                 .await
                 .map_err(|err| Failure::failed(format!("cannot serve on {addr}: {err}")))?;
             let local = bound.local_addr().map_err(|err| Failure::failed(err.to_string()))?;
-            eprintln!("listening on http://{local}/mcp");
+            diagln!("listening on http://{local}/mcp");
             bound.run(signals::terminated()).await.map_err(|err| Failure::failed(err.to_string()))?;
         }
     }
