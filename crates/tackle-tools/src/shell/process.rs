@@ -170,18 +170,15 @@ impl ShellProcess {
             std::ffi::OsStr::new("-c"),
             std::ffi::OsStr::new(BOOTSTRAP),
         ];
-        let mut command = env.sandbox.command("bash", &args, workspace, &env.env).map_err(|err| err.to_string())?;
+        let sandboxed = env.sandbox.command("bash", &args, workspace, &env.env).map_err(|err| err.to_string())?;
+        let (mut command, mut pass_fds) = (sandboxed.command, sandboxed.pass_fds);
         command
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let program = command.get_program().to_string_lossy().into_owned();
-        let mut child = spawn_session(
-            command,
-            vec![(control_read, CONTROL_FD), (state_read, STATE_READ_FD), (state_write, STATE_WRITE_FD)],
-        )
-        .await
-        .map_err(|err| format!("cannot run {program}: {err}"))?;
+        pass_fds.extend([(control_read, CONTROL_FD), (state_read, STATE_READ_FD), (state_write, STATE_WRITE_FD)]);
+        let mut child = spawn_session(command, pass_fds).await.map_err(|err| format!("cannot run {program}: {err}"))?;
         let root = child.id().and_then(|id| i32::try_from(id).ok()).ok_or("the shell exited at once")?;
         let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
             return Err("the shell's output pipes are missing".into());
