@@ -5,8 +5,10 @@
 //! then read the call's random sentinel from the pipe and print it with `$?` and `$PWD` on the
 //! original stdout, and once more on the original stderr. During `eval`, fd 63, the copies
 //! of the original pipes (61, 62) and the shell's own state pipe (59, 60) are closed, so
-//! commands inherit none of them, cannot read the sentinel before it is printed, and a command
-//! that redirects the shell's own stdout (`exec >file`) does not hide the end of later calls.
+//! commands inherit none of them and cannot read the sentinel before it is printed. Before each
+//! `eval` the loop points fds 1 and 2 at the original pipes again, so a command that redirects
+//! or closes the shell's own output (`exec >file`, `exec 1>&- 2>&-`) affects only itself: later
+//! calls show their output and still end.
 //! The command's DEBUG trap, `set -x` and `set -v` are put aside while the loop does its own
 //! bookkeeping (see [`BOOTSTRAP`]). Job control (`set -m`) puts each foreground
 //! command in its own process group, which a timeout or cancel signals without touching the
@@ -62,6 +64,7 @@ while IFS= builtin read -r -d '' -u 63 __tackle_cmd; do
     __tackle_user=
     __tackle_cmd=${__tackle_cmd#i}
   fi
+  command exec 1>&61 2>&62
   builtin eval "$__tackle_cmd" 59<&- 60>&- 61>&- 62>&- 63<&-
   { __tackle_rc=$?
     builtin set +e
