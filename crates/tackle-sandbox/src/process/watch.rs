@@ -107,9 +107,18 @@ impl ProtectedWatch {
         &self.paths
     }
 
-    /// The state of every watched path now.
+    /// The state of every watched path now. A path below a watched directory that is missing
+    /// is missing too, without an `lstat` (most workspaces have no `.claude`).
     pub fn snapshot(&self) -> Snapshot {
-        Snapshot(self.paths.iter().map(|path| FileState::of(path)).collect())
+        let mut states: Vec<Option<FileState>> = Vec::with_capacity(self.paths.len());
+        for path in &self.paths {
+            let parent_missing = self.paths[..states.len()]
+                .iter()
+                .zip(&states)
+                .any(|(earlier, state)| path.starts_with(earlier) && !state.is_some_and(|s| s.is_dir()));
+            states.push(if parent_missing { None } else { FileState::of(path) });
+        }
+        Snapshot(states)
     }
 
     /// What changed between two snapshots of this watch, in watch order.
