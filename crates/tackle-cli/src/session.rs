@@ -3,7 +3,7 @@
 //! the path policy, the process sandbox and environment of shell tools, and the executor with
 //! its permission mode; and ends it.
 
-use std::io::IsTerminal as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -35,7 +35,7 @@ pub fn config(workspace: &Path, trust_workspace: bool, interactive: bool) -> Res
     let options = LoadOptions { trust_flag: trust_workspace, prompt, store: None };
     let config = Config::load_with(workspace, options).map_err(|err| Failure::usage(err.to_string()))?;
     for notice in config.notices() {
-        eprintln!("tackle: {notice}");
+        diagln!("tackle: {notice}");
     }
     Ok(config)
 }
@@ -47,7 +47,7 @@ fn ask_trust(request: &TrustRequest<'_>) -> bool {
     } else {
         format!("has settings that changed since you trusted them: {}", request.changed.join(", "))
     };
-    eprint!(
+    diag!(
         "tackle: the workspace {} {why}\nTrust its settings (remembered until they change)? [y/N] ",
         request.workspace.display()
     );
@@ -228,6 +228,17 @@ pub fn process_sandbox(config: &Config, session: &Session) -> Result<(), Failure
     }
     session.state().get_or_insert_with(|| env);
     Ok(())
+}
+
+/// Says on stderr which sandbox confines the session's commands (`tackle: commands run under
+/// bubblewrap (network off)`), for `tools call` and `mcp serve`: only for a session with a shell
+/// tool, and not when Tackle already warned that commands run without a sandbox. A closed
+/// stderr is no reason to fail.
+pub fn announce_sandbox(session: &Session) {
+    let Some(env) = session.state().existing::<ShellEnvironment>() else { return };
+    if env.sandbox.warning().is_none() {
+        let _ = writeln!(std::io::stderr().lock(), "tackle: {}", env.sandbox.summary());
+    }
 }
 
 /// The executor: the permission mode's policy and the non-interactive approver.

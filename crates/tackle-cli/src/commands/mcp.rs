@@ -53,9 +53,12 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         }
     };
     let session_config = session::session_config(&config, &workspace, true)?;
+    // The first session says which sandbox its commands run in; the others are alike.
+    let announced = std::sync::Once::new();
     let factory: server::SessionFactory = Arc::new(move || {
         let session = Session::new(session_config.clone(), registry.instantiate(&selection));
         session::tool_settings(&config, &session).map_err(|failure| failure.message)?;
+        announced.call_once(|| session::announce_sandbox(&session));
         Ok(session)
     });
     let options = ServerOptions {

@@ -139,6 +139,7 @@ pub async fn call(args: CallArgs) -> CommandResult {
         Some(text) => text.to_owned(),
     };
     let (session, executor) = session::open(&args.session, false, Some(&args.name)).await?;
+    session::announce_sandbox(&session);
     let interrupt = signals::interrupt();
     let call = ToolCall::from_text("call_1", args.name.clone(), raw);
     let output = executor.run(&session, call, &interrupt.token).await;
