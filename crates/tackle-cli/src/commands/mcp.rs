@@ -33,7 +33,7 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         .map_err(|err: tackle_core::permission::UnknownMode| Failure::usage(err.to_string()))?;
     let executor = session::executor(&args.permission_mode)?;
     let workspace = session::workspace(args.workspace.as_ref())?;
-    let config = session::config(&workspace, args.trust_workspace)?;
+    let config = session::config(&workspace, args.trust_workspace, false)?;
     let settings: ServeSettings = config.section("mcp.serve").map_err(|err| Failure::usage(err.to_string()))?;
     let mut registry = session::registry();
     // MCP servers are started only when the allowlist names imported tools (and never ask:
@@ -53,9 +53,12 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         }
     };
     let session_config = session::session_config(&config, &workspace, true)?;
+    // The first session says which sandbox its commands run in; the others are alike.
+    let announced = std::sync::Once::new();
     let factory: server::SessionFactory = Arc::new(move || {
         let session = Session::new(session_config.clone(), registry.instantiate(&selection));
         session::tool_settings(&config, &session).map_err(|failure| failure.message)?;
+        announced.call_once(|| session::announce_sandbox(&session));
         Ok(session)
     });
     let options = ServerOptions {
@@ -86,7 +89,7 @@ async fn serve_on(server: &McpServer, http: Option<std::net::SocketAddr>) -> Com
                 .await
                 .map_err(|err| Failure::failed(format!("cannot serve on {addr}: {err}")))?;
             let local = bound.local_addr().map_err(|err| Failure::failed(err.to_string()))?;
-            eprintln!("listening on http://{local}/mcp");
+            diagln!("listening on http://{local}/mcp");
             bound.run(signals::terminated()).await.map_err(|err| Failure::failed(err.to_string()))?;
         }
     }

@@ -2,12 +2,24 @@
 //! `preserve_order`), the file's own indentation (width, tabs or spaces), its BOM, its line
 //! ending and its final newline, non-ASCII text unescaped; and a refusal to write a file
 //! whose numbers would not survive being parsed and written again.
+//!
+//! Writing is bounded: indenting a compact document can multiply its size a hundredfold (a
+//! 64 MiB file of deeply nested arrays indents to gigabytes), so a document is written out
+//! to at most [`MAX_WRITTEN_BYTES`], and a view keeps only the characters it shows.
 
-use serde::Serialize as _;
+use serde::Serialize;
 use serde_json::Value;
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter, Serializer};
 
+use crate::fs::session::MAX_EDIT_BYTES;
 use crate::fs::text::{LineEnding, UTF8_BOM, dominant_ending, lf_to_crlf};
+
+/// The most bytes a document is written out as: what the edit tools read back.
+pub const MAX_WRITTEN_BYTES: usize = MAX_EDIT_BYTES as usize;
+
+/// The document would be written out larger than [`MAX_WRITTEN_BYTES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge;
 
 /// How a JSON file was laid out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,23 +65,24 @@ impl Layout {
     /// `value` written in this layout: `pretty` `Some(true)` indents (in the file's own
     /// indentation, else 2 spaces), `Some(false)` writes one line, `None` keeps the file's
     /// choice.
-    pub fn write(&self, value: &Value, pretty: Option<bool>) -> String {
-        let mut bytes = Vec::new();
+    pub fn write(&self, value: &Value, pretty: Option<bool>) -> Result<String, TooLarge> {
+        let mut out = Bounded::new(MAX_WRITTEN_BYTES);
         let indent = match (pretty, &self.indent) {
             (Some(false), _) | (None, None) => None,
             (Some(true), None) => Some("  "),
             (_, Some(indent)) => Some(indent.as_str()),
         };
         let result = match indent {
-            Some(indent) => value.serialize(&mut Serializer::with_formatter(
-                &mut bytes,
-                PrettyFormatter::with_indent(indent.as_bytes()),
-            )),
-            None if self.spaced => value.serialize(&mut Serializer::with_formatter(&mut bytes, SpacedCompact)),
-            None => value.serialize(&mut Serializer::with_formatter(&mut bytes, CompactFormatter)),
+            Some(indent) => value
+                .serialize(&mut Serializer::with_formatter(&mut out, PrettyFormatter::with_indent(indent.as_bytes()))),
+            None if self.spaced => value.serialize(&mut Serializer::with_formatter(&mut out, SpacedCompact)),
+            None => value.serialize(&mut Serializer::with_formatter(&mut out, CompactFormatter)),
         };
-        // Serializing a `Value` into memory cannot fail, and it is always UTF-8.
-        let mut text = if result.is_ok() { String::from_utf8(bytes).unwrap_or_default() } else { String::new() };
+        if result.is_err() {
+            return Err(TooLarge);
+        }
+        // Serialized JSON is always UTF-8.
+        let mut text = String::from_utf8(out.kept).unwrap_or_default();
         if self.final_newline {
             text.push('\n');
         }
@@ -79,7 +92,7 @@ impl Layout {
         if self.bom {
             text.insert_str(0, UTF8_BOM);
         }
-        text
+        Ok(text)
     }
 }
 
@@ -120,9 +133,57 @@ impl Formatter for SpacedCompact {
     }
 }
 
-/// Values pretty-printed for `view` (2 spaces, `": "`).
-pub fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_default()
+/// The start of `value` pretty-printed for `view` (2 spaces, `": "`): at most `keep`
+/// characters, and how many characters the whole text has (`None` past
+/// [`MAX_WRITTEN_BYTES`], where counting stops).
+pub fn pretty_head(value: &impl Serialize, keep: usize) -> (String, Option<usize>) {
+    // A character is at most 4 bytes.
+    let mut out = Bounded::new(MAX_WRITTEN_BYTES).keeping(keep.saturating_mul(4));
+    let complete = value.serialize(&mut Serializer::pretty(&mut out)).is_ok();
+    let valid = match std::str::from_utf8(&out.kept) {
+        Ok(text) => text,
+        // The kept bytes may end inside a character.
+        Err(err) => std::str::from_utf8(&out.kept[..err.valid_up_to()]).unwrap_or_default(),
+    };
+    (valid.chars().take(keep).collect(), complete.then_some(out.chars))
+}
+
+/// An in-memory writer that keeps the first `keep` bytes, counts every character, and fails
+/// once more than `limit` bytes were written (so serializing stops there).
+struct Bounded {
+    kept: Vec<u8>,
+    keep: usize,
+    limit: usize,
+    written: usize,
+    chars: usize,
+}
+
+impl Bounded {
+    fn new(limit: usize) -> Bounded {
+        Bounded { kept: Vec::new(), keep: limit, limit, written: 0, chars: 0 }
+    }
+
+    fn keeping(self, keep: usize) -> Bounded {
+        Bounded { keep: keep.min(self.limit), ..self }
+    }
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.written += buf.len();
+        if self.written > self.limit {
+            return Err(std::io::Error::other("over the size limit"));
+        }
+        // Every byte but a UTF-8 continuation byte starts a character.
+        self.chars += buf.iter().filter(|&&b| b & 0xC0 != 0x80).count();
+        let room = self.keep.saturating_sub(self.kept.len());
+        self.kept.extend_from_slice(&buf[..buf.len().min(room)]);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The first number in `text` (outside strings) that parsing and writing would change in
@@ -187,33 +248,51 @@ mod tests {
             }
         );
         let value: Value = serde_json::from_str(tabs).unwrap();
-        assert_eq!(layout.write(&value, None), tabs);
-        assert_eq!(layout.write(&value, Some(true)), tabs);
-        assert_eq!(layout.write(&value, Some(false)), "{\"a\":[1]}\n");
+        assert_eq!(layout.write(&value, None).unwrap(), tabs);
+        assert_eq!(layout.write(&value, Some(true)).unwrap(), tabs);
+        assert_eq!(layout.write(&value, Some(false)).unwrap(), "{\"a\":[1]}\n");
         let four = "{\r\n    \"k\": \"é\"\r\n}";
         let value: Value = serde_json::from_str(four).unwrap();
-        assert_eq!(Layout::of(four).write(&value, None), four);
+        assert_eq!(Layout::of(four).write(&value, None).unwrap(), four);
         let bom = "\u{feff}{\n  \"x\": null\n}\n";
         let value: Value = serde_json::from_str(bom.trim_start_matches(UTF8_BOM)).unwrap();
-        assert_eq!(Layout::of(bom).write(&value, None), bom);
+        assert_eq!(Layout::of(bom).write(&value, None).unwrap(), bom);
     }
 
     #[test]
     fn one_line_files_stay_on_one_line_in_their_own_spacing() {
         let grown = json!({"a": 1, "b": [true, "x, y: z"]});
         assert_eq!(Layout::of("{\"a\":1}").indent, None);
-        assert_eq!(Layout::of("{\"a\":1}\n").write(&grown, None), "{\"a\":1,\"b\":[true,\"x, y: z\"]}\n");
-        assert_eq!(Layout::of("{\"a\": 1}").write(&grown, None), "{\"a\": 1, \"b\": [true, \"x, y: z\"]}");
-        assert_eq!(Layout::of("[\"a:b\",1]").write(&json!(["a:b", 1, 2]), None), "[\"a:b\",1,2]");
-        assert_eq!(Layout::of("[\"a\\\",b\", 1]").write(&json!([1, 2]), None), "[1, 2]");
-        assert_eq!(Layout::of("\u{feff}{\"a\":1}\r\n").write(&json!({"a": 2}), None), "\u{feff}{\"a\":2}\r\n");
+        assert_eq!(Layout::of("{\"a\":1}\n").write(&grown, None).unwrap(), "{\"a\":1,\"b\":[true,\"x, y: z\"]}\n");
+        assert_eq!(Layout::of("{\"a\": 1}").write(&grown, None).unwrap(), "{\"a\": 1, \"b\": [true, \"x, y: z\"]}");
+        assert_eq!(Layout::of("[\"a:b\",1]").write(&json!(["a:b", 1, 2]), None).unwrap(), "[\"a:b\",1,2]");
+        assert_eq!(Layout::of("[\"a\\\",b\", 1]").write(&json!([1, 2]), None).unwrap(), "[1, 2]");
+        assert_eq!(Layout::of("\u{feff}{\"a\":1}\r\n").write(&json!({"a": 2}), None).unwrap(), "\u{feff}{\"a\":2}\r\n");
         // Asked for, a one-line file is indented (2 spaces: it has no indentation of its own).
-        assert_eq!(Layout::of("{\"a\":1}").write(&json!({"a": 2}), Some(true)), "{\n  \"a\": 2\n}");
+        assert_eq!(Layout::of("{\"a\":1}").write(&json!({"a": 2}), Some(true)).unwrap(), "{\n  \"a\": 2\n}");
         // An empty container says nothing about the layout: it is indented, as before.
         for empty in ["{}", "[ ]\n"] {
             assert_eq!(Layout::of(empty).indent.as_deref(), Some("  "), "{empty}");
         }
-        assert_eq!(Layout::of("{}").write(&json!({"a": 1}), None), "{\n  \"a\": 1\n}");
+        assert_eq!(Layout::of("{}").write(&json!({"a": 1}), None).unwrap(), "{\n  \"a\": 1\n}");
+    }
+
+    #[test]
+    fn writing_stops_at_the_size_limit() {
+        // 127 levels of arrays around 300,000 zeros: 600 KB compact, 77 MB indented.
+        let mut value = Value::Array(vec![json!(0); 300_000]);
+        for _ in 0..126 {
+            value = Value::Array(vec![value]);
+        }
+        let layout = Layout::of("[\n  0\n]\n");
+        assert_eq!(layout.write(&value, Some(true)), Err(TooLarge));
+        assert_eq!(layout.write(&value, Some(false)).unwrap().len(), 600_001 + 2 * 126 + 1);
+        let (head, total) = pretty_head(&value, 100);
+        assert_eq!((head.chars().count(), total), (100, None));
+        assert!(head.starts_with("[\n  [\n    ["), "{head}");
+        // Under the limit, the count is exact and a character is never cut.
+        let (head, total) = pretty_head(&json!({"k": "ééé"}), 11);
+        assert_eq!((head.as_str(), total), ("{\n  \"k\": \"é", Some(16)));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use tackle_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::fs::beneath::{DirCache, regular_mtime};
 use crate::fs::blocking;
+use crate::search::bounds::{MAX_GLOB_BYTES, check_length};
 use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
 
 /// The wire name.
@@ -98,6 +99,7 @@ fn climbing_refusal(ctx: &ToolContext, input: &GlobInput, components: &[&str]) -
 }
 
 fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
+    check_length("glob", &input.pattern, MAX_GLOB_BYTES)?;
     let (target, beneath) = search_root(ctx, input.path.as_deref())?;
     let root = target.path;
     if !root.is_dir() {
