@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+mod shell_common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use common::Ws;
 use serde_json::{Value, json};
+use shell_common::{Harness, Mode};
 
 /// How long each race runs.
 const RACE: Duration = Duration::from_secs(3);
@@ -352,4 +354,65 @@ async fn links_that_stay_inside_a_root_keep_working() {
     }
     let listed = ws.ok("glob", json!({"pattern": "*.json", "path": "extra_link"})).await;
     assert!(listed.contains("x.json"), "{listed}");
+}
+
+/// The attack as the hardening issue found it: a background job, in a sandbox that hides the
+/// secret's directory from it, exchanges a workspace file with a link to the secret while
+/// `read_file` reads that file again and again. The job cannot read the secret itself
+/// (bubblewrap hides it); `read_file` must not read it for the job either.
+async fn a_sandboxed_job_cannot_read_a_hidden_file_through_read_file(mode: Mode) {
+    let hidden = tempfile::tempdir().unwrap();
+    let hidden_dir = hidden.path().canonicalize().unwrap();
+    std::fs::write(hidden_dir.join("secret.json"), SECRET).unwrap();
+    let h = Harness::with_policy(mode, |policy| policy.hide.push(hidden_dir.clone()));
+    std::fs::write(h.path("f.json"), INSIDE).unwrap();
+    std::os::unix::fs::symlink(hidden_dir.join("secret.json"), h.path("swap.json")).unwrap();
+    if matches!(mode, Mode::Bwrap { .. }) {
+        let seen = h.sh("cat swap.json; cat f.json").await;
+        assert!(!seen.contains("SECRET") && seen.contains("INSIDE"), "{seen}");
+    }
+    // RENAME_EXCHANGE in a tight loop for a bounded time, announced by a file once started.
+    let swapper = "import ctypes, os, time\n\
+        libc = ctypes.CDLL(None, use_errno=True)\n\
+        end, n = time.time() + 6, 0\n\
+        while time.time() < end:\n\
+        \x20   n += libc.renameat2(-100, b'f.json', -100, b'swap.json', 2) == 0\n\
+        \x20   if n == 100: open('started', 'w').close()\n\
+        print('swaps', n)\n";
+    std::fs::write(h.path("swap.py"), swapper).unwrap();
+    let out = h.call("background_run", json!({"command": "/usr/bin/python3 swap.py"})).await;
+    assert!(!out.is_error, "{}", out.text_content());
+    assert!(
+        shell_common::eventually(Duration::from_secs(5), || h.path("started").exists()).await,
+        "the job never swapped"
+    );
+    let (mut inside, mut refused, mut leaks) = (0u64, 0u64, Vec::new());
+    let started = Instant::now();
+    while started.elapsed() < RACE {
+        let output = tokio::time::timeout(CALL_BOUND, h.call("read_file", json!({"file_path": "f.json"})))
+            .await
+            .expect("read_file did not answer");
+        let text = output.text_content();
+        if text.contains("SECRET") {
+            leaks.push(text);
+        } else if text.contains("INSIDE") {
+            inside += 1;
+        } else if output.is_error {
+            refused += 1;
+        }
+    }
+    h.close().await;
+    assert!(leaks.is_empty(), "{} leaks, first: {}", leaks.len(), leaks[0]);
+    assert!(inside > 0 && refused > 0, "the race proves nothing: {inside} inside, {refused} refused");
+    assert_eq!(std::fs::read_to_string(hidden_dir.join("secret.json")).unwrap(), SECRET);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_under_bubblewrap_cannot_read_a_hidden_file_through_read_file() {
+    a_sandboxed_job_cannot_read_a_hidden_file_through_read_file(Mode::Bwrap { network: false }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_under_landlock_cannot_read_a_file_outside_through_read_file() {
+    a_sandboxed_job_cannot_read_a_hidden_file_through_read_file(Mode::Landlock).await;
 }
