@@ -18,7 +18,10 @@ use crate::exit::Failure;
 
 fn main() -> ExitCode {
     init_logging();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(err),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -54,6 +57,19 @@ fn main() -> ExitCode {
             code
         }
     }
+}
+
+/// A command line clap refused. A value its type rejects (`--permission-mode yolo`) is one
+/// line naming the accepted values, as every other usage error; the rest (help, version, a
+/// missing argument) is clap's own output.
+fn usage_error(err: clap::Error) -> ExitCode {
+    if err.kind() == clap::error::ErrorKind::ValueValidation
+        && let Some(source) = std::error::Error::source(&err)
+    {
+        eprintln!("tackle: {source}");
+        return ExitCode::from(exit::USAGE);
+    }
+    err.exit()
 }
 
 /// Logs go to stderr; `TACKLE_LOG` (or `RUST_LOG`) sets the filter, default `warn` (rmcp:

@@ -22,6 +22,8 @@ pub enum ToolSource {
     Builtin,
     /// Imported from the named MCP server.
     Mcp(String),
+    /// Given by the program that embeds Tackle (`tackle::SessionBuilder::tool`).
+    Embedded,
 }
 
 impl std::fmt::Display for ToolSource {
@@ -29,6 +31,7 @@ impl std::fmt::Display for ToolSource {
         match self {
             ToolSource::Builtin => f.write_str("builtin"),
             ToolSource::Mcp(server) => write!(f, "mcp:{server}"),
+            ToolSource::Embedded => f.write_str("embedded"),
         }
     }
 }

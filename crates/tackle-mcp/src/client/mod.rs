@@ -22,7 +22,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use tackle_core::config::Config;
 use tackle_core::registry::{TOOLSETS, ToolHandle, ToolSource};
 use tackle_core::spec::Loading;
-use tackle_core::{DynTool, Notifications, Registry, Session, ToolSet};
+use tackle_core::{BoxFuture, DynTool, Notifications, Registry, Session, SessionResource, SessionState, ToolSet};
 
 use self::config::{Candidate, Defaults, Defer, McpSection, ServerConfig};
 use self::connection::{Connection, Listing, RemoteTool};
@@ -35,9 +35,20 @@ pub const MCP_TOOLSET: &str = "mcp";
 
 /// The servers to import: every definition, per name the highest-precedence one the person
 /// consented to (a workspace definition without consent gives way to the user's own of the
-/// same name, if any), resolved and expanded. The notices are for the person.
-pub fn servers(config: &Config, workspace: &Path, consent: &ConsentPolicy<'_>) -> (Vec<ServerConfig>, Vec<String>) {
-    let (by_name, mut notices) = config::candidates(config, workspace);
+/// same name, if any), resolved and expanded. With `workspace_servers` false only the user's
+/// own definitions count. The notices are for the person.
+pub fn servers(
+    config: &Config,
+    workspace: &Path,
+    consent: &ConsentPolicy<'_>,
+    workspace_servers: bool,
+) -> (Vec<ServerConfig>, Vec<String>) {
+    let (mut by_name, mut notices) = config::candidates(config, workspace);
+    if !workspace_servers {
+        for candidates in by_name.values_mut() {
+            candidates.retain(|candidate| !candidate.origin.is_workspace());
+        }
+    }
     let defaults = Defaults::from_env();
     let lookup = |name: &str| std::env::var(name).ok();
     let mut servers = Vec::new();
@@ -293,9 +304,25 @@ impl McpHub {
         session.state().get_or_insert_with(|| self)
     }
 
+    /// Makes a shared hub reachable from a session's state (its owner closes it).
+    pub fn share_with(self: &Arc<Self>, state: &SessionState) {
+        state.insert_shared(Arc::clone(self));
+    }
+
     /// The hub attached to `session`.
     pub fn of(session: &Session) -> Option<Arc<McpHub>> {
         session.state().existing::<McpHub>()
+    }
+}
+
+/// The hub is what a session owns of its MCP servers: closing it shuts them down.
+impl SessionResource for McpHub {
+    fn name(&self) -> &str {
+        "mcp"
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.shutdown())
     }
 }
 
