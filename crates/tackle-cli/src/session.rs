@@ -49,6 +49,7 @@ pub fn builder(workspace: &Path, config: Config, selection: &ToolSelection) -> S
         .config(config)
         .on_notice(|line| eprintln!("tackle: {line}"))
         .mcp(McpImport::UserAndWorkspace)
+        .mcp_required(false)
         .allow_project_mcp(selection.allow_project_mcp);
     if interactive() {
         builder = builder.mcp_consent_prompt(ask_consent);

@@ -75,6 +75,7 @@ pub struct SessionBuilder {
     mcp: McpImport,
     allow_project_mcp: bool,
     consent_prompt: Option<ConsentPrompt>,
+    mcp_required: bool,
     notice: Notice,
     enforce_read_before_edit: bool,
 }
@@ -104,6 +105,7 @@ impl SessionBuilder {
             mcp: McpImport::None,
             allow_project_mcp: false,
             consent_prompt: None,
+            mcp_required: true,
             notice: Notice::default(),
             enforce_read_before_edit: true,
         }
@@ -207,6 +209,14 @@ impl SessionBuilder {
         self
     }
 
+    /// Whether a configured MCP server that cannot start fails the build (default true: the
+    /// servers that did start are shut down and [`BuildError::Mcp`] names the cause). With
+    /// false it is left out with a notice, as the command line does.
+    pub fn mcp_required(mut self, required: bool) -> Self {
+        self.mcp_required = required;
+        self
+    }
+
     /// Where notices for the person go (a library never prints; default: logged).
     pub fn on_notice(mut self, callback: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.notice = Notice::new(callback);
@@ -260,6 +270,12 @@ impl SessionBuilder {
                     prompt: self.consent_prompt.as_deref(),
                 };
                 let hub = start_mcp(&mut registry, &config, &workspace, &consent, import, &self.notice).await;
+                if self.mcp_required
+                    && let Some((server, reason)) = hub.left_out().first().cloned()
+                {
+                    hub.shutdown().await;
+                    return Err(BuildError::Mcp { server, reason });
+                }
                 Some(Arc::new(hub))
             }
         };

@@ -24,6 +24,14 @@ pub enum BuildError {
     /// The process sandbox cannot be set up as configured.
     #[error("{0}")]
     Sandbox(String),
+    /// A configured MCP server could not start (the others were shut down).
+    #[error("MCP server '{server}' could not start: {reason}")]
+    Mcp {
+        /// The server's name in the configuration.
+        server: String,
+        /// Why it could not start.
+        reason: String,
+    },
     /// The trajectory file cannot be created.
     #[error("cannot create the trajectory {path}: {source}")]
     Trajectory {

@@ -37,6 +37,7 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         .config(config)
         .on_notice(|line| eprintln!("tackle: {line}"))
         .mcp(import)
+        .mcp_required(false)
         .allow_project_mcp(args.allow_project_mcp)
         .select_with(move |registry| server::selection(registry, tools.as_deref()))
         .permission_mode(args.permission_mode)

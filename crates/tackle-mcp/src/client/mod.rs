@@ -113,6 +113,8 @@ pub struct McpHub {
     /// Names no imported tool may take (the built-ins').
     reserved: HashSet<String>,
     defer_threshold: usize,
+    /// The servers that could not start, with the reason.
+    left_out: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for McpHub {
@@ -125,7 +127,12 @@ impl std::fmt::Debug for McpHub {
 impl McpHub {
     /// A hub with no servers.
     pub fn empty() -> McpHub {
-        McpHub { servers: Vec::new(), reserved: HashSet::new(), defer_threshold: config::DEFAULT_DEFER_THRESHOLD }
+        McpHub {
+            servers: Vec::new(),
+            reserved: HashSet::new(),
+            defer_threshold: config::DEFAULT_DEFER_THRESHOLD,
+            left_out: Vec::new(),
+        }
     }
 
     /// Starts every server concurrently and imports their tools; a server that fails or is
@@ -143,16 +150,18 @@ impl McpHub {
         let started = futures::future::join_all(connections.iter().map(|c| c.start())).await;
         let mut notices = Vec::new();
         let mut listed = Vec::new();
+        let mut left_out = Vec::new();
         for (connection, outcome) in connections.into_iter().zip(started) {
             match outcome {
                 Ok(listing) => listed.push((connection, listing)),
                 Err(reason) => {
                     notices.push(format!("MCP server '{}' was left out: {reason}", connection.name()));
                     connection.shutdown().await;
+                    left_out.push((connection.name().to_owned(), reason.to_string()));
                 }
             }
         }
-        let mut hub = McpHub { servers: Vec::new(), reserved, defer_threshold };
+        let mut hub = McpHub { servers: Vec::new(), reserved, defer_threshold, left_out };
         let mut taken = hub.reserved.clone();
         let total: usize = listed.iter().map(|(_, listing)| listing.tools.len()).sum();
         for (connection, listing) in listed {
@@ -169,6 +178,11 @@ impl McpHub {
             hub.servers.push(Imported { connection, tools: Mutex::new(imported) });
         }
         (hub, notices)
+    }
+
+    /// The servers that could not start, each with the reason.
+    pub fn left_out(&self) -> &[(String, String)] {
+        &self.left_out
     }
 
     /// The connection to `server`, if it started.
