@@ -41,7 +41,8 @@ fn bench_session(c: &mut Criterion) {
             session.close().await;
         });
     });
-    let session = runtime.block_on(SessionBuilder::new(dir.path()).config(Config::default()).tool(Noop).build()).unwrap();
+    let session =
+        runtime.block_on(SessionBuilder::new(dir.path()).config(Config::default()).tool(Noop).build()).unwrap();
     group.bench_function("call a trivial tool", |b| {
         b.to_async(&runtime).iter(|| async {
             let output = session.call("noop", json!({"text": "hello"})).await;

@@ -324,6 +324,8 @@ impl SessionBuilder {
 /// Every built-in tool plus the embedder's, which may not take a name already taken.
 pub(crate) fn base_registry(extra: &[Arc<dyn DynTool>]) -> Result<Registry, BuildError> {
     let mut registry = tackle_tools::builtin_registry();
+    // `-mcp` is valid in an allowlist whether or not any MCP tool was imported.
+    registry.declare_toolsets(&[tackle_mcp::client::MCP_TOOLSET]);
     for tool in extra {
         let name = &tool.spec().name;
         if registry.get(name).is_some() {

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use tackle_core::config::Config;
-use tackle_core::registry::{TOOLSETS, ToolHandle, ToolSource};
+use tackle_core::registry::{ToolHandle, ToolSource};
 use tackle_core::spec::Loading;
 use tackle_core::{BoxFuture, DynTool, Notifications, Registry, Session, SessionResource, SessionState, ToolSet};
 
@@ -195,12 +195,13 @@ impl McpHub {
         self.servers.iter().flat_map(|s| lock(&s.tools).clone()).collect()
     }
 
-    /// Registers every imported tool (replacing what each server registered before).
+    /// Registers every imported tool (replacing what each server registered before), in
+    /// every toolset the registry knows besides `all`, and in `mcp`.
     pub fn register(&self, registry: &mut Registry) {
-        let mut toolsets: Vec<&str> = TOOLSETS.to_vec();
-        if !toolsets.contains(&MCP_TOOLSET) {
-            toolsets.push(MCP_TOOLSET);
-        }
+        registry.declare_toolsets(&[MCP_TOOLSET]);
+        let names: Vec<String> = registry.toolset_names();
+        let toolsets: Vec<&str> =
+            names.iter().map(String::as_str).filter(|name| *name != tackle_core::registry::ALL_TOOLSET).collect();
         for server in &self.servers {
             let source = ToolSource::Mcp(server.connection.name().to_owned());
             registry.remove_source(&source);
