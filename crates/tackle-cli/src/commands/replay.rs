@@ -18,8 +18,13 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
             .map_err(|e| Failure::usage(format!("cannot read {}: {e}", args.file.display())))?;
         return match tackle::agent::trajectory::check(std::io::BufReader::new(file)) {
             Ok(summary) => {
+                let unknown = if summary.unknown.is_empty() {
+                    String::new()
+                } else {
+                    format!(", events of types this version does not know: {}", summary.unknown.join(", "))
+                };
                 println!(
-                    "{}: valid ({} events, {} tool calls{})",
+                    "{}: valid ({} events, {} tool calls{}{unknown})",
                     args.file.display(),
                     summary.events,
                     summary.tool_calls,

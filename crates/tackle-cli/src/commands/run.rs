@@ -50,7 +50,11 @@ pub async fn run(args: RunArgs) -> CommandResult {
         Arc::new(NonInteractiveApprover)
     };
     // The markdown format also gets gptme's block tools (DESIGN §8).
-    let default = if args.call_format == CallFormat::Markdown { RUN_DEFAULT_MARKDOWN } else { RUN_DEFAULT };
+    let default = if args.call_format == CallFormat::Text(tackle::calls::CallFormat::Markdown) {
+        RUN_DEFAULT_MARKDOWN
+    } else {
+        RUN_DEFAULT
+    };
     let selection = ToolSelection { tools: args.tools.clone(), allow_project_mcp: args.allow_project_mcp };
     let tackle = session::builder(&workspace, config, &selection)
         .default_tools(default)
