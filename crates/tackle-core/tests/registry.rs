@@ -27,6 +27,8 @@ impl Tool for Named {
 
 fn registry() -> Registry {
     let mut registry = Registry::new();
+    // The toolsets are their owners' to declare (the built-ins', and `mcp` for imports).
+    registry.declare_toolsets(&["default", "trae", "bare", "codex", "mcp"]);
     let add = |registry: &mut Registry, toolsets: &[&str], spec: ToolSpec| {
         registry.register(toolsets, move || Named(spec.clone()));
     };

@@ -321,11 +321,17 @@ impl SessionBuilder {
     }
 }
 
+/// Every built-in tool, with every toolset an allowlist may name declared (`mcp` too, whether
+/// or not an MCP tool is imported, so `-mcp` is always valid).
+pub fn builtin_registry() -> Registry {
+    let mut registry = tackle_tools::builtin_registry();
+    registry.declare_toolsets(&[tackle_mcp::client::MCP_TOOLSET]);
+    registry
+}
+
 /// Every built-in tool plus the embedder's, which may not take a name already taken.
 pub(crate) fn base_registry(extra: &[Arc<dyn DynTool>]) -> Result<Registry, BuildError> {
-    let mut registry = tackle_tools::builtin_registry();
-    // `-mcp` is valid in an allowlist whether or not any MCP tool was imported.
-    registry.declare_toolsets(&[tackle_mcp::client::MCP_TOOLSET]);
+    let mut registry = builtin_registry();
     for tool in extra {
         let name = &tool.spec().name;
         if registry.get(name).is_some() {

@@ -57,7 +57,7 @@ mod settings;
 mod template;
 
 pub use agent::{Agent, AgentBuilder};
-pub use builder::{McpImport, SessionBuilder};
+pub use builder::{McpImport, SessionBuilder, builtin_registry};
 pub use error::BuildError;
 pub use session::TackleSession;
 pub use template::SessionTemplate;

@@ -70,7 +70,7 @@ impl Finder<'_> {
 /// `tackle parse`.
 pub fn run(args: ParseArgs) -> CommandResult {
     let format: CallFormat = args.format;
-    let registry = tackle::tools::builtin_registry();
+    let registry = tackle::builtin_registry();
     let list = args.selection.tools.as_deref().unwrap_or(session::TOOLS_DEFAULT);
     let selection = registry.select(list, session::TOOLS_DEFAULT).map_err(|err| Failure::usage(err.to_string()))?;
     let tools = ToolIndex::from_toolset(&registry.instantiate(&selection));
