@@ -16,6 +16,7 @@ use crate::error::ToolError;
 use crate::events::{EventSink, ExecEvent, Progress};
 use crate::paths::{Access, PathPolicy};
 use crate::resource::SessionResource;
+use crate::spill::SpillDir;
 
 /// Per-session state shared by the tools of one session, keyed by type, and the resources the
 /// session owns (closed by [`crate::Session::close`]).
@@ -94,6 +95,8 @@ pub struct SessionInfo {
     pub id: String,
     /// The workspace root.
     pub workspace: PathBuf,
+    /// Where cut outputs are saved whole.
+    pub spill: SpillDir,
 }
 
 /// Everything a running call can reach.
@@ -132,6 +135,12 @@ impl ToolContext {
     /// Facts about the session.
     pub fn session(&self) -> &SessionInfo {
         &self.info
+    }
+
+    /// The session's spill directory, for a tool that keeps its own output within the budget
+    /// and saves the full text itself.
+    pub fn spill_dir(&self) -> &SpillDir {
+        &self.info.spill
     }
 
     /// The session's shared state.

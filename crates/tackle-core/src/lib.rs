@@ -28,6 +28,7 @@ pub mod resource;
 pub mod schema;
 pub mod session;
 pub mod spec;
+pub mod spill;
 pub mod text;
 pub mod tool;
 pub mod tools_config;

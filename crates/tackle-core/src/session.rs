@@ -14,9 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{SessionInfo, SessionState, ToolContext};
 use crate::events::{EventSink, ExecEvent};
-use crate::executor::budget::{remove_old_spills, spill_dirs};
 use crate::paths::{NoPaths, PathPolicy};
 use crate::registry::ToolSet;
+use crate::spill::{SpillDir, remove_old_spills};
 
 /// How to build a session.
 #[derive(Clone)]
@@ -60,8 +60,6 @@ pub struct Session {
     tools: ToolSet,
     closed: AtomicBool,
     json_text_params: HashMap<String, Vec<Vec<String>>>,
-    pub(crate) spill_dir: PathBuf,
-    pub(crate) spill_rel: String,
 }
 
 impl Session {
@@ -75,18 +73,16 @@ impl Session {
     pub fn with_state(config: SessionConfig, tools: ToolSet, state: SessionState) -> Self {
         let id = config.id.unwrap_or_else(new_session_id);
         remove_old_spills(&config.workspace);
-        let (spill_dir, spill_rel) = spill_dirs(&config.workspace, &id);
+        let spill = SpillDir::of(&config.workspace, &id);
         let paths = config.path_policy.unwrap_or_else(|| Arc::new(NoPaths::new(config.workspace.clone())));
         Session {
-            info: Arc::new(SessionInfo { id, workspace: config.workspace }),
+            info: Arc::new(SessionInfo { id, workspace: config.workspace, spill }),
             state: Arc::new(state),
             closed: AtomicBool::new(false),
             paths,
             events: EventSink::new(1024),
             tools,
             json_text_params: HashMap::new(),
-            spill_dir,
-            spill_rel,
         }
     }
 
