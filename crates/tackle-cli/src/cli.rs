@@ -61,7 +61,8 @@ pub struct ServeArgs {
     /// List at most N tools per tools/list page (default: all in one page).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub page_size: Option<u64>,
-    /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
+    /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
+    /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
     pub trust_workspace: bool,
     /// Start the MCP servers the workspace defines without asking (used only when --tools
@@ -107,7 +108,8 @@ pub struct SessionArgs {
     /// typing the command is the approver).
     #[arg(long, value_name = "MODE", default_value = "bypass")]
     pub permission_mode: PermissionMode,
-    /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
+    /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
+    /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
     pub trust_workspace: bool,
 }
@@ -193,7 +195,8 @@ pub struct RunArgs {
     /// Ask for whole responses instead of streams.
     #[arg(long)]
     pub no_stream: bool,
-    /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
+    /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
+    /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
     pub trust_workspace: bool,
     /// Start the MCP servers the workspace defines (.mcp.json, tackle.toml) without asking

@@ -5,6 +5,7 @@
 mod cli;
 mod commands;
 mod exit;
+mod secrets;
 mod session;
 mod signals;
 mod ui;
@@ -17,11 +18,14 @@ use crate::cli::{Cli, Command, McpCommand, ToolsCommand};
 use crate::exit::Failure;
 
 fn main() -> ExitCode {
-    init_logging();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),
     };
+    if let Some(code) = secrets::isolate_secrets() {
+        return code;
+    }
+    init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {

@@ -5,6 +5,8 @@
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
+use tackle::core::config::LoadOptions;
+use tackle::core::config::consent::{TrustPrompt, TrustRequest};
 use tackle::mcp::client::config::Candidate;
 use tackle::{BuildError, Config, McpImport, SessionBuilder};
 
@@ -37,9 +39,32 @@ pub fn workspace(dir: Option<&PathBuf>) -> Result<PathBuf, Failure> {
     })
 }
 
-/// The configuration layers of `workspace`.
-pub fn config(workspace: &Path, trust_workspace: bool) -> Result<Config, Failure> {
-    Config::load(workspace, trust_workspace).map_err(|err| Failure::usage(err.to_string()))
+/// The configuration layers of `workspace`, with the workspace's settings trusted as the person
+/// consented (asked on a terminal when `interactive`). Notices about ignored workspace settings
+/// and about trust go to stderr, once.
+pub fn config(workspace: &Path, trust_workspace: bool, interactive: bool) -> Result<Config, Failure> {
+    let prompt: Option<TrustPrompt<'_>> = if interactive { Some(&ask_trust) } else { None };
+    let options = LoadOptions { trust_flag: trust_workspace, prompt, store: None };
+    let config = Config::load_with(workspace, options).map_err(|err| Failure::usage(err.to_string()))?;
+    for notice in config.notices() {
+        eprintln!("tackle: {notice}");
+    }
+    Ok(config)
+}
+
+/// The terminal prompt for the workspace's settings (a yes is remembered until they change).
+fn ask_trust(request: &TrustRequest<'_>) -> bool {
+    let why = if request.changed.is_empty() {
+        format!("has settings that need your consent: {}", request.wanted.join(", "))
+    } else {
+        format!("has settings that changed since you trusted them: {}", request.changed.join(", "))
+    };
+    eprint!(
+        "tackle: the workspace {} {why}\nTrust its settings (remembered until they change)? [y/N] ",
+        request.workspace.display()
+    );
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
 }
 
 /// A builder for `workspace` with `config`, printing notices on stderr and importing the MCP
@@ -64,7 +89,7 @@ pub fn builder(workspace: &Path, config: Config, selection: &ToolSelection) -> S
 /// commands' default selection and the permission mode of `--permission-mode`.
 pub fn tools_builder(args: &SessionArgs) -> Result<SessionBuilder, Failure> {
     let workspace = workspace(args.workspace.as_ref())?;
-    let config = config(&workspace, args.trust_workspace)?;
+    let config = config(&workspace, args.trust_workspace, interactive())?;
     Ok(builder(&workspace, config, &args.selection).default_tools(TOOLS_DEFAULT).permission_mode(args.permission_mode))
 }
 

@@ -133,36 +133,6 @@ fn no_sandbox_is_announced_once_and_an_unavailable_mode_is_a_usage_error() {
 }
 
 #[test]
-fn workspace_settings_that_widen_access_need_trust() {
-    let d = dirs();
-    std::fs::write(
-        d.workspace.path().join("tackle.toml"),
-        "[sandbox]\nnetwork = true\n[env]\nset = { INJECTED = \"1\" }\n",
-    )
-    .unwrap();
-    let call = |trust: bool| {
-        let mut command = tackle(d.config.path(), "");
-        command
-            .args(["tools", "call", "bash", "{\"command\": \"echo [$INJECTED]\"}", "--workspace"])
-            .arg(d.workspace.path());
-        if trust {
-            command.arg("--trust-workspace");
-        }
-        command.output().unwrap()
-    };
-    let out = call(false);
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "[]\n");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("tackle: Ignoring [sandbox] network = true from the workspace's tackle.toml"), "{stderr}");
-    assert!(stderr.contains("tackle: Ignoring [env] set from the workspace's tackle.toml"), "{stderr}");
-    let out = call(true);
-    assert_eq!(
-        (String::from_utf8_lossy(&out.stdout).as_ref(), String::from_utf8_lossy(&out.stderr).as_ref()),
-        ("[1]\n", "")
-    );
-}
-
-#[test]
 fn read_only_commands_run_in_plan_mode_and_others_are_refused() {
     let d = dirs();
     let call = |command: &str| {

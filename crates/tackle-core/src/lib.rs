@@ -26,6 +26,7 @@ pub mod permission;
 pub mod registry;
 pub mod resource;
 pub mod schema;
+pub mod secrets;
 pub mod session;
 pub mod spec;
 pub mod spill;

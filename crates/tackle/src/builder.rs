@@ -256,16 +256,27 @@ impl SessionBuilder {
             .map_err(|source| BuildError::Workspace { path: self.workspace.clone(), source })?;
         let config = match self.config {
             Some(config) => config,
-            None => Config::load(&workspace, self.trust_workspace)?,
+            None => {
+                let config = Config::load(&workspace, self.trust_workspace)?;
+                for line in config.notices() {
+                    self.notice.say(line);
+                }
+                config
+            }
         };
         let mut registry = base_registry(&self.extra)?;
         let hub = match self.mcp {
             McpImport::None => None,
             import => {
+                let (listed_trusted, listed_notices) =
+                    tackle_mcp::client::consent::listed_trust(&config, &workspace, self.allow_project_mcp);
+                for line in &listed_notices {
+                    self.notice.say(line);
+                }
                 let consent = ConsentPolicy {
                     allow_project_flag: self.allow_project_mcp,
                     workspace_trusted: config.workspace_trusted,
-                    trusted_workspaces: tackle_mcp::client::user_section(&config).trusted_workspaces,
+                    listed_trusted,
                     store: tackle_mcp::client::consent::default_store(),
                     prompt: self.consent_prompt.as_deref(),
                 };

@@ -35,7 +35,9 @@ pub fn from_model_string(model: &str, base_url: Option<&str>) -> Result<LlmClien
 /// A client for `PROVIDER/MODEL` as the configuration's `[providers]` sections set it up
 /// (what `tackle run --model` does).
 pub fn from_config(config: &Config, model: &str, base_url: Option<&str>) -> Result<LlmClient, ProviderError> {
-    let env = |name: &str| std::env::var(name).ok();
+    // API keys are read from the environment, or from where Tackle moved them at start so that
+    // no command can read them from its environment block (`tackle_core::secrets`).
+    let env = |name: &str| tackle_core::secrets::var(name);
     let provider = tackle_agent::provider::provider_config(config, model, base_url, &env)?;
     LlmClient::new(provider).map_err(|err| ProviderError(err.to_string()))
 }

@@ -96,11 +96,10 @@ impl ShellSettings {
         writable_roots: Vec<PathBuf>,
         notice: &Notice,
     ) -> Result<ShellSettings, BuildError> {
-        let (mut policy, mut notices) = SandboxPolicy::from_config(config, workspace)?;
+        let (mut policy, notices) = SandboxPolicy::from_config(config, workspace)?;
         // Commands may write where file tools may: the writable roots of `[workspace]`.
         policy.writable_roots = writable_roots;
-        let (env, env_notices) = EnvSettings::from_config(config)?;
-        notices.extend(env_notices);
+        let env = EnvSettings::from_config(config)?;
         for line in &notices {
             notice.say(line);
         }

@@ -26,7 +26,7 @@ struct ServeSettings {
 pub async fn serve(args: ServeArgs) -> CommandResult {
     let http = args.http.as_deref().map(server::check_loopback).transpose().map_err(Failure::usage)?;
     let workspace = session::workspace(args.workspace.as_ref())?;
-    let config = session::config(&workspace, args.trust_workspace)?;
+    let config = session::config(&workspace, args.trust_workspace, false)?;
     let settings: ServeSettings = config.section("mcp.serve").map_err(|err| Failure::usage(err.to_string()))?;
     // MCP servers are started only when the allowlist names imported tools (and never ask:
     // stdin belongs to the MCP client).

@@ -56,7 +56,7 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
             scratch.0.clone()
         }
     };
-    let config = session::config(&workspace, false)?;
+    let config = session::config(&workspace, false, false)?;
     // Read-before-edit stays on: the recorded reads are re-run too, so the edits behave as they
     // did. Calls that were denied in the run are skipped; the rest ran then and run again now.
     let tackle = SessionBuilder::new(&workspace)

@@ -25,14 +25,15 @@ const RUN_DEFAULT: &str = "default";
 /// The tools of `tackle run --call-format markdown` without `--tools`.
 const RUN_DEFAULT_MARKDOWN: &str = "default,save,append,patch";
 
+/// A variable of the environment, or of the secrets Tackle moved out of it at start (API keys).
 fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    tackle::core::secrets::var(name)
 }
 
 /// `tackle run`.
 pub async fn run(args: RunArgs) -> CommandResult {
     let workspace = session::workspace(args.workspace.as_ref())?;
-    let config = session::config(&workspace, args.trust_workspace)?;
+    let config = session::config(&workspace, args.trust_workspace, session::interactive())?;
     let model = match &args.model {
         Some(model) => model.clone(),
         None => default_model(&env).map_err(|e| Failure::usage(e.to_string()))?,

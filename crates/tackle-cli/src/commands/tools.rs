@@ -50,7 +50,7 @@ impl<'a> ListedTool<'a> {
 /// down).
 async fn listing(selection: &ToolSelection) -> Result<(Registry, Selection), Failure> {
     let workspace = session::workspace(None)?;
-    let config = session::config(&workspace, false)?;
+    let config = session::config(&workspace, false, session::interactive())?;
     let template =
         session::builder(&workspace, config, selection).default_tools(session::TOOLS_DEFAULT).build_template().await?;
     template.close().await;

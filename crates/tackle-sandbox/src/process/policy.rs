@@ -2,17 +2,16 @@
 //! what is writable besides the workspace, what is hidden, and whether `.git`'s code-running
 //! parts are protected.
 //!
-//! The workspace's own `tackle.toml` is as untrusted as the code beside it (safety.md §2.2): a
-//! workspace value that widens access (`network = true`, `extra_writable`, `protect_git =
-//! false`, a weaker `mode`) applies only when the workspace is trusted, and is otherwise
-//! ignored with a one-line notice. Values that narrow access always apply.
+//! Which of these a workspace's own `tackle.toml` may set is decided by the table of
+//! `tackle_core::config::rules` (docs/configuration.md): a value that would weaken the
+//! sandbox (`network = true`, `extra_writable`, `protect_git = false`, a weaker `mode`) is
+//! never taken from the workspace, trusted or not, and is ignored with a one-line notice;
+//! values that narrow access always apply.
 
 use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 use tackle_core::config::{Config, ConfigError};
-
-use crate::env::untrusted_notice;
 
 /// `[sandbox] mode`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -108,8 +107,10 @@ impl SandboxPolicy {
         }
     }
 
-    /// Reads `[sandbox]` from both configuration layers (see the module docs for which
-    /// workspace values need trust). Returns the policy and one notice per ignored value.
+    /// Reads `[sandbox]` from the user config, then the workspace's values where they narrow
+    /// (a stricter `mode`, `network = false`, `protect_git = true`, more `hide` entries; the
+    /// rules of `tackle_core::config::rules`). Returns the policy and one notice per ignored
+    /// workspace value.
     pub fn from_config(config: &Config, workspace: &Path) -> Result<(SandboxPolicy, Vec<String>), ConfigError> {
         let mut policy = SandboxPolicy::new(workspace);
         let mut notices = Vec::new();
@@ -124,37 +125,18 @@ impl SandboxPolicy {
                 policy.hide = hide.iter().map(|p| expand(p, workspace)).collect();
             }
         }
-        let Some(section) = config.workspace_section::<SandboxSection>("sandbox")? else {
-            return Ok((policy, notices));
-        };
-        let trusted = config.workspace_trusted;
-        let mut widen = |name: &str, applies: bool| {
-            if !applies && !trusted {
-                notices.push(untrusted_notice(&format!("[sandbox] {name}")));
-            }
-            applies || trusted
-        };
-        if let Some(mode) = section.mode
-            && widen(&format!("mode = \"{}\"", mode.name()), mode.strength() >= policy.mode.strength())
-        {
+        let current = policy.mode.strength();
+        if let Some(mode) = config.narrowing("sandbox.mode", |m: &SandboxMode| m.strength() >= current, &mut notices)? {
             policy.mode = mode;
         }
-        if let Some(network) = section.network
-            && widen("network = true", !network)
-        {
+        if let Some(network) = config.narrowing("sandbox.network", |on: &bool| !on, &mut notices)? {
             policy.network = network;
         }
-        if let Some(protect_git) = section.protect_git
-            && widen("protect_git = false", protect_git)
-        {
+        if let Some(protect_git) = config.narrowing("sandbox.protect_git", |on: &bool| *on, &mut notices)? {
             policy.protect_git = protect_git;
         }
-        if let Some(extra) = section.extra_writable.filter(|extra| !extra.is_empty())
-            && widen("extra_writable", false)
-        {
-            policy.extra_writable.extend(extra.iter().map(|p| expand(p, workspace)));
-        }
-        if let Some(hide) = section.hide {
+        // More hidden paths only narrow: the workspace's entries are added, never a replacement.
+        if let Some(hide) = config.narrowing("sandbox.hide", |_: &Vec<String>| true, &mut notices)? {
             policy.hide.extend(hide.iter().map(|p| expand(p, workspace)));
         }
         Ok((policy, notices))
@@ -237,29 +219,37 @@ mod tests {
     }
 
     #[test]
-    fn untrusted_workspace_values_only_narrow() {
+    fn workspace_values_only_narrow_even_when_trusted() {
         let ws = "[sandbox]\nmode = \"none\"\nnetwork = true\nextra_writable = [\"../out\"]\nprotect_git = false\n\
                   hide = [\"secrets\"]";
-        let (policy, notices) =
-            SandboxPolicy::from_config(&config("[sandbox]\nnetwork = false", ws, false), Path::new("/ws")).unwrap();
-        assert_eq!(policy.mode, SandboxMode::Auto);
-        assert!(!policy.network);
-        assert!(policy.extra_writable.is_empty());
-        assert!(policy.protect_git);
-        assert!(policy.hide.contains(&PathBuf::from("/ws/secrets")));
-        assert_eq!(notices.len(), 4);
-        assert_eq!(
-            notices[0],
-            "Ignoring [sandbox] mode = \"none\" from the workspace's tackle.toml because it widens access; pass \
-             --trust-workspace (or set TACKLE_TRUST_WORKSPACE=1) to apply it."
-        );
-
-        let (trusted, notices) = SandboxPolicy::from_config(&config("", ws, true), Path::new("/ws")).unwrap();
+        for trusted in [false, true] {
+            let config = config("[sandbox]\nnetwork = false", ws, trusted);
+            let (policy, notices) = SandboxPolicy::from_config(&config, Path::new("/ws")).unwrap();
+            assert_eq!(policy.mode, SandboxMode::Auto);
+            assert!(!policy.network);
+            assert!(policy.extra_writable.is_empty());
+            assert!(policy.protect_git);
+            assert!(policy.hide.contains(&PathBuf::from("/ws/secrets")), "more hidden paths narrow");
+            let why = "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the \
+                       environment, which only your user config and flags may do";
+            assert_eq!(
+                notices,
+                [
+                    format!("ignoring [sandbox] mode = \"none\" {why}"),
+                    format!("ignoring [sandbox] network = true {why}"),
+                    format!("ignoring [sandbox] protect_git = false {why}"),
+                ]
+            );
+            assert_eq!(config.notices(), [format!("ignoring [sandbox] extra_writable {why}")]);
+        }
+        // The user's own values apply as written.
+        let user = "[sandbox]\nmode = \"none\"\nnetwork = true\nextra_writable = [\"../out\"]\nprotect_git = false";
+        let (policy, notices) = SandboxPolicy::from_config(&config(user, "", false), Path::new("/ws")).unwrap();
         assert!(notices.is_empty());
-        assert_eq!(trusted.mode, SandboxMode::None);
-        assert!(trusted.network);
-        assert_eq!(trusted.extra_writable, [PathBuf::from("/out")]);
-        assert!(!trusted.protect_git);
+        assert_eq!(policy.mode, SandboxMode::None);
+        assert!(policy.network);
+        assert_eq!(policy.extra_writable, [PathBuf::from("/out")]);
+        assert!(!policy.protect_git);
     }
 
     #[test]
