@@ -15,7 +15,7 @@ pub fn isolate_secrets() -> Option<ExitCode> {
     // logging or anything else could have started a thread.
     match unsafe { isolate(&patterns) } {
         Ok(Isolation::Unavailable(why)) => {
-            eprintln!(
+            diagln!(
                 "tackle: secrets stay in Tackle's own environment ({why}); a command sandboxed by Landlock could read \
                  them from /proc"
             );
@@ -23,7 +23,7 @@ pub fn isolate_secrets() -> Option<ExitCode> {
         }
         Ok(Isolation::Nothing | Isolation::Restored(_)) => None,
         Err(err) => {
-            eprintln!("tackle: {err}");
+            diagln!("tackle: {err}");
             Some(ExitCode::from(2))
         }
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use tackle::core::config::LoadOptions;
 use tackle::core::config::consent::{TrustPrompt, TrustRequest};
 use tackle::mcp::client::config::Candidate;
-use tackle::{BuildError, Config, McpImport, SessionBuilder};
+use tackle::{BuildError, Config, McpImport, SessionBuilder, SessionTemplate};
 
 use crate::cli::{SessionArgs, ToolSelection};
 use crate::exit::Failure;
@@ -47,7 +47,7 @@ pub fn config(workspace: &Path, trust_workspace: bool, interactive: bool) -> Res
     let options = LoadOptions { trust_flag: trust_workspace, prompt, store: None };
     let config = Config::load_with(workspace, options).map_err(|err| Failure::usage(err.to_string()))?;
     for notice in config.notices() {
-        eprintln!("tackle: {notice}");
+        diagln!("tackle: {notice}");
     }
     Ok(config)
 }
@@ -59,7 +59,7 @@ fn ask_trust(request: &TrustRequest<'_>) -> bool {
     } else {
         format!("has settings that changed since you trusted them: {}", request.changed.join(", "))
     };
-    eprint!(
+    diag!(
         "tackle: the workspace {} {why}\nTrust its settings (remembered until they change)? [y/N] ",
         request.workspace.display()
     );
@@ -72,7 +72,7 @@ fn ask_trust(request: &TrustRequest<'_>) -> bool {
 pub fn builder(workspace: &Path, config: Config, selection: &ToolSelection) -> SessionBuilder {
     let mut builder = SessionBuilder::new(workspace)
         .config(config)
-        .on_notice(|line| eprintln!("tackle: {line}"))
+        .on_notice(|line| diagln!("tackle: {line}"))
         .mcp(McpImport::UserAndWorkspace)
         .mcp_required(false)
         .allow_project_mcp(selection.allow_project_mcp);
@@ -103,7 +103,7 @@ fn ask_consent(candidate: &Candidate) -> bool {
         (None, Some(url)) => url.clone(),
         (None, None) => "(nothing to run)".to_owned(),
     };
-    eprint!(
+    diag!(
         "tackle: {} defines the MCP server '{}', which runs: {what}\nStart it (the answer is remembered)? [y/N] ",
         candidate.origin.label(),
         candidate.name
@@ -115,4 +115,15 @@ fn ask_consent(candidate: &Candidate) -> bool {
 /// Whether prompts can be shown (stdin and stderr are terminals).
 pub fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// Says on stderr which sandbox confines the session's commands (`tackle: commands run under
+/// bubblewrap (network off)`), for `tools call` and `mcp serve`: only when the sessions have a
+/// shell tool, and not when Tackle already warned that commands run without a sandbox.
+pub fn announce_sandbox(template: &SessionTemplate) {
+    if let Some(Ok(sandbox)) = template.sandbox()
+        && sandbox.warning().is_none()
+    {
+        diagln!("tackle: {}", sandbox.summary());
+    }
 }

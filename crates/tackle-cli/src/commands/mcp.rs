@@ -35,7 +35,7 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
     let tools = args.tools.clone();
     let template = SessionBuilder::new(&workspace)
         .config(config)
-        .on_notice(|line| eprintln!("tackle: {line}"))
+        .on_notice(|line| diagln!("tackle: {line}"))
         .mcp(import)
         .mcp_required(false)
         .allow_project_mcp(args.allow_project_mcp)
@@ -43,6 +43,7 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         .permission_mode(args.permission_mode)
         .build_template()
         .await?;
+    session::announce_sandbox(&template);
     let sessions = template.clone();
     let factory: server::SessionFactory = Arc::new(move || sessions.session().map_err(|err| err.to_string()));
     let options = ServerOptions {
@@ -71,7 +72,7 @@ async fn serve_on(server: &McpServer, http: Option<std::net::SocketAddr>) -> Com
                 .await
                 .map_err(|err| Failure::failed(format!("cannot serve on {addr}: {err}")))?;
             let local = bound.local_addr().map_err(|err| Failure::failed(err.to_string()))?;
-            eprintln!("listening on http://{local}/mcp");
+            diagln!("listening on http://{local}/mcp");
             bound.run(signals::terminated()).await.map_err(|err| Failure::failed(err.to_string()))?;
         }
     }

@@ -52,7 +52,7 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
             scratch = Scratch::new()?;
             copy_workspace(&source, &scratch.0)
                 .map_err(|e| Failure::failed(format!("cannot copy {} for the re-run: {e}", source.display())))?;
-            eprintln!("Re-running in a scratch copy of {} ({}).", source.display(), scratch.0.display());
+            diagln!("Re-running in a scratch copy of {} ({}).", source.display(), scratch.0.display());
             scratch.0.clone()
         }
     };
@@ -61,7 +61,7 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
     // did. Calls that were denied in the run are skipped; the rest ran then and run again now.
     let tackle = SessionBuilder::new(&workspace)
         .config(config)
-        .on_notice(|line| eprintln!("tackle: {line}"))
+        .on_notice(|line| diagln!("tackle: {line}"))
         .default_tools("all")
         .tools(&tools.join(","))
         .permission_mode(PermissionMode::Bypass)

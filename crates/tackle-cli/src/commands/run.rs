@@ -109,7 +109,7 @@ impl Hard {
         if let Some(trajectory) = &self.trajectory {
             trajectory.end_now();
         }
-        eprintln!("Interrupted: every process of the session was killed.");
+        diagln!("Interrupted: every process of the session was killed.");
         std::process::exit(130)
     }
 }
@@ -127,7 +127,7 @@ fn interrupt_token(hard: Hard) -> CancellationToken {
                 _ => {
                     first = Some(Instant::now());
                     cancel.cancel();
-                    eprintln!(
+                    diagln!(
                         "\nInterrupting: running tools are being cancelled. Press Ctrl-C again within 2 s to exit at once."
                     );
                 }

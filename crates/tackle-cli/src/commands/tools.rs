@@ -135,6 +135,7 @@ pub async fn call(args: CallArgs) -> CommandResult {
     };
     let tackle =
         session::tools_builder(&args.session)?.narrow_to(&args.name).enforce_read_before_edit(false).build().await?;
+    session::announce_sandbox(tackle.template());
     let interrupt = signals::interrupt();
     let call = ToolCall::from_text("call_1", args.name.clone(), raw);
     let output = tackle.executor().run(tackle.session(), call, &interrupt.token).await;
@@ -152,7 +153,7 @@ pub async fn call(args: CallArgs) -> CommandResult {
     if args.json {
         print_json(&mut std::io::stdout().lock(), &call_result(session, Some(&args.name), &output))?;
     } else if output.meta.rejected {
-        eprintln!("tackle: {}", output.text_content());
+        diagln!("tackle: {}", output.text_content());
     } else {
         let mut stdout = std::io::stdout().lock();
         let text = output.text_content();
@@ -245,7 +246,7 @@ fn parse_batch_line(line: &[u8], line_number: usize) -> Vec<Entry> {
     let shape = "each line must be a call object {\"name\": ..., \"args\": {...}} or an array of them";
     let value: Value = match std::str::from_utf8(line)
         .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(t).map_err(|e| e.to_string()))
+        .and_then(|t| serde_json::from_str(t).map_err(|e| tackle::core::text::json_error(&e)))
     {
         Ok(value) => value,
         Err(err) => {

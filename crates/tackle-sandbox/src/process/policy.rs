@@ -1,6 +1,5 @@
 //! The `[sandbox]` settings (safety.md §6): which mechanism, whether the network is reachable,
-//! what is writable besides the workspace, what is hidden, and whether `.git`'s code-running
-//! parts are protected.
+//! what is writable besides the workspace, what is hidden, and whether `.git` is protected.
 //!
 //! Which of these a workspace's own `tackle.toml` may set is decided by the table of
 //! `tackle_core::config::rules` (docs/configuration.md): a value that would weaken the
@@ -58,8 +57,10 @@ pub const DEFAULT_HIDE: &[&str] = &["~/.ssh", "~/.aws", "~/.gnupg", "~/.config/g
 /// workspace's own configuration, so an agent cannot widen its own permissions.
 pub const PROTECTED_IN_ROOT: &[&str] = &[".tackle", "tackle.toml", ".mcp.json", ".claude"];
 
-/// The parts of `.git` that could run code outside the sandbox later (with `protect_git`).
-pub const PROTECTED_GIT: &[&str] = &[".git/hooks", ".git/config"];
+/// `.git` as a whole, directory or a worktree's pointer file (with `protect_git`): nothing in
+/// it that runs code on the host later (`config`, `hooks`, `commondir`) can be written, and a
+/// mount point cannot be renamed away and replaced.
+pub const PROTECTED_GIT: &[&str] = &[".git"];
 
 /// The `[sandbox]` section as a file holds it.
 #[derive(Debug, Default, Deserialize)]
@@ -87,7 +88,8 @@ pub struct SandboxPolicy {
     pub extra_writable: Vec<PathBuf>,
     /// Paths hidden from commands (bubblewrap only).
     pub hide: Vec<PathBuf>,
-    /// Whether `.git/hooks` and `.git/config` stay read-only.
+    /// Whether `.git` stays read-only (bubblewrap) or watched (Landlock). `protect_git = false`
+    /// is the user's way out, for `git add` and `git commit` from the shell.
     pub protect_git: bool,
 }
 
@@ -153,13 +155,30 @@ impl SandboxPolicy {
     }
 
     /// The read-only paths inside the writable roots, in order: for each root its protected
-    /// entries, leaving out those an `extra_writable` entry opens.
+    /// entries, leaving out those inside an `extra_writable` entry.
     pub fn protected_paths(&self) -> Vec<PathBuf> {
-        let git: &[&str] = if self.protect_git { PROTECTED_GIT } else { &[] };
+        self.in_roots(PROTECTED_IN_ROOT, PROTECTED_GIT)
+    }
+
+    /// `entries` and (with `protect_git`) `git` inside every writable root, leaving out those
+    /// inside an `extra_writable` entry.
+    pub(crate) fn in_roots(&self, entries: &[&str], git: &[&str]) -> Vec<PathBuf> {
+        let git = if self.protect_git { git } else { &[] };
         self.writable_roots
             .iter()
-            .flat_map(|root| PROTECTED_IN_ROOT.iter().chain(git).map(move |entry| root.join(entry)))
+            .flat_map(|root| entries.iter().chain(git).map(move |entry| root.join(entry)))
             .filter(|path| !self.extra_writable.iter().any(|open| path.starts_with(open)))
+            .collect()
+    }
+
+    /// The `extra_writable` entries inside a protected path (`.git/hooks` with `.git`
+    /// protected): bubblewrap binds them writable again on top of the read-only path.
+    pub fn reopened_paths(&self) -> Vec<&Path> {
+        let protected = self.protected_paths();
+        self.extra_writable
+            .iter()
+            .filter(|open| protected.iter().any(|path| open.starts_with(path)))
+            .map(PathBuf::as_path)
             .collect()
     }
 }
@@ -202,20 +221,20 @@ mod tests {
         assert_eq!(policy.hide[0], home.join(".ssh"));
         assert_eq!(
             policy.protected_paths(),
-            [".tackle", "tackle.toml", ".mcp.json", ".claude", ".git/hooks", ".git/config"]
-                .map(|p| Path::new("/ws").join(p))
+            [".tackle", "tackle.toml", ".mcp.json", ".claude", ".git"].map(|p| Path::new("/ws").join(p))
         );
     }
 
     #[test]
     fn extra_writable_opens_a_protected_path_and_protect_git_false_drops_git() {
         let mut policy = SandboxPolicy::new("/ws");
-        policy.extra_writable = vec![PathBuf::from("/ws/.git/hooks")];
-        policy.protect_git = true;
-        assert!(!policy.protected_paths().contains(&PathBuf::from("/ws/.git/hooks")));
-        assert!(policy.protected_paths().contains(&PathBuf::from("/ws/.git/config")));
+        policy.extra_writable = vec![PathBuf::from("/ws/.git/hooks"), PathBuf::from("/ws/.claude")];
+        assert!(policy.protected_paths().contains(&PathBuf::from("/ws/.git")));
+        assert!(!policy.protected_paths().contains(&PathBuf::from("/ws/.claude")));
+        assert_eq!(policy.reopened_paths(), [Path::new("/ws/.git/hooks")]);
         policy.protect_git = false;
-        assert_eq!(policy.protected_paths().len(), 4);
+        assert_eq!(policy.protected_paths().len(), 3);
+        assert!(policy.reopened_paths().is_empty());
     }
 
     #[test]
