@@ -62,6 +62,7 @@ impl Tool for Bash {
             .title("Bash")
             .alias("Bash")
             .destructive()
+            .command_param("command")
             .manages_output_budget()
             .param_hint_above_maximum("timeout", "use run_in_background for longer commands")
             .block(BlockMapping {
