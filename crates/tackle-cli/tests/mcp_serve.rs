@@ -33,12 +33,16 @@ impl HttpServe {
             .spawn()
             .unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        // Notices (`tackle: …`, such as the sandbox in force) may come first.
         let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
+        while line.is_empty() || line.starts_with("tackle: ") {
+            line.clear();
+            stderr.read_line(&mut line).unwrap();
+        }
         let url = line
             .trim()
             .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+            .unwrap_or_else(|| panic!("unexpected line before the address: {line}"))
             .to_owned();
         assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
         HttpServe { child, url }

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use crate::BoxFuture;
 use crate::output::ToolOutput;
 use crate::spec::ToolSpec;
+use crate::tool::BoxFuture;
 
 /// The call a hook sees.
 #[derive(Debug, Clone, Copy)]

@@ -10,8 +10,8 @@ use std::str::FromStr;
 
 use serde_json::Value;
 
-use crate::BoxFuture;
 use crate::spec::ToolSpec;
+use crate::tool::BoxFuture;
 
 /// What the permission layer is asked about.
 #[derive(Debug, Clone, Copy)]
@@ -36,8 +36,8 @@ impl PermissionRequest<'_> {
     pub fn suggested_rule(&self) -> String {
         let spec = self.spec;
         let display = spec.aliases.iter().find(|a| a.starts_with(char::is_uppercase)).unwrap_or(&spec.name);
-        if spec.name == "bash" || spec.name == "background_run" {
-            if let Some(command) = self.args.get("command").and_then(Value::as_str) {
+        if spec.command_param.is_some() {
+            if let Some(command) = spec.command(self.args) {
                 let words: Vec<&str> = command
                     .split_whitespace()
                     .take_while(|w| !w.contains(['/', '.', '=', '-', '$', '"', '\'']))
@@ -89,7 +89,14 @@ pub enum Approval {
 
 /// Resolves calls that need approval.
 pub trait Approver: Send + Sync {
+    /// Decides one call that needs approval; `reason` says why it asks (a rule, the mode).
     fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, reason: &'a str) -> BoxFuture<'a, Approval>;
+
+    /// Whether a person answers (a terminal prompt, MCP elicitation): trajectories record
+    /// such decisions as the user's, the others as the policy's.
+    fn asks_a_person(&self) -> bool {
+        false
+    }
 }
 
 /// The permission modes of safety.md §2.
@@ -251,7 +258,7 @@ mod tests {
     #[test]
     fn the_mode_table_holds() {
         let edit = ToolSpec::new("edit_file", "").alias("Edit").edits_files();
-        let shell = ToolSpec::new("bash", "").alias("Bash");
+        let shell = ToolSpec::new("bash", "").alias("Bash").command_param("command");
         let args = json!({"command": "git push origin main", "file_path": "a.txt"});
         let cases = [
             (PermissionMode::Default, &edit, "ask"),
@@ -275,7 +282,7 @@ mod tests {
 
     #[test]
     fn denial_messages_name_the_way_out() {
-        let shell = ToolSpec::new("bash", "").alias("Bash");
+        let shell = ToolSpec::new("bash", "").alias("Bash").command_param("command");
         let args = json!({"command": "git push origin main"});
         let Decision::Deny { message } =
             ModePolicy::new(PermissionMode::DontAsk).decide(&request(&shell, &args, false))
@@ -296,7 +303,7 @@ mod tests {
     #[tokio::test]
     async fn the_non_interactive_denial_suggests_only_modes_that_would_allow_the_call() {
         let edit = ToolSpec::new("edit_file", "").alias("Edit").edits_files();
-        let shell = ToolSpec::new("bash", "").alias("Bash");
+        let shell = ToolSpec::new("bash", "").alias("Bash").command_param("command");
         let args = json!({"command": "git push origin main", "file_path": "a.txt"});
         async fn denial(spec: &ToolSpec, args: &Value) -> String {
             match NonInteractiveApprover.approve(&request(spec, args, false), "mode default").await {

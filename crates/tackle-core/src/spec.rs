@@ -154,6 +154,9 @@ pub struct ToolSpec {
     pub edits_files: bool,
     /// The tool keeps its own output within the budget (the executor does not cut it).
     pub manages_output_budget: bool,
+    /// The parameter that holds a shell command, for a tool that runs one (`bash`,
+    /// `background_run`): permission rules, approval prompts and summaries read it.
+    pub command_param: Option<String>,
 }
 
 impl ToolSpec {
@@ -178,6 +181,7 @@ impl ToolSpec {
             param_hints: Vec::new(),
             path_params: Vec::new(),
             edits_files: false,
+            command_param: None,
             manages_output_budget: false,
         }
     }
@@ -283,6 +287,17 @@ impl ToolSpec {
     pub fn edits_files(mut self) -> Self {
         self.edits_files = true;
         self
+    }
+
+    /// Declares that parameter `name` holds a shell command the tool runs.
+    pub fn command_param(mut self, name: impl Into<String>) -> Self {
+        self.command_param = Some(name.into());
+        self
+    }
+
+    /// The shell command of a call of this tool, when it runs one.
+    pub fn command<'a>(&self, args: &'a Value) -> Option<&'a str> {
+        args.get(self.command_param.as_deref()?)?.as_str()
     }
 
     /// Declares that the tool keeps its output within the budget itself.

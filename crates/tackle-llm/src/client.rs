@@ -173,6 +173,12 @@ impl LlmClient {
         Ok(LlmClient { config, http })
     }
 
+    /// Streams responses (`true`, the default) or asks for whole ones (`--no-stream`).
+    pub fn streaming(mut self, stream: bool) -> Self {
+        self.config.stream = stream;
+        self
+    }
+
     /// The provider settings.
     pub fn config(&self) -> &ProviderConfig {
         &self.config

@@ -10,6 +10,7 @@ pub mod anthropic;
 mod client;
 mod conversation;
 mod error;
+mod model;
 pub mod openai;
 pub mod retry;
 pub mod sse;
@@ -19,4 +20,5 @@ pub use conversation::{
     AssistantMessage, ChatRequest, Completion, FinishReason, LlmEvent, Message, NativeCall, ToolResult, Usage, UserPart,
 };
 pub use error::{ErrorClass, LlmError, classify_status, provider_message};
+pub use model::{ChatModel, ModelInfo};
 pub use retry::RetryPolicy;

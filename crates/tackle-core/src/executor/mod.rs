@@ -14,7 +14,7 @@ mod decode;
 pub mod schedule;
 pub(crate) mod validate;
 
-pub use budget::{DEFAULT_MAX_OUTPUT_CHARS, OutputBudget, create_spill_file, safe_file_stem};
+pub use budget::{DEFAULT_MAX_OUTPUT_CHARS, OutputBudget};
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -388,7 +388,7 @@ impl Executor {
         output.meta.coerced = coerced;
         // The spill file keeps the raw text; the model's text loses its escape sequences.
         if !spec.manages_output_budget {
-            self.config.budget.apply(&mut output, &session.spill_dir, &session.spill_rel);
+            self.config.budget.apply(&mut output, &session.info().spill);
         }
         clean_text(&mut output);
         let hook_call = HookCall { call_id: &output.call_id.clone(), spec, args: &args };

@@ -43,6 +43,10 @@ fn describe(request: &PermissionRequest<'_>, reason: &str) -> String {
 }
 
 impl Approver for ElicitApprover {
+    fn asks_a_person(&self) -> bool {
+        true
+    }
+
     fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, reason: &'a str) -> BoxFuture<'a, Approval> {
         let tool = request.spec.name.clone();
         let params = json!({

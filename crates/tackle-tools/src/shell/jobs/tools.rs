@@ -51,6 +51,7 @@ impl Tool for BackgroundRun {
         )
         .title("Background run")
         .destructive()
+        .command_param("command")
     }
 
     fn is_read_only(&self, input: &BackgroundRunInput) -> bool {
