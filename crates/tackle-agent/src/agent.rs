@@ -1,4 +1,4 @@
-//! The agent loop (providers.md §6.1): build the request, stream the reply, extract the calls,
+//! The agent loop (docs/reference/providers.md#a-step): build the request, stream the reply, extract the calls,
 //! answer them through the executor, and go on until `task_done`, a reply without calls, the
 //! step limit, an error, or Ctrl-C. Every call of every reply is answered exactly once in the
 //! history, whatever ends the run, so the conversation stays valid for both providers.
@@ -27,7 +27,7 @@ use crate::trajectory::event::{DecisionSource, ResponseCall};
 use crate::trajectory::{Trajectory, TrajectoryEvent};
 use crate::turn::{PlannedCall, not_run};
 
-/// The message added after a reply cut off at the output limit (providers.md §6.3).
+/// The message added after a reply cut off at the output limit (docs/reference/providers.md#truncated-replies).
 pub const TRUNCATED_MESSAGE: &str = "Your reply was cut off at the output token limit. Continue, and keep each reply shorter (split large file writes into several calls).";
 
 /// The message added after an empty reply (no text, no calls).
@@ -100,7 +100,7 @@ impl RunStatus {
         }
     }
 
-    /// The exit code of `tackle run` (providers.md §6.2).
+    /// The exit code of `tackle run` (docs/reference/providers.md#rules-for-calls).
     pub fn exit_code(self) -> u8 {
         match self {
             RunStatus::Success => 0,
@@ -447,7 +447,7 @@ impl Agent {
     }
 
     /// Counts one more reply cut off at the output limit; the stop once that happened
-    /// `max_truncations` times in a row (providers.md §6.3).
+    /// `max_truncations` times in a row (docs/reference/providers.md#truncated-replies).
     fn count_truncation(&self, truncations: &mut u32) -> Option<Stop> {
         *truncations += 1;
         (*truncations >= self.config.max_truncations).then(|| {
@@ -497,7 +497,7 @@ impl Agent {
     }
 
     /// The calls of a reply: native calls, or those the text format finds in the text
-    /// (formats.md); ids unique in the session.
+    /// (docs/reference/formats.md); ids unique in the session.
     fn extract_calls(&mut self, step: u32, message: &mut AssistantMessage) -> Vec<PlannedCall> {
         match self.config.call_format.text() {
             None => {
@@ -526,7 +526,7 @@ impl Agent {
     }
 
     /// The user-message parts answering a reply: provider tool results, or one text in the
-    /// text format (formats.md §8).
+    /// text format (docs/reference/formats.md#results-back-to-the-model).
     fn result_parts(&self, calls: &[PlannedCall], outputs: &[ToolOutput]) -> Vec<UserPart> {
         let Some(format) = self.config.call_format.text() else {
             return outputs.iter().map(result_part).collect();

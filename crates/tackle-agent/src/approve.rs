@@ -1,5 +1,5 @@
 //! Permissions in a run: the terminal approver (allow once, allow for the session, deny;
-//! safety.md §4) and the wrappers that record every decision in the trajectory.
+//! docs/reference/safety.md#approvers) and the wrappers that record every decision in the trajectory.
 
 use std::io::{BufRead as _, Write as _};
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,4 @@
-//! The system prompt of a run (providers.md §6.1): the base prompt, facts about the
+//! The system prompt of a run (docs/reference/providers.md#a-step): the base prompt, facts about the
 //! environment, the call-format instructions, the workspace's `AGENTS.md` (or `CLAUDE.md`),
 //! and the names of deferred tools.
 

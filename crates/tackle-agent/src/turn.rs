@@ -1,4 +1,4 @@
-//! Answering the calls of one reply (providers.md §6.2): at most 64 run; identical read-only
+//! Answering the calls of one reply (docs/reference/providers.md#rules-for-calls): at most 64 run; identical read-only
 //! calls run once and share the output; `task_done` runs after its siblings, and is refused
 //! when one of them failed; every call gets exactly one output, in call order in the history,
 //! and in the trajectory as soon as it exists.

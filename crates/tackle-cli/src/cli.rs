@@ -1,4 +1,4 @@
-//! The command-line grammar (DESIGN §8), as clap derive types.
+//! The command-line grammar (docs/reference/cli.md), as clap derive types.
 
 use std::path::PathBuf;
 

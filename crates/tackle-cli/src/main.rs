@@ -1,6 +1,6 @@
 //! The `tackle` binary: argument parsing and terminal output only. Everything a library user
 //! would need lives in the library crates; this crate wires them to the command line contract
-//! of DESIGN §8 (commands, flags, JSON shapes, exit codes).
+//! of docs/reference/cli.md (commands, flags, JSON shapes, exit codes).
 // Diagnostics go through `diag!`/`diagln!`, which a closed stderr cannot turn into an abort.
 #![deny(clippy::print_stderr)]
 

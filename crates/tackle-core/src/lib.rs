@@ -1,7 +1,7 @@
 //! The core of Tackle: what a tool is, how it is shown to a model, and how a call to it is
 //! checked, permitted, scheduled, run and reported.
 //!
-//! The pipeline (DESIGN §1) in one sentence: a [`ToolCall`] is resolved against the session's
+//! The pipeline (docs/architecture.md#one-pipeline) in one sentence: a [`ToolCall`] is resolved against the session's
 //! [`ToolSet`], its arguments are decoded and validated against the tool's JSON Schema, a
 //! [`permission`] policy and [`hooks`] may stop or rewrite it, the [`executor`] schedules it
 //! (concurrency-safe calls together, the others alone and in order), runs it under a timeout

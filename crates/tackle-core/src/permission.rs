@@ -1,9 +1,9 @@
 //! Whether a call may run: the permission seam of the executor.
 //!
 //! A [`PermissionPolicy`] gives a tentative decision (allow, ask, deny) from the mode and,
-//! in a later issue, rules; pre-call hooks may change it (safety.md §3.3); an [`Approver`]
+//! in a later issue, rules; pre-call hooks may change it (docs/reference/safety.md#order-of-evaluation); an [`Approver`]
 //! resolves what is still "ask" (a terminal prompt, MCP elicitation, or a non-interactive
-//! denial). This module holds the seam, the permission modes of safety.md §2 and the simple
+//! denial). This module holds the seam, the permission modes of docs/reference/safety.md#permission-modes and the simple
 //! approvers; the rule engine plugs in as another policy.
 
 use std::str::FromStr;
@@ -32,7 +32,7 @@ impl PermissionRequest<'_> {
         self.spec.edits_files && !self.read_only
     }
 
-    /// A rule that would allow this call, for messages (safety.md §4 "always allow").
+    /// A rule that would allow this call, for messages (docs/reference/safety.md#approvers "always allow").
     pub fn suggested_rule(&self) -> String {
         let spec = self.spec;
         let display = spec.aliases.iter().find(|a| a.starts_with(char::is_uppercase)).unwrap_or(&spec.name);
@@ -65,7 +65,7 @@ impl PermissionRequest<'_> {
 pub enum Decision {
     Allow,
     /// Needs approval. `from_rule` is true when an ask rule (not the mode) asked; a hook's
-    /// allow cannot lift that (safety.md §3.3).
+    /// allow cannot lift that (docs/reference/safety.md#order-of-evaluation).
     Ask {
         reason: String,
         from_rule: bool,
@@ -99,7 +99,7 @@ pub trait Approver: Send + Sync {
     }
 }
 
-/// The permission modes of safety.md §2.
+/// The permission modes of docs/reference/safety.md#permission-modes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum PermissionMode {
     /// Read-only calls run; everything else asks.
@@ -170,7 +170,7 @@ impl std::fmt::Display for PermissionMode {
     }
 }
 
-/// The mode table of safety.md §2 as a policy.
+/// The mode table of docs/reference/safety.md#permission-modes as a policy.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ModePolicy {
     pub mode: PermissionMode,

@@ -51,7 +51,7 @@ pub enum Availability {
 }
 
 /// How the markdown and XML call formats map a fenced block onto the tool's parameters
-/// (formats.md §2.2). A tool without a mapping takes a JSON object as its block body.
+/// (docs/reference/formats.md#langtag-dispatch). A tool without a mapping takes a JSON object as its block body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockMapping {
     /// The langtags that name this tool (`bash`, `shell`, `sh`).
@@ -65,7 +65,7 @@ pub struct BlockMapping {
     pub strip_prompt: bool,
 }
 
-/// A hint appended to a validation error about one parameter (tools.md §0.1).
+/// A hint appended to a validation error about one parameter (docs/reference/tools.md#names-and-aliases).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamHint {
     /// The top-level parameter.

@@ -1,4 +1,4 @@
-//! Tackle's LLM provider clients (providers.md §1–§5): OpenAI Chat Completions and every
+//! Tackle's LLM provider clients (docs/reference/providers.md#selecting-a-provider): OpenAI Chat Completions and every
 //! compatible server, and Anthropic Messages; streaming SSE or whole responses; tool-call
 //! assembly; retries with backoff, jitter and `Retry-After`; classified errors.
 //!

@@ -1,5 +1,5 @@
 //! Tackle's built-in tools, each a typed [`tackle_core::Tool`], and their registration in the
-//! toolsets of tools.md §0.5.
+//! toolsets of docs/reference/tools.md#tool-index.
 
 pub mod control;
 pub mod fs;

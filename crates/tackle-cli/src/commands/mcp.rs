@@ -1,4 +1,4 @@
-//! `tackle mcp serve`: Tackle's tools for any MCP client (mcp.md §1). The command assembles
+//! `tackle mcp serve`: Tackle's tools for any MCP client (docs/mcp.md#serving-tackle-mcp-serve). The command assembles
 //! the registry, the selection, the executor and a session factory, then hands them to
 //! `tackle::mcp::server`, which does the rest.
 

@@ -1,5 +1,5 @@
 //! `tackle parse`: the calls (or code blocks) a model message holds, as the agent loop would
-//! see them (formats.md §9). Reads stdin, prints one JSON array; `--streaming` feeds stdin to
+//! see them (docs/reference/formats.md#tackle-parse). Reads stdin, prints one JSON array; `--streaming` feeds stdin to
 //! the incremental parser as it arrives and must print the same array; `--events` prints one
 //! JSON line per call or block instead, with the input offset it was found at.
 

@@ -1,6 +1,6 @@
 //! `tackle run "TASK"`: the main job. Wires the workspace, configuration, provider, tools,
 //! permissions and trajectory into a `tackle::agent::Agent`, shows the run, and maps its end to
-//! the exit codes of providers.md §6.2.
+//! the exit codes of docs/reference/providers.md#rules-for-calls.
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
@@ -50,7 +50,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
     } else {
         Arc::new(NonInteractiveApprover)
     };
-    // The markdown format also gets gptme's block tools (DESIGN §8).
+    // The markdown format also gets gptme's block tools (docs/reference/cli.md).
     let default = if args.call_format == CallFormat::Text(tackle::calls::CallFormat::Markdown) {
         RUN_DEFAULT_MARKDOWN
     } else {
@@ -101,7 +101,7 @@ struct Hard {
 
 impl Hard {
     /// Kills every process the session started (SIGKILL, no grace), closes the trajectory
-    /// with the calls still running cancelled, and exits with 130 (providers.md §6.2).
+    /// with the calls still running cancelled, and exits with 130 (docs/reference/providers.md#rules-for-calls).
     fn exit(&self) -> ! {
         if let Some(shell) = self.shells.existing::<ShellState>() {
             shell.kill_now();

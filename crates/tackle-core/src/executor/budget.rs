@@ -8,7 +8,7 @@ use crate::output::{ContentPart, ToolOutput};
 use crate::spill::{SpillDir, create_spill_file, safe_file_stem};
 use crate::text::{budget_marker, cut_middle};
 
-/// The default inline limit, in characters (tools.md §0.3).
+/// The default inline limit, in characters (docs/reference/tools.md#outputs).
 pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 30_000;
 
 /// The inline size limit of outputs.

@@ -1,4 +1,4 @@
-//! The allowlist grammar of `--tools` and `[tools] enabled` (DESIGN §3): toolset names, exact
+//! The allowlist grammar of `--tools` and `[tools] enabled` (docs/architecture.md): toolset names, exact
 //! tool names (aliases accepted), globs, `hint:read-only` / `hint:destructive`, and `-ENTRY` to
 //! drop. Entries apply left to right; a list that starts with a removal starts from the
 //! command's default selection. Opt-in tools join only when named exactly or through `all`.

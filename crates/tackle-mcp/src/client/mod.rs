@@ -1,4 +1,4 @@
-//! The client face: importing MCP servers' tools into Tackle's registry (mcp.md §2).
+//! The client face: importing MCP servers' tools into Tackle's registry (docs/mcp.md#importing-mcp-servers-tools-in-tackle).
 //!
 //! An [`McpHub`] owns the connections of one Tackle session (subagents and teammates share
 //! them). It starts every configured server concurrently, names each server's tools

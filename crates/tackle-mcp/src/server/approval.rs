@@ -1,4 +1,4 @@
-//! Approvals for `tackle mcp serve --permission-mode MODE` when the mode asks (mcp.md §1.6):
+//! Approvals for `tackle mcp serve --permission-mode MODE` when the mode asks (docs/mcp.md#sessions-and-permissions):
 //! the client's user is asked through `elicitation/create` (a message describing the call and
 //! a boolean `approve` field); a client without that capability gets a denial that says how
 //! to allow the call.

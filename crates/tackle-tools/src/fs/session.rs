@@ -22,7 +22,7 @@ use crate::fs::atomic::{WriteError, WriteOptions, remove_atomic, write_atomic};
 use crate::fs::history::{Before, EditHistory};
 use crate::fs::ledger::{FileStamp, Freshness, ReadLedger};
 
-/// The largest file the edit tools load whole (the history cap, tools.md §0.4).
+/// The largest file the edit tools load whole (the history cap, docs/reference/tools.md#session-state).
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The file tools' settings: `[tools] durable_writes`, and whether reads must come before
@@ -31,7 +31,7 @@ pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 pub struct FsSettings {
     /// fsync each written file before its rename, and its directory after.
     pub durable_writes: bool,
-    /// Edits of a file need a read of it first, and fail if it changed since (tools.md §0.4).
+    /// Edits of a file need a read of it first, and fail if it changed since (docs/reference/tools.md#session-state).
     pub enforce_read_before_edit: bool,
 }
 

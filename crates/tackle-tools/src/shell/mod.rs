@@ -1,4 +1,4 @@
-//! The shell tools (tools.md §1–§2): `bash`, one persistent shell per session, and the
+//! The shell tools (docs/reference/tools.md#bash): `bash`, one persistent shell per session, and the
 //! background jobs `background_run`, `job_output`, `job_kill`.
 //!
 //! What commands run in — the process sandbox, the command environment, the output budget and
@@ -55,7 +55,7 @@ const EXPORTS_QUERY: &str = r#"builtin printf '%s\0' "$PWD"; while IFS= builtin 
 pub struct ShellEnvironment {
     /// The process sandbox.
     pub sandbox: Sandbox,
-    /// The environment of every command (safety.md §7).
+    /// The environment of every command (docs/reference/safety.md#command-environment).
     pub env: CommandEnv,
     /// The inline output limit in characters (`[tools] max_output_chars`).
     pub max_output_chars: usize,

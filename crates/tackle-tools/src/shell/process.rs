@@ -1,4 +1,4 @@
-//! The persistent `bash --noprofile --norc` of a session (tools.md §1).
+//! The persistent `bash --noprofile --norc` of a session (docs/reference/tools.md#bash).
 //!
 //! The shell runs a small loop (its `-c` script): read a command from the private control pipe
 //! on fd 63, `eval` it in the shell itself (so `cd`, `export`, functions and aliases persist),

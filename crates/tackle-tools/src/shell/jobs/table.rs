@@ -1,4 +1,4 @@
-//! The background jobs of a session (tools.md §2): each is `bash -c {command}` in its own
+//! The background jobs of a session (docs/reference/tools.md#background_run): each is `bash -c {command}` in its own
 //! process session (and, with bubblewrap, its own sandbox), stdout and stderr merged into
 //! `.tackle/outputs/{session}/jobs/{job_id}.log` by Tackle itself, outside the sandbox. A
 //! supervisor task per job waits for the exit, the job's timeout or a kill request, ends every
@@ -74,7 +74,7 @@ pub struct Job {
 }
 
 impl Job {
-    /// The answer to the call that started the job (tools.md §2).
+    /// The answer to the call that started the job (docs/reference/tools.md#background_run).
     pub fn started_output(&self) -> ToolOutput {
         ToolOutput::text(format!(
             "Started background job {}: {}. Use job_output to read its output and job_kill to stop it.",

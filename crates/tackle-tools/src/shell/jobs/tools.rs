@@ -1,4 +1,4 @@
-//! `background_run`, `job_output`, `job_kill` (tools.md §2).
+//! `background_run`, `job_output`, `job_kill` (docs/reference/tools.md#background_run).
 
 use std::time::Duration;
 
