@@ -84,7 +84,7 @@ impl HttpServe {
         let mut line = String::new();
         BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
         let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("first line: {line}")).to_owned();
-        tackle_mcp::ensure_tls_provider();
+        tackle::mcp::ensure_tls_provider();
         HttpServe { child, url, http: reqwest::Client::new() }
     }
 
