@@ -12,9 +12,8 @@
 //! component at a time with `O_NOFOLLOW`, which refuses every symlink on the way: a resolved
 //! path holds none, so only a link swapped in after the check is refused.
 //!
-//! A walk (`glob`, `grep`, `view` of a directory) lists names by path; [`DirCache`] then
-//! opens or stats each listed entry beneath the root through its directory, so a name listed
-//! through a swapped link is never searched or shown.
+//! A walk (`glob`, `grep`, `view` of a directory) starts with an open beneath the root and
+//! goes on through directory descriptors ([`crate::search::walk`]).
 
 use std::ffi::OsStr;
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
@@ -187,52 +186,6 @@ fn is_symlink(mode: u32) -> bool {
     mode & 0o170_000 == 0o120_000
 }
 
-/// Opens the entries of a walk beneath the root through their directories, keeping the last
-/// directory open: a walk yields a directory's files together, so each file costs one
-/// `openat` or `fstatat` of its bare name, as a walk by path would. Directories are opened
-/// without following any symlink (the walk follows none), and the entry itself is never
-/// followed either.
-#[derive(Debug)]
-pub struct DirCache<'a> {
-    beneath: &'a Beneath,
-    dir: Option<(PathBuf, OwnedFd)>,
-}
-
-impl<'a> DirCache<'a> {
-    /// A cache for entries under `beneath`'s root.
-    pub fn new(beneath: &'a Beneath) -> Self {
-        DirCache { beneath, dir: None }
-    }
-
-    /// The directory of `path`, opened beneath the root, and `path`'s name in it.
-    fn parent<'p>(&mut self, path: &'p Path) -> Result<(BorrowedFd<'_>, &'p OsStr), OpenError> {
-        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-            return Err(OpenError::Escaped);
-        };
-        if self.dir.as_ref().is_none_or(|(open, _)| open != parent) {
-            let fd = self.beneath.open_at(parent, DIR_HANDLE, Links::None)?;
-            self.dir = Some((parent.to_owned(), fd));
-        }
-        let fd = self.dir.as_ref().map(|(_, fd)| fd.as_fd()).ok_or(OpenError::Escaped)?;
-        Ok((fd, name))
-    }
-
-    /// The status of the entry at `path` itself (a symlink is not followed).
-    pub fn stat(&mut self, path: &Path) -> Result<rustix::fs::Stat, OpenError> {
-        let (dir, name) = self.parent(path)?;
-        Ok(rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?)
-    }
-
-    /// Opens the file at `path` for reading ([`READ`]; a symlink is refused), with the
-    /// status of what was opened (check it with [`regular_mtime`] before reading).
-    pub fn open_file(&mut self, path: &Path) -> Result<(std::fs::File, rustix::fs::Stat), OpenError> {
-        let (dir, name) = self.parent(path)?;
-        let fd = step(dir, name, READ | OFlags::NOFOLLOW)?;
-        let stat = rustix::fs::fstat(&fd)?;
-        Ok((std::fs::File::from(fd), stat))
-    }
-}
-
 /// The modification time of a regular file; `None` for anything else (a FIFO, socket,
 /// device or directory swapped in after the walk listed a file).
 pub fn regular_mtime(stat: &rustix::fs::Stat) -> Option<std::time::SystemTime> {
@@ -321,25 +274,5 @@ mod tests {
         let err = beneath.create_dirs(&t.root.join("link_out/made"), 0o755).unwrap_err();
         assert!(matches!(err, OpenError::Escaped), "{err:?}");
         assert!(!t.root.join("../outside/made").exists());
-    }
-
-    #[test]
-    fn a_walk_cache_stats_and_opens_entries_without_following_links() {
-        let t = tree();
-        let beneath = Beneath::open(&t.root).unwrap();
-        let mut cache = DirCache::new(&beneath);
-        assert_eq!(cache.stat(&t.root.join("a/f.txt")).unwrap().st_size, 6);
-        assert!(is_symlink(cache.stat(&t.root.join("link_out")).unwrap().st_mode));
-        let mut text = String::new();
-        let (mut file, stat) = cache.open_file(&t.root.join("a/f.txt")).unwrap();
-        file.read_to_string(&mut text).unwrap();
-        assert_eq!(text, "inside");
-        assert!(regular_mtime(&stat).is_some());
-        assert!(regular_mtime(&cache.stat(&t.root.join("a")).unwrap()).is_none());
-        for path in ["link_out/secret", "link_in/f.txt"] {
-            assert!(matches!(cache.stat(&t.root.join(path)), Err(OpenError::Escaped)), "{path}");
-            assert!(matches!(cache.open_file(&t.root.join(path)), Err(OpenError::Escaped)), "{path}");
-        }
-        assert!(matches!(cache.open_file(&t.root.join("link_out")), Err(OpenError::Escaped)));
     }
 }

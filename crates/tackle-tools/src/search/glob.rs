@@ -14,10 +14,10 @@ use serde_json::json;
 use tackle_core::spec::PathAccess;
 use tackle_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
-use crate::fs::beneath::{DirCache, regular_mtime};
+use crate::fs::beneath::regular_mtime;
 use crate::fs::blocking;
 use crate::search::bounds::{MAX_GLOB_BYTES, check_length};
-use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
+use crate::search::walk::{Kind, WalkOptions, display_path, search_root, walk};
 
 /// The wire name.
 pub const NAME: &str = "glob";
@@ -101,11 +101,11 @@ fn climbing_refusal(ctx: &ToolContext, input: &GlobInput, components: &[&str]) -
 fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
     check_length("glob", &input.pattern, MAX_GLOB_BYTES)?;
     let (target, beneath) = search_root(ctx, input.path.as_deref())?;
-    let root = target.path;
+    let root = &target.path;
     if !root.is_dir() {
         return Err(ToolError::NotFound(format!("Directory does not exist: {}", target.raw)));
     }
-    let pattern = relative_pattern(&input.pattern, &root)?;
+    let pattern = relative_pattern(&input.pattern, root)?;
     let components: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
     if components.contains(&"..") {
         return Err(climbing_refusal(ctx, input, &components));
@@ -123,26 +123,30 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
     let within = components[..literal].iter().map(|c| (*c).to_owned()).collect();
     let max_depth = (!components[literal..].iter().any(|c| c.contains("**"))).then_some(components.len());
     let options = WalkOptions { hidden, max_depth, within, ..WalkOptions::default() };
-    let builder = walker(&root, options, &beneath, ctx.workspace())?;
     let root_bytes = root.as_os_str().as_bytes();
     let skip = if root_bytes.ends_with(b"/") { root_bytes.len() } else { root_bytes.len() + 1 };
-    let mut found: Vec<(SystemTime, PathBuf)> = collect_files(
-        &builder,
+    let mut found: Vec<(SystemTime, PathBuf)> = walk(
+        &target,
+        &beneath,
+        ctx.workspace(),
+        options,
         ctx.cancel_token(),
-        || DirCache::new(&beneath),
-        |found, entry| {
+        || (),
+        |(), entry| {
+            if entry.kind != Kind::File {
+                return None;
+            }
             // Walked paths start with the root as given: slicing is much cheaper than
             // `Path::strip_prefix` over 100,000 paths.
-            let bytes = entry.path().as_os_str().as_bytes();
+            let bytes = entry.path.as_os_str().as_bytes();
             let relative = Path::new(OsStr::from_bytes(bytes.get(skip..)?));
             if !matcher.is_match(relative) {
                 return None;
             }
-            // Looked up beneath the root through its directory: a name listed through a
-            // directory swapped for a symlink is not there, and is left out.
-            Some((regular_mtime(&found.stat(entry.path()).ok()?)?, entry.path().to_owned()))
+            // Examined through its directory: still a regular file, never a link.
+            Some((regular_mtime(&entry.stat()?)?, entry.path.to_owned()))
         },
-    );
+    )?;
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let truncated = found.len() > MAX_RESULTS;
     found.truncate(MAX_RESULTS);

@@ -15,12 +15,12 @@ use serde_json::{Value, json};
 use tackle_core::spec::PathAccess;
 use tackle_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
-use crate::fs::beneath::{DirCache, regular_mtime};
+use crate::fs::beneath::regular_mtime;
 use crate::fs::blocking;
 use crate::search::bounds::{
     MAX_GLOB_BYTES, MAX_REGEX_BYTES, REGEX_DFA_SIZE_LIMIT, REGEX_NEST_LIMIT, REGEX_SIZE_LIMIT, check_length,
 };
-use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
+use crate::search::walk::{Entry, Kind, WalkOptions, display_path, search_root, walk};
 
 /// The wire name.
 pub const NAME: &str = "grep";
@@ -126,7 +126,7 @@ struct FileResult {
 
 fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
     let (target, beneath) = search_root(ctx, input.path.as_deref())?;
-    let root = target.path;
+    let root = &target.path;
     if !root.exists() {
         return Err(ToolError::NotFound(format!("Path does not exist: {}", target.raw)));
     }
@@ -136,7 +136,7 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
     let mut options = WalkOptions::default();
     if let Some(glob) = &input.glob {
         check_length("glob", glob, MAX_GLOB_BYTES)?;
-        let mut overrides = ignore::overrides::OverrideBuilder::new(&root);
+        let mut overrides = ignore::overrides::OverrideBuilder::new(root);
         let built = match overrides.add(glob) {
             Ok(_) => overrides.build(),
             Err(err) => Err(err),
@@ -158,26 +158,26 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
     };
     let numbers = input.line_numbers.unwrap_or(true);
     let workspace = ctx.workspace().to_owned();
-    let builder = walker(&root, options, &beneath, &workspace)?;
     let new_state = || {
-        let searcher = SearcherBuilder::new()
+        SearcherBuilder::new()
             .line_number(true)
             .multi_line(multiline)
             .before_context(usize::try_from(before).unwrap_or(usize::MAX))
             .after_context(usize::try_from(after).unwrap_or(usize::MAX))
             .binary_detection(BinaryDetection::quit(b'\x00'))
-            .build();
-        (searcher, DirCache::new(&beneath))
+            .build()
     };
-    let mut results: Vec<FileResult> = collect_files(&builder, ctx.cancel_token(), new_state, |state, entry| {
-        let (searcher, found) = state;
-        // Opened beneath the root (a file listed through a swapped link is not there), not
-        // blocking, and searched only if it is a regular file.
-        let (file, stat) = found.open_file(entry.path()).ok()?;
+    let search = |searcher: &mut Searcher, entry: &Entry<'_>| {
+        if entry.kind != Kind::File {
+            return None;
+        }
+        // Opened through its directory (never a link), not blocking, and searched only if it
+        // is a regular file.
+        let (file, stat) = entry.open()?;
         let mtime = regular_mtime(&stat)?;
         let mut sink = Collect {
             mode,
-            path: entry.path(),
+            path: entry.path,
             workspace: &workspace,
             shown: None,
             numbers,
@@ -192,8 +192,9 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
             OutputMode::FilesWithMatches => Some(mtime),
             _ => None,
         };
-        Some(FileResult { path: entry.path().to_owned(), modified, matches: sink.matches, lines: sink.lines })
-    });
+        Some(FileResult { path: entry.path.to_owned(), modified, matches: sink.matches, lines: sink.lines })
+    };
+    let mut results = walk(&target, &beneath, &workspace, options, ctx.cancel_token(), new_state, search)?;
     if ctx.is_cancelled() {
         return Err(ToolError::Cancelled("grep was cancelled before it finished.".into()));
     }

@@ -1,17 +1,17 @@
-//! The ignore files of a walk, read by Tackle instead of by ripgrep's walker, so that a
+//! The ignore files of a walk, read by Tackle beneath the root and never blocking, so that a
 //! hostile workspace cannot hang or redirect a search through them (docs/file-tools.md,
 //! "Opening beneath the root").
 //!
 //! ripgrep's walker opens `.gitignore`, `.ignore`, `.rgignore`, `.git/info/exclude` and a
 //! worktree's `.git` file by name and blocking: a FIFO planted (or swapped in) under one of
-//! those names stops the walk until something writes to it, and a directory swapped for a
-//! symlink makes it read rules from outside the workspace. So the walk is built with those
-//! readers off ([`crate::search::walk::walker`]) and asks [`IgnoreRules::matched`] instead.
-//! Each directory's files are opened beneath the root (symlinks that stay inside followed,
-//! as `rg` follows them), without blocking, and read only when `fstat` says a regular file
-//! of at most [`MAX_IGNORE_FILE_BYTES`]; anything else counts as absent. Directories above
-//! the root (ripgrep reads the ignore files of the searched directory's parents too) and a
-//! worktree's common git directory lie outside it and are opened by path, the same way.
+//! those names would stop the walk until something wrote to it. Here each directory's files
+//! are found in the listing the walk made ([`IgnoreRules::listed`]) and opened through the
+//! directory's descriptor (a symlink among them is followed only if it stays inside the
+//! root, as `rg` follows links), without blocking, and read only when `fstat` says a regular
+//! file of at most [`MAX_IGNORE_FILE_BYTES`]; anything else counts as absent. The
+//! directories above the walk's start (ripgrep reads the ignore files of its parents too) are
+//! looked up by name ([`IgnoreRules::above`]): beneath the root where they lie in it, by path
+//! outside it (as is a worktree's common git directory), the same way.
 //!
 //! The rules and their precedence are ripgrep's (its `ignore` crate's `Ignore::matched`):
 //! for each kind, the deepest directory with a matching line decides; `.rgignore` beats
@@ -20,12 +20,12 @@
 //! only inside a git (or jj) repository, and `.gitignore` files above the repository's root
 //! are not read. The line syntax is the crate's own ([`GitignoreBuilder::add_line`]).
 
-use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Read as _;
-use std::os::fd::OwnedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder, gitconfig_excludes_path};
@@ -38,7 +38,7 @@ pub const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
 
 /// The rules one directory adds, with those of its parent.
 #[derive(Debug)]
-struct Level {
+pub struct Level {
     rgignore: Gitignore,
     ignore: Gitignore,
     gitignore: Gitignore,
@@ -54,13 +54,36 @@ impl Level {
     }
 }
 
-/// The ignore rules of one walk: each directory's files read once, when the walk first
-/// needs them.
+/// The ignore rules of one walk: the global excludes file, and how to read a directory's.
 #[derive(Debug)]
 pub struct IgnoreRules {
     beneath: Beneath,
     global: Gitignore,
-    levels: RwLock<HashMap<PathBuf, Arc<Level>>>,
+}
+
+/// The names in a directory that bear on its rules, as its listing shows them.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Present {
+    rgignore: bool,
+    ignore: bool,
+    gitignore: bool,
+    /// The type of `.git` (`Symlink` or `Unknown`: looked up, following the link).
+    git: Option<FileType>,
+    jj: bool,
+}
+
+impl Present {
+    /// Notes one entry of a listing.
+    pub fn note(&mut self, name: &OsStr, kind: FileType) {
+        match name.as_encoded_bytes() {
+            b".rgignore" => self.rgignore = true,
+            b".ignore" => self.ignore = true,
+            b".gitignore" => self.gitignore = true,
+            b".git" => self.git = Some(kind),
+            b".jj" => self.jj = true,
+            _ => {}
+        }
+    }
 }
 
 impl IgnoreRules {
@@ -70,14 +93,13 @@ impl IgnoreRules {
         let global = gitconfig_excludes_path()
             .and_then(|path| Some(parse(workspace, &path, &read_regular(&beneath, &path)?)))
             .unwrap_or_else(Gitignore::empty);
-        IgnoreRules { beneath, global, levels: RwLock::new(HashMap::new()) }
+        IgnoreRules { beneath, global }
     }
 
-    /// Whether the ignore files say to skip `path` (absolute; a directory when `is_dir`),
-    /// to keep it (a `!` line: a hidden entry is then kept too), or nothing.
-    pub fn matched(&self, path: &Path, is_dir: bool) -> Match<()> {
-        let Some(parent) = path.parent() else { return Match::None };
-        let level = self.level(parent);
+    /// Whether the ignore files of `level` (the directory holding `path`) and its parents
+    /// say to skip `path` (a directory when `is_dir`), to keep it (a `!` line: a hidden
+    /// entry is then kept too), or nothing.
+    pub fn matched(&self, level: &Level, path: &Path, is_dir: bool) -> Match<()> {
         let in_repository = level.chain().any(|level| level.is_repository);
         let (mut rgignore, mut ignore, mut gitignore, mut exclude) =
             (Match::None, Match::None, Match::None, Match::None);
@@ -103,28 +125,48 @@ impl IgnoreRules {
         rgignore.or(ignore).or(gitignore).or(exclude).or(global)
     }
 
-    /// The level of `dir`, read (with its parents') on first use.
-    fn level(&self, dir: &Path) -> Arc<Level> {
-        let cached = self.levels.read().unwrap_or_else(PoisonError::into_inner).get(dir).cloned();
-        if let Some(level) = cached {
-            return level;
-        }
-        let parent = dir.parent().map(|parent| self.level(parent));
-        let level = Arc::new(self.read_level(dir, parent));
-        let mut levels = self.levels.write().unwrap_or_else(PoisonError::into_inner);
-        // Another thread may have read it meanwhile: both read the same files.
-        Arc::clone(levels.entry(dir.to_owned()).or_insert(level))
+    /// The rules of the directories above `dir` (`None` above `/`), each looked up by name.
+    pub fn above(&self, dir: &Path) -> Option<Arc<Level>> {
+        let parent = dir.parent()?;
+        let present = Present {
+            rgignore: true,
+            ignore: true,
+            gitignore: true,
+            git: kind(&self.beneath, &parent.join(".git")),
+            jj: kind(&self.beneath, &parent.join(".jj")).is_some(),
+        };
+        let read = |name: &str| read_regular(&self.beneath, &parent.join(name));
+        Some(Arc::new(self.level(parent, &present, read, self.above(parent))))
     }
 
-    fn read_level(&self, dir: &Path, parent: Option<Arc<Level>>) -> Level {
-        let file = |name: &str| {
-            let path = dir.join(name);
-            read_regular(&self.beneath, &path).map_or_else(Gitignore::empty, |bytes| parse(dir, &path, &bytes))
+    /// The rules of the directory `dir`, open as `fd`, whose listing showed `present`.
+    pub fn listed(&self, dir: &Path, fd: BorrowedFd<'_>, present: &Present, parent: Option<Arc<Level>>) -> Arc<Level> {
+        let read = |name: &str| match rustix::fs::openat(fd, name, READ | OFlags::NOFOLLOW, Mode::empty()) {
+            Ok(opened) => read_opened(opened),
+            // A symlink: followed if it stays inside the root (or, outside it, as `rg` does).
+            Err(rustix::io::Errno::LOOP) => read_regular(&self.beneath, &dir.join(name)),
+            Err(_) => None,
+        };
+        let mut present = *present;
+        if let Some(FileType::Symlink | FileType::Unknown) = present.git {
+            present.git = kind(&self.beneath, &dir.join(".git"));
+        }
+        Arc::new(self.level(dir, &present, read, parent))
+    }
+
+    fn level(
+        &self,
+        dir: &Path,
+        present: &Present,
+        read: impl Fn(&str) -> Option<Vec<u8>>,
+        parent: Option<Arc<Level>>,
+    ) -> Level {
+        let file = |wanted: bool, name: &str| {
+            let bytes = if wanted { read(name) } else { None };
+            bytes.map_or_else(Gitignore::empty, |bytes| parse(dir, &dir.join(name), &bytes))
         };
         let git = dir.join(".git");
-        let git_kind = kind(&self.beneath, &git);
-        let is_repository = git_kind.is_some() || kind(&self.beneath, &dir.join(".jj")).is_some();
-        let exclude = match git_kind {
+        let exclude = match present.git {
             Some(FileType::RegularFile) => common_git_dir(&self.beneath, dir, &git),
             Some(_) => Some(git),
             None => None,
@@ -133,11 +175,11 @@ impl IgnoreRules {
         .and_then(|path| Some(parse(dir, &path, &read_regular(&self.beneath, &path)?)))
         .unwrap_or_else(Gitignore::empty);
         Level {
-            rgignore: file(".rgignore"),
-            ignore: file(".ignore"),
-            gitignore: file(".gitignore"),
+            rgignore: file(present.rgignore, ".rgignore"),
+            ignore: file(present.ignore, ".ignore"),
+            gitignore: file(present.gitignore, ".gitignore"),
             exclude,
-            is_repository,
+            is_repository: present.git.is_some() || present.jj,
             parent,
         }
     }
@@ -187,10 +229,14 @@ fn kind(beneath: &Beneath, path: &Path) -> Option<FileType> {
     Some(FileType::from_raw_mode(rustix::fs::fstat(&fd).ok()?.st_mode))
 }
 
-/// The content of the regular file at `path`, if it is one of at most
-/// [`MAX_IGNORE_FILE_BYTES`]; a FIFO, socket, device or directory is never read.
+/// The content of the regular file at `path` (see [`read_opened`]).
 fn read_regular(beneath: &Beneath, path: &Path) -> Option<Vec<u8>> {
-    let fd = open(beneath, path, READ)?;
+    read_opened(open(beneath, path, READ)?)
+}
+
+/// The content of the file opened as `fd`, if it is a regular file of at most
+/// [`MAX_IGNORE_FILE_BYTES`]; a FIFO, socket, device or directory is never read.
+fn read_opened(fd: OwnedFd) -> Option<Vec<u8>> {
     let stat = rustix::fs::fstat(&fd).ok()?;
     let size = u64::try_from(stat.st_size).ok()?;
     if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || size > MAX_IGNORE_FILE_BYTES {
@@ -205,9 +251,23 @@ fn read_regular(beneath: &Beneath, path: &Path) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    /// The rules of `dir` as a walk from `root` sees them: its listing, below its parents'.
+    fn level(rules: &IgnoreRules, root: &Path, dir: &Path) -> Arc<Level> {
+        let parent = if dir == root { rules.above(dir) } else { Some(level(rules, root, dir.parent().unwrap())) };
+        let fd = rustix::fs::open(dir, crate::fs::beneath::DIR_READ, Mode::empty()).unwrap();
+        let mut present = Present::default();
+        for entry in rustix::fs::Dir::read_from(&fd).unwrap().flatten() {
+            present.note(OsStr::from_bytes(entry.file_name().to_bytes()), entry.file_type());
+        }
+        rules.listed(dir, fd.as_fd(), &present, parent)
+    }
+
     fn rules(root: &Path) -> IgnoreRules {
         IgnoreRules::new(Beneath::open(root).unwrap(), root)
     }
+
+    use std::os::fd::AsFd as _;
+    use std::os::unix::ffi::OsStrExt as _;
 
     #[test]
     fn precedence_is_ripgreps() {
@@ -221,32 +281,35 @@ mod tests {
         std::fs::write(root.join("sub/.gitignore"), "!*.tmp\n").unwrap();
         std::fs::write(root.join("sub/.rgignore"), "x.md\n").unwrap();
         let rules = rules(&root);
-        let m = |rel: &str| rules.matched(&root.join(rel), false);
-        assert!(m("a.log").is_ignore());
-        assert!(m("keep.log").is_whitelist());
-        assert!(m("a.out").is_ignore());
-        assert!(m("a.tmp").is_ignore());
-        assert!(m("sub/a.tmp").is_whitelist());
-        assert!(m("sub/x.md").is_ignore());
-        assert!(m("x.md").is_none());
-        assert!(m("a.rs").is_none());
+        let (top, sub) = (level(&rules, &root, &root), level(&rules, &root, &root.join("sub")));
+        let m = |level: &Level, rel: &str| rules.matched(level, &root.join(rel), false);
+        assert!(m(&top, "a.log").is_ignore());
+        assert!(m(&top, "keep.log").is_whitelist());
+        assert!(m(&top, "a.out").is_ignore());
+        assert!(m(&top, "a.tmp").is_ignore());
+        assert!(m(&sub, "sub/a.tmp").is_whitelist());
+        assert!(m(&sub, "sub/x.md").is_ignore());
+        assert!(m(&top, "x.md").is_none());
+        assert!(m(&top, "a.rs").is_none());
     }
 
     #[test]
     fn gitignore_needs_a_repository_and_stops_at_its_root() {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
-        std::fs::create_dir_all(base.join("repo/.git")).unwrap();
+        let repo = base.join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
         std::fs::write(base.join(".gitignore"), "*.a\n").unwrap();
         std::fs::write(base.join(".ignore"), "*.b\n").unwrap();
-        std::fs::write(base.join("repo/.gitignore"), "*.c\n").unwrap();
-        let rules = rules(&base.join("repo"));
-        assert!(rules.matched(&base.join("repo/x.a"), false).is_none(), "a .gitignore above the repository");
-        assert!(rules.matched(&base.join("repo/x.b"), false).is_ignore(), "an .ignore above applies");
-        assert!(rules.matched(&base.join("repo/x.c"), false).is_ignore());
-        std::fs::remove_dir(base.join("repo/.git")).unwrap();
-        let rules = super::IgnoreRules::new(Beneath::open(&base.join("repo")).unwrap(), &base);
-        assert!(rules.matched(&base.join("repo/x.c"), false).is_none(), "no repository, no .gitignore");
+        std::fs::write(repo.join(".gitignore"), "*.c\n").unwrap();
+        let rules = rules(&repo);
+        let top = level(&rules, &repo, &repo);
+        assert!(rules.matched(&top, &repo.join("x.a"), false).is_none(), "a .gitignore above the repository");
+        assert!(rules.matched(&top, &repo.join("x.b"), false).is_ignore(), "an .ignore above applies");
+        assert!(rules.matched(&top, &repo.join("x.c"), false).is_ignore());
+        std::fs::remove_dir(repo.join(".git")).unwrap();
+        let top = level(&rules, &repo, &repo);
+        assert!(rules.matched(&top, &repo.join("x.c"), false).is_none(), "no repository, no .gitignore");
     }
 
     #[test]
@@ -260,7 +323,24 @@ mod tests {
         big.push_str("y\n");
         std::fs::write(root.join(".ignore"), big).unwrap();
         let rules = rules(&root);
-        assert!(rules.matched(&root.join("x"), false).is_none());
-        assert!(rules.matched(&root.join("y"), false).is_none());
+        let top = level(&rules, &root, &root);
+        assert!(rules.matched(&top, &root.join("x"), false).is_none());
+        assert!(rules.matched(&top, &root.join("y"), false).is_none());
+    }
+
+    #[test]
+    fn an_ignore_file_linked_out_of_the_root_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(base.join("outside-rules"), "*.x\n").unwrap();
+        std::fs::write(root.join("inside-rules"), "*.y\n").unwrap();
+        std::os::unix::fs::symlink(base.join("outside-rules"), root.join(".ignore")).unwrap();
+        std::os::unix::fs::symlink("../inside-rules", root.join("sub/.ignore")).unwrap();
+        let rules = rules(&root);
+        let sub = level(&rules, &root, &root.join("sub"));
+        assert!(rules.matched(&sub, &root.join("sub/a.x"), false).is_none());
+        assert!(rules.matched(&sub, &root.join("sub/a.y"), false).is_ignore());
     }
 }

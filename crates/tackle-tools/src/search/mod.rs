@@ -7,4 +7,5 @@ pub mod bounds;
 pub mod glob;
 pub mod grep;
 pub mod ignore_files;
+pub mod pool;
 pub mod walk;

@@ -136,7 +136,7 @@ fn run(files: &Files<'_>, input: &EditorInput) -> Result<String, ToolError> {
                     "The `view_range` parameter is not allowed when `path` points to a directory.".into(),
                 ));
             }
-            view::view_dir(&target, files.ctx().workspace())
+            view::view_dir(&target, files.ctx())
         }
         EditorCommand::View => view::view_file(files, &target, input.view_range.as_deref()),
         EditorCommand::Create => edit::create(files, &target, input.file_text.as_deref()),

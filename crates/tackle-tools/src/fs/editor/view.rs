@@ -3,13 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use tackle_core::ToolError;
+use tackle_core::{ToolContext, ToolError};
 
-use crate::fs::beneath::DirCache;
 use crate::fs::reader::{Line, scan};
 use crate::fs::text::{binary_message, numbered};
 use crate::fs::{FileStamp, Files, LoadError, Target, ledger, open_read};
-use crate::search::walk::{WalkOptions, walker};
+use crate::search::walk::{Kind, WalkOptions, walk};
 
 /// Characters of file content shown by a `view` without `view_range`.
 pub const VIEW_CAP_CHARS: usize = 16_000;
@@ -117,27 +116,25 @@ fn check_range(start: i64, end: i64, n: u64) -> Result<(), ToolError> {
 /// in `/`, dot-entries and ignored entries left out (a native walk, so names with spaces are
 /// fine; Trae's `find` broke on them).
 ///
-/// The walk is `grep`'s and `glob`'s (its ignore files read beneath the root, without
-/// blocking); it lists names by path, and each entry is then looked up beneath the root
-/// through its directory: one that is not there (listed through a directory swapped for a
-/// link out) is left out.
-pub fn view_dir(target: &Target, workspace: &Path) -> Result<String, ToolError> {
+/// The walk is `grep`'s and `glob`'s: it lists each directory through its descriptor, so a
+/// directory swapped for a link out during the walk is never entered.
+pub fn view_dir(target: &Target, ctx: &ToolContext) -> Result<String, ToolError> {
     let beneath = target
         .beneath()
         .map_err(|err| ToolError::Failed(format!("Ran into {err} while trying to read {}", target.raw)))?;
-    let mut found = DirCache::new(&beneath);
-    let mut entries: Vec<(PathBuf, bool)> = Vec::new();
     let options = WalkOptions { max_depth: Some(2), ..WalkOptions::default() };
-    for entry in walker(&target.path, options, &beneath, workspace)?.build().flatten() {
-        if entry.depth() == 0 {
-            continue;
-        }
-        let Ok(stat) = found.stat(entry.path()) else { continue };
-        let is_dir = rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Directory;
-        if let Ok(relative) = entry.path().strip_prefix(&target.path) {
-            entries.push((relative.to_owned(), is_dir));
-        }
-    }
+    let mut entries: Vec<(PathBuf, bool)> = walk(
+        target,
+        &beneath,
+        ctx.workspace(),
+        options,
+        ctx.cancel_token(),
+        || (),
+        |(), entry| {
+            let relative = entry.path.strip_prefix(&target.path).ok()?;
+            Some((relative.to_owned(), entry.kind == Kind::Dir))
+        },
+    )?;
     entries.sort();
     let total = entries.len();
     let mut out =
