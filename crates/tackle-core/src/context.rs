@@ -50,6 +50,20 @@ impl SessionState {
         self.resources.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(resource);
     }
 
+    /// The session's `T`, created with `init` on first use and then registered as a resource
+    /// (in one step, so a `T` made by two racing calls is registered once).
+    pub fn resource_or_insert_with<T: SessionResource>(&self, init: impl FnOnce() -> T) -> Arc<T> {
+        let mut items = self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let key = TypeId::of::<T>();
+        if let Some(item) = items.get(&key).and_then(|item| Arc::clone(item).downcast::<T>().ok()) {
+            return item;
+        }
+        let fresh = Arc::new(init());
+        items.insert(key, Arc::clone(&fresh) as Arc<dyn Any + Send + Sync>);
+        self.add_resource(Arc::clone(&fresh) as Arc<dyn SessionResource>);
+        fresh
+    }
+
     /// Takes every registered resource, latest first (the session is closing).
     pub(crate) fn take_resources(&self) -> Vec<Arc<dyn SessionResource>> {
         let mut resources =

@@ -233,13 +233,7 @@ impl SessionBuilder {
     /// Builds one session, which owns its MCP connections.
     pub async fn build(self) -> Result<TackleSession, BuildError> {
         let template = self.build_template().await?;
-        let session = match template.session() {
-            Ok(session) => session,
-            Err(err) => {
-                template.close().await;
-                return Err(err);
-            }
-        };
+        let session = template.session();
         if let Some(hub) = template.mcp() {
             session.state().add_resource(Arc::clone(hub) as Arc<dyn SessionResource>);
         }

@@ -61,17 +61,18 @@ impl SessionTemplate {
         SessionTemplate { inner: Arc::new(inner) }
     }
 
-    /// A fresh session with the template's tools. Fails only when the process sandbox,
-    /// chosen explicitly, is unavailable (found when the first session is made).
-    pub fn session(&self) -> Result<Session, BuildError> {
+    /// A fresh session with the template's tools. Nothing is probed or started yet: the
+    /// process sandbox is resolved when a command first runs (a sandbox chosen explicitly but
+    /// unavailable is then that call's error; [`SessionTemplate::sandbox`] finds it sooner).
+    pub fn session(&self) -> Session {
         self.session_of(&self.inner.selection)
     }
 
     /// A fresh session holding the `selection` of the template's registry.
-    fn session_of(&self, selection: &Selection) -> Result<Session, BuildError> {
+    fn session_of(&self, selection: &Selection) -> Session {
         let inner = &self.inner;
         let id = new_session_id();
-        let state = inner.settings.state_for(&id, &inner.workspace)?;
+        let state = inner.settings.state_for(&id, &inner.workspace);
         state.insert(Factory(Arc::new(self.clone())));
         if let Some(hub) = &inner.hub {
             hub.share_with(&state);
@@ -79,7 +80,7 @@ impl SessionTemplate {
         let mut config = SessionConfig::new(inner.workspace.clone());
         config.id = Some(id);
         config.path_policy = Some(Arc::clone(&inner.settings.path_policy));
-        Ok(Session::with_state(config, inner.registry.instantiate(selection), state))
+        Session::with_state(config, inner.registry.instantiate(selection), state)
     }
 
     /// The executor that runs the calls of the template's sessions: the executor settings of
@@ -198,7 +199,7 @@ impl SessionFactory for SessionTemplate {
             if selection.names.is_empty() {
                 return Err("the tool list of the child session selects none of the parent's tools".to_owned());
             }
-            let session = self.session_of(&selection).map_err(|err| err.to_string())?;
+            let session = self.session_of(&selection);
             Ok(ChildSession { session, executor: self.executor() })
         })
     }

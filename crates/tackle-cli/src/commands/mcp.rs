@@ -43,9 +43,12 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         .permission_mode(args.permission_mode)
         .build_template()
         .await?;
-    session::announce_sandbox(&template);
+    if let Err(failure) = session::announce_sandbox(&template) {
+        template.close().await;
+        return Err(failure);
+    }
     let sessions = template.clone();
-    let factory: server::SessionFactory = Arc::new(move || sessions.session().map_err(|err| err.to_string()));
+    let factory: server::SessionFactory = Arc::new(move || Ok(sessions.session()));
     let options = ServerOptions {
         page_size: args.page_size.and_then(|n| usize::try_from(n).ok()),
         approvals: args.permission_mode != PermissionMode::Bypass,

@@ -63,6 +63,10 @@ pub async fn run(args: RunArgs) -> CommandResult {
         .approver(approver)
         .build()
         .await?;
+    if let Err(failure) = session::check_sandbox(tackle.template()) {
+        tackle.close().await;
+        return Err(failure);
+    }
 
     let path = args
         .trajectory

@@ -135,7 +135,10 @@ pub async fn call(args: CallArgs) -> CommandResult {
     };
     let tackle =
         session::tools_builder(&args.session)?.narrow_to(&args.name).enforce_read_before_edit(false).build().await?;
-    session::announce_sandbox(tackle.template());
+    if let Err(failure) = session::announce_sandbox(tackle.template()) {
+        tackle.close().await;
+        return Err(failure);
+    }
     let interrupt = signals::interrupt();
     let call = ToolCall::from_text("call_1", args.name.clone(), raw);
     let output = tackle.executor().run(tackle.session(), call, &interrupt.token).await;
@@ -170,6 +173,10 @@ pub async fn call(args: CallArgs) -> CommandResult {
 /// Each line runs as soon as it arrives and its outputs are flushed before the next is read.
 pub async fn batch(args: BatchArgs) -> CommandResult {
     let mut tackle = session::tools_builder(&args.session)?.build().await?;
+    if let Err(failure) = session::check_sandbox(tackle.template()) {
+        tackle.close().await;
+        return Err(failure);
+    }
     let interrupt = signals::interrupt();
     let cancel = &interrupt.token;
     let mut reader = tokio::io::BufReader::new(tokio::io::stdin());

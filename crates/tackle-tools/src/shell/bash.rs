@@ -11,7 +11,7 @@ use tackle_core::{BlockMapping, Tool, ToolContext, ToolError, ToolOutput, ToolSp
 use super::jobs::Job;
 use super::process::{CallResult, Ended};
 use super::render::{StreamText, fit, split_budget};
-use super::{ShellState, Tracker, readonly};
+use super::{ShellState, readonly};
 
 /// The wire name.
 pub const NAME: &str = "bash";
@@ -50,9 +50,7 @@ pub struct BashInput {
 
 /// The `bash` tool.
 #[derive(Debug, Default)]
-pub struct Bash {
-    tracker: Tracker,
-}
+pub struct Bash;
 
 impl Tool for Bash {
     type Input = BashInput;
@@ -85,7 +83,7 @@ impl Tool for Bash {
     }
 
     async fn call(&self, input: BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let state = self.tracker.state(ctx);
+        let state = ShellState::of(ctx)?;
         if input.restart == Some(true) {
             return restart(&state).await;
         }
@@ -110,10 +108,6 @@ impl Tool for Bash {
         }
         let timeout_ms = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).min(MAX_TIMEOUT_MS);
         run(&state, &command, timeout_ms, ctx).await
-    }
-
-    async fn close(&self) {
-        self.tracker.close().await;
     }
 }
 
