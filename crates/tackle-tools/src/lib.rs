@@ -17,17 +17,21 @@ pub fn builtin_registry() -> Registry {
     registry
 }
 
+/// The toolset of the code tools: the file tools here, and the code index (`ckg`, from
+/// `tackle-ckg`, whose registration adds it).
+pub const CODE_TOOLSET: &str = "code";
+
 /// Registers every built-in tool (tools.md §0.5 gives the toolsets).
 pub fn register_builtins(registry: &mut Registry) {
     registry.register(&["trae"], control::SequentialThinking::default);
     registry.register(&["default", "trae", "codex"], control::TaskDone::default);
     registry.register(&["trae"], fs::editor::Editor::default);
-    registry.register(&["default", "bare", "codex"], fs::read_file::ReadFile::default);
-    registry.register(&["default", "bare"], fs::write_file::WriteFile::default);
-    registry.register(&["default", "bare"], fs::edit_file::EditFile::default);
+    registry.register(&["default", "bare", "codex", CODE_TOOLSET], fs::read_file::ReadFile::default);
+    registry.register(&["default", "bare", CODE_TOOLSET], fs::write_file::WriteFile::default);
+    registry.register(&["default", "bare", CODE_TOOLSET], fs::edit_file::EditFile::default);
     registry.register(&["codex"], fs::patch::ApplyPatch::default);
-    registry.register(&["default", "bare", "codex"], search::glob::Glob::default);
-    registry.register(&["default", "bare", "codex"], search::grep::Grep::default);
+    registry.register(&["default", "bare", "codex", CODE_TOOLSET], search::glob::Glob::default);
+    registry.register(&["default", "bare", "codex", CODE_TOOLSET], search::grep::Grep::default);
     registry.register(&[], json_edit::JsonEdit::default);
     registry.register(&[], gptme::Save::default);
     registry.register(&[], gptme::Append::default);
