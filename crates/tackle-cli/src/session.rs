@@ -31,9 +31,11 @@ pub fn config(workspace: &Path, trust_workspace: bool) -> Result<Config, Failure
     Config::load(workspace, trust_workspace).map_err(|err| Failure::usage(err.to_string()))
 }
 
-/// Every built-in tool.
+/// Every built-in tool, the code index's `ckg` included.
 pub fn registry() -> Registry {
-    tackle_tools::builtin_registry()
+    let mut registry = tackle_tools::builtin_registry();
+    tackle_ckg::register(&mut registry);
+    registry
 }
 
 /// Starts the MCP servers the configuration names (mcp.md §2.1: the user's own, and the
