@@ -5,6 +5,7 @@
 ((method_definition name: (property_identifier) @name) @definition.method
   (#eq? @name "constructor"))
 (method_definition name: (private_property_identifier) @name) @definition.method
+(method_definition name: (computed_property_name) @name) @definition.method
 
 ; Imported modules.
 (import_statement source: (string (string_fragment) @name)) @reference.import

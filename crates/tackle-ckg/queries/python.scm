@@ -8,6 +8,9 @@
 (decorated_definition
   definition: (class_definition name: (identifier) @name)) @definition.class
 
+; A name bound to a lambda is a function (a method in a class body).
+(assignment left: (identifier) @name right: (lambda)) @definition.function
+
 ; Class attributes are the class's fields.
 (class_definition
   body: (block

@@ -11,3 +11,6 @@
 (implements_clause (generic_type name: (type_identifier) @name) @reference.implementation)
 (extends_type_clause type: (type_identifier) @name @reference.inherits)
 (extends_type_clause type: (generic_type name: (type_identifier) @name) @reference.inherits)
+
+; Construct signatures of interfaces (`new (x: X): T;`), named `new`.
+(construct_signature "new" @name) @definition.method

@@ -200,7 +200,7 @@ pub enum ExtractError {
 /// One tag of a tags query, with its text.
 #[derive(Debug, Clone)]
 struct RawTag {
-    kind: String,
+    kind: &'static str,
     is_definition: bool,
     range: std::ops::Range<usize>,
     name_range: std::ops::Range<usize>,

@@ -33,14 +33,14 @@ pub(super) fn build(language: Language, path: &str, source: &[u8], tags: Vec<Raw
     let mut refs = Vec::new();
     for tag in tags {
         if !tag.is_definition {
-            match ref_kind(&tag.kind) {
+            match ref_kind(tag.kind) {
                 Some(RefKind::Call) if tag.member => refs.push((tag, RefKind::MethodCall)),
                 Some(kind) => refs.push((tag, kind)),
                 None => {}
             }
             continue;
         }
-        match tag.kind.as_str() {
+        match tag.kind {
             "package" => {
                 package.get_or_insert(tag.name);
             }
@@ -164,7 +164,6 @@ fn split_qualified(name: &str) -> Option<(String, String)> {
 fn enclose_references(defs: &[Def], mut refs: Vec<(RawTag, RefKind)>, lines: &Lines) -> Vec<Reference> {
     refs.sort_by_key(|(tag, _)| tag.name_range.start);
     let mut out: Vec<Reference> = Vec::with_capacity(refs.len());
-    let mut seen = std::collections::HashSet::new();
     let mut stack: Vec<usize> = Vec::new();
     let mut next = 0;
     for (tag, kind) in refs {
@@ -187,11 +186,11 @@ fn enclose_references(defs: &[Def], mut refs: Vec<(RawTag, RefKind)>, lines: &Li
         if name.is_empty() {
             continue;
         }
-        let line = lines.line_of(at.start);
-        if seen.insert((from, name.clone(), kind, line)) {
-            out.push(Reference { from, name, kind, line });
-        }
+        out.push(Reference { from, name, kind, line: lines.line_of(at.start) });
     }
+    // The same use twice on a line (`f(f(x))`) is one reference.
+    out.sort_by(|a, b| (a.line, a.kind, a.from, &a.name).cmp(&(b.line, b.kind, b.from, &b.name)));
+    out.dedup();
     out
 }
 

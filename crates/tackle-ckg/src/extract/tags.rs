@@ -66,14 +66,15 @@ impl TagsQuery {
     }
 }
 
-/// Whether `name` is the member of an access (`x.f`, `x->f`, `pkg.f`): a call through it
-/// names whatever `f` the receiver's type has, which by-name resolution can only guess.
-fn is_member_access(name: tree_sitter::Node<'_>) -> bool {
-    let Some(parent) = name.parent() else { return false };
-    match parent.kind() {
-        "field_expression" | "attribute" | "member_expression" | "selector_expression" => true,
-        "method_invocation" => parent.child_by_field_name("object").is_some(),
-        _ => false,
+/// Whether the name at `start` is the member of an access (`x.f`, `x->f`, `x?.f`, `pkg.f`):
+/// a call through it names whatever `f` the receiver's type has, which by-name resolution
+/// can only guess. Read from the text (a `.` or `->` before the name, blanks aside), since a
+/// node's parent costs a walk from the root.
+fn is_member_access(source: &[u8], start: usize) -> bool {
+    let before = source[..start].iter().rposition(|b| !b.is_ascii_whitespace());
+    match before {
+        Some(at) => source[at] == b'.' || (source[at] == b'>' && at > 0 && source[at - 1] == b'-'),
+        None => false,
     }
 }
 
@@ -100,7 +101,7 @@ impl Tagger {
     /// with [`ExtractError::Cancelled`] as soon as `cancel` is raised.
     pub(super) fn run(
         &mut self,
-        tags: &TagsQuery,
+        tags: &'static TagsQuery,
         source: &[u8],
         cancel: Option<&AtomicUsize>,
     ) -> Result<(Vec<RawTag>, bool), ExtractError> {
@@ -146,13 +147,13 @@ impl Tagger {
                 Some((node, kind, is_definition)) if !name.has_error() => {
                     let range = node.start_byte().min(name.start_byte())..node.end_byte().max(name.end_byte());
                     Some(RawTag {
-                        kind: kind.clone(),
+                        kind: kind.as_str(),
                         is_definition,
                         name: String::from_utf8_lossy(&source[name.byte_range()]).into_owned(),
                         range,
                         name_range: name.byte_range(),
                         row: name.start_position().row,
-                        member: !is_definition && is_member_access(name),
+                        member: !is_definition && is_member_access(source, name.start_byte()),
                     })
                 }
                 _ => continue,

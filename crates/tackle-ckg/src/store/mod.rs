@@ -226,7 +226,7 @@ fn connect(db: &Path) -> Result<Connection, CkgError> {
     // The busy wait covers SQLite's own short locks (a checkpoint); indexers coordinate
     // through the indexer lock.
     conn.busy_timeout(Duration::from_secs(5))?;
-    let pragmas = "PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;";
+    let pragmas = "PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;";
     match conn.execute_batch(pragmas).and_then(|()| conn.pragma_update(None, "journal_mode", "WAL")) {
         Ok(()) => Ok(conn),
         // A file that is not a database at all: hand back the connection, the check finds it.
