@@ -105,36 +105,31 @@ pub fn run(command: CkgCommand) -> CommandResult {
             index(&root, common.json)
         }
         CkgCommand::Search { kind, name, body, common } => {
-            let (index, _) = open(&workspace(&common)?, None, false)?;
-            search(&index, kind, &name, body, common.json)
+            answer(&common, None, |index, within| search(index, within, kind, &name, body))
         }
-        CkgCommand::Refs { name, max, common } => {
-            let (index, _) = open(&workspace(&common)?, None, false)?;
-            let (total, found) = index.references(&name, &Within::root(), max).map_err(failed)?;
-            print(
-                common.json,
-                &render::references(&name, total, &found),
-                json!({ "total": total, "references": found }),
-            )
-        }
+        CkgCommand::Refs { name, max, common } => answer(&common, None, |index, within| {
+            let (total, found) = index.references(&name, within, max)?;
+            Ok((render::references(&name, total, &found), json!({ "total": total, "references": found })))
+        }),
         CkgCommand::Outline { file, common } => {
             let path = canonical(&file)?;
-            let (index, within) = open(&workspace(&common)?, path.parent(), false)?;
-            let definitions = index.outline_of(&path, &within).map_err(failed)?;
-            let shown = file.display().to_string();
-            let list: Vec<_> =
-                definitions.iter().map(|(depth, d)| json!({ "depth": depth, "definition": d })).collect();
-            print(common.json, &render::outline(&shown, &definitions), json!({ "file": shown, "definitions": list }))
+            answer(&common, path.parent(), |index, within| {
+                let definitions = index.outline_of(&path, within)?;
+                let shown = file.display().to_string();
+                let list: Vec<_> =
+                    definitions.iter().map(|(depth, d)| json!({ "depth": depth, "definition": d })).collect();
+                Ok((render::outline(&shown, &definitions), json!({ "file": shown, "definitions": list })))
+            })
         }
         CkgCommand::Map { dir, tokens, common } => {
             let dir = dir.as_deref().map(canonical).transpose()?;
-            let (index, within) = open(&workspace(&common)?, dir.as_deref(), false)?;
-            let map = index.repo_map(&within, tokens).map_err(failed)?;
-            print(common.json, map.trim_end(), json!({ "map": map }))
+            answer(&common, dir.as_deref(), |index, within| {
+                let map = index.repo_map(within, tokens)?;
+                Ok((map.trim_end().to_owned(), json!({ "map": map })))
+            })
         }
-        CkgCommand::Stats { common } => {
-            let (index, _) = open(&workspace(&common)?, None, false)?;
-            let stats = index.stats().map_err(failed)?;
+        CkgCommand::Stats { common } => answer(&common, None, |index, _| {
+            let stats = index.stats()?;
             let text = format!(
                 "{} files ({} partial), {} symbols, {} references; skipped: {}; {} symlinks not followed\nindex: {}",
                 stats.files,
@@ -145,9 +140,38 @@ pub fn run(command: CkgCommand) -> CommandResult {
                 stats.symlinks,
                 stats.database
             );
-            print(common.json, &text, json!(stats))
-        }
+            Ok((text, json!(stats)))
+        }),
     }
+}
+
+/// A query's text and JSON.
+type Answer = Result<(String, serde_json::Value), tackle_ckg::CkgError>;
+
+/// Opens and refreshes the index answering for `dir` (default: the workspace): the
+/// workspace's when `dir` is inside it (narrowed to `dir`), else `dir`'s own; runs `query`
+/// and prints its answer. The JSON answer carries the time of the refresh and of the query.
+fn answer(common: &CkgArgs, dir: Option<&Path>, query: impl FnOnce(&Index, &Within) -> Answer) -> CommandResult {
+    let workspace = workspace(common)?;
+    let dir = dir.unwrap_or(&workspace);
+    let (root, within) = match dir.strip_prefix(&workspace) {
+        Ok(rel) => (workspace.as_path(), Within::folder(rel.as_os_str().as_encoded_bytes())),
+        Err(_) => (dir, Within::root()),
+    };
+    let started = Instant::now();
+    let mut index = Index::open(root, IndexOptions::default()).map_err(failed)?;
+    index.refresh(&mut |_, _| {}, &|| false).map_err(failed)?;
+    warn(&mut index);
+    let refreshed = Instant::now();
+    let (text, mut value) = query(&index, &within).map_err(failed)?;
+    let timing = json!({
+        "refresh_ms": (refreshed - started).as_secs_f64() * 1e3,
+        "query_ms": refreshed.elapsed().as_secs_f64() * 1e3,
+    });
+    if let Some(object) = value.as_object_mut() {
+        object.insert("timing".to_owned(), timing);
+    }
+    print(common.json, &text, value)
 }
 
 /// `index`: builds or refreshes the index of `root`, with a progress bar on a terminal.
@@ -194,46 +218,27 @@ fn index(root: &Path, as_json: bool) -> CommandResult {
 }
 
 /// `search`: Trae's commands by exact name, or fuzzy search for `any`.
-fn search(index: &Index, kind: SearchKind, name: &str, body: bool, as_json: bool) -> CommandResult {
-    let within = Within::root();
+fn search(index: &Index, within: &Within, kind: SearchKind, name: &str, body: bool) -> Answer {
     let category = match kind {
         SearchKind::Function => Category::Function,
         SearchKind::Class => Category::Class,
         SearchKind::Method => Category::Method,
         SearchKind::Any => {
-            let found = index.search(name, &within, 50).map_err(failed)?;
-            return print(as_json, &render::search(name, &found, 0), json!({ "definitions": found }));
+            let found = index.search(name, within, 50)?;
+            return Ok((render::search(name, &found, 0), json!({ "definitions": found })));
         }
     };
-    let mut found = index.definitions(name, category, &within).map_err(failed)?;
+    let mut found = index.definitions(name, category, within)?;
     if body {
         index.add_bodies(&mut found);
     }
     let members = match category {
-        Category::Class => {
-            found.iter().map(|class| index.members(class)).collect::<Result<Vec<_>, _>>().map_err(failed)?
-        }
+        Category::Class => found.iter().map(|class| index.members(class)).collect::<Result<Vec<_>, _>>()?,
         _ => Vec::new(),
     };
-    let suggestions =
-        if found.is_empty() { index.suggestions(name, category, &within, 5).map_err(failed)? } else { Vec::new() };
+    let suggestions = if found.is_empty() { index.suggestions(name, category, within, 5)? } else { Vec::new() };
     let text = render::definitions(category, name, &found, &members, &suggestions);
-    print(as_json, &text, json!({ "definitions": found, "suggestions": suggestions }))
-}
-
-/// Opens and refreshes the index answering for `dir` (default: the workspace): the
-/// workspace's when `dir` is inside it (narrowed to `dir`), else `dir`'s own.
-fn open(workspace: &Path, dir: Option<&Path>, quick_check: bool) -> Result<(Index, Within), Failure> {
-    let dir = dir.unwrap_or(workspace);
-    let (root, within) = match dir.strip_prefix(workspace) {
-        Ok(rel) => (workspace, Within::folder(rel.as_os_str().as_encoded_bytes())),
-        Err(_) => (dir, Within::root()),
-    };
-    let options = IndexOptions { quick_check, ..IndexOptions::default() };
-    let mut index = Index::open(root, options).map_err(failed)?;
-    index.refresh(&mut |_, _| {}, &|| false).map_err(failed)?;
-    warn(&mut index);
-    Ok((index, within))
+    Ok((text, json!({ "definitions": found, "suggestions": suggestions })))
 }
 
 fn warn(index: &mut Index) {
