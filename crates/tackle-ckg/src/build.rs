@@ -34,8 +34,9 @@ pub struct Job {
 /// What became of a job.
 #[derive(Debug)]
 pub enum Outcome {
-    /// Extracted (`partial` inside when the file has syntax errors).
-    Extracted { hash: [u8; 32], extraction: Extraction },
+    /// Extracted (`partial` inside when the file has syntax errors), as `language` (a C
+    /// header that reads as C++ is C++).
+    Extracted { hash: [u8; 32], extraction: Extraction, language: Language },
     /// The content is what the index holds; only the stamp changed.
     Unchanged,
     /// Not indexed: too large, binary, unreadable or over the time limit.
@@ -143,8 +144,9 @@ pub fn process(tagger: &mut Tagger, root: &Path, job: &Job, max_bytes: u64, flag
         return Outcome::Unchanged;
     }
     let rel = String::from_utf8_lossy(&job.rel);
-    match extract(tagger, job.language, &rel, &bytes, Some(flag)) {
-        Ok(extraction) => Outcome::Extracted { hash, extraction },
+    let language = job.language.of_source(&job.rel, &bytes);
+    match extract(tagger, language, &rel, &bytes, Some(flag)) {
+        Ok(extraction) => Outcome::Extracted { hash, extraction, language },
         Err(ExtractError::Cancelled) => Outcome::Skipped { hash: Some(hash), status: "timeout" },
         Err(ExtractError::Query(err)) => {
             tracing::error!("ckg: {err}");

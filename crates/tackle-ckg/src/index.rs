@@ -395,8 +395,9 @@ fn write_outcome(
         status: "indexed",
     };
     match outcome {
-        Outcome::Extracted { hash, extraction } => {
+        Outcome::Extracted { hash, extraction, language } => {
             row.hash = Some(&hash);
+            row.language = language.name();
             row.status = if extraction.partial { "partial" } else { "indexed" };
             writer.put_file(&row, Some(&extraction))?;
             report.extracted += 1;

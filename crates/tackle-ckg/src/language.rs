@@ -58,6 +58,13 @@ impl Language {
         })
     }
 
+    /// The language of a file's content, given the language of its extension: a `.h` header
+    /// that reads as C++ is C++ (C++ projects keep their headers in `.h` files too);
+    /// every other file keeps the language of its extension.
+    pub fn of_source(self, path: &[u8], source: &[u8]) -> Language {
+        if self == Language::C && path.ends_with(b".h") && reads_as_cpp(source) { Language::Cpp } else { self }
+    }
+
     /// The name stored in the index and shown to people.
     pub fn name(self) -> &'static str {
         match self {
@@ -150,6 +157,33 @@ impl Language {
     }
 }
 
+/// Whether a header's text holds a line only C++ has (the signs GitHub's linguist reads):
+/// a line opening with `class NAME`, `namespace NAME`, `using namespace`, `template <`, an
+/// access label (`public:`), an `#include <…>` of a standard header without `.h`
+/// (`<vector>`), or `std::` anywhere. `extern "C"` is no sign: C headers have it for C++
+/// readers.
+fn reads_as_cpp(source: &[u8]) -> bool {
+    source.split(|&b| b == b'\n').any(|line| {
+        let line = line.trim_ascii();
+        let word_after = |prefix: &[u8]| {
+            line.strip_prefix(prefix)
+                .and_then(|rest| rest.first())
+                .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
+        };
+        word_after(b"class ")
+            || word_after(b"namespace ")
+            || line.starts_with(b"using namespace ")
+            || line.starts_with(b"template<")
+            || line.starts_with(b"template <")
+            || matches!(line, b"public:" | b"private:" | b"protected:")
+            || line
+                .strip_prefix(b"#include <")
+                .and_then(|rest| rest.split(|&b| b == b'>').next())
+                .is_some_and(|header| !header.is_empty() && !header.contains(&b'.') && !header.contains(&b'/'))
+            || memchr::memmem::find(line, b"std::").is_some()
+    })
+}
+
 /// A short fingerprint of the extractor: the crate version and every language's query.
 pub fn fingerprint() -> &'static str {
     static FINGERPRINT: OnceLock<String> = OnceLock::new();
@@ -175,6 +209,37 @@ mod tests {
             parser.set_language(&config.language).unwrap();
             assert!(parser.parse("", None).is_some(), "{}", language.name());
         }
+    }
+
+    #[test]
+    fn a_header_that_reads_as_cpp_is_cpp() {
+        let cpp: [&[u8]; 8] = [
+            b"#pragma once\nclass Widget {\n};\n",
+            b"namespace geo {\nint f();\n}\n",
+            b"  template <typename T>\nT max(T a, T b);\n",
+            b"struct S {\n public:\n  int x;\n};\n",
+            b"#include <vector>\n",
+            b"int f(std::string s);\n",
+            b"using namespace std;\n",
+            b"template<class T> struct Box;\n",
+        ];
+        for source in cpp {
+            assert_eq!(Language::C.of_source(b"a/b.h", source), Language::Cpp, "{}", String::from_utf8_lossy(source));
+        }
+        let c: [&[u8]; 6] = [
+            b"#include <stdio.h>\n#include <sys/types.h>\nstruct point { int x; };\n",
+            b"#ifdef __cplusplus\nextern \"C\" {\n#endif\nint f(void);\n",
+            b"/*\n * class Foo is described below\n */\n// namespace of the library\n",
+            b"int classify(int class_id);\n",
+            b"",
+            b"\xff\xfe binary-ish \x00 bytes\n",
+        ];
+        for source in c {
+            assert_eq!(Language::C.of_source(b"a/b.h", source), Language::C, "{}", String::from_utf8_lossy(source));
+        }
+        // Only headers are read: a `.c` file is C whatever it holds, and other languages keep theirs.
+        assert_eq!(Language::C.of_source(b"a/b.c", b"class Widget {};\n"), Language::C);
+        assert_eq!(Language::Python.of_source(b"a.h.py", b"class Widget:\n"), Language::Python);
     }
 
     #[test]

@@ -340,6 +340,14 @@ double Circle::area() const { return 3.14; }
 int *ptrfn(int a) { return nullptr; }
 int &ref(int &a) { return a; }
 class Forward;
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(int fd) : fd_(fd) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { close(); }
+};
 }
 "#;
 
@@ -362,9 +370,61 @@ fn cpp_functions_classes_in_class_and_qualified_methods() {
         "the pure virtual declaration is not a definition"
     );
     assert_eq!(symbol(&x, Kind::Method, "id").qualified, "geo::Shape::id");
+    let handle: Vec<_> = defs(&x).into_iter().filter(|(_, _, parent)| parent.as_deref() == Some("Handle")).collect();
+    assert_eq!(
+        handle,
+        [
+            (Kind::Method, "Handle".to_owned(), Some("Handle".to_owned())),
+            (Kind::Method, "~Handle".to_owned(), Some("Handle".to_owned()))
+        ],
+        "a constructor defined in the class is a method; `= default` and `= delete` define no body"
+    );
     let circle = x.symbols.iter().find(|s| s.parent.as_deref() == Some("Circle")).unwrap();
     assert_eq!(circle.qualified, "geo::Circle::area");
     assert!(refs(&x, RefKind::Inherits).contains(&("Shape".into(), Some("geo::Square".into()))));
+}
+
+const CPP_IDIOMS: &str = r#"template <typename T>
+class Box<T*> {
+ public:
+  explicit operator bool() const { return ptr_ != nullptr; }
+  void Lock() ABSL_LOCKS_EXCLUDED(mu_) { mu_.lock(); }
+  bool Held() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return true;
+  }
+  operator ::testing::Matcher<T>() const { return {}; }
+ private:
+  T* ptr_;
+};
+template <>
+struct Traits<int> {};
+Box::operator Action<R(Args...)>() const { return {}; }
+void Registry::Clear()
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  entries_.clear();
+}
+int Count() ABSL_LOCKS_EXCLUDED(mu_) { return 0; }
+"#;
+
+#[test]
+fn cpp_specializations_conversion_operators_and_annotation_macros() {
+    let x = run(Language::Cpp, "box.h", CPP_IDIOMS);
+    expect(&x, Kind::Class, "Box", None);
+    expect(&x, Kind::Class, "Traits", None);
+    expect(&x, Kind::Method, "operator bool", Some("Box"));
+    expect(&x, Kind::Method, "Lock", Some("Box"));
+    expect(&x, Kind::Method, "Held", Some("Box"));
+    expect(&x, Kind::Method, "operator ::testing::Matcher<T>", Some("Box"));
+    expect(&x, Kind::Method, "operator Action<R(Args...)>", Some("Box"));
+    expect(&x, Kind::Method, "Clear", Some("Registry"));
+    expect(&x, Kind::Function, "Count", None);
+    for r#macro in ["ABSL_LOCKS_EXCLUDED", "ABSL_EXCLUSIVE_LOCKS_REQUIRED"] {
+        expect_none(&x, r#macro);
+    }
+    let clear = symbol(&x, Kind::Method, "Clear");
+    assert_eq!((clear.start_line, clear.end_line, clear.qualified.as_str()), (17, 20, "Registry::Clear"));
+    assert_eq!(symbol(&x, Kind::Method, "Lock").signature, "void Lock() ABSL_LOCKS_EXCLUDED(mu_)");
 }
 
 // --- The Trae bugs of issue 17 -------------------------------------------------------------

@@ -68,17 +68,25 @@ fn a_build_indexes_every_language_and_a_second_refresh_reads_nothing() {
     tree.write("G.java", "class G { void java_m() {} }\n");
     tree.write("h.c", "int c_fn(void) { return 0; }\n");
     tree.write("i.cpp", "int cpp_fn() { return 0; }\n");
+    // Headers: C, unless they read as C++.
+    tree.write("j.h", "struct c_header { int x; };\nint c_decl(void);\n");
+    tree.write("k.h", "namespace n {\nclass CppHeader {\n public:\n  int m() { return 0; }\n};\n}\n");
     tree.write("notes.txt", "def not_code(): pass\n");
     let mut index = tree.index();
     let report = refresh(&mut index);
-    assert_eq!(report.extracted, 9, "{report:?}");
+    assert_eq!(report.extracted, 11, "{report:?}");
     for name in ["py_fn", "rs_fn", "js_fn", "ts_fn", "tsx_fn", "go_fn", "c_fn", "cpp_fn"] {
         assert_eq!(functions(&index, name).len(), 1, "{name}");
     }
     assert_eq!(index.definitions("java_m", Category::Method, &Within::root()).unwrap().len(), 1);
     let stats = index.stats().unwrap();
-    assert_eq!(stats.files, 9);
+    assert_eq!(stats.files, 11);
     assert_eq!(stats.languages.len(), 9, "{stats:?}");
+    assert_eq!((stats.languages["c"], stats.languages["cpp"]), (2, 2), "{stats:?}");
+    let header = index.definitions("CppHeader", Category::Class, &Within::root()).unwrap();
+    assert_eq!(header.len(), 1);
+    assert_eq!(header[0].qualified, "n::CppHeader", "read as C++, namespace and all");
+    assert_eq!(index.definitions("m", Category::Method, &Within::root()).unwrap().len(), 1);
     assert!(tree.db().is_file());
 
     let again = refresh(&mut index);

@@ -7,7 +7,8 @@
 //!   class (Python), or an `impl` or trait (Rust); the stock Rust query also calls a `fn` in
 //!   an inline `mod` a method, which this corrects.
 //! - A Go method's parent is its receiver type (a `receiver` tag with the method's range).
-//! - A C++ definition named `A::f` is a method of `A`.
+//! - A C++ definition named `A::f` is a method of `A`; a function defined in a C++ class body
+//!   (a constructor: its declarator is a plain identifier) is a method of the class.
 //! - Go's `package` and Java's `package` qualify every name of the file; Python and Rust
 //!   names are qualified by the file's module path.
 
@@ -74,6 +75,9 @@ pub(super) fn build(language: Language, path: &str, source: &[u8], tags: Vec<Raw
             scope = Some(join(scope.as_deref(), separator, receiver));
             parent = Some(receiver.clone());
         }
+        if language == Language::Cpp {
+            name = conversion_operator_name(&name);
+        }
         if language == Language::Cpp
             && let Some((qualifier, bare)) = split_qualified(&name)
         {
@@ -127,7 +131,8 @@ fn link_containers(defs: &mut [Def]) {
 /// The kind a definition has in its place: functions in classes are methods, and so on.
 fn adjust_kind(language: Language, kind: Kind, container: Option<Kind>) -> Kind {
     match (language, kind) {
-        (Language::Python, Kind::Function) if container == Some(Kind::Class) => Kind::Method,
+        // A constructor defined in a C++ class body has a plain identifier as its declarator.
+        (Language::Python | Language::Cpp, Kind::Function) if container == Some(Kind::Class) => Kind::Method,
         (Language::Rust, Kind::Function | Kind::Method) => match container {
             Some(Kind::Impl | Kind::Interface) => Kind::Method,
             _ => Kind::Function,
@@ -136,12 +141,51 @@ fn adjust_kind(language: Language, kind: Kind, container: Option<Kind>) -> Kind 
     }
 }
 
-/// `A::B::f` as (`A::B`, `f`); `None` for a bare name. `::` inside template arguments does not
-/// split.
+/// A C++ conversion operator's tag covers its parameters and qualifiers (`A::operator bool()
+/// const`): its name ends before them (`A::operator bool`). Other names are kept.
+fn conversion_operator_name(name: &str) -> String {
+    let Some(at) = operator_start(name) else { return name.to_owned() };
+    let rest = &name[at + OPERATOR.len()..];
+    let is_conversion = rest.starts_with(char::is_whitespace)
+        && rest.trim_start().starts_with(|c: char| c.is_alphabetic() || c == '_' || c == ':');
+    if !is_conversion {
+        return name.to_owned();
+    }
+    let mut depth = 0i32;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            '(' if depth == 0 => return name[..at + OPERATOR.len() + i].trim_end().to_owned(),
+            _ => {}
+        }
+    }
+    name.to_owned()
+}
+
+const OPERATOR: &str = "operator";
+
+/// Where an operator's name starts in `name` (`operator` at the start or after `::`): the
+/// rest is the operator, whose type may hold `::` and `<…>` of its own.
+fn operator_start(name: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(found) = name[from..].find(OPERATOR) {
+        let at = from + found;
+        let after = &name[at + OPERATOR.len()..];
+        if (at == 0 || name[..at].ends_with("::")) && !after.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+            return Some(at);
+        }
+        from = at + OPERATOR.len();
+    }
+    None
+}
+
+/// `A::B::f` as (`A::B`, `f`); `None` for a bare name. `::` inside template arguments, or in
+/// the type of a conversion operator (`A::operator ::ns::T`), does not split.
 fn split_qualified(name: &str) -> Option<(String, String)> {
     let mut depth = 0i32;
     let mut split = None;
-    let bytes = name.as_bytes();
+    let bytes = &name.as_bytes()[..operator_start(name).unwrap_or(name.len())];
     for (i, byte) in bytes.iter().enumerate() {
         match byte {
             b'<' => depth += 1,

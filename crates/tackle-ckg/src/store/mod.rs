@@ -29,7 +29,7 @@ use crate::error::CkgError;
 
 /// The version of the schema below and of the extraction rules in code (bump it when either
 /// changes); an index of another version is rebuilt.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The index's directory below its root.
 pub const INDEX_DIR: [&str; 2] = [".tackle", "ckg"];
