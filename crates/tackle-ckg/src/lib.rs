@@ -10,8 +10,10 @@
 //! - [`index`]: an index of one root and its incremental refresh;
 //! - [`query`]: definitions, outline, references, fuzzy search, repository map;
 //! - [`render`]: the text of each answer;
+//! - [`answer`]: each query's answer, text and JSON (the tool's and `tackle ckg`'s);
 //! - [`tool`]: the `ckg` tool.
 
+pub mod answer;
 pub mod build;
 pub mod error;
 pub mod extract;

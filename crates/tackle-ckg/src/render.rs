@@ -9,14 +9,21 @@ use crate::query::{Category, Definition, ReferenceEntry};
 pub const MAX_OUTPUT_CHARS: usize = 16_000;
 
 /// `header` followed by as many `entries` as fit, then the clipping line when some (or
-/// `more` not even listed) are left out.
+/// `more` not even listed) are left out. When not even the first entry fits (a long body),
+/// its head is shown, cut at a line.
 pub fn clip(header: &str, entries: &[String], more: usize) -> String {
     let mut out = header.to_owned();
     let mut length = out.chars().count();
     for (shown, entry) in entries.iter().enumerate() {
         let entry_length = entry.chars().count();
         if length + entry_length > MAX_OUTPUT_CHARS {
-            out.push_str(&clipped(entries.len() - shown + more));
+            if shown == 0 {
+                out.push_str(head_of(entry, MAX_OUTPUT_CHARS.saturating_sub(length)));
+                let rest = entries.len() - 1 + more;
+                out.push_str(&format!("\n<response clipped> the rest of this entry and {rest} more entries not shown"));
+            } else {
+                out.push_str(&clipped(entries.len() - shown + more));
+            }
             return out;
         }
         out.push_str(entry);
@@ -26,6 +33,13 @@ pub fn clip(header: &str, entries: &[String], more: usize) -> String {
         out.push_str(&clipped(more));
     }
     out
+}
+
+/// The longest head of `text` of at most `room` characters that ends at a line end.
+fn head_of(text: &str, room: usize) -> &str {
+    let end = text.char_indices().nth(room).map_or(text.len(), |(at, _)| at);
+    let head = &text[..end];
+    head.rfind('\n').map_or(head, |at| &head[..at])
 }
 
 fn clipped(left_out: usize) -> String {
@@ -132,6 +146,18 @@ mod tests {
         let shown = out.matches(":x").count();
         assert!(out.ends_with(&format!("\n<response clipped> {} more entries not shown", 100 - shown + 5)), "{out}");
         assert_eq!(clip("head", &entries[..2], 0).matches('\n').count(), 2);
+    }
+
+    #[test]
+    fn an_entry_too_long_alone_shows_its_head_cut_at_a_line() {
+        let body: String = (0..2_000).map(|i| format!("line {i} of a very long body\n")).collect();
+        let entries = vec![format!("\n1. a.py:1-2000\n{body}"), "\n2. b.py:1-2".to_owned()];
+        let out = clip("Found 2 functions named f:", &entries, 0);
+        assert!(out.chars().count() <= MAX_OUTPUT_CHARS + 80, "{}", out.len());
+        assert!(out.starts_with("Found 2 functions named f:\n1. a.py:1-2000\nline 0 of a very long body\n"));
+        let (head, tail) = out.split_once("\n<response clipped>").unwrap();
+        assert!(head.ends_with(" of a very long body"), "cut at a line end: {:?}", &head[head.len() - 40..]);
+        assert_eq!(tail, " the rest of this entry and 1 more entries not shown");
     }
 
     #[test]

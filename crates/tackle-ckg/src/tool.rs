@@ -16,14 +16,15 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 use tackle_core::changes::FileChanges;
 use tackle_core::spec::PathAccess;
 use tackle_core::{Access, Progress, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::answer;
 use crate::error::CkgError;
 use crate::index::{Index, IndexOptions};
 use crate::language::Language;
+use crate::query::map::CHARS_PER_TOKEN;
 use crate::query::{Category, Within};
 use crate::render;
 use crate::store::INDEX_DIR;
@@ -36,8 +37,6 @@ pub const MAX_RESULTS: u32 = 200;
 /// Default and largest `max_tokens` of `repo_map`.
 pub const DEFAULT_MAX_TOKENS: u32 = 2_000;
 pub const MAX_TOKENS: u32 = 16_000;
-/// How many "Did you mean" names are offered.
-const SUGGESTIONS: usize = 5;
 
 /// A command of the tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -261,51 +260,23 @@ fn answer(
     id: &str,
     target: &Target<'_>,
     max_results: usize,
-) -> Result<(String, serde_json::Value), CkgError> {
+) -> Result<answer::Answer, CkgError> {
     let within = target.within;
-    Ok(match input.command {
-        CkgCommand::SearchFunction | CkgCommand::SearchClass | CkgCommand::SearchClassMethod => {
-            let category = match input.command {
-                CkgCommand::SearchFunction => Category::Function,
-                CkgCommand::SearchClass => Category::Class,
-                _ => Category::Method,
-            };
-            let mut found = index.definitions(id, category, within)?;
-            if input.print_body.unwrap_or(true) {
-                index.add_bodies(&mut found);
-            }
-            let members = if category == Category::Class {
-                found.iter().map(|class| index.members(class)).collect::<Result<Vec<_>, _>>()?
-            } else {
-                Vec::new()
-            };
-            let suggestions =
-                if found.is_empty() { index.suggestions(id, category, within, SUGGESTIONS)? } else { Vec::new() };
-            let text = render::definitions(category, id, &found, &members, &suggestions);
-            (text, json!({ "definitions": found, "suggestions": suggestions }))
-        }
-        CkgCommand::Outline => {
-            let definitions = index.outline_of(target.resolved, within)?;
-            let text = render::outline(target.raw, &definitions);
-            let list: Vec<_> =
-                definitions.iter().map(|(depth, d)| json!({ "depth": depth, "definition": d })).collect();
-            (text, json!({ "file": target.raw, "definitions": list }))
-        }
-        CkgCommand::References => {
-            let (total, found) = index.references(id, within, max_results)?;
-            (render::references(id, total, &found), json!({ "total": total, "references": found }))
-        }
-        CkgCommand::Search => {
-            let found = index.search(id, within, max_results)?;
-            (render::search(id, &found, 0), json!({ "definitions": found }))
-        }
+    let bodies = input.print_body.unwrap_or(true);
+    match input.command {
+        CkgCommand::SearchFunction => answer::definitions(index, Category::Function, id, within, bodies),
+        CkgCommand::SearchClass => answer::definitions(index, Category::Class, id, within, bodies),
+        CkgCommand::SearchClassMethod => answer::definitions(index, Category::Method, id, within, bodies),
+        CkgCommand::Outline => answer::outline(index, target.resolved, target.raw, within),
+        CkgCommand::References => answer::references(index, id, within, max_results),
+        CkgCommand::Search => answer::search(index, id, within, max_results),
         CkgCommand::RepoMap => {
+            // The map stays within every answer's cap: past 4,000 tokens, `max_tokens` gives
+            // the best map of 16,000 characters.
             let tokens = input.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS).clamp(1, MAX_TOKENS) as usize;
-            let map = index.repo_map(within, tokens)?;
-            let text = if map.is_empty() { "No definitions found.".to_owned() } else { map.trim_end().to_owned() };
-            (text, json!({ "map": map }))
+            answer::repo_map(index, within, tokens.min(render::MAX_OUTPUT_CHARS / CHARS_PER_TOKEN))
         }
-    })
+    }
 }
 
 fn failed(err: CkgError) -> ToolError {

@@ -227,6 +227,32 @@ async fn repo_map_ranks_a_heavily_used_definition_above_an_unused_one() {
 }
 
 #[tokio::test]
+async fn long_answers_stay_within_the_cap() {
+    let ws = Ws::new();
+    for i in 0..300 {
+        let functions: String = (0..20)
+            .map(|j| format!("def function_number_{j}_of_module_{i}(argument_one, argument_two):\n    pass\n\n"))
+            .collect();
+        ws.write(&format!("pkg/module_{i}.py"), &functions);
+    }
+    let map = ws.ok("ckg", json!({"command": "repo_map", "max_tokens": 16000})).await;
+    assert!((14_000..=16_000).contains(&map.chars().count()), "{}", map.chars().count());
+    let out = ws.ok("ckg", json!({"command": "search", "identifier": "function_number", "max_results": 200})).await;
+    assert!(out.chars().count() <= 16_100, "{}", out.chars().count());
+    assert!(out.ends_with(" more entries not shown"), "{}", &out[out.len() - 80..]);
+    // One class whose body alone is over the cap: its head is shown, cut at a line.
+    let body: String = (0..3_000).map(|i| format!("    field_{i} = {i}\n")).collect();
+    ws.write("big.py", &format!("class Big:\n{body}"));
+    let out = ws.ok("ckg", json!({"command": "search_class", "identifier": "Big"})).await;
+    assert!(out.starts_with("Found 1 classes named Big:\n1. big.py:1-3001\nFields:\n- field_0 = 0"), "{}", &out[..200]);
+    assert!(
+        out.ends_with("\n<response clipped> the rest of this entry and 0 more entries not shown"),
+        "{}",
+        &out[out.len() - 200..]
+    );
+}
+
+#[tokio::test]
 async fn the_index_lives_in_the_protected_tackle_directory() {
     let ws = Ws::new();
     ws.write("a.py", "def alpha():\n    pass\n");

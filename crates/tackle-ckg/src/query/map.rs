@@ -31,7 +31,7 @@ const COMMON_NAME_FILES: usize = 5;
 /// defines the name: often a method of another type, `x.len()`).
 const UNRESOLVED: f64 = 0.1;
 /// Characters per token, for the budget.
-const CHARS_PER_TOKEN: usize = 4;
+pub const CHARS_PER_TOKEN: usize = 4;
 /// The kinds a reference can resolve to (modules, fields and `impl` blocks are not called).
 const TARGET_KINDS: &str = "'function', 'method', 'class', 'interface', 'type', 'constant', 'macro'";
 

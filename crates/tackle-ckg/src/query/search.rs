@@ -14,16 +14,18 @@ use crate::extract::Kind;
 use crate::index::Index;
 
 /// Candidates taken from the trigram index before ranking.
-const MAX_CANDIDATES: usize = 2_000;
+pub const MAX_CANDIDATES: usize = 2_000;
 /// The similarity below which a candidate that does not contain the query is dropped.
 const MIN_SIMILARITY: f64 = 0.7;
 
 impl Index {
-    /// The definitions best matching `query` (any kind), at most `max`.
-    pub fn search(&self, query: &str, within: &Within, max: usize) -> Result<Vec<Definition>, CkgError> {
+    /// The definitions best matching `query` (any kind), at most `max`, and how many matched
+    /// (of the first [`MAX_CANDIDATES`] the trigram index offers).
+    pub fn search(&self, query: &str, within: &Within, max: usize) -> Result<(usize, Vec<Definition>), CkgError> {
         let mut scored = self.candidates(query, None, within)?;
+        let total = scored.len();
         scored.truncate(max);
-        Ok(scored.into_iter().map(|(_, definition)| definition).collect())
+        Ok((total, scored.into_iter().map(|(_, definition)| definition).collect()))
     }
 
     /// Distinct names of `kinds` best matching `query`, at most `max`.

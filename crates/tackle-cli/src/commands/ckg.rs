@@ -14,7 +14,7 @@ use std::time::Instant;
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
-use tackle_ckg::{Category, Index, IndexOptions, RefreshReport, Within, render};
+use tackle_ckg::{self as ckg, Category, Index, IndexOptions, RefreshReport, Within};
 
 use crate::exit::{CommandResult, Failure};
 
@@ -104,29 +104,23 @@ pub fn run(command: CkgCommand) -> CommandResult {
             };
             index(&root, common.json)
         }
-        CkgCommand::Search { kind, name, body, common } => {
-            answer(&common, None, |index, within| search(index, within, kind, &name, body))
-        }
-        CkgCommand::Refs { name, max, common } => answer(&common, None, |index, within| {
-            let (total, found) = index.references(&name, within, max)?;
-            Ok((render::references(&name, total, &found), json!({ "total": total, "references": found })))
+        CkgCommand::Search { kind, name, body, common } => answer(&common, None, |index, within| match kind {
+            SearchKind::Function => ckg::answer::definitions(index, Category::Function, &name, within, body),
+            SearchKind::Class => ckg::answer::definitions(index, Category::Class, &name, within, body),
+            SearchKind::Method => ckg::answer::definitions(index, Category::Method, &name, within, body),
+            SearchKind::Any => ckg::answer::search(index, &name, within, SEARCH_ANY_MAX),
         }),
+        CkgCommand::Refs { name, max, common } => {
+            answer(&common, None, |index, within| ckg::answer::references(index, &name, within, max))
+        }
         CkgCommand::Outline { file, common } => {
             let path = canonical(&file)?;
-            answer(&common, path.parent(), |index, within| {
-                let definitions = index.outline_of(&path, within)?;
-                let shown = file.display().to_string();
-                let list: Vec<_> =
-                    definitions.iter().map(|(depth, d)| json!({ "depth": depth, "definition": d })).collect();
-                Ok((render::outline(&shown, &definitions), json!({ "file": shown, "definitions": list })))
-            })
+            let shown = file.display().to_string();
+            answer(&common, path.parent(), |index, within| ckg::answer::outline(index, &path, &shown, within))
         }
         CkgCommand::Map { dir, tokens, common } => {
             let dir = dir.as_deref().map(canonical).transpose()?;
-            answer(&common, dir.as_deref(), |index, within| {
-                let map = index.repo_map(within, tokens)?;
-                Ok((map.trim_end().to_owned(), json!({ "map": map })))
-            })
+            answer(&common, dir.as_deref(), |index, within| ckg::answer::repo_map(index, within, tokens))
         }
         CkgCommand::Stats { common } => answer(&common, None, |index, _| {
             let stats = index.stats()?;
@@ -146,7 +140,10 @@ pub fn run(command: CkgCommand) -> CommandResult {
 }
 
 /// A query's text and JSON.
-type Answer = Result<(String, serde_json::Value), tackle_ckg::CkgError>;
+type Answer = Result<ckg::answer::Answer, ckg::CkgError>;
+
+/// How many definitions `search any` lists.
+const SEARCH_ANY_MAX: usize = 50;
 
 /// Opens and refreshes the index answering for `dir` (default: the workspace): the
 /// workspace's when `dir` is inside it (narrowed to `dir`), else `dir`'s own; runs `query`
@@ -217,30 +214,6 @@ fn index(root: &Path, as_json: bool) -> CommandResult {
     print(as_json, &text, json!({ "root": root, "refresh": report, "stats": stats, "seconds": seconds }))
 }
 
-/// `search`: Trae's commands by exact name, or fuzzy search for `any`.
-fn search(index: &Index, within: &Within, kind: SearchKind, name: &str, body: bool) -> Answer {
-    let category = match kind {
-        SearchKind::Function => Category::Function,
-        SearchKind::Class => Category::Class,
-        SearchKind::Method => Category::Method,
-        SearchKind::Any => {
-            let found = index.search(name, within, 50)?;
-            return Ok((render::search(name, &found, 0), json!({ "definitions": found })));
-        }
-    };
-    let mut found = index.definitions(name, category, within)?;
-    if body {
-        index.add_bodies(&mut found);
-    }
-    let members = match category {
-        Category::Class => found.iter().map(|class| index.members(class)).collect::<Result<Vec<_>, _>>()?,
-        _ => Vec::new(),
-    };
-    let suggestions = if found.is_empty() { index.suggestions(name, category, within, 5)? } else { Vec::new() };
-    let text = render::definitions(category, name, &found, &members, &suggestions);
-    Ok((text, json!({ "definitions": found, "suggestions": suggestions })))
-}
-
 fn warn(index: &mut Index) {
     for warning in index.take_warnings() {
         eprintln!("tackle: {warning}");
@@ -271,6 +244,6 @@ fn canonical(path: &Path) -> Result<PathBuf, Failure> {
     path.canonicalize().map_err(|err| Failure::usage(format!("{}: {err}", path.display())))
 }
 
-fn failed(err: tackle_ckg::CkgError) -> Failure {
+fn failed(err: ckg::CkgError) -> Failure {
     Failure::failed(err.to_string())
 }
