@@ -1,4 +1,4 @@
-//! The agent loop (providers.md §6.1): build the request, stream the reply, extract the calls,
+//! The agent loop (docs/reference/providers.md#a-step): build the request, stream the reply, extract the calls,
 //! answer them through the executor, and go on until `task_done`, a reply without calls, the
 //! step limit, an error, or Ctrl-C. Every call of every reply is answered exactly once in the
 //! history, whatever ends the run, so the conversation stays valid for both providers.
@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tackle_calls::{CallResult, ToolIndex};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
 use tackle_core::{BoxFuture, Executor, ExecutorConfig, Notifications, Session, ToolOutput};
 use tackle_llm::{
-    AssistantMessage, ChatRequest, Completion, FinishReason, LlmClient, LlmEvent, Message, ToolResult, Usage, UserPart,
+    AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, LlmEvent, Message, ToolResult, Usage, UserPart,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -22,11 +22,12 @@ use crate::approve::{RecordingApprover, RecordingPolicy};
 use crate::calls::{args_value, normalize_ids, to_tool_call};
 use crate::events::{AgentEvent, Observer, Silent};
 use crate::format::CallFormat;
-use crate::prompt::system_prompt;
-use crate::trajectory::Trajectory;
+use crate::prompt::{BASE_PROMPT, system_prompt};
+use crate::trajectory::event::{DecisionSource, ResponseCall};
+use crate::trajectory::{Trajectory, TrajectoryEvent};
 use crate::turn::{PlannedCall, not_run};
 
-/// The message added after a reply cut off at the output limit (providers.md §6.3).
+/// The message added after a reply cut off at the output limit (docs/reference/providers.md#truncated-replies).
 pub const TRUNCATED_MESSAGE: &str = "Your reply was cut off at the output token limit. Continue, and keep each reply shorter (split large file writes into several calls).";
 
 /// The message added after an empty reply (no text, no calls).
@@ -49,6 +50,10 @@ pub struct AgentConfig {
     pub sandbox: String,
     /// Record each request's complete body in its `llm_request` event (`--trajectory-full`).
     pub trajectory_full: bool,
+    /// Replaces the role and working rules at the head of the system prompt
+    /// ([`crate::prompt::BASE_PROMPT`]); the environment, call-format instructions,
+    /// `AGENTS.md` and deferred tools still follow.
+    pub base_prompt: Option<String>,
 }
 
 impl Default for AgentConfig {
@@ -61,6 +66,7 @@ impl Default for AgentConfig {
             permission_mode: PermissionMode::Default,
             sandbox: "none".to_owned(),
             trajectory_full: false,
+            base_prompt: None,
         }
     }
 }
@@ -74,7 +80,7 @@ pub struct Permissions {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Success,
@@ -94,7 +100,7 @@ impl RunStatus {
         }
     }
 
-    /// The exit code of `tackle run` (providers.md §6.2).
+    /// The exit code of `tackle run` (docs/reference/providers.md#rules-for-calls).
     pub fn exit_code(self) -> u8 {
         match self {
             RunStatus::Success => 0,
@@ -120,7 +126,7 @@ pub struct RunOutcome {
 
 /// A run in progress: a provider, a session, an executor and a history.
 pub struct Agent {
-    pub(crate) client: LlmClient,
+    pub(crate) model: Arc<dyn ChatModel>,
     pub(crate) session: Session,
     pub(crate) executor: Executor,
     pub(crate) config: AgentConfig,
@@ -171,7 +177,7 @@ impl Agent {
     /// An agent over `session`; the executor is built from `executor` settings and
     /// `permissions`, with every permission decision recorded in `trajectory`.
     pub fn new(
-        client: LlmClient,
+        model: Arc<dyn ChatModel>,
         session: Session,
         executor: ExecutorConfig,
         permissions: Permissions,
@@ -182,13 +188,13 @@ impl Agent {
         let policy = RecordingPolicy { inner: permissions.policy, trajectory: trajectory.clone() };
         let approver = RecordingApprover {
             inner: permissions.approver,
-            source: if permissions.interactive { "user" } else { "policy" },
+            source: if permissions.interactive { DecisionSource::User } else { DecisionSource::Policy },
             trajectory: trajectory.clone(),
         };
         let executor = Executor::new(executor).with_policy(Arc::new(policy)).with_approver(Arc::new(approver));
         let tool_index = ToolIndex::from_toolset(session.tools());
         Agent {
-            client,
+            model,
             session,
             executor,
             config,
@@ -234,9 +240,9 @@ impl Agent {
         self.trajectory.as_ref().map(|t| t.path().to_owned())
     }
 
-    pub(crate) fn record(&self, kind: &str, fields: Value) {
+    pub(crate) fn record(&self, event: TrajectoryEvent) {
         if let Some(trajectory) = &self.trajectory {
-            trajectory.event(kind, fields);
+            trajectory.record(event);
         }
     }
 
@@ -251,28 +257,34 @@ impl Agent {
         let mut usage = Usage::default();
         let mut steps = 0u32;
         let prepared = self.prepare();
-        let provider = self.client.config();
-        self.record(
-            "session_start",
-            json!({
-                "tackle_version": env!("CARGO_PKG_VERSION"), "task": task, "provider": provider.name,
-                "model": provider.model, "base_url": provider.base_url, "call_format": self.config.call_format.name(),
-                "tools": self.session.tools().specs().map(|s| s.name.as_str()).collect::<Vec<_>>(),
-                "permission_mode": self.config.permission_mode.name(), "workspace": self.session.info().workspace,
-                "max_steps": self.config.max_steps, "sandbox": self.config.sandbox, "session_id": self.session.id(),
-            }),
-        );
+        let model = self.model.info();
+        self.record(TrajectoryEvent::SessionStart {
+            tackle_version: env!("CARGO_PKG_VERSION").to_owned(),
+            task: task.to_owned(),
+            provider: model.provider,
+            model: model.model,
+            base_url: model.base_url.unwrap_or_default(),
+            call_format: self.config.call_format.name().to_owned(),
+            tools: self.session.tools().specs().map(|s| s.name.clone()).collect(),
+            permission_mode: self.config.permission_mode.name().to_owned(),
+            workspace: self.session.info().workspace.display().to_string(),
+            max_steps: self.config.max_steps,
+            sandbox: self.config.sandbox.clone(),
+            session_id: self.session.id().to_owned(),
+        });
         self.history.push(Message::user_text(task));
         let stop = self.steps(prepared, &mut steps, &mut usage, cancel).await;
         if let Some(kind) = &stop.error_kind {
-            self.record("error", json!({"kind": kind, "message": stop.final_result}));
+            self.record(TrajectoryEvent::Error { kind: kind.clone(), message: stop.final_result.clone() });
         }
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.record(
-            "session_end",
-            json!({"status": stop.status.name(), "steps": steps, "final_result": stop.final_result,
-                   "usage_total": usage, "duration_ms": duration_ms}),
-        );
+        self.record(TrajectoryEvent::SessionEnd {
+            status: stop.status,
+            steps,
+            final_result: stop.final_result.clone(),
+            usage_total: usage,
+            duration_ms,
+        });
         RunOutcome {
             status: stop.status,
             steps,
@@ -289,7 +301,10 @@ impl Agent {
     fn prepare(&mut self) -> Prepared {
         self.tool_index = ToolIndex::from_toolset(self.session.tools());
         let (rendered, instructions) = match self.config.call_format.text() {
-            None => (self.client.render_tools(self.session.tools().specs()), String::new()),
+            None => {
+                let specs: Vec<&tackle_core::ToolSpec> = self.session.tools().specs().collect();
+                (self.model.render_tools(&specs), String::new())
+            }
             Some(format) => {
                 (tackle_llm::RenderedTools::default(), tackle_calls::instructions(format, &self.tool_index))
             }
@@ -297,7 +312,8 @@ impl Agent {
         for (tool, paths) in rendered.json_text_params {
             self.session.set_json_text_params(&tool, paths);
         }
-        let system = system_prompt(&self.session.info().workspace, self.session.tools(), &instructions);
+        let base = self.config.base_prompt.as_deref().unwrap_or(BASE_PROMPT);
+        let system = system_prompt(base, &self.session.info().workspace, self.session.tools(), &instructions);
         Prepared { system, tools: rendered.tools }
     }
 
@@ -331,12 +347,20 @@ impl Agent {
             }
             self.deliver_notifications(&notifications.drain());
             let Prepared { system, tools } = &prepared;
-            let mut request = json!({"step": step, "message_count": self.history.len(), "tools_sent": tools.len()});
-            if self.config.trajectory_full {
-                let chat = ChatRequest { system, messages: &self.history, tools };
-                request["request"] = self.client.request_body(&chat);
-            }
-            self.record("llm_request", request);
+            let body = self
+                .config
+                .trajectory_full
+                .then(|| {
+                    let chat = ChatRequest { system, messages: &self.history, tools };
+                    self.model.request_body(&chat)
+                })
+                .flatten();
+            self.record(TrajectoryEvent::LlmRequest {
+                step,
+                message_count: self.history.len(),
+                tools_sent: tools.len(),
+                request: body,
+            });
             self.observe(AgentEvent::Step { step });
             let requested = Instant::now();
             let completion = match self.request(step, system, tools, cancel).await {
@@ -347,16 +371,18 @@ impl Agent {
             usage.add(&completion.usage);
             let Completion { mut message, thinking, incomplete_calls, finish, usage: step_usage } = completion;
             let planned = self.extract_calls(step, &mut message);
-            let mut response = json!({
-                "step": step, "text": message.text,
-                "tool_calls": planned.iter().map(|p| json!({"id": p.call.id, "name": p.call.name, "args": p.args})).collect::<Vec<_>>(),
-                "finish_reason": finish.as_str(), "usage": step_usage,
-                "duration_ms": u64::try_from(requested.elapsed().as_millis()).unwrap_or(u64::MAX),
+            self.record(TrajectoryEvent::LlmResponse {
+                step,
+                text: message.text.clone(),
+                tool_calls: planned
+                    .iter()
+                    .map(|p| ResponseCall { id: p.call.id.clone(), name: p.call.name.clone(), args: p.args.clone() })
+                    .collect(),
+                finish_reason: finish.as_str().to_owned(),
+                usage: step_usage,
+                duration_ms: u64::try_from(requested.elapsed().as_millis()).unwrap_or(u64::MAX),
+                thinking: (!thinking.is_empty()).then_some(thinking),
             });
-            if !thinking.is_empty() {
-                response["thinking"] = json!(thinking);
-            }
-            self.record("llm_response", response);
             self.observe(AgentEvent::Replied { step, text: message.text.clone(), calls: planned.len() });
             let text = message.text.clone();
             self.history.push(Message::Assistant(message));
@@ -421,7 +447,7 @@ impl Agent {
     }
 
     /// Counts one more reply cut off at the output limit; the stop once that happened
-    /// `max_truncations` times in a row (providers.md §6.3).
+    /// `max_truncations` times in a row (docs/reference/providers.md#truncated-replies).
     fn count_truncation(&self, truncations: &mut u32) -> Option<Stop> {
         *truncations += 1;
         (*truncations >= self.config.max_truncations).then(|| {
@@ -450,11 +476,14 @@ impl Agent {
                 LlmEvent::Restart => AgentEvent::StreamRestart,
                 LlmEvent::Retry { attempt, error_class, status, delay_ms, message } => {
                     if let Some(trajectory) = &trajectory {
-                        let mut event = json!({"step": step, "attempt": attempt, "error_class": error_class.name(), "delay_ms": delay_ms, "message": message});
-                        if let Some(status) = status {
-                            event["status"] = json!(status);
-                        }
-                        trajectory.event("llm_retry", event);
+                        trajectory.record(TrajectoryEvent::LlmRetry {
+                            step,
+                            attempt,
+                            error_class: error_class.name().to_owned(),
+                            delay_ms,
+                            message: message.clone(),
+                            status,
+                        });
                     }
                     AgentEvent::Retry { attempt, error_class, status, delay_ms, message }
                 }
@@ -462,13 +491,13 @@ impl Agent {
             observer.on_event(&shown);
         };
         tokio::select! {
-            result = self.client.complete(&request, &mut sink) => Some(result),
+            result = self.model.complete(&request, &mut sink) => Some(result),
             () = cancel.cancelled() => None,
         }
     }
 
     /// The calls of a reply: native calls, or those the text format finds in the text
-    /// (formats.md); ids unique in the session.
+    /// (docs/reference/formats.md); ids unique in the session.
     fn extract_calls(&mut self, step: u32, message: &mut AssistantMessage) -> Vec<PlannedCall> {
         match self.config.call_format.text() {
             None => {
@@ -497,7 +526,7 @@ impl Agent {
     }
 
     /// The user-message parts answering a reply: provider tool results, or one text in the
-    /// text format (formats.md §8).
+    /// text format (docs/reference/formats.md#results-back-to-the-model).
     fn result_parts(&self, calls: &[PlannedCall], outputs: &[ToolOutput]) -> Vec<UserPart> {
         let Some(format) = self.config.call_format.text() else {
             return outputs.iter().map(result_part).collect();
@@ -532,7 +561,7 @@ impl Agent {
             return;
         }
         for text in pending {
-            self.record("notification", json!({"text": text}));
+            self.record(TrajectoryEvent::Notification { text: text.clone() });
         }
         let text = format!("<notifications>\n{}\n</notifications>", pending.join("\n"));
         match self.history.last_mut() {
@@ -549,7 +578,7 @@ impl Agent {
         let outputs: Vec<ToolOutput> = calls
             .iter()
             .map(|p| {
-                self.record("tool_call", json!({"step": step, "call_id": p.call.id, "name": p.call.name, "args": p.args, "format": self.config.call_format.name()}));
+                self.record_call(step, p, &p.call.name);
                 not_run(&p.call.id, format!("Not executed: the run stopped ({reason})."))
             })
             .collect();

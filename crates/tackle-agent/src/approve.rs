@@ -1,14 +1,15 @@
 //! Permissions in a run: the terminal approver (allow once, allow for the session, deny;
-//! safety.md §4) and the wrappers that record every decision in the trajectory.
+//! docs/reference/safety.md#approvers) and the wrappers that record every decision in the trajectory.
 
 use std::io::{BufRead as _, Write as _};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tackle_core::BoxFuture;
 use tackle_core::permission::{Approval, Approver, Decision, PermissionPolicy, PermissionRequest};
 
-use crate::trajectory::Trajectory;
+use crate::trajectory::event::{DecisionSource, PermissionDecision};
+use crate::trajectory::{Trajectory, TrajectoryEvent};
 
 /// Asks the person one question and returns the line they typed (`None` at end of input).
 pub trait Prompter: Send + Sync {
@@ -54,7 +55,7 @@ impl SessionRule {
     /// The rule that "always for this session" adds for a request.
     pub fn for_request(request: &PermissionRequest<'_>) -> SessionRule {
         let name = &request.spec.name;
-        if name == "bash" || name == "background_run" {
+        if request.spec.command_param.is_some() {
             let suggested = request.suggested_rule();
             return match suggested.strip_prefix("Bash(").and_then(|r| r.strip_suffix(":*)")) {
                 Some(prefix) => SessionRule::BashPrefix(prefix.to_owned()),
@@ -76,14 +77,11 @@ impl SessionRule {
         let name = &request.spec.name;
         match self {
             SessionRule::Tool(tool) => tool == name,
-            SessionRule::BashPrefix(prefix) => {
-                (name == "bash" || name == "background_run")
-                    && request.args.get("command").and_then(Value::as_str).is_some_and(|command| {
-                        let words: Vec<&str> = command.split_whitespace().collect();
-                        let wanted: Vec<&str> = prefix.split_whitespace().collect();
-                        words.len() >= wanted.len() && words[..wanted.len()] == wanted[..]
-                    })
-            }
+            SessionRule::BashPrefix(prefix) => request.spec.command(request.args).is_some_and(|command| {
+                let words: Vec<&str> = command.split_whitespace().collect();
+                let wanted: Vec<&str> = prefix.split_whitespace().collect();
+                words.len() >= wanted.len() && words[..wanted.len()] == wanted[..]
+            }),
             SessionRule::EditDir(dir) => {
                 request.is_file_edit()
                     && edit_path(request).is_some_and(|path| {
@@ -176,6 +174,10 @@ impl TerminalApprover {
 }
 
 impl Approver for TerminalApprover {
+    fn asks_a_person(&self) -> bool {
+        true
+    }
+
     fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, reason: &'a str) -> BoxFuture<'a, Approval> {
         Box::pin(async move {
             if self.rules.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|r| r.covers(request)) {
@@ -212,12 +214,16 @@ impl PermissionPolicy for RecordingPolicy {
     fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
         let decision = self.inner.decide(request);
         if let Some(trajectory) = &self.trajectory {
-            let name = match decision {
-                Decision::Allow => "allow",
-                Decision::Ask { .. } => "ask",
-                Decision::Deny { .. } => "deny",
+            let recorded = match decision {
+                Decision::Allow => PermissionDecision::Allow,
+                Decision::Ask { .. } => PermissionDecision::Ask,
+                Decision::Deny { .. } => PermissionDecision::Deny,
             };
-            trajectory.event("permission", json!({"call_id": request.call_id, "decision": name, "source": "mode"}));
+            trajectory.record(TrajectoryEvent::Permission {
+                call_id: request.call_id.to_owned(),
+                decision: recorded,
+                source: DecisionSource::Mode,
+            });
         }
         decision
     }
@@ -226,7 +232,7 @@ impl PermissionPolicy for RecordingPolicy {
 /// Records the approver's answers (`source: user` at a terminal, `policy` otherwise).
 pub(crate) struct RecordingApprover {
     pub inner: Arc<dyn Approver>,
-    pub source: &'static str,
+    pub source: DecisionSource,
     pub trajectory: Option<Arc<Trajectory>>,
 }
 
@@ -235,11 +241,13 @@ impl Approver for RecordingApprover {
         Box::pin(async move {
             let approval = self.inner.approve(request, reason).await;
             if let Some(trajectory) = &self.trajectory {
-                let decision = if approval == Approval::Allow { "allow" } else { "deny" };
-                trajectory.event(
-                    "permission",
-                    json!({"call_id": request.call_id, "decision": decision, "source": self.source}),
-                );
+                let decision =
+                    if approval == Approval::Allow { PermissionDecision::Allow } else { PermissionDecision::Deny };
+                trajectory.record(TrajectoryEvent::Permission {
+                    call_id: request.call_id.to_owned(),
+                    decision,
+                    source: self.source,
+                });
             }
             approval
         })
@@ -249,6 +257,7 @@ impl Approver for RecordingApprover {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use tackle_core::ToolSpec;
     use tackle_core::spec::PathAccess;
 
@@ -268,7 +277,7 @@ mod tests {
 
     #[tokio::test]
     async fn answers_allow_once_for_the_session_or_deny() {
-        let bash = ToolSpec::new("bash", "").alias("Bash");
+        let bash = ToolSpec::new("bash", "").alias("Bash").command_param("command");
         let push = json!({"command": "git push origin main"});
         let other_push = json!({"command": "git push origin dev"});
         let rm = json!({"command": "rm -rf build"});

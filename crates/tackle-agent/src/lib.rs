@@ -1,4 +1,4 @@
-//! Tackle's agent loop (providers.md §6–§7): a provider from `tackle-llm`, a tool session and
+//! Tackle's agent loop (docs/reference/providers.md#the-agent-loop): a provider from `tackle-llm`, a tool session and
 //! executor from `tackle-core`, and a run that goes model → calls → executor → results →
 //! model until the task is done, written to a JSON Lines trajectory as it happens.
 //!
@@ -24,5 +24,5 @@ pub use agent::{
 pub use approve::{Prompter, StdioPrompter, TerminalApprover};
 pub use events::{AgentEvent, Observer, Silent, call_summary};
 pub use format::{CallFormat, UnknownFormat};
-pub use trajectory::Trajectory;
+pub use trajectory::{Trajectory, TrajectoryEvent};
 pub use turn::TASK_DONE;

@@ -1,5 +1,5 @@
 //! Reading the JSON object of a call body: strict JSON first, then a small repair pass for
-//! what models commonly get wrong (formats.md §4): trailing commas, single-quoted strings,
+//! what models commonly get wrong (docs/reference/formats.md#tool): trailing commas, single-quoted strings,
 //! Python's `True` / `False` / `None`. The pass also escapes raw control characters and lone
 //! backslashes inside strings (`"C:\dir"`), which strict JSON refuses and models write.
 //! Anything else is reported with the strict parser's message.
@@ -21,7 +21,7 @@ pub(crate) fn read_object(text: &str) -> Result<Map<String, Value>, JsonProblem>
         Ok(value) => value,
         Err(strict) => match serde_json::from_str::<Value>(&repair(text)) {
             Ok(value) => value,
-            Err(_) => return Err(JsonProblem::Invalid(strict.to_string())),
+            Err(_) => return Err(JsonProblem::Invalid(tackle_core::text::json_error(&strict))),
         },
     };
     match value {

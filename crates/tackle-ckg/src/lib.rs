@@ -31,11 +31,8 @@ pub use language::Language;
 pub use query::{Category, Definition, ReferenceEntry, Within};
 pub use tool::Ckg;
 
-/// The toolsets `ckg` belongs to besides `all`: `code`, with the file tools (which
-/// `tackle_tools` puts there too). It is in no other toolset, so it is opt-in elsewhere.
-pub const TOOLSETS: &[&str] = &["code"];
-
-/// Registers the `ckg` tool in `registry`.
+/// Registers the `ckg` tool in `registry`, in the `code` toolset (with the file tools, which
+/// `tackle_tools` puts there) and in `all`; it is in no other toolset, so opt-in elsewhere.
 pub fn register(registry: &mut tackle_core::Registry) {
-    registry.register(TOOLSETS, Ckg::default);
+    registry.register(&[tackle_tools::toolset::CODE], Ckg::default);
 }

@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tackle_core::{Executor, PathPolicy, Session, SessionConfig, ToolCall, ToolOutput};
+use tackle_core::{Executor, PathPolicy, Session, SessionConfig, SessionState, ToolCall, ToolOutput};
 use tackle_sandbox::WorkspacePolicy;
+use tackle_tools::fs::session::FsSettings;
 use tokio_util::sync::CancellationToken;
 
 struct Ws {
@@ -30,9 +31,10 @@ impl Ws {
         tackle_ckg::register(&mut registry);
         let selection = registry.select("code,bash", "code").unwrap();
         let mut config = SessionConfig::new(root.clone());
-        config.enforce_read_before_edit = false;
         config.path_policy = Some(Arc::new(policy) as Arc<dyn PathPolicy>);
-        let session = Session::new(config, registry.instantiate(&selection));
+        let state = SessionState::default();
+        state.insert(FsSettings { enforce_read_before_edit: false, ..FsSettings::default() });
+        let session = Session::with_state(config, registry.instantiate(&selection), state);
         Ws { _dir: dir, root, session, executor: Executor::default() }
     }
 

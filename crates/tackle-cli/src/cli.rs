@@ -1,8 +1,10 @@
-//! The command-line grammar (DESIGN §8), as clap derive types.
+//! The command-line grammar (docs/reference/cli.md), as clap derive types.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use tackle::agent::CallFormat;
+use tackle::{Dialect, PermissionMode};
 
 /// Tackle: the hands of an LLM agent.
 #[derive(Debug, Parser)]
@@ -60,11 +62,12 @@ pub struct ServeArgs {
     /// default, accept-edits, plan, dont-ask or bypass (default: bypass, since the MCP client
     /// asks its own user; deny rules, the path policy and the sandbox still apply).
     #[arg(long, value_name = "MODE", default_value = "bypass")]
-    pub permission_mode: String,
+    pub permission_mode: PermissionMode,
     /// List at most N tools per tools/list page (default: all in one page).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub page_size: Option<u64>,
-    /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
+    /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
+    /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
     pub trust_workspace: bool,
     /// Start the MCP servers the workspace defines without asking (used only when --tools
@@ -109,8 +112,9 @@ pub struct SessionArgs {
     /// default, accept-edits, plan, dont-ask or bypass (default: bypass, since the person
     /// typing the command is the approver).
     #[arg(long, value_name = "MODE", default_value = "bypass")]
-    pub permission_mode: String,
-    /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
+    pub permission_mode: PermissionMode,
+    /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
+    /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
     pub trust_workspace: bool,
 }
@@ -130,7 +134,7 @@ pub struct SchemaArgs {
     pub names: Vec<String>,
     /// openai, openai-strict, anthropic, gemini or mcp.
     #[arg(long, default_value = "openai")]
-    pub dialect: String,
+    pub dialect: Dialect,
     #[command(flatten)]
     pub selection: ToolSelection,
 }
@@ -171,10 +175,10 @@ pub struct RunArgs {
     pub tools: Option<String>,
     /// How the model calls tools: native, markdown, xml or tool.
     #[arg(long, value_name = "FORMAT", default_value = "native")]
-    pub call_format: String,
+    pub call_format: CallFormat,
     /// default, accept-edits, plan, dont-ask or bypass.
     #[arg(long, value_name = "MODE", default_value = "default")]
-    pub permission_mode: String,
+    pub permission_mode: PermissionMode,
     /// Approve every call that would ask (like --permission-mode bypass, but deny rules still apply).
     #[arg(long)]
     pub yes: bool,
@@ -196,7 +200,8 @@ pub struct RunArgs {
     /// Ask for whole responses instead of streams.
     #[arg(long)]
     pub no_stream: bool,
-    /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
+    /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
+    /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
     pub trust_workspace: bool,
     /// Start the MCP servers the workspace defines (.mcp.json, tackle.toml) without asking
@@ -224,7 +229,7 @@ pub struct ReplayArgs {
 pub struct ParseArgs {
     /// The call format: markdown, xml or tool.
     #[arg(long, default_value = "markdown")]
-    pub format: String,
+    pub format: tackle::calls::CallFormat,
     /// Feed stdin through the incremental parser as it arrives.
     #[arg(long)]
     pub streaming: bool,

@@ -33,12 +33,16 @@ impl HttpServe {
             .spawn()
             .unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        // Notices (`tackle: …`, such as the sandbox in force) may come first.
         let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
+        while line.is_empty() || line.starts_with("tackle: ") {
+            line.clear();
+            stderr.read_line(&mut line).unwrap();
+        }
         let url = line
             .trim()
             .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+            .unwrap_or_else(|| panic!("unexpected line before the address: {line}"))
             .to_owned();
         assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
         HttpServe { child, url }
@@ -263,7 +267,7 @@ fn every_built_in_is_listed_with_all_annotations_and_a_closed_world() {
         for hint in ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] {
             assert!(annotations[hint].is_boolean(), "{}: {hint} in {annotations}", tool["name"]);
         }
-        // mcp.md §1.3: false for every built-in, bash included.
+        // docs/mcp.md#tools: false for every built-in, bash included.
         assert_eq!(annotations["openWorldHint"], false, "{}", tool["name"]);
         assert_eq!(annotations["title"], tool["title"], "{}", tool["name"]);
     }

@@ -1,4 +1,4 @@
-//! From a read element to a call: names, ids and typed arguments (formats.md §3).
+//! From a read element to a call: names, ids and typed arguments (docs/reference/formats.md#xml).
 //!
 //! A parameter's text is converted by the type the tool's schema gives it: strings raw (one
 //! leading newline dropped, one trailing newline dropped when no other is left), numbers and
@@ -81,7 +81,7 @@ fn tool_use(element: &Element, attrs: Vec<(String, String)>, input: &Input, tool
         let raw = input.str(from, to);
         // Elements that name no parameter are the body of a tool that takes one (html for
         // `save`); otherwise they are parameters, and names not in the schema are passed on as
-        // strings for validation to report (§3).
+        // strings for validation to report (docs/reference/formats.md#xml).
         match children(raw, input) {
             Some(children) if spec.and_then(|s| s.mapping()).is_none() || children.iter().any(|c| is_param(c.name)) => {
                 for child in children {
@@ -224,6 +224,7 @@ fn convert(spec: Option<&ToolSpec>, name: &str, source: Source<'_>, draft: &mut 
     if trimmed.is_empty() && optional {
         return;
     }
+    let mut too_deep = None;
     let value = if types.single() == Some(Types::BOOLEAN) {
         match trimmed.to_lowercase().as_str() {
             "true" | "1" | "yes" => Some(Value::Bool(true)),
@@ -231,12 +232,22 @@ fn convert(spec: Option<&ToolSpec>, name: &str, source: Source<'_>, draft: &mut 
             _ => None,
         }
     } else {
-        serde_json::from_str::<Value>(trimmed).ok().filter(|v| types.allows(v))
+        match serde_json::from_str::<Value>(trimmed) {
+            Ok(value) => Some(value).filter(|v| types.allows(v)),
+            Err(err) => {
+                too_deep = tackle_core::text::json_too_deep(&err).then(|| tackle_core::text::json_error(&err));
+                None
+            }
+        }
     };
-    match value {
-        Some(value) => insert(draft, name.to_owned(), value),
-        None if types.contains(Types::STRING) => insert(draft, name.to_owned(), Value::String(as_string())),
-        None => {
+    match (value, too_deep) {
+        (Some(value), _) => insert(draft, name.to_owned(), value),
+        (None, _) if types.contains(Types::STRING) => insert(draft, name.to_owned(), Value::String(as_string())),
+        (None, Some(problem)) => {
+            draft.errors.push(format!("Parameter `{name}` could not be read: {problem}"));
+            insert(draft, name.to_owned(), Value::String(decoded));
+        }
+        (None, None) => {
             let shown: String = trimmed.chars().take(80).collect();
             let ellipsis = if shown.len() < trimmed.len() { "…" } else { "" };
             draft.errors.push(format!("Parameter `{name}` should be {} (got \"{shown}{ellipsis}\")", types.describe()));

@@ -6,7 +6,7 @@
 //! its `.tackle/ckg/`; `index DIR` indexes DIR itself, and a FILE or DIR outside the
 //! workspace is answered from its own folder's index.
 
-use std::io::IsTerminal as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -14,8 +14,9 @@ use std::time::Instant;
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
-use tackle_ckg::{self as ckg, Category, Index, IndexOptions, RefreshReport, Within};
+use tackle::ckg::{self, Category, Index, IndexOptions, RefreshReport, Within};
 
+use crate::commands::tools::write_failure;
 use crate::exit::{CommandResult, Failure};
 
 /// The `tackle ckg` commands.
@@ -216,7 +217,7 @@ fn index(root: &Path, as_json: bool) -> CommandResult {
 
 fn warn(index: &mut Index) {
     for warning in index.take_warnings() {
-        eprintln!("tackle: {warning}");
+        diagln!("tackle: {warning}");
     }
 }
 
@@ -227,11 +228,14 @@ fn skipped_text(skipped: &std::collections::HashMap<String, u64>) -> String {
     if parts.is_empty() { "none".to_owned() } else { parts.join(", ") }
 }
 
+/// Prints the answer: its text, or its JSON on one line. An answer that cannot be written is
+/// the command's failure.
 fn print(as_json: bool, text: &str, value: serde_json::Value) -> CommandResult {
+    let mut stdout = std::io::stdout().lock();
     if as_json {
-        println!("{value}");
+        writeln!(stdout, "{value}").map_err(write_failure)?;
     } else {
-        println!("{text}");
+        writeln!(stdout, "{text}").map_err(write_failure)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,7 @@
 //! Turning raw call arguments into the JSON object the validator sees: parse text, accept an
 //! object given as a string, rename parameter aliases, read JSON-text parameters of the
 //! strict dialect, drop `null` for optional parameters, and apply the safe coercions of
-//! tools.md §0.1 (`"10"` → `10`, `"true"` → `true`, a string holding a JSON object or array).
+//! docs/reference/tools.md#names-and-aliases (`"10"` → `10`, `"true"` → `true`, a string holding a JSON object or array).
 
 use serde_json::{Map, Value};
 
@@ -63,6 +63,7 @@ fn parse_text(tool: &str, text: &str) -> Result<Value, String> {
         return Ok(Value::Object(Map::new()));
     }
     serde_json::from_str(text).map_err(|err| {
+        let err = crate::text::json_error(&err);
         format!("Invalid JSON in arguments for tool '{tool}': {err}. Send the arguments as one JSON object.")
     })
 }

@@ -1,6 +1,6 @@
 //! How the client reaches a server: a child process on stdio (started in its own process
 //! group, stderr to `.tackle/logs/mcp-{server}.log`, shut down by closing stdin, then SIGTERM
-//! and SIGKILL to the group; mcp.md §2.3), or streamable HTTP through reqwest.
+//! and SIGKILL to the group; docs/mcp.md#startup), or streamable HTTP through reqwest.
 //!
 //! Both transports let the client see the raw `tools/list` results, because rmcp's `Tool`
 //! drops `execution.taskSupport`, which decides whether a tool can be imported at all.
@@ -9,7 +9,7 @@
 //! reach the server, an event stream that breaks, a session the server no longer knows (`404`,
 //! or an error answer that is not about the request, as a `400` for an unknown session is).
 //! rmcp alone would leave the calls in flight waiting for their timeouts; the connection
-//! treats a lost one as a crash (mcp.md §2.5).
+//! treats a lost one as a crash (docs/mcp.md#timeouts-cancellation-crashes).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -132,14 +132,18 @@ pub struct Launch<'a> {
     pub log: &'a Path,
 }
 
-/// Starts a stdio server in its own process group, with the user's environment plus `env`
-/// and stderr appended to the log file.
+/// Starts a stdio server in its own process group, with the user's environment (without the
+/// secrets Tackle stripped from it: a server gets a secret only when its definition's `env`
+/// names it) plus `env`, and stderr appended to the log file.
 pub fn spawn(launch: &Launch<'_>, tap: TaskTap) -> std::io::Result<(ChildLines, ChildProcess)> {
     if let Some(dir) = launch.log.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let log = std::fs::OpenOptions::new().create(true).append(true).open(launch.log)?;
     let mut command = tokio::process::Command::new(launch.command);
+    for (name, _) in tackle_core::secrets::stored() {
+        command.env_remove(name);
+    }
     command
         .args(launch.args)
         .envs(launch.env)

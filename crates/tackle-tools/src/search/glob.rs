@@ -1,4 +1,4 @@
-//! `glob` (Claude Code's `Glob`, tools.md §6): files whose path, relative to the searched
+//! `glob` (Claude Code's `Glob`, docs/reference/tools.md#glob): files whose path, relative to the searched
 //! directory, matches a glob, newest first. `*` stays within one path component (`*.rs` is
 //! the top level only; `**/*.rs` is every depth), as in Claude Code and shells.
 
@@ -17,6 +17,7 @@ use tackle_core::spec::PathAccess;
 use tackle_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::fs::blocking;
+use crate::search::bounds::{MAX_GLOB_BYTES, check_length};
 use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
 
 /// The wire name.
@@ -75,7 +76,7 @@ fn literal_prefix(components: &[&str]) -> usize {
 
 /// The refusal of a pattern with a `..` component. `glob` lists files below `path` only (as
 /// `rg --files` does, whose paths never hold `..`), so such a pattern could never match. One
-/// that climbs out of the workspace gets the path policy's own refusal (safety.md §1);
+/// that climbs out of the workspace gets the path policy's own refusal (docs/reference/safety.md#path-policy);
 /// otherwise the message says which `path` and pattern would search what was meant.
 fn climbing_refusal(ctx: &ToolContext, input: &GlobInput, components: &[&str]) -> ToolError {
     let last = components.iter().rposition(|c| *c == "..").unwrap_or_default();
@@ -99,6 +100,7 @@ fn climbing_refusal(ctx: &ToolContext, input: &GlobInput, components: &[&str]) -
 }
 
 fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
+    check_length("glob", &input.pattern, MAX_GLOB_BYTES)?;
     let (raw, root) = search_root(ctx, input.path.as_deref())?;
     if !root.is_dir() {
         return Err(ToolError::NotFound(format!("Directory does not exist: {raw}")));

@@ -1,4 +1,4 @@
-//! `bash`: run a command in the session's persistent shell (tools.md §1), or hand it to the
+//! `bash`: run a command in the session's persistent shell (docs/reference/tools.md#bash), or hand it to the
 //! job manager (`run_in_background`), or restart the shell.
 
 use std::time::{Duration, Instant};
@@ -62,6 +62,7 @@ impl Tool for Bash {
             .title("Bash")
             .alias("Bash")
             .destructive()
+            .command_param("command")
             .manages_output_budget()
             .param_hint_above_maximum("timeout", "use run_in_background for longer commands")
             .block(BlockMapping {
@@ -117,7 +118,7 @@ impl Tool for Bash {
 }
 
 /// The patch of a command that is exactly `apply_patch` (or `applypatch`) with a heredoc body
-/// or with the patch as its one quoted argument (tools.md §1).
+/// or with the patch as its one quoted argument (docs/reference/tools.md#bash).
 fn routed_patch(command: &str) -> Option<String> {
     crate::fs::patch::patch_from_command(command).or_else(|| quoted_patch(command))
 }
@@ -217,10 +218,12 @@ async fn run(state: &ShellState, command: &str, timeout_ms: u64, ctx: &ToolConte
         None => guard.insert(state.start_shell().await.map_err(start_error)?),
     };
     let stdout = shell.stdout_stream();
+    let protected = state.guard.before();
     let result = tokio::select! {
         result = shell.run(command, ctx.call_id(), deadline, ctx.cancel_token()) => result,
         never = live_tail(&stdout, ctx) => match never {},
     };
+    notes.extend(state.guard.after_command(&protected));
     let workspace = state.workspace.display().to_string();
     let restart_failed = match &result.ended {
         Ended::Done { .. } | Ended::Interrupted { kept: true, .. } => None,

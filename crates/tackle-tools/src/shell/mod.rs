@@ -1,4 +1,4 @@
-//! The shell tools (tools.md §1–§2): `bash`, one persistent shell per session, and the
+//! The shell tools (docs/reference/tools.md#bash): `bash`, one persistent shell per session, and the
 //! background jobs `background_run`, `job_output`, `job_kill`.
 //!
 //! What commands run in — the process sandbox, the command environment, the output budget and
@@ -7,12 +7,16 @@
 //! session without one detects the sandbox with default settings. The shell and the jobs of a
 //! session live in one [`ShellState`]; a job that finishes on its own is queued in the
 //! session's `tackle_core::Notifications` (which the agent loop drains before each model
-//! request) and broadcast as a typed event to subscribers of [`JobNotifications`].
+//! request) and broadcast as a typed event to subscribers of [`JobNotifications`]. A change to
+//! a protected path that the sandbox could not stop is reported the same ways, and recorded in
+//! the session's [`ProtectedChanges`].
 
 mod bash;
 mod capture;
+mod events;
 mod jobs;
 mod process;
+mod protected;
 pub mod readonly;
 mod render;
 mod stream;
@@ -24,18 +28,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use tackle_core::executor::{DEFAULT_MAX_OUTPUT_CHARS, safe_file_stem};
+use tackle_core::executor::DEFAULT_MAX_OUTPUT_CHARS;
+use tackle_core::spill::SpillDir;
 use tackle_core::{Notifications, ToolContext};
 use tackle_sandbox::env::{CommandEnv, EnvSettings, SESSION_ID_VAR};
 use tackle_sandbox::process::{DEFAULT_KILL_GRACE, ProcessSessions, Sandbox, SandboxKind, SandboxPolicy};
 
 pub use self::bash::{Bash, BashInput};
+pub use self::events::{Broadcast, Subscription};
 use self::jobs::JobTable;
 pub use self::jobs::{
     BackgroundRun, BackgroundRunInput, JobEvents, JobKill, JobKillInput, JobNotification, JobNotifications, JobOutput,
     JobOutputInput, JobStatus, MAX_RUNNING_JOBS,
 };
 use self::process::ShellProcess;
+pub use self::protected::{ProtectedChange, ProtectedChanges};
 
 /// The wire names of the shell tools (a session with none of them needs no sandbox).
 pub const TOOLS: &[&str] = &["bash", "background_run", "job_output", "job_kill"];
@@ -48,7 +55,7 @@ const EXPORTS_QUERY: &str = r#"builtin printf '%s\0' "$PWD"; while IFS= builtin 
 pub struct ShellEnvironment {
     /// The process sandbox.
     pub sandbox: Sandbox,
-    /// The environment of every command (safety.md §7).
+    /// The environment of every command (docs/reference/safety.md#command-environment).
     pub env: CommandEnv,
     /// The inline output limit in characters (`[tools] max_output_chars`).
     pub max_output_chars: usize,
@@ -84,13 +91,14 @@ impl ShellEnvironment {
 pub struct ShellState {
     env: Arc<ShellEnvironment>,
     workspace: PathBuf,
-    spill_dir: PathBuf,
-    spill_rel: String,
+    spill: SpillDir,
     shell: tokio::sync::Mutex<Option<ShellProcess>>,
     /// The shell's process sessions, reachable without the shell's lock (to kill a shell whose
     /// call is stuck when the session closes).
     shell_sessions: Mutex<Option<ProcessSessions>>,
     jobs: JobTable,
+    /// Notices changes to protected paths around commands and jobs.
+    guard: Arc<protected::Guard>,
     /// Set when the session ends: no shell starts after that.
     closed: AtomicBool,
 }
@@ -106,16 +114,18 @@ impl ShellState {
             Some(env) => env,
             None => state.get_or_insert_with(|| ShellEnvironment::detect(ctx.workspace(), ctx.session_id())),
         };
-        let notify = jobs::Notify { queue: state.get::<Notifications>(), events: state.get::<JobNotifications>() };
-        let stem = safe_file_stem(ctx.session_id());
-        let spill_rel = format!(".tackle/outputs/{stem}");
+        let queue = state.get::<Notifications>();
+        let guard =
+            Arc::new(protected::Guard::new(env.sandbox.policy(), state.get::<ProtectedChanges>(), queue.clone()));
+        let notify = jobs::Notify { queue, events: state.get::<JobNotifications>() };
+        let spill = ctx.spill_dir().clone();
         let workspace = ctx.workspace().to_owned();
         state.get_or_insert_with(move || ShellState {
-            spill_dir: workspace.join(&spill_rel),
+            spill,
             jobs: JobTable::new(notify),
+            guard,
             env,
             workspace,
-            spill_rel,
             shell: tokio::sync::Mutex::new(None),
             shell_sessions: Mutex::new(None),
             closed: AtomicBool::new(false),
@@ -127,8 +137,7 @@ impl ShellState {
         if self.closed.load(Ordering::SeqCst) {
             return Err("the session has ended".into());
         }
-        let shell =
-            ShellProcess::start(&self.env, &self.workspace, (self.spill_dir.clone(), self.spill_rel.clone())).await?;
+        let shell = ShellProcess::start(&self.env, &self.workspace, self.spill.clone()).await?;
         *self.shell_sessions.lock().unwrap_or_else(|p| p.into_inner()) = Some(shell.sessions().clone());
         Ok(shell)
     }
@@ -155,9 +164,10 @@ impl ShellState {
                 env: &self.env,
                 cwd: &cwd,
                 exports,
-                log_dir: (self.spill_dir.join("jobs"), format!("{}/jobs", self.spill_rel)),
+                log_dir: self.spill.child("jobs"),
                 command,
                 timeout,
+                guard: Arc::clone(&self.guard),
             })
             .await
     }

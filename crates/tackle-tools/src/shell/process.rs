@@ -1,12 +1,14 @@
-//! The persistent `bash --noprofile --norc` of a session (tools.md §1).
+//! The persistent `bash --noprofile --norc` of a session (docs/reference/tools.md#bash).
 //!
 //! The shell runs a small loop (its `-c` script): read a command from the private control pipe
 //! on fd 63, `eval` it in the shell itself (so `cd`, `export`, functions and aliases persist),
 //! then read the call's random sentinel from the pipe and print it with `$?` and `$PWD` on the
 //! original stdout, and once more on the original stderr. During `eval`, fd 63, the copies
 //! of the original pipes (61, 62) and the shell's own state pipe (59, 60) are closed, so
-//! commands inherit none of them, cannot read the sentinel before it is printed, and a command
-//! that redirects the shell's own stdout (`exec >file`) does not hide the end of later calls.
+//! commands inherit none of them and cannot read the sentinel before it is printed. Before each
+//! `eval` the loop points fds 1 and 2 at the original pipes again, so a command that redirects
+//! or closes the shell's own output (`exec >file`, `exec 1>&- 2>&-`) affects only itself: later
+//! calls show their output and still end.
 //! The command's DEBUG trap, `set -x` and `set -v` are put aside while the loop does its own
 //! bookkeeping (see [`BOOTSTRAP`]). Job control (`set -m`) puts each foreground
 //! command in its own process group, which a timeout or cancel signals without touching the
@@ -16,9 +18,10 @@
 //! sentinels, signalled through a [`Notify`], with no polling.
 
 use std::os::fd::AsRawFd as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tackle_core::spill::SpillDir;
 
 use tackle_sandbox::process::{ProcessSessions, descendants, pipe, snapshot, spawn_session};
 use tokio::io::AsyncWriteExt as _;
@@ -62,6 +65,7 @@ while IFS= builtin read -r -d '' -u 63 __tackle_cmd; do
     __tackle_user=
     __tackle_cmd=${__tackle_cmd#i}
   fi
+  command exec 1>&61 2>&62
   builtin eval "$__tackle_cmd" 59<&- 60>&- 61>&- 62>&- 63<&-
   { __tackle_rc=$?
     builtin set +e
@@ -142,8 +146,7 @@ pub struct ShellProcess {
     tasks: Vec<JoinHandle<()>>,
     sessions: ProcessSessions,
     kill_grace: Duration,
-    spill_dir: PathBuf,
-    spill_rel: String,
+    spill: SpillDir,
     abandoned: bool,
 }
 
@@ -155,11 +158,7 @@ impl ShellProcess {
 
     /// Starts a shell in the workspace, inside the session's sandbox, and waits until it
     /// answers. `Err` is the reason for `Error starting bash session: {reason}`.
-    pub async fn start(
-        env: &ShellEnvironment,
-        workspace: &Path,
-        spill: (PathBuf, String),
-    ) -> Result<ShellProcess, String> {
+    pub async fn start(env: &ShellEnvironment, workspace: &Path, spill: SpillDir) -> Result<ShellProcess, String> {
         // The sandbox protects `.tackle` only if it exists when the sandbox starts.
         let _ = std::fs::create_dir_all(workspace.join(".tackle"));
         let (control_read, control_write) = pipe().map_err(|err| format!("cannot create a pipe: {err}"))?;
@@ -170,18 +169,15 @@ impl ShellProcess {
             std::ffi::OsStr::new("-c"),
             std::ffi::OsStr::new(BOOTSTRAP),
         ];
-        let mut command = env.sandbox.command("bash", &args, workspace, &env.env).map_err(|err| err.to_string())?;
+        let sandboxed = env.sandbox.command("bash", &args, workspace, &env.env).map_err(|err| err.to_string())?;
+        let (mut command, mut pass_fds) = (sandboxed.command, sandboxed.pass_fds);
         command
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let program = command.get_program().to_string_lossy().into_owned();
-        let mut child = spawn_session(
-            command,
-            vec![(control_read, CONTROL_FD), (state_read, STATE_READ_FD), (state_write, STATE_WRITE_FD)],
-        )
-        .await
-        .map_err(|err| format!("cannot run {program}: {err}"))?;
+        pass_fds.extend([(control_read, CONTROL_FD), (state_read, STATE_READ_FD), (state_write, STATE_WRITE_FD)]);
+        let mut child = spawn_session(command, pass_fds).await.map_err(|err| format!("cannot run {program}: {err}"))?;
         let root = child.id().and_then(|id| i32::try_from(id).ok()).ok_or("the shell exited at once")?;
         let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
             return Err("the shell's output pipes are missing".into());
@@ -193,13 +189,12 @@ impl ShellProcess {
             }
         }
         let control = pipe::Sender::from_owned_fd(control_write).map_err(|err| err.to_string())?;
-        let (spill_dir, spill_rel) = spill;
         let factory = |stream: &str| {
             let name = format!("between-calls.{stream}.txt");
             CaptureFactory {
                 head_limit: env.memory_per_part(),
                 tail_limit: env.memory_per_part(),
-                idle_target: SpillTarget { path: spill_dir.join(&name), rel: format!("{spill_rel}/{name}") },
+                idle_target: SpillTarget { path: spill.path.join(&name), rel: spill.rel_of(&name) },
             }
         };
         let stdout: SharedStream = Arc::new(Mutex::new(StreamState::new(factory("stdout"))));
@@ -231,8 +226,7 @@ impl ShellProcess {
             tasks,
             sessions: ProcessSessions::default(),
             kill_grace: env.kill_grace,
-            spill_dir,
-            spill_rel,
+            spill,
             abandoned: false,
         };
         shell.sessions = ProcessSessions::of_tree(root);
@@ -289,10 +283,10 @@ impl ShellProcess {
     ) -> CallResult {
         let token = random_token();
         let pattern = format!("\n{token}");
-        let stem = tackle_core::executor::safe_file_stem(call_id);
+        let stem = tackle_core::spill::safe_file_stem(call_id);
         for (stream, name) in [(&self.stdout, "stdout"), (&self.stderr, "stderr")] {
             let file = format!("{stem}.{name}.txt");
-            let target = SpillTarget { path: self.spill_dir.join(&file), rel: format!("{}/{file}", self.spill_rel) };
+            let target = SpillTarget { path: self.spill.path.join(&file), rel: self.spill.rel_of(&file) };
             stream::lock(stream).arm(pattern.as_bytes(), target);
         }
         let mut message = Vec::with_capacity(command.len() + token.len() + 4);

@@ -1,4 +1,4 @@
-//! The background jobs of a session (tools.md §2): each is `bash -c {command}` in its own
+//! The background jobs of a session (docs/reference/tools.md#background_run): each is `bash -c {command}` in its own
 //! process session (and, with bubblewrap, its own sandbox), stdout and stderr merged into
 //! `.tackle/outputs/{session}/jobs/{job_id}.log` by Tackle itself, outside the sandbox. A
 //! supervisor task per job waits for the exit, the job's timeout or a kill request, ends every
@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tackle_core::spill::SpillDir;
 
 use tackle_core::{Notifications, ToolError, ToolOutput};
 use tackle_sandbox::process::{ProcessSessions, pipe, spawn_session};
@@ -19,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::shell::ShellEnvironment;
 use crate::shell::capture::{Capture, Captured, SpillState};
+use crate::shell::protected::Guard;
 
 use super::notify::{JobNotification, JobNotifications};
 
@@ -72,7 +74,7 @@ pub struct Job {
 }
 
 impl Job {
-    /// The answer to the call that started the job (tools.md §2).
+    /// The answer to the call that started the job (docs/reference/tools.md#background_run).
     pub fn started_output(&self) -> ToolOutput {
         ToolOutput::text(format!(
             "Started background job {}: {}. Use job_output to read its output and job_kill to stop it.",
@@ -153,9 +155,11 @@ pub struct JobStart<'a> {
     /// Variables exported in the session shell, added to the command environment.
     pub exports: Vec<(OsString, OsString)>,
     /// The directory of job logs, absolute and workspace-relative.
-    pub log_dir: (PathBuf, String),
+    pub log_dir: SpillDir,
     pub command: &'a str,
     pub timeout: Duration,
+    /// Notices what the job changed of the protected paths.
+    pub guard: Arc<Guard>,
 }
 
 /// The jobs of a session.
@@ -203,9 +207,9 @@ impl JobTable {
             )));
         }
         let id = format!("job-{}", self.next.fetch_add(1, Ordering::SeqCst));
-        let (log_dir, log_dir_rel) = start.log_dir;
+        let log_dir = start.log_dir.path.clone();
         let log_path = log_dir.join(format!("{id}.log"));
-        let log_rel = format!("{log_dir_rel}/{id}.log");
+        let log_rel = start.log_dir.rel_of(&format!("{id}.log"));
         let failed = |what: &str, err: &dyn std::fmt::Display| {
             ToolError::Failed(format!("Cannot start the background job: {what}: {err}"))
         };
@@ -214,11 +218,13 @@ impl JobTable {
         let (read_end, write_end) = pipe().map_err(|e| failed("cannot create a pipe", &e))?;
         let env = start.env.env.with_vars(start.exports);
         let args = [std::ffi::OsStr::new("-c"), std::ffi::OsStr::new(start.command)];
-        let mut command =
+        let mut sandboxed =
             start.env.sandbox.command("bash", &args, start.cwd, &env).map_err(|e| failed("sandbox", &e))?;
         let write_clone = write_end.try_clone().map_err(|e| failed("cannot create a pipe", &e))?;
-        command.stdin(std::process::Stdio::null()).stdout(write_end).stderr(write_clone);
-        let child = spawn_session(command, Vec::new()).await.map_err(|e| failed("cannot start bash", &e))?;
+        sandboxed.command.stdin(std::process::Stdio::null()).stdout(write_end).stderr(write_clone);
+        let before = start.guard.before();
+        let child =
+            spawn_session(sandboxed.command, sandboxed.pass_fds).await.map_err(|e| failed("cannot start bash", &e))?;
         let root = child.id().and_then(|pid| i32::try_from(pid).ok()).unwrap_or(0);
         let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(read_end)
             .map_err(|e| failed("cannot read the job's output", &e))?;
@@ -240,6 +246,7 @@ impl JobTable {
             timeout: start.timeout,
             grace: start.env.kill_grace,
             notify: self.notify.clone(),
+            protected: (start.guard, before),
         };
         tokio::spawn(supervisor.run(child, writer));
         self.lock().push(Arc::clone(&job));
@@ -279,6 +286,8 @@ struct Supervisor {
     timeout: Duration,
     grace: Duration,
     notify: Notify,
+    /// The protected paths' watch and their state when the job started.
+    protected: (Arc<Guard>, tackle_sandbox::process::Snapshot),
 }
 
 impl Supervisor {
@@ -312,6 +321,8 @@ impl Supervisor {
                 status,
             });
         }
+        let (watch, before) = &self.protected;
+        watch.after_job(before, &self.job.id);
     }
 }
 

@@ -1,4 +1,4 @@
-//! `background_run`, `job_output`, `job_kill` (tools.md §2).
+//! `background_run`, `job_output`, `job_kill` (docs/reference/tools.md#background_run).
 
 use std::time::Duration;
 
@@ -51,6 +51,7 @@ impl Tool for BackgroundRun {
         )
         .title("Background run")
         .destructive()
+        .command_param("command")
     }
 
     fn is_read_only(&self, input: &BackgroundRunInput) -> bool {
