@@ -32,6 +32,11 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Index source code and ask it: definitions, references, outlines, a repository map.
+    Ckg {
+        #[command(subcommand)]
+        command: crate::commands::ckg::CkgCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]

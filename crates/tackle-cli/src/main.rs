@@ -51,6 +51,7 @@ fn main() -> ExitCode {
                 McpCommand::Serve(args) => commands::mcp::serve(args).await,
             },
             Command::Parse(args) => commands::parse::run(args),
+            Command::Ckg { command } => commands::ckg::run(command),
         }
     });
     // The command is done (its session closed); a blocking read of stdin may still wait for a

@@ -12,6 +12,7 @@
 //! session state of file tools, the shell) it defines a seam and the owner implements it.
 
 pub mod call;
+pub mod changes;
 pub mod config;
 pub mod context;
 pub mod error;

@@ -326,10 +326,12 @@ impl SessionBuilder {
     }
 }
 
-/// Every built-in tool, with every toolset an allowlist may name declared (`mcp` too, whether
-/// or not an MCP tool is imported, so `-mcp` is always valid).
+/// Every built-in tool (the code index's `ckg` included, in the `code` toolset), with every
+/// toolset an allowlist may name declared (`mcp` too, whether or not an MCP tool is imported,
+/// so `-mcp` is always valid).
 pub fn builtin_registry() -> Registry {
     let mut registry = tackle_tools::builtin_registry();
+    tackle_ckg::register(&mut registry);
     registry.declare_toolsets(&[tackle_mcp::client::MCP_TOOLSET]);
     registry
 }

@@ -88,3 +88,9 @@ pub mod calls {
 pub mod mcp {
     pub use tackle_mcp::*;
 }
+
+/// The code knowledge graph: the index of a source tree's definitions and references, and
+/// the `ckg` tool that asks it (docs/ckg.md).
+pub mod ckg {
+    pub use tackle_ckg::*;
+}

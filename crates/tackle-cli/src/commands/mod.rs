@@ -1,5 +1,6 @@
 //! One module per command group.
 
+pub mod ckg;
 pub mod mcp;
 pub mod parse;
 pub mod replay;

@@ -14,6 +14,7 @@ use std::fs::Metadata;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use tackle_core::changes;
 use tackle_core::config::{Config, ConfigError};
 use tackle_core::tools_config::ToolsConfig;
 use tackle_core::{Access, ToolContext, ToolError};
@@ -204,9 +205,12 @@ impl<'a> Files<'a> {
         self.put_parts(target, &[contents])
     }
 
+    /// Every write of every file tool passes here (and every removal through [`Files::delete`]),
+    /// so the announcement to the session's change listeners (the code index) is never forgotten.
     fn put_parts(&self, target: &Target, parts: &[&[u8]]) -> Result<FileStamp, WriteError> {
         let recheck = || self.ctx.resolve_path(&target.raw, Access::Write);
         write_atomic(&target.path, parts, self.options(), &recheck)?;
+        changes::announce(self.ctx.state(), &target.path);
         let meta = std::fs::metadata(&target.path)?;
         Ok(FileStamp::of_parts(&meta, parts))
     }
@@ -214,7 +218,9 @@ impl<'a> Files<'a> {
     /// Removes `target`, without recording it.
     pub fn delete(&self, target: &Target) -> Result<(), WriteError> {
         let recheck = || self.ctx.resolve_path(&target.raw, Access::Write);
-        remove_atomic(&target.path, self.options(), &recheck)
+        remove_atomic(&target.path, self.options(), &recheck)?;
+        changes::announce(self.ctx.state(), &target.path);
+        Ok(())
     }
 
     /// Records an edit: pushes the history entry and updates the ledger (`after: None` for a
