@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tackle_core::{Executor, PathPolicy, Session, SessionConfig, SessionState, ToolCall, ToolOutput};
 use tackle_sandbox::WorkspacePolicy;
-use tackle_tools::fs::session::FsSettings;
+use tackle_tools::fs::FsSettings;
 use tokio_util::sync::CancellationToken;
 
 struct Ws {
