@@ -59,6 +59,14 @@ pub struct ServeArgs {
     /// List at most N tools per tools/list page (default: all in one page).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub page_size: Option<u64>,
+    /// With --http: at most N sessions at once (default 64, or [mcp.serve] max_sessions);
+    /// when full, the session idle the longest ends.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_sessions: Option<u64>,
+    /// With --http: every request must carry `Authorization: Bearer TOKEN` (also
+    /// TACKLE_MCP_TOKEN, which other users cannot read in the process list).
+    #[arg(long, value_name = "TOKEN", value_parser = parse_token)]
+    pub auth_token: Option<tackle_mcp::server::AuthToken>,
     /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
     #[arg(long)]
     pub trust_workspace: bool,
@@ -66,6 +74,11 @@ pub struct ServeArgs {
     /// names imported tools; also TACKLE_ALLOW_PROJECT_MCP=1).
     #[arg(long)]
     pub allow_project_mcp: bool,
+}
+
+/// `--auth-token`: the token, kept where `Debug` cannot show it.
+fn parse_token(token: &str) -> Result<tackle_mcp::server::AuthToken, String> {
+    tackle_mcp::server::AuthToken::new(token).map_err(|err| err.to_string())
 }
 
 #[derive(Debug, Subcommand)]

@@ -20,8 +20,46 @@ use crate::{session, signals};
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct ServeSettings {
-    /// Seconds an idle HTTP session lives.
+    /// Seconds an HTTP session with nothing in flight lives.
     idle_timeout_s: Option<u64>,
+    /// The most HTTP sessions at once.
+    max_sessions: Option<u64>,
+}
+
+/// The environment variable that may hold the HTTP bearer token.
+const TOKEN_VAR: &str = "TACKLE_MCP_TOKEN";
+
+/// `[mcp.serve]` from the user config, lowered (never raised) by the workspace's: a file in
+/// the workspace may tighten the server's bounds, not loosen them.
+fn serve_settings(config: &tackle_core::config::Config) -> Result<ServeSettings, Failure> {
+    let read = |section: Result<Option<ServeSettings>, _>| -> Result<ServeSettings, Failure> {
+        section
+            .map(Option::unwrap_or_default)
+            .map_err(|err: tackle_core::config::ConfigError| Failure::usage(err.to_string()))
+    };
+    let user = read(config.user_section("mcp.serve"))?;
+    let workspace = read(config.workspace_section("mcp.serve"))?;
+    let lower = |mine: Option<u64>, default: u64, theirs: Option<u64>| {
+        theirs.map_or(mine, |theirs| Some(theirs.min(mine.unwrap_or(default))))
+    };
+    let default_sessions = u64::try_from(server::DEFAULT_MAX_SESSIONS).unwrap_or(u64::MAX);
+    Ok(ServeSettings {
+        idle_timeout_s: lower(user.idle_timeout_s, server::DEFAULT_IDLE_TIMEOUT.as_secs(), workspace.idle_timeout_s),
+        max_sessions: lower(user.max_sessions, default_sessions, workspace.max_sessions),
+    })
+}
+
+/// `--auth-token`, else a non-empty `TACKLE_MCP_TOKEN`.
+fn auth_token(flag: Option<server::AuthToken>) -> Result<Option<server::AuthToken>, Failure> {
+    if flag.is_some() {
+        return Ok(flag);
+    }
+    match std::env::var(TOKEN_VAR) {
+        Ok(token) if !token.is_empty() => {
+            server::AuthToken::new(&token).map(Some).map_err(|err| Failure::usage(format!("{TOKEN_VAR}: {err}")))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// `tackle mcp serve`.
@@ -34,7 +72,8 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
     let executor = session::executor(&args.permission_mode)?;
     let workspace = session::workspace(args.workspace.as_ref())?;
     let config = session::config(&workspace, args.trust_workspace)?;
-    let settings: ServeSettings = config.section("mcp.serve").map_err(|err| Failure::usage(err.to_string()))?;
+    let settings = serve_settings(&config)?;
+    let auth_token = auth_token(args.auth_token)?;
     let mut registry = session::registry();
     // MCP servers are started only when the allowlist names imported tools (and never ask:
     // stdin belongs to the MCP client).
@@ -62,6 +101,11 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         page_size: args.page_size.and_then(|n| usize::try_from(n).ok()),
         approvals: mode != PermissionMode::Bypass,
         idle_timeout: settings.idle_timeout_s.map_or(server::DEFAULT_IDLE_TIMEOUT, Duration::from_secs),
+        max_sessions: args
+            .max_sessions
+            .or(settings.max_sessions)
+            .map_or(server::DEFAULT_MAX_SESSIONS, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+        auth_token,
     };
     let server = McpServer::new(factory, executor, options);
     let served = serve_on(&server, http).await;
@@ -71,14 +115,17 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
     served
 }
 
-/// Serves until the client leaves (stdio) or a signal arrives.
+/// Serves until the client leaves (stdio) or a signal arrives; every session's tools are
+/// closed (shells and jobs killed) before this returns.
 async fn serve_on(server: &McpServer, http: Option<std::net::SocketAddr>) -> CommandResult {
     match http {
         None => {
-            tokio::select! {
-                served = server.serve_stdio() => served.map_err(|err| Failure::failed(err.to_string()))?,
-                () = signals::terminated() => server.shutdown().await,
-            }
+            let served = tokio::select! {
+                served = server.serve_stdio() => served.map_err(|err| Failure::failed(err.to_string())),
+                () = signals::terminated() => Ok(()),
+            };
+            server.shutdown().await;
+            served?;
         }
         Some(addr) => {
             let bound = server
