@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::Serialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tackle_calls::{CallResult, ToolIndex};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
 use tackle_core::{BoxFuture, Executor, ExecutorConfig, Notifications, Session, ToolOutput};
@@ -23,7 +23,8 @@ use crate::calls::{args_value, normalize_ids, to_tool_call};
 use crate::events::{AgentEvent, Observer, Silent};
 use crate::format::CallFormat;
 use crate::prompt::system_prompt;
-use crate::trajectory::Trajectory;
+use crate::trajectory::event::{DecisionSource, ResponseCall};
+use crate::trajectory::{Trajectory, TrajectoryEvent};
 use crate::turn::{PlannedCall, not_run};
 
 /// The message added after a reply cut off at the output limit (providers.md §6.3).
@@ -74,7 +75,7 @@ pub struct Permissions {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Success,
@@ -182,7 +183,7 @@ impl Agent {
         let policy = RecordingPolicy { inner: permissions.policy, trajectory: trajectory.clone() };
         let approver = RecordingApprover {
             inner: permissions.approver,
-            source: if permissions.interactive { "user" } else { "policy" },
+            source: if permissions.interactive { DecisionSource::User } else { DecisionSource::Policy },
             trajectory: trajectory.clone(),
         };
         let executor = Executor::new(executor).with_policy(Arc::new(policy)).with_approver(Arc::new(approver));
@@ -234,9 +235,9 @@ impl Agent {
         self.trajectory.as_ref().map(|t| t.path().to_owned())
     }
 
-    pub(crate) fn record(&self, kind: &str, fields: Value) {
+    pub(crate) fn record(&self, event: TrajectoryEvent) {
         if let Some(trajectory) = &self.trajectory {
-            trajectory.event(kind, fields);
+            trajectory.record(event);
         }
     }
 
@@ -252,27 +253,33 @@ impl Agent {
         let mut steps = 0u32;
         let prepared = self.prepare();
         let provider = self.client.config();
-        self.record(
-            "session_start",
-            json!({
-                "tackle_version": env!("CARGO_PKG_VERSION"), "task": task, "provider": provider.name,
-                "model": provider.model, "base_url": provider.base_url, "call_format": self.config.call_format.name(),
-                "tools": self.session.tools().specs().map(|s| s.name.as_str()).collect::<Vec<_>>(),
-                "permission_mode": self.config.permission_mode.name(), "workspace": self.session.info().workspace,
-                "max_steps": self.config.max_steps, "sandbox": self.config.sandbox, "session_id": self.session.id(),
-            }),
-        );
+        self.record(TrajectoryEvent::SessionStart {
+            tackle_version: env!("CARGO_PKG_VERSION").to_owned(),
+            task: task.to_owned(),
+            provider: provider.name.clone(),
+            model: provider.model.clone(),
+            base_url: provider.base_url.clone(),
+            call_format: self.config.call_format.name().to_owned(),
+            tools: self.session.tools().specs().map(|s| s.name.clone()).collect(),
+            permission_mode: self.config.permission_mode.name().to_owned(),
+            workspace: self.session.info().workspace.display().to_string(),
+            max_steps: self.config.max_steps,
+            sandbox: self.config.sandbox.clone(),
+            session_id: self.session.id().to_owned(),
+        });
         self.history.push(Message::user_text(task));
         let stop = self.steps(prepared, &mut steps, &mut usage, cancel).await;
         if let Some(kind) = &stop.error_kind {
-            self.record("error", json!({"kind": kind, "message": stop.final_result}));
+            self.record(TrajectoryEvent::Error { kind: kind.clone(), message: stop.final_result.clone() });
         }
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.record(
-            "session_end",
-            json!({"status": stop.status.name(), "steps": steps, "final_result": stop.final_result,
-                   "usage_total": usage, "duration_ms": duration_ms}),
-        );
+        self.record(TrajectoryEvent::SessionEnd {
+            status: stop.status,
+            steps,
+            final_result: stop.final_result.clone(),
+            usage_total: usage,
+            duration_ms,
+        });
         RunOutcome {
             status: stop.status,
             steps,
@@ -331,12 +338,16 @@ impl Agent {
             }
             self.deliver_notifications(&notifications.drain());
             let Prepared { system, tools } = &prepared;
-            let mut request = json!({"step": step, "message_count": self.history.len(), "tools_sent": tools.len()});
-            if self.config.trajectory_full {
+            let body = self.config.trajectory_full.then(|| {
                 let chat = ChatRequest { system, messages: &self.history, tools };
-                request["request"] = self.client.request_body(&chat);
-            }
-            self.record("llm_request", request);
+                self.client.request_body(&chat)
+            });
+            self.record(TrajectoryEvent::LlmRequest {
+                step,
+                message_count: self.history.len(),
+                tools_sent: tools.len(),
+                request: body,
+            });
             self.observe(AgentEvent::Step { step });
             let requested = Instant::now();
             let completion = match self.request(step, system, tools, cancel).await {
@@ -347,16 +358,18 @@ impl Agent {
             usage.add(&completion.usage);
             let Completion { mut message, thinking, incomplete_calls, finish, usage: step_usage } = completion;
             let planned = self.extract_calls(step, &mut message);
-            let mut response = json!({
-                "step": step, "text": message.text,
-                "tool_calls": planned.iter().map(|p| json!({"id": p.call.id, "name": p.call.name, "args": p.args})).collect::<Vec<_>>(),
-                "finish_reason": finish.as_str(), "usage": step_usage,
-                "duration_ms": u64::try_from(requested.elapsed().as_millis()).unwrap_or(u64::MAX),
+            self.record(TrajectoryEvent::LlmResponse {
+                step,
+                text: message.text.clone(),
+                tool_calls: planned
+                    .iter()
+                    .map(|p| ResponseCall { id: p.call.id.clone(), name: p.call.name.clone(), args: p.args.clone() })
+                    .collect(),
+                finish_reason: finish.as_str().to_owned(),
+                usage: step_usage,
+                duration_ms: u64::try_from(requested.elapsed().as_millis()).unwrap_or(u64::MAX),
+                thinking: (!thinking.is_empty()).then_some(thinking),
             });
-            if !thinking.is_empty() {
-                response["thinking"] = json!(thinking);
-            }
-            self.record("llm_response", response);
             self.observe(AgentEvent::Replied { step, text: message.text.clone(), calls: planned.len() });
             let text = message.text.clone();
             self.history.push(Message::Assistant(message));
@@ -450,11 +463,14 @@ impl Agent {
                 LlmEvent::Restart => AgentEvent::StreamRestart,
                 LlmEvent::Retry { attempt, error_class, status, delay_ms, message } => {
                     if let Some(trajectory) = &trajectory {
-                        let mut event = json!({"step": step, "attempt": attempt, "error_class": error_class.name(), "delay_ms": delay_ms, "message": message});
-                        if let Some(status) = status {
-                            event["status"] = json!(status);
-                        }
-                        trajectory.event("llm_retry", event);
+                        trajectory.record(TrajectoryEvent::LlmRetry {
+                            step,
+                            attempt,
+                            error_class: error_class.name().to_owned(),
+                            delay_ms,
+                            message: message.clone(),
+                            status,
+                        });
                     }
                     AgentEvent::Retry { attempt, error_class, status, delay_ms, message }
                 }
@@ -532,7 +548,7 @@ impl Agent {
             return;
         }
         for text in pending {
-            self.record("notification", json!({"text": text}));
+            self.record(TrajectoryEvent::Notification { text: text.clone() });
         }
         let text = format!("<notifications>\n{}\n</notifications>", pending.join("\n"));
         match self.history.last_mut() {
@@ -549,7 +565,7 @@ impl Agent {
         let outputs: Vec<ToolOutput> = calls
             .iter()
             .map(|p| {
-                self.record("tool_call", json!({"step": step, "call_id": p.call.id, "name": p.call.name, "args": p.args, "format": self.config.call_format.name()}));
+                self.record_call(step, p, &p.call.name);
                 not_run(&p.call.id, format!("Not executed: the run stopped ({reason})."))
             })
             .collect();

@@ -4,11 +4,12 @@
 use std::io::{BufRead as _, Write as _};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tackle_core::BoxFuture;
 use tackle_core::permission::{Approval, Approver, Decision, PermissionPolicy, PermissionRequest};
 
-use crate::trajectory::Trajectory;
+use crate::trajectory::event::{DecisionSource, PermissionDecision};
+use crate::trajectory::{Trajectory, TrajectoryEvent};
 
 /// Asks the person one question and returns the line they typed (`None` at end of input).
 pub trait Prompter: Send + Sync {
@@ -212,12 +213,16 @@ impl PermissionPolicy for RecordingPolicy {
     fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
         let decision = self.inner.decide(request);
         if let Some(trajectory) = &self.trajectory {
-            let name = match decision {
-                Decision::Allow => "allow",
-                Decision::Ask { .. } => "ask",
-                Decision::Deny { .. } => "deny",
+            let recorded = match decision {
+                Decision::Allow => PermissionDecision::Allow,
+                Decision::Ask { .. } => PermissionDecision::Ask,
+                Decision::Deny { .. } => PermissionDecision::Deny,
             };
-            trajectory.event("permission", json!({"call_id": request.call_id, "decision": name, "source": "mode"}));
+            trajectory.record(TrajectoryEvent::Permission {
+                call_id: request.call_id.to_owned(),
+                decision: recorded,
+                source: DecisionSource::Mode,
+            });
         }
         decision
     }
@@ -226,7 +231,7 @@ impl PermissionPolicy for RecordingPolicy {
 /// Records the approver's answers (`source: user` at a terminal, `policy` otherwise).
 pub(crate) struct RecordingApprover {
     pub inner: Arc<dyn Approver>,
-    pub source: &'static str,
+    pub source: DecisionSource,
     pub trajectory: Option<Arc<Trajectory>>,
 }
 
@@ -235,11 +240,13 @@ impl Approver for RecordingApprover {
         Box::pin(async move {
             let approval = self.inner.approve(request, reason).await;
             if let Some(trajectory) = &self.trajectory {
-                let decision = if approval == Approval::Allow { "allow" } else { "deny" };
-                trajectory.event(
-                    "permission",
-                    json!({"call_id": request.call_id, "decision": decision, "source": self.source}),
-                );
+                let decision =
+                    if approval == Approval::Allow { PermissionDecision::Allow } else { PermissionDecision::Deny };
+                trajectory.record(TrajectoryEvent::Permission {
+                    call_id: request.call_id.to_owned(),
+                    decision,
+                    source: self.source,
+                });
             }
             approval
         })
@@ -249,6 +256,7 @@ impl Approver for RecordingApprover {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use tackle_core::ToolSpec;
     use tackle_core::spec::PathAccess;
 

@@ -1,5 +1,5 @@
 //! The call formats a run can use (`--call-format`, formats.md): native provider tool calls,
-//! or one of the text formats that work with any model.
+//! or one of `tackle-calls`' text formats that work with any model.
 
 use std::str::FromStr;
 
@@ -9,12 +9,8 @@ pub enum CallFormat {
     /// Provider `tool_calls` / `tool_use` blocks.
     #[default]
     Native,
-    /// Fenced blocks whose langtag names the tool.
-    Markdown,
-    /// `<tool-use>` / `<function_calls>` blocks.
-    Xml,
-    /// `@NAME(CALL_ID): {json}` lines.
-    Tool,
+    /// A text format: calls written in the reply's text, results sent back as one text.
+    Text(tackle_calls::CallFormat),
 }
 
 /// The format name was not one of the known ones.
@@ -23,16 +19,11 @@ pub enum CallFormat {
 pub struct UnknownFormat(pub String);
 
 impl CallFormat {
-    /// Every format.
-    pub const ALL: [CallFormat; 4] = [CallFormat::Native, CallFormat::Markdown, CallFormat::Xml, CallFormat::Tool];
-
     /// The text format of `tackle-calls`, or `None` for native calls.
     pub fn text(self) -> Option<tackle_calls::CallFormat> {
         match self {
             CallFormat::Native => None,
-            CallFormat::Markdown => Some(tackle_calls::CallFormat::Markdown),
-            CallFormat::Xml => Some(tackle_calls::CallFormat::Xml),
-            CallFormat::Tool => Some(tackle_calls::CallFormat::Tool),
+            CallFormat::Text(format) => Some(format),
         }
     }
 
@@ -40,9 +31,7 @@ impl CallFormat {
     pub fn name(self) -> &'static str {
         match self {
             CallFormat::Native => "native",
-            CallFormat::Markdown => "markdown",
-            CallFormat::Xml => "xml",
-            CallFormat::Tool => "tool",
+            CallFormat::Text(format) => format.as_str(),
         }
     }
 }
@@ -50,13 +39,45 @@ impl CallFormat {
 impl FromStr for CallFormat {
     type Err = UnknownFormat;
 
+    /// `native`, or a text format's name as `tackle-calls` reads it.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        CallFormat::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| UnknownFormat(s.to_owned()))
+        if s == "native" {
+            return Ok(CallFormat::Native);
+        }
+        s.parse().map(CallFormat::Text).map_err(|_| UnknownFormat(s.to_owned()))
     }
 }
 
 impl std::fmt::Display for CallFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tackle_calls::CallFormat as TextFormat;
+
+    #[test]
+    fn names_parse_back_and_unknown_ones_list_the_choices() {
+        let all = [
+            CallFormat::Native,
+            CallFormat::Text(TextFormat::Markdown),
+            CallFormat::Text(TextFormat::Xml),
+            CallFormat::Text(TextFormat::Tool),
+        ];
+        let names: Vec<&str> = all.iter().map(|f| f.name()).collect();
+        assert_eq!(names, ["native", "markdown", "xml", "tool"]);
+        for format in all {
+            assert_eq!(format.name().parse::<CallFormat>(), Ok(format));
+            assert_eq!(format.to_string(), format.name());
+        }
+        assert_eq!(CallFormat::default(), CallFormat::Native);
+        assert_eq!(
+            "json".parse::<CallFormat>().unwrap_err().to_string(),
+            "unknown call format 'json'; use one of: native, markdown, xml, tool"
+        );
+        assert!("Native".parse::<CallFormat>().is_err());
     }
 }

@@ -24,5 +24,5 @@ pub use agent::{
 pub use approve::{Prompter, StdioPrompter, TerminalApprover};
 pub use events::{AgentEvent, Observer, Silent, call_summary};
 pub use format::{CallFormat, UnknownFormat};
-pub use trajectory::Trajectory;
+pub use trajectory::{Trajectory, TrajectoryEvent};
 pub use turn::TASK_DONE;

@@ -2,8 +2,10 @@
 //! `--base-url`, the `[providers.NAME]` section, and the API key from the environment.
 //!
 //! `[providers]` can redirect requests, and the key with them, to another server, so the
-//! workspace's `tackle.toml` may set it only when the workspace is trusted (safety.md §2.2);
-//! otherwise only the user's configuration counts.
+//! workspace's `tackle.toml` counts only when the person consented to the workspace's settings
+//! (a `Consent` row of `tackle_core::config::rules`; `Config::section` applies it). The key
+//! itself is read through `tackle_core::secrets::var`, since Tackle moves it out of its own
+//! environment at start (docs/configuration.md).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -85,12 +87,8 @@ pub fn provider_config(
             "--model {model:?} is not PROVIDER/MODEL; use e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, or openai/llama3 with --base-url"
         )));
     };
-    let sections: BTreeMap<String, ProviderSettings> = if config.workspace_trusted {
-        config.section("providers")
-    } else {
-        config.user_section("providers").map(Option::unwrap_or_default)
-    }
-    .map_err(|e| ProviderError(e.to_string()))?;
+    let sections: BTreeMap<String, ProviderSettings> =
+        config.section("providers").map_err(|e| ProviderError(e.to_string()))?;
     let settings = sections.get(provider).cloned().unwrap_or_default();
     let kind_name = settings.kind.clone().unwrap_or_else(|| provider.to_owned());
     let kind = parse_kind(&kind_name).ok_or_else(|| {

@@ -5,42 +5,40 @@ use std::collections::HashSet;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
 use tackle_core::{Executor, Session, ToolCall};
 use tokio_util::sync::CancellationToken;
+
+use crate::trajectory::event::{Line, LineError, PermissionDecision, TrajectoryEvent};
 
 /// A trajectory that cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
-    #[error("{path} line {line} is not valid JSON: {message}")]
-    Json { path: PathBuf, line: usize, message: String },
+    #[error("{path} line {line}: {source}")]
+    Line { path: PathBuf, line: usize, source: LineError },
     #[error("{0}")]
     Setup(String),
 }
 
-/// Reads every event of a trajectory file.
-pub fn read_events(path: &Path) -> Result<Vec<Value>, ReplayError> {
+/// Reads every line of a trajectory file (blank lines are skipped). Events of a type this
+/// version does not know are kept as [`TrajectoryEvent::Unknown`].
+pub fn read_events(path: &Path) -> Result<Vec<Line>, ReplayError> {
     let file = std::fs::File::open(path).map_err(|source| ReplayError::Read { path: path.to_owned(), source })?;
     let mut events = Vec::new();
-    for (index, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|source| ReplayError::Read { path: path.to_owned(), source })?;
-        if line.trim().is_empty() {
+    for (index, text) in std::io::BufReader::new(file).lines().enumerate() {
+        let text = text.map_err(|source| ReplayError::Read { path: path.to_owned(), source })?;
+        if text.trim().is_empty() {
             continue;
         }
-        let event = serde_json::from_str(&line).map_err(|e| ReplayError::Json {
+        let line = Line::parse(&text).map_err(|source| ReplayError::Line {
             path: path.to_owned(),
             line: index + 1,
-            message: e.to_string(),
+            source,
         })?;
-        events.push(event);
+        events.push(line);
     }
     Ok(events)
-}
-
-fn text<'a>(event: &'a Value, key: &str) -> &'a str {
-    event.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
 fn indent(text: &str, prefix: &str, max_lines: usize) -> String {
@@ -52,67 +50,61 @@ fn indent(text: &str, prefix: &str, max_lines: usize) -> String {
     out.join("\n")
 }
 
-/// The run as a readable transcript.
-pub fn transcript(events: &[Value]) -> String {
+/// The run as a readable transcript. An event of a type this version does not know gets a
+/// one-line note in its place.
+pub fn transcript(events: &[Line]) -> String {
     let mut out = String::new();
-    for event in events {
-        let line = match text(event, "type") {
-            "session_start" => format!(
-                "Task: {}\nModel: {}/{} ({}), call format {}, permission mode {}, workspace {}\n",
-                text(event, "task"),
-                text(event, "provider"),
-                text(event, "model"),
-                text(event, "base_url"),
-                text(event, "call_format"),
-                text(event, "permission_mode"),
-                text(event, "workspace"),
+    for line in events {
+        let shown = match &line.event {
+            TrajectoryEvent::SessionStart {
+                task,
+                provider,
+                model,
+                base_url,
+                call_format,
+                permission_mode,
+                workspace,
+                ..
+            } => format!(
+                "Task: {task}\nModel: {provider}/{model} ({base_url}), call format {call_format}, permission mode {permission_mode}, workspace {workspace}\n"
             ),
-            "llm_response" => {
-                let mut s = format!("\n[step {}] model:", event["step"]);
-                if let Some(thinking) = event.get("thinking").and_then(Value::as_str) {
+            TrajectoryEvent::LlmResponse { step, text, thinking, .. } => {
+                let mut s = format!("\n[step {step}] model:");
+                if let Some(thinking) = thinking {
                     s.push_str(&format!("\n  (thinking) {}", indent(thinking, "  ", 5).trim_start()));
                 }
-                let body = text(event, "text");
-                if !body.is_empty() {
+                if !text.is_empty() {
                     s.push('\n');
-                    s.push_str(&indent(body, "  ", 40));
+                    s.push_str(&indent(text, "  ", 40));
                 }
                 s.push('\n');
                 s
             }
-            "llm_retry" => format!(
-                "  (retry {} after {}: waited {} ms)\n",
-                event["attempt"],
-                text(event, "error_class"),
-                event["delay_ms"]
-            ),
-            "tool_call" => format!("  -> {} [{}] {}\n", text(event, "name"), text(event, "call_id"), event["args"]),
-            "tool_output" => {
-                let marker = if event["is_error"] == Value::Bool(true) { "<- error" } else { "<-" };
-                format!("  {marker} [{}]\n{}\n", text(event, "call_id"), indent(text(event, "content"), "     ", 12))
+            TrajectoryEvent::LlmRetry { attempt, error_class, delay_ms, .. } => {
+                format!("  (retry {attempt} after {error_class}: waited {delay_ms} ms)\n")
             }
-            "permission" if text(event, "decision") != "allow" => {
-                format!(
-                    "  (permission {} by {} for {})\n",
-                    text(event, "decision"),
-                    text(event, "source"),
-                    text(event, "call_id")
-                )
+            TrajectoryEvent::ToolCall { call_id, name, args, .. } => format!("  -> {name} [{call_id}] {args}\n"),
+            TrajectoryEvent::ToolOutput { call_id, is_error, content, .. } => {
+                let marker = if *is_error { "<- error" } else { "<-" };
+                format!("  {marker} [{call_id}]\n{}\n", indent(content, "     ", 12))
             }
-            "notification" => format!("  (notification) {}\n", text(event, "text")),
-            "error" => format!("\nError ({}): {}\n", text(event, "kind"), text(event, "message")),
-            "session_end" => format!(
-                "\nEnd: {} after {} steps, {} tokens, {:.1} s\n{}\n",
-                text(event, "status"),
-                event["steps"],
-                event["usage_total"]["input_tokens"].as_u64().unwrap_or(0)
-                    + event["usage_total"]["output_tokens"].as_u64().unwrap_or(0),
-                event["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0,
-                text(event, "final_result")
+            TrajectoryEvent::Permission { call_id, decision, source } if *decision != PermissionDecision::Allow => {
+                format!("  (permission {} by {} for {call_id})\n", decision.name(), source.name())
+            }
+            TrajectoryEvent::Notification { text } => format!("  (notification) {text}\n"),
+            TrajectoryEvent::Error { kind, message } => format!("\nError ({kind}): {message}\n"),
+            TrajectoryEvent::SessionEnd { status, steps, final_result, usage_total, duration_ms } => format!(
+                "\nEnd: {} after {steps} steps, {} tokens, {:.1} s\n{final_result}\n",
+                status.name(),
+                usage_total.input_tokens + usage_total.output_tokens,
+                *duration_ms as f64 / 1000.0,
             ),
-            _ => String::new(),
+            TrajectoryEvent::Unknown => {
+                format!("  (skipped a {} event: this version of Tackle does not know it)\n", line.kind)
+            }
+            TrajectoryEvent::LlmRequest { .. } | TrajectoryEvent::Permission { .. } => String::new(),
         };
-        out.push_str(&line);
+        out.push_str(&shown);
     }
     out
 }
@@ -141,7 +133,7 @@ pub struct RerunReport {
 
 /// A recorded call and its recorded output.
 struct Recorded {
-    step: u64,
+    step: u32,
     call: ToolCall,
     name: String,
     output: Option<(String, bool)>,
@@ -153,39 +145,38 @@ fn answered_by_loop(content: &str) -> bool {
 }
 
 /// The tools and workspace of a recorded session (from its `session_start`).
-pub fn recorded_setup(events: &[Value]) -> Result<(Vec<String>, PathBuf), ReplayError> {
-    let start = events
+pub fn recorded_setup(events: &[Line]) -> Result<(Vec<String>, PathBuf), ReplayError> {
+    events
         .iter()
-        .find(|e| text(e, "type") == "session_start")
-        .ok_or_else(|| ReplayError::Setup("the trajectory has no session_start".into()))?;
-    let tools = start
-        .get("tools")
-        .and_then(Value::as_array)
-        .map(|t| t.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        .unwrap_or_default();
-    Ok((tools, PathBuf::from(text(start, "workspace"))))
+        .find_map(|line| match &line.event {
+            TrajectoryEvent::SessionStart { tools, workspace, .. } => Some((tools.clone(), PathBuf::from(workspace))),
+            _ => None,
+        })
+        .ok_or_else(|| ReplayError::Setup("the trajectory has no session_start".into()))
 }
 
 /// Re-runs the recorded calls in order, one recorded step at a time, in `session` (whose
 /// workspace is the scratch copy or the directory the person chose).
-pub async fn rerun(events: &[Value], session: &Session, executor: &Executor) -> RerunReport {
+pub async fn rerun(events: &[Line], session: &Session, executor: &Executor) -> RerunReport {
     let denied: HashSet<&str> = events
         .iter()
-        .filter(|e| text(e, "type") == "permission" && text(e, "decision") == "deny")
-        .map(|e| text(e, "call_id"))
+        .filter_map(|line| match &line.event {
+            TrajectoryEvent::Permission { call_id, decision: PermissionDecision::Deny, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
         .collect();
     let mut recorded: Vec<Recorded> = Vec::new();
-    for event in events {
-        match text(event, "type") {
-            "tool_call" => recorded.push(Recorded {
-                step: event["step"].as_u64().unwrap_or(0),
-                call: ToolCall::new(text(event, "call_id"), text(event, "name"), event["args"].clone()),
-                name: text(event, "name").to_owned(),
+    for line in events {
+        match &line.event {
+            TrajectoryEvent::ToolCall { step, call_id, name, args, .. } => recorded.push(Recorded {
+                step: *step,
+                call: ToolCall::new(call_id.clone(), name.clone(), args.clone()),
+                name: name.clone(),
                 output: None,
             }),
-            "tool_output" => {
-                if let Some(entry) = recorded.iter_mut().find(|r| r.call.id == text(event, "call_id")) {
-                    entry.output = Some((text(event, "content").to_owned(), event["is_error"] == Value::Bool(true)));
+            TrajectoryEvent::ToolOutput { call_id, is_error, content, .. } => {
+                if let Some(entry) = recorded.iter_mut().find(|r| r.call.id == *call_id) {
+                    entry.output = Some((content.clone(), *is_error));
                 }
             }
             _ => {}

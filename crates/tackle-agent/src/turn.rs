@@ -3,12 +3,13 @@
 //! when one of them failed; every call gets exactly one output, in call order in the history,
 //! and in the trajectory as soon as it exists.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tackle_core::{ToolCall, ToolOutput};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::events::{AgentEvent, call_summary};
+use crate::trajectory::TrajectoryEvent;
 
 /// The wire name of the end-of-task tool.
 pub const TASK_DONE: &str = "task_done";
@@ -54,14 +55,7 @@ impl Agent {
             calls.iter().map(|c| tools.resolve(&c.call.name).map(|h| h.spec().name.clone())).collect();
         for (planned, name) in calls.iter().zip(&resolved) {
             let name = name.clone().unwrap_or_else(|| planned.call.name.clone());
-            self.record("tool_call", {
-                let mut event = json!({"step": step, "call_id": planned.call.id, "name": name,
-                                       "args": planned.args, "format": self.config.call_format.name()});
-                if let Some(start) = planned.start {
-                    event["start"] = json!(start);
-                }
-                event
-            });
+            self.record_call(step, planned, &name);
             self.observe(AgentEvent::CallQueued {
                 call_id: planned.call.id.clone(),
                 summary: call_summary(&name, &planned.args),
@@ -198,19 +192,20 @@ impl Agent {
         outputs
     }
 
+    /// Records a call about to be answered, under `name` (the tool's canonical name when the
+    /// call resolved).
+    pub(crate) fn record_call(&self, step: u32, planned: &PlannedCall, name: &str) {
+        self.record(TrajectoryEvent::ToolCall {
+            step,
+            call_id: planned.call.id.clone(),
+            name: name.to_owned(),
+            args: planned.args.clone(),
+            format: self.config.call_format.name().to_owned(),
+            start: planned.start,
+        });
+    }
+
     pub(crate) fn record_output(&self, step: u32, output: &ToolOutput) {
-        let mut meta = json!({"duration_ms": output.meta.duration_ms, "truncated": output.meta.truncated});
-        if let Some(code) = output.meta.exit_code {
-            meta["exit_code"] = json!(code);
-        }
-        if let Some(path) = &output.meta.spill_path {
-            meta["spill_path"] = json!(path);
-        }
-        let mut event = json!({"step": step, "call_id": output.call_id, "is_error": output.is_error,
-                               "content": output.text_content(), "meta": meta});
-        if let Some(structured) = &output.structured {
-            event["structured"] = structured.clone();
-        }
-        self.record("tool_output", event);
+        self.record(TrajectoryEvent::tool_output(step, output));
     }
 }

@@ -13,6 +13,7 @@ use common::{BOTH, EchoRuns, RunSpec, run};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tackle_agent::{CallFormat, RunStatus, TRUNCATED_MESSAGE, ToolRefresh};
+use tackle_calls::CallFormat as TextFormat;
 use tackle_core::permission::PermissionMode;
 use tackle_core::registry::ToolHandle;
 use tackle_core::{
@@ -398,19 +399,19 @@ async fn without_a_terminal_a_call_that_needs_approval_is_denied_naming_the_flag
 async fn each_text_call_format_runs_end_to_end() {
     let cases = [
         (
-            CallFormat::Markdown,
+            CallFormat::Text(TextFormat::Markdown),
             "Echoing.\n```echo\n{\"text\": \"hi\"}\n```\n",
             "Result of echo (call 1):\n```output\necho: hi\n```",
             "Done.\n```task_done\n{}\n```\n",
         ),
         (
-            CallFormat::Xml,
+            CallFormat::Text(TextFormat::Xml),
             "Echoing.\n<function_calls><invoke name=\"echo\"><parameter name=\"text\">hi</parameter></invoke></function_calls>",
             "<tool-result name=\"echo\" id=\"call_1_1\" status=\"ok\">echo: hi</tool-result>",
             "Done.\n<function_calls><invoke name=\"task_done\"></invoke></function_calls>",
         ),
         (
-            CallFormat::Tool,
+            CallFormat::Text(TextFormat::Tool),
             "Echoing.\n@echo(e1): {\"text\": \"hi\"}\n",
             "@result(e1): {\"tool\":\"echo\",\"is_error\":false,\"output\":\"echo: hi\"}",
             "Done.\n@task_done(d1): {}\n",
@@ -440,7 +441,7 @@ async fn each_text_call_format_runs_end_to_end() {
                 .collect();
             assert_eq!(calls, [("echo", format.name()), ("task_done", format.name())]);
             // Offsets are code points into the message: the fence, the `<invoke>` tag, the `@`.
-            let start = if format == CallFormat::Xml { 25 } else { 9 };
+            let start = if format == CallFormat::Text(TextFormat::Xml) { 25 } else { 9 };
             assert_eq!(ran.events("tool_call")[0]["start"], json!(start), "{format}");
         }
     }
@@ -454,7 +455,7 @@ async fn a_malformed_text_call_is_answered_with_its_parse_error() {
     ]);
     let server = FakeLlm::start(script).await;
     let mut spec = RunSpec::new(Protocol::OpenAi);
-    spec.format = CallFormat::Tool;
+    spec.format = CallFormat::Text(TextFormat::Tool);
     let ran = run(&server, spec, "bad").await;
     server.assert_clean();
     assert_eq!(ran.output("e1").1, true);

@@ -21,7 +21,7 @@ pub(crate) fn read_object(text: &str) -> Result<Map<String, Value>, JsonProblem>
         Ok(value) => value,
         Err(strict) => match serde_json::from_str::<Value>(&repair(text)) {
             Ok(value) => value,
-            Err(_) => return Err(JsonProblem::Invalid(strict.to_string())),
+            Err(_) => return Err(JsonProblem::Invalid(tackle_core::text::json_error(&strict))),
         },
     };
     match value {

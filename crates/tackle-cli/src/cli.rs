@@ -67,7 +67,8 @@ pub struct ServeArgs {
     /// TACKLE_MCP_TOKEN, which other users cannot read in the process list).
     #[arg(long, value_name = "TOKEN", value_parser = parse_token)]
     pub auth_token: Option<tackle_mcp::server::AuthToken>,
-    /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
+    /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
+    /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
     pub trust_workspace: bool,
     /// Start the MCP servers the workspace defines without asking (used only when --tools
@@ -118,7 +119,8 @@ pub struct SessionArgs {
     /// typing the command is the approver).
     #[arg(long, value_name = "MODE", default_value = "bypass")]
     pub permission_mode: String,
-    /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
+    /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
+    /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
     pub trust_workspace: bool,
 }
@@ -204,7 +206,8 @@ pub struct RunArgs {
     /// Ask for whole responses instead of streams.
     #[arg(long)]
     pub no_stream: bool,
-    /// Let the workspace's own settings widen access (also TACKLE_TRUST_WORKSPACE=1).
+    /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
+    /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
     pub trust_workspace: bool,
     /// Start the MCP servers the workspace defines (.mcp.json, tackle.toml) without asking

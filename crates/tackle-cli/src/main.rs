@@ -1,10 +1,15 @@
 //! The `tackle` binary: argument parsing and terminal output only. Everything a library user
 //! would need lives in the library crates; this crate wires them to the command line contract
 //! of DESIGN §8 (commands, flags, JSON shapes, exit codes).
+// Diagnostics go through `diag!`/`diagln!`, which a closed stderr cannot turn into an abort.
+#![deny(clippy::print_stderr)]
 
+#[macro_use]
+mod diag;
 mod cli;
 mod commands;
 mod exit;
+mod secrets;
 mod session;
 mod signals;
 mod ui;
@@ -17,12 +22,15 @@ use crate::cli::{Cli, Command, McpCommand, ToolsCommand};
 use crate::exit::Failure;
 
 fn main() -> ExitCode {
-    init_logging();
     let cli = Cli::parse();
+    if let Some(code) = secrets::isolate_secrets() {
+        return code;
+    }
+    init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("tackle: cannot start the async runtime: {err}");
+            diagln!("tackle: cannot start the async runtime: {err}");
             return ExitCode::from(1);
         }
     };
@@ -49,7 +57,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(Failure { code, message }) => {
             if !message.is_empty() {
-                eprintln!("tackle: {message}");
+                diagln!("tackle: {message}");
             }
             code
         }
@@ -64,13 +72,14 @@ fn init_logging() {
         .unwrap_or_else(|_| "warn,rmcp=error".to_owned());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
+        .with_writer(diag::Stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
         .init();
     // A tool's panic is caught by the executor and answered; log it as one line instead of
-    // the default multi-line report on stderr.
+    // the default multi-line report on stderr (through the log's writer, so a closed stderr
+    // cannot turn a panic into an abort).
     std::panic::set_hook(Box::new(|info| {
         tracing::error!("panic: {info}");
     }));

@@ -3,11 +3,12 @@
 //! the path policy, the process sandbox and environment of shell tools, and the executor with
 //! its permission mode; and ends it.
 
-use std::io::IsTerminal as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tackle_core::config::Config;
+use tackle_core::config::consent::{TrustPrompt, TrustRequest};
+use tackle_core::config::{Config, LoadOptions};
 use tackle_core::permission::{ModePolicy, NonInteractiveApprover, PermissionMode};
 use tackle_core::registry::{NameIndex, Selection};
 use tackle_core::{Executor, ExecutorConfig, PathPolicy, Registry, Session, SessionConfig};
@@ -26,9 +27,32 @@ use crate::exit::Failure;
 /// every imported MCP tool.
 pub const TOOLS_DEFAULT: &str = "all,mcp";
 
-/// The configuration layers of `workspace`.
-pub fn config(workspace: &Path, trust_workspace: bool) -> Result<Config, Failure> {
-    Config::load(workspace, trust_workspace).map_err(|err| Failure::usage(err.to_string()))
+/// The configuration layers of `workspace`, with the workspace's settings trusted as the person
+/// consented (asked on a terminal when `interactive`). Notices about ignored workspace settings
+/// and about trust go to stderr, once.
+pub fn config(workspace: &Path, trust_workspace: bool, interactive: bool) -> Result<Config, Failure> {
+    let prompt: Option<TrustPrompt<'_>> = if interactive { Some(&ask_trust) } else { None };
+    let options = LoadOptions { trust_flag: trust_workspace, prompt, store: None };
+    let config = Config::load_with(workspace, options).map_err(|err| Failure::usage(err.to_string()))?;
+    for notice in config.notices() {
+        diagln!("tackle: {notice}");
+    }
+    Ok(config)
+}
+
+/// The terminal prompt for the workspace's settings (a yes is remembered until they change).
+fn ask_trust(request: &TrustRequest<'_>) -> bool {
+    let why = if request.changed.is_empty() {
+        format!("has settings that need your consent: {}", request.wanted.join(", "))
+    } else {
+        format!("has settings that changed since you trusted them: {}", request.changed.join(", "))
+    };
+    diag!(
+        "tackle: the workspace {} {why}\nTrust its settings (remembered until they change)? [y/N] ",
+        request.workspace.display()
+    );
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
 }
 
 /// Every built-in tool.
@@ -48,18 +72,21 @@ pub async fn import_mcp(
 ) -> McpHub {
     let section = tackle_mcp::client::user_section(config);
     let prompt: Option<Prompt<'_>> = if interactive { Some(&ask_consent) } else { None };
+    let (listed_trusted, listed_notices) =
+        tackle_mcp::client::consent::listed_trust(config, workspace, allow_project_mcp);
     let consent = ConsentPolicy {
         allow_project_flag: allow_project_mcp,
         workspace_trusted: config.workspace_trusted,
-        trusted_workspaces: section.trusted_workspaces,
+        listed_trusted,
         store: tackle_mcp::client::consent::default_store(),
         prompt,
     };
-    let (servers, notices) = tackle_mcp::client::servers(config, workspace, &consent);
+    let (servers, mut notices) = tackle_mcp::client::servers(config, workspace, &consent);
+    notices.splice(0..0, listed_notices);
     let threshold = section.defer_threshold.unwrap_or(tackle_mcp::client::config::DEFAULT_DEFER_THRESHOLD);
     let (hub, started) = McpHub::start(servers, workspace, registry, threshold).await;
     for notice in notices.iter().chain(&started) {
-        eprintln!("tackle: {notice}");
+        diagln!("tackle: {notice}");
     }
     hub.register(registry);
     hub
@@ -75,7 +102,7 @@ fn ask_consent(candidate: &Candidate) -> bool {
         (None, Some(url)) => url.clone(),
         (None, None) => "(nothing to run)".to_owned(),
     };
-    eprint!(
+    diag!(
         "tackle: {} defines the MCP server '{}', which runs: {what}\nStart it (the answer is remembered)? [y/N] ",
         candidate.origin.label(),
         candidate.name
@@ -107,7 +134,7 @@ pub async fn refresh_mcp(session: &mut Session, tools: Option<&str>) -> bool {
     let admitted = registry.select(tools.unwrap_or(TOOLS_DEFAULT), TOOLS_DEFAULT).map(|s| s.names).unwrap_or_default();
     hub.update_session(session, &changes, &|name| admitted.iter().any(|n| n == name));
     for change in &changes {
-        eprintln!("tackle: {change}");
+        diagln!("tackle: {change}");
     }
     true
 }
@@ -148,7 +175,7 @@ pub fn workspace(dir: Option<&PathBuf>) -> Result<PathBuf, Failure> {
 pub fn path_policy(config: &Config, workspace: &Path) -> Result<Option<Arc<dyn PathPolicy>>, Failure> {
     let built = tackle_sandbox::policy_from_config(config, workspace).map_err(|err| Failure::usage(err.to_string()))?;
     for notice in &built.notices {
-        eprintln!("tackle: {notice}");
+        diagln!("tackle: {notice}");
     }
     Ok(Some(Arc::new(built.policy)))
 }
@@ -185,12 +212,11 @@ pub fn process_sandbox(config: &Config, session: &Session) -> Result<(), Failure
     let roots = tackle_sandbox::policy_from_config(config, workspace).map_err(|err| Failure::usage(err.to_string()))?;
     policy.writable_roots =
         roots.policy.roots().iter().filter(|root| root.writable).map(|root| root.path.clone()).collect();
-    let (env_settings, env_notices) = EnvSettings::from_config(config).map_err(usage)?;
-    notices.extend(env_notices);
+    let env_settings = EnvSettings::from_config(config).map_err(usage)?;
     let sandbox = Sandbox::resolve(policy).map_err(|err| Failure::usage(err.to_string()))?;
     notices.extend(sandbox.warning());
     for notice in notices {
-        eprintln!("tackle: {notice}");
+        diagln!("tackle: {notice}");
     }
     let mut env = ShellEnvironment::new(sandbox, CommandEnv::new(&env_settings, session.id(), workspace));
     let limits: ToolsLimits = config.section("tools").map_err(usage)?;
@@ -202,6 +228,17 @@ pub fn process_sandbox(config: &Config, session: &Session) -> Result<(), Failure
     }
     session.state().get_or_insert_with(|| env);
     Ok(())
+}
+
+/// Says on stderr which sandbox confines the session's commands (`tackle: commands run under
+/// bubblewrap (network off)`), for `tools call` and `mcp serve`: only for a session with a shell
+/// tool, and not when Tackle already warned that commands run without a sandbox. A closed
+/// stderr is no reason to fail.
+pub fn announce_sandbox(session: &Session) {
+    let Some(env) = session.state().existing::<ShellEnvironment>() else { return };
+    if env.sandbox.warning().is_none() {
+        let _ = writeln!(std::io::stderr().lock(), "tackle: {}", env.sandbox.summary());
+    }
 }
 
 /// The executor: the permission mode's policy and the non-interactive approver.
@@ -227,7 +264,7 @@ pub async fn open(
 ) -> Result<(Session, Executor), Failure> {
     let executor = executor(&args.permission_mode)?;
     let workspace = workspace(args.workspace.as_ref())?;
-    let config = config(&workspace, args.trust_workspace)?;
+    let config = config(&workspace, args.trust_workspace, interactive())?;
     let mut registry = registry();
     let hub = import_mcp(&mut registry, &config, &workspace, args.selection.allow_project_mcp, interactive()).await;
     let selection = match select(&registry, args.selection.tools.as_deref()) {

@@ -58,7 +58,7 @@ impl RunUi {
     }
 
     fn err(&self, text: &str) {
-        self.multi.suspend(|| eprintln!("{text}"));
+        self.multi.suspend(|| diagln!("{text}"));
     }
 
     fn spinner(&self, call_id: &str, tool: &str) {
@@ -97,7 +97,7 @@ impl RunUi {
             println!("{object}");
             if outcome.status != RunStatus::Success {
                 let class = outcome.error_kind.as_ref().map(|kind| format!(" ({kind})")).unwrap_or_default();
-                eprintln!("✗ {}{class}: {}", outcome.status.name(), outcome.final_result);
+                diagln!("✗ {}{class}: {}", outcome.status.name(), outcome.final_result);
             }
             return;
         }
@@ -150,7 +150,7 @@ impl Observer for RunUi {
             (Mode::Json, _) => {}
             (Mode::Rich, AgentEvent::Text(text)) => {
                 if self.thinking.swap(false, Ordering::SeqCst) {
-                    self.multi.suspend(|| eprintln!());
+                    self.multi.suspend(|| diagln!());
                 }
                 if let Ok(mut open) = self.reply.lock() {
                     open.push_str(text);
@@ -164,7 +164,7 @@ impl Observer for RunUi {
             }
             (Mode::Rich, AgentEvent::Thinking(text)) => {
                 self.thinking.store(true, Ordering::SeqCst);
-                self.multi.suspend(|| eprint!("\x1b[2m{text}\x1b[0m"));
+                self.multi.suspend(|| diag!("\x1b[2m{text}\x1b[0m"));
             }
             (_, AgentEvent::StreamRestart) => {
                 if let Ok(mut reply) = self.reply.lock() {

@@ -116,7 +116,7 @@ fn tools_batch_keeps_the_ledger_and_history_across_lines() {
 }
 
 #[test]
-fn workspace_settings_widen_access_only_when_trusted() {
+fn workspace_settings_never_widen_the_path_policy_and_the_users_do() {
     let (dir, ws) = workspace();
     let shared = dir.path().canonicalize().unwrap().join("shared");
     std::fs::create_dir(&shared).unwrap();
@@ -127,15 +127,22 @@ fn workspace_settings_widen_access_only_when_trusted() {
     )
     .unwrap();
     let args = json!({"file_path": shared.join("lib.txt")});
-    let out = call(&ws, "read_file", args.clone());
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).starts_with("tackle: ignoring [workspace] extra_roots entry '../shared' from the workspace's tackle.toml: settings that widen access need --trust-workspace\n"),
-        "{}",
-        text(&out.stderr)
-    );
-    let out =
-        tackle(&ws).args(["tools", "call", "read_file", &args.to_string(), "--trust-workspace"]).output().unwrap();
+    for trust in [None, Some("--trust-workspace")] {
+        let out = tackle(&ws).args(["tools", "call", "read_file", &args.to_string()]).args(trust).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            text(&out.stderr).starts_with(
+                "tackle: ignoring [workspace] extra_roots from the workspace's tackle.toml: it would widen the \
+                 sandbox, the path policy or the environment, which only your user config and flags may do\n"
+            ),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let user = ws.join(".no-user-config");
+    std::fs::create_dir(&user).unwrap();
+    std::fs::write(user.join("config.toml"), "[workspace]\nextra_roots = [\"../shared\"]\n").unwrap();
+    let out = tackle(&ws).args(["tools", "call", "read_file", &args.to_string()]).output().unwrap();
     assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), "     1\tshared lib\n".into()));
     // durable_writes (fsync before rename) changes nothing visible but must work.
     let out = call(&ws, "write_file", json!({"file_path": "durable.txt", "content": "synced\n"}));

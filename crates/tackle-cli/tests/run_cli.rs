@@ -267,6 +267,34 @@ async fn replay_check_names_the_first_bad_line() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn replay_skips_events_of_a_newer_version_and_check_names_their_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let lines = [
+        json!({"seq": 0, "type": "session_start", "task": "plan it"}),
+        json!({"seq": 1, "type": "plan_update", "plan": ["a"]}),
+        json!({"seq": 2, "type": "session_end", "status": "success", "steps": 1, "final_result": "Planned."}),
+    ];
+    std::fs::write(&path, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let check = tackle(vec!["replay".into(), path.display().to_string(), "--check".into()], vec![]).await;
+    assert_eq!(check.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&check.stdout),
+        format!(
+            "{}: valid (3 events, 0 tool calls, events of types this version does not know: plan_update)\n",
+            path.display()
+        )
+    );
+    let shown = tackle(vec!["replay".into(), path.display().to_string()], vec![]).await;
+    assert_eq!(shown.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains("  (skipped a plan_update event: this version of Tackle does not know it)\n\nEnd: success"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_text_call_format_runs_through_the_binary() {
     let script = Script::new([
         Turn::reply(Reply::text("Saving.\n```save notes.txt\nremember the milk\n```\n"))

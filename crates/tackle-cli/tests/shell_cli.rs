@@ -133,33 +133,39 @@ fn no_sandbox_is_announced_once_and_an_unavailable_mode_is_a_usage_error() {
 }
 
 #[test]
-fn workspace_settings_that_widen_access_need_trust() {
+fn tools_call_and_mcp_serve_say_which_sandbox_is_in_force_on_stderr() {
     let d = dirs();
-    std::fs::write(
-        d.workspace.path().join("tackle.toml"),
-        "[sandbox]\nnetwork = true\n[env]\nset = { INJECTED = \"1\" }\n",
-    )
-    .unwrap();
-    let call = |trust: bool| {
-        let mut command = tackle(d.config.path(), "");
-        command
-            .args(["tools", "call", "bash", "{\"command\": \"echo [$INJECTED]\"}", "--workspace"])
-            .arg(d.workspace.path());
-        if trust {
-            command.arg("--trust-workspace");
-        }
-        command.output().unwrap()
+    let call = |user_config: &str, tool: &str, args: &str| {
+        let out = tackle(d.config.path(), user_config)
+            .args(["tools", "call", tool, args, "--workspace"])
+            .arg(d.workspace.path())
+            .output()
+            .unwrap();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
     };
-    let out = call(false);
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "[]\n");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("tackle: Ignoring [sandbox] network = true from the workspace's tackle.toml"), "{stderr}");
-    assert!(stderr.contains("tackle: Ignoring [env] set from the workspace's tackle.toml"), "{stderr}");
-    let out = call(true);
     assert_eq!(
-        (String::from_utf8_lossy(&out.stdout).as_ref(), String::from_utf8_lossy(&out.stderr).as_ref()),
-        ("[1]\n", "")
+        call("", "bash", "{\"command\": \"echo hi\"}"),
+        ("hi\n".to_owned(), "tackle: commands run under bubblewrap (network off)\n".to_owned())
     );
+    assert_eq!(
+        call("[sandbox]\nmode = \"landlock\"\n", "bash", "{\"command\": \"echo hi\"}").1,
+        "tackle: commands run under Landlock, partial (network off; paths in hide stay readable; .git and the settings \
+         files stay writable (changes are reported after each command))\n"
+    );
+    // A session without a shell tool says nothing about a sandbox.
+    assert_eq!(call("", "glob", "{\"pattern\": \"*\"}").1, "");
+
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let out = tackle(d.config.path(), "")
+        .args(["mcp", "serve", "--workspace"])
+        .arg(d.workspace.path())
+        .write_stdin(format!("{initialize}\n"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "tackle: commands run under bubblewrap (network off)\n");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["id"], json!(1), "stdout holds only the protocol");
 }
 
 #[test]
@@ -179,8 +185,8 @@ fn read_only_commands_run_in_plan_mode_and_others_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "tackle: bash is not available in plan mode (read-only). Finish the plan; the user will switch modes to \
-         carry it out.\n"
+        "tackle: commands run under bubblewrap (network off)\ntackle: bash is not available in plan mode (read-only). \
+         Finish the plan; the user will switch modes to carry it out.\n"
     );
     assert!(!d.workspace.path().join("file.txt").exists());
 }

@@ -24,6 +24,7 @@ pub mod paths;
 pub mod permission;
 pub mod registry;
 pub mod schema;
+pub mod secrets;
 pub mod session;
 pub mod spec;
 pub mod text;

@@ -1,6 +1,6 @@
 //! Text utilities every tool and the executor share: removing terminal escape sequences from
-//! model-facing text, naming a JSON value's kind in messages, and cutting an over-long text to a head and a tail around a marker
-//! (tools.md §0.3).
+//! model-facing text, naming a JSON value's kind and a JSON syntax error in messages, and
+//! cutting an over-long text to a head and a tail around a marker (tools.md §0.3).
 
 /// Removes ANSI escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL|ESC \`, and two-byte
 /// `ESC x` sequences). Text without `ESC` is returned unchanged without copying work.
@@ -147,10 +147,71 @@ pub fn json_kind(value: &serde_json::Value) -> &'static str {
     }
 }
 
+/// The deepest nesting of arrays and objects in any JSON text Tackle reads, from a model, a
+/// client, a server or a file: what serde_json's recursion limit (128) lets through. Tackle
+/// never lifts it (docs/architecture.md, "Bounded input").
+pub const JSON_MAX_DEPTH: usize = 127;
+
+/// How deeply `value`'s arrays and objects nest (a scalar is 0, `[]` is 1), counted without
+/// recursion, for values built in memory beyond what one text held.
+pub fn json_depth(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    let mut deepest = 0;
+    let mut pending = vec![(value, 0)];
+    while let Some((value, above)) = pending.pop() {
+        match value {
+            Value::Array(items) => pending.extend(items.iter().map(|item| (item, above + 1))),
+            Value::Object(map) => pending.extend(map.values().map(|item| (item, above + 1))),
+            _ => {}
+        }
+        if value.is_array() || value.is_object() {
+            deepest = deepest.max(above + 1);
+        }
+    }
+    deepest
+}
+
+/// Whether `err` is serde_json refusing a text nested deeper than [`JSON_MAX_DEPTH`].
+pub fn json_too_deep(err: &serde_json::Error) -> bool {
+    err.to_string().starts_with(RECURSION_LIMIT)
+}
+
+const RECURSION_LIMIT: &str = "recursion limit exceeded";
+
+/// serde_json's message for `err`, naming the nesting limit when that is what was hit. The
+/// position stays last (`… at line L column C`), as serde_json writes it.
+pub fn json_error(err: &serde_json::Error) -> String {
+    let message = err.to_string();
+    match message.strip_prefix(RECURSION_LIMIT) {
+        Some(position) => {
+            format!("arrays and objects nested deeper than {JSON_MAX_DEPTH} levels (the most Tackle reads){position}")
+        }
+        None => message,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn json_errors_name_the_nesting_limit() {
+        let deep = format!("{}{}", "[".repeat(JSON_MAX_DEPTH + 1), "]".repeat(JSON_MAX_DEPTH + 1));
+        let err = serde_json::from_str::<serde_json::Value>(&deep).unwrap_err();
+        assert_eq!(
+            json_error(&err),
+            "arrays and objects nested deeper than 127 levels (the most Tackle reads) at line 1 column 128"
+        );
+        let at_limit = format!("{}{}", "[".repeat(JSON_MAX_DEPTH), "]".repeat(JSON_MAX_DEPTH));
+        assert!(serde_json::from_str::<serde_json::Value>(&at_limit).is_ok());
+        let err = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        assert_eq!(json_error(&err), "EOF while parsing an object at line 1 column 1");
+        let at_limit: serde_json::Value = serde_json::from_str(&at_limit).unwrap();
+        assert_eq!(json_depth(&at_limit), JSON_MAX_DEPTH);
+        assert_eq!(json_depth(&serde_json::json!({"a": [1, {"b": []}], "c": 2})), 4);
+        assert_eq!(json_depth(&serde_json::json!("scalar")), 0);
+    }
 
     #[test]
     fn strips_csi_osc_and_short_escapes() {

@@ -13,6 +13,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use support::client::{Imported, call_in, fake, import_in};
 use tackle_core::ErrorKind;
+use tackle_core::schema::{Dialect, render_tool};
 use tokio_util::sync::CancellationToken;
 
 async fn import(flags: &[&str]) -> Imported {
@@ -76,6 +77,36 @@ async fn ref_and_any_of_schemas_are_sanitized_and_arguments_validated() {
     let (output, _) = imported.call("mcp__fake__refs", json!({"point": {"x": 1}, "mode": "slow"})).await;
     assert!(!output.is_error, "{}", output.text_content());
     assert_eq!(output.text_content(), r#"called refs with {"mode": "slow", "point": {"x": 1}}"#);
+    imported.hub.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_schemas_are_imported_bounded_and_every_call_is_answered() {
+    let imported = import(&["--hostile-schemas"]).await;
+    for name in ["deep", "bomb", "loop", "pattern"] {
+        let entry = imported.registry.get(&format!("mcp__fake__{name}")).unwrap();
+        // What the model is shown stays small, whatever the server listed.
+        assert!(entry.spec.input_schema.to_string().len() < 2_000_000, "{name}");
+        for dialect in [Dialect::OpenAi, Dialect::OpenAiStrict, Dialect::Anthropic, Dialect::Gemini, Dialect::Mcp] {
+            render_tool(&entry.spec, dialect);
+        }
+    }
+    let deep =
+        |depth: usize| serde_json::from_str::<Value>(&format!("{}\"x\"{}", "[".repeat(depth), "]".repeat(depth)));
+    for (name, args) in [
+        ("deep", json!({"v": deep(100).unwrap()})),
+        ("deep", json!({"v": deep(3).unwrap()})),
+        ("bomb", json!({"v": {"a": {"b": {}}}})),
+        ("loop", json!({"v": 1})),
+        ("pattern", json!({"v": "x"})),
+    ] {
+        let (output, _) = imported.call(&format!("mcp__fake__{name}"), args.clone()).await;
+        assert!(!output.text_content().is_empty(), "{name} {args}");
+    }
+    // The deep schema is checked (by the sanitized schema, cut at 64 levels): a string where
+    // the schema wants an array is refused before the server sees it.
+    let (output, _) = imported.call("mcp__fake__deep", json!({"v": "x"})).await;
+    assert!(output.is_error && output.meta.rejected, "{}", output.text_content());
     imported.hub.shutdown().await;
 }
 

@@ -1,10 +1,13 @@
-//! The environment every command runs with (safety.md §7): the inherited environment minus
-//! API keys and the names in `[env] remove`, plus fixed settings that keep commands from
-//! waiting for a person (pagers, editors, credential prompts), plus `[env] set`.
+//! The environment every command runs with (docs/shell.md, "The command environment"): the
+//! inherited environment minus secrets (every name containing `KEY`, `SECRET`, `TOKEN` or
+//! `PASSWORD`, in any case, and the names in `[env] remove`), plus fixed settings that keep
+//! commands from waiting for a person (pagers, editors, credential prompts), plus `[env] set`.
 //!
 //! The bash session, background jobs, subagent shells and hooks all start from one
-//! [`CommandEnv`]. Settings from the workspace's own `tackle.toml` that widen what commands can
-//! reach (`set`, `passthrough`) apply only when the workspace is trusted (safety.md §2.2);
+//! [`CommandEnv`]. Secrets were moved out of Tackle's own environment into
+//! `tackle_core::secrets` when it started; `[env] passthrough` takes a name back from there.
+//! `set` and `passthrough` widen what commands can reach and are never taken from the
+//! workspace's own `tackle.toml` (the rules of `tackle_core::config::rules` drop them);
 //! `remove` only narrows, so it always applies.
 
 use std::collections::BTreeMap;
@@ -13,6 +16,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use tackle_core::config::{Config, ConfigError};
+use tackle_core::secrets;
 
 /// Variables every command gets, whatever it inherits (safety.md §7).
 pub const FIXED_VARS: &[(&str, &str)] = &[
@@ -30,10 +34,6 @@ pub const FIXED_VARS: &[(&str, &str)] = &[
     ("PYTHONUNBUFFERED", "1"),
 ];
 
-/// Names removed from the inherited environment unless passed through on purpose. A `*`
-/// matches any run of characters.
-pub const REMOVED_VARS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TACKLE_*_KEY"];
-
 /// The variable that marks every process a session's commands started (safety.md §7).
 pub const SESSION_ID_VAR: &str = "TACKLE_SESSION_ID";
 
@@ -46,24 +46,23 @@ struct EnvSection {
     passthrough: Vec<String>,
 }
 
-/// The effective `[env]` settings, after the workspace's trust is taken into account.
+/// The effective `[env]` settings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnvSettings {
     /// Variables added to every command's environment.
     pub set: BTreeMap<String, String>,
-    /// Names removed from the inherited environment (besides [`REMOVED_VARS`]); `*` globs.
+    /// Names removed from the inherited environment besides the secrets of
+    /// `tackle_core::secrets::is_secret_name`; `*` globs.
     pub remove: Vec<String>,
     /// Names kept even though a removal rule matches them.
     pub passthrough: Vec<String>,
 }
 
 impl EnvSettings {
-    /// Reads `[env]` from both configuration layers. The user's settings apply as written;
-    /// the workspace's `remove` always applies, its `set` and `passthrough` only when the
-    /// workspace is trusted. Each ignored setting yields a one-line notice for the person.
-    pub fn from_config(config: &Config) -> Result<(EnvSettings, Vec<String>), ConfigError> {
+    /// Reads `[env]`: the user's settings as written, and the workspace's `remove` (its `set`
+    /// and `passthrough` never reach here; the configuration dropped them with a notice).
+    pub fn from_config(config: &Config) -> Result<EnvSettings, ConfigError> {
         let mut settings = EnvSettings::default();
-        let mut notices = Vec::new();
         if let Some(user) = config.user_section::<EnvSection>("env")? {
             settings.set.extend(user.set);
             settings.remove.extend(user.remove);
@@ -71,28 +70,15 @@ impl EnvSettings {
         }
         if let Some(workspace) = config.workspace_section::<EnvSection>("env")? {
             settings.remove.extend(workspace.remove);
-            if config.workspace_trusted {
-                settings.set.extend(workspace.set);
-                settings.passthrough.extend(workspace.passthrough);
-            } else {
-                if !workspace.set.is_empty() {
-                    notices.push(untrusted_notice("[env] set"));
-                }
-                if !workspace.passthrough.is_empty() {
-                    notices.push(untrusted_notice("[env] passthrough"));
-                }
-            }
         }
-        Ok((settings, notices))
+        Ok(settings)
     }
-}
 
-/// The notice for a workspace setting ignored because the workspace is not trusted.
-pub fn untrusted_notice(setting: &str) -> String {
-    format!(
-        "Ignoring {setting} from the workspace's tackle.toml because it widens access; pass --trust-workspace \
-         (or set TACKLE_TRUST_WORKSPACE=1) to apply it."
-    )
+    /// Whether `passthrough` keeps the variable `name`.
+    fn passes(&self, name: &OsStr) -> bool {
+        let name = name.to_string_lossy();
+        self.passthrough.iter().any(|pattern| secrets::wildcard_match(pattern, &name))
+    }
 }
 
 /// A complete environment for a command (the command's own environment is cleared first).
@@ -103,9 +89,11 @@ pub struct CommandEnv {
 
 impl CommandEnv {
     /// The environment for commands of session `session_id` in `workspace`, starting from
-    /// this process's environment.
+    /// this process's environment and the stripped secrets that `passthrough` names.
     pub fn new(settings: &EnvSettings, session_id: &str, workspace: &Path) -> CommandEnv {
-        CommandEnv::from_base(std::env::vars_os(), settings, session_id, workspace)
+        let passed = secrets::stored().iter().filter(|(name, _)| settings.passes(name)).cloned();
+        let inherited = std::env::vars_os().filter(|(name, _)| !secrets::is_stored(name));
+        CommandEnv::from_base(inherited.chain(passed), settings, session_id, workspace)
     }
 
     /// The environment built from `base` instead of this process's environment.
@@ -115,12 +103,7 @@ impl CommandEnv {
         session_id: &str,
         workspace: &Path,
     ) -> CommandEnv {
-        let removed = |name: &OsStr| {
-            let Some(name) = name.to_str() else { return false };
-            let rules = REMOVED_VARS.iter().copied().chain(settings.remove.iter().map(String::as_str));
-            let kept = settings.passthrough.iter().any(|pattern| wildcard_match(pattern, name));
-            !kept && rules.into_iter().any(|pattern| wildcard_match(pattern, name))
-        };
+        let removed = |name: &OsStr| !settings.passes(name) && secrets::is_removed(name, &settings.remove);
         let mut vars: BTreeMap<OsString, OsString> = base.into_iter().filter(|(name, _)| !removed(name)).collect();
         for (name, value) in FIXED_VARS {
             vars.insert((*name).into(), (*value).into());
@@ -159,22 +142,6 @@ impl CommandEnv {
     }
 }
 
-/// Matches `name` against `pattern`, where `*` matches any run of characters.
-fn wildcard_match(pattern: &str, name: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or_default();
-    let Some(mut rest) = name.strip_prefix(first) else { return false };
-    let mut parts: Vec<&str> = parts.collect();
-    let Some(last) = parts.pop() else { return rest.is_empty() };
-    for part in parts {
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,17 +149,6 @@ mod tests {
 
     fn base(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
         pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect()
-    }
-
-    #[test]
-    fn wildcards_match_whole_names() {
-        assert!(wildcard_match("TACKLE_*_KEY", "TACKLE_OPENAI_KEY"));
-        assert!(!wildcard_match("TACKLE_*_KEY", "TACKLE_KEY"));
-        assert!(!wildcard_match("TACKLE_*_KEY", "TACKLE_X_KEYS"));
-        assert!(wildcard_match("AWS_*", "AWS_SECRET"));
-        assert!(wildcard_match("EXACT", "EXACT"));
-        assert!(!wildcard_match("EXACT", "EXACTLY"));
-        assert!(wildcard_match("*", ""));
     }
 
     #[test]
@@ -233,28 +189,45 @@ mod tests {
     }
 
     #[test]
-    fn workspace_settings_that_widen_need_trust() {
-        let user: toml::Table = "[env]\nset = { A = \"1\" }".parse().unwrap();
+    fn names_with_secret_parts_are_removed_as_codex_does() {
+        let env = CommandEnv::from_base(
+            base(&[
+                ("GITHUB_TOKEN", "g"),
+                ("AWS_SECRET_ACCESS_KEY", "a"),
+                ("db_password", "p"),
+                ("MY_API_KEY", "k"),
+                ("DATABASE_URL", "u"),
+                ("HOME", "/home/me"),
+            ]),
+            &EnvSettings { remove: vec!["DATABASE_*".into()], ..EnvSettings::default() },
+            "s",
+            Path::new("/w"),
+        );
+        let names: Vec<&str> =
+            env.vars().map(|(k, _)| k.to_str().unwrap()).filter(|k| !k.starts_with("TACKLE")).collect();
+        assert!(names.contains(&"HOME"));
+        for gone in ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "db_password", "MY_API_KEY", "DATABASE_URL"] {
+            assert!(!names.contains(&gone), "{gone} reached the command");
+        }
+    }
+
+    #[test]
+    fn the_workspace_may_only_remove() {
+        let user: toml::Table = "[env]\nset = { A = \"1\" }\npassthrough = [\"GITHUB_TOKEN\"]".parse().unwrap();
         let workspace: toml::Table =
             "[env]\nset = { B = \"2\" }\nremove = [\"X\"]\npassthrough = [\"OPENAI_API_KEY\"]".parse().unwrap();
-        let config = Config::from_tables(user.clone(), workspace.clone(), false);
-        let (settings, notices) = EnvSettings::from_config(&config).unwrap();
-        assert_eq!(settings.set, BTreeMap::from([("A".to_owned(), "1".to_owned())]));
-        assert_eq!(settings.remove, ["X"]);
-        assert!(settings.passthrough.is_empty());
-        assert_eq!(
-            notices,
-            [
-                "Ignoring [env] set from the workspace's tackle.toml because it widens access; pass --trust-workspace \
-                 (or set TACKLE_TRUST_WORKSPACE=1) to apply it.",
-                "Ignoring [env] passthrough from the workspace's tackle.toml because it widens access; pass \
-                 --trust-workspace (or set TACKLE_TRUST_WORKSPACE=1) to apply it."
-            ]
-        );
-        let trusted = Config::from_tables(user, workspace, true);
-        let (settings, notices) = EnvSettings::from_config(&trusted).unwrap();
-        assert_eq!(settings.set.len(), 2);
-        assert_eq!(settings.passthrough, ["OPENAI_API_KEY"]);
-        assert!(notices.is_empty());
+        for trusted in [false, true] {
+            let config = Config::from_tables(user.clone(), workspace.clone(), trusted);
+            let settings = EnvSettings::from_config(&config).unwrap();
+            assert_eq!(settings.set, BTreeMap::from([("A".to_owned(), "1".to_owned())]));
+            assert_eq!(settings.remove, ["X"]);
+            assert_eq!(settings.passthrough, ["GITHUB_TOKEN"]);
+            let why = "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the \
+                       environment, which only your user config and flags may do";
+            assert_eq!(
+                config.notices(),
+                [format!("ignoring [env] passthrough {why}"), format!("ignoring [env] set {why}")]
+            );
+        }
     }
 }

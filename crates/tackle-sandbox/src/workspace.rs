@@ -8,16 +8,17 @@
 //! ```
 //!
 //! Relative entries are relative to the workspace, and `~` expands to the home directory.
-//! The workspace's own `tackle.toml` is as untrusted as the code beside it (safety.md §2.2):
-//! its `extra_roots`, its `writable_protected`, and `read_only_roots` entries that would add
-//! a root all widen access and take effect only when the workspace is trusted; otherwise
-//! each is ignored with a notice. Marking an existing root read-only only narrows access, so
-//! it always applies.
+//! Which of these a workspace's own `tackle.toml` may set is decided by the table of
+//! `tackle_core::config::rules` (docs/configuration.md): `extra_roots` and `writable_protected`
+//! widen access and are never taken from the workspace (the configuration drops them with a
+//! notice); a `read_only_roots` entry applies when it marks an existing root read-only, which
+//! only narrows access, and is ignored with a notice when it would add a root.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use tackle_core::config::{Config, ConfigError};
+use tackle_core::config::rules::ignored_notice;
+use tackle_core::config::{Config, ConfigError, WORKSPACE_FILE};
 
 use crate::paths::WorkspacePolicy;
 
@@ -55,16 +56,7 @@ pub fn policy_from_config(config: &Config, workspace: &Path) -> Result<Configure
     let mut policy = WorkspacePolicy::new(workspace)
         .map_err(|source| PolicyError::Workspace { path: workspace.to_owned(), source })?;
     let user: WorkspaceSection = config.user_section("workspace")?.unwrap_or_default();
-    let local: WorkspaceSection = config.workspace_section("workspace")?.unwrap_or_default();
     let mut notices = Vec::new();
-    let trusted = config.workspace_trusted;
-    let untrusted_notice = |key: &str, entry: &str| {
-        format!(
-            "ignoring [workspace] {key} entry '{entry}' from the workspace's tackle.toml: settings that widen access \
-             need --trust-workspace"
-        )
-    };
-
     let add_root = |policy: &mut WorkspacePolicy, notices: &mut Vec<String>, entry: &str, writable: bool| {
         let path = expand(entry, workspace, policy.home());
         if let Err(err) = policy.add_root(&path, writable) {
@@ -74,34 +66,26 @@ pub fn policy_from_config(config: &Config, workspace: &Path) -> Result<Configure
     for entry in &user.extra_roots {
         add_root(&mut policy, &mut notices, entry, true);
     }
-    for entry in &local.extra_roots {
-        if trusted {
-            add_root(&mut policy, &mut notices, entry, true);
-        } else {
-            notices.push(untrusted_notice("extra_roots", entry));
-        }
-    }
-    for (entry, from_workspace) in
-        user.read_only_roots.iter().map(|e| (e, false)).chain(local.read_only_roots.iter().map(|e| (e, true)))
-    {
+    for entry in &user.read_only_roots {
         let path = expand(entry, workspace, policy.home());
-        if policy.make_read_only(&path) {
-            continue;
-        }
-        if from_workspace && !trusted {
-            notices.push(untrusted_notice("read_only_roots", entry));
-        } else {
+        if !policy.make_read_only(&path) {
             add_root(&mut policy, &mut notices, entry, false);
         }
     }
     for entry in &user.writable_protected {
         policy.allow_protected(&expand(entry, workspace, policy.home()));
     }
-    for entry in &local.writable_protected {
-        if trusted {
-            policy.allow_protected(&expand(entry, workspace, policy.home()));
-        } else {
-            notices.push(untrusted_notice("writable_protected", entry));
+    // The workspace's entries, one by one: each narrows (an existing root made read-only) or
+    // is ignored with a notice.
+    let local: Vec<String> =
+        config.narrowing("workspace.read_only_roots", |_: &Vec<String>| true, &mut notices)?.unwrap_or_default();
+    for entry in &local {
+        let path = expand(entry, workspace, policy.home());
+        if !policy.make_read_only(&path) {
+            notices.push(ignored_notice(
+                &format!("[workspace] read_only_roots entry '{entry}' (not a root, so it would add one)"),
+                WORKSPACE_FILE,
+            ));
         }
     }
     Ok(ConfiguredPolicy { policy, notices })

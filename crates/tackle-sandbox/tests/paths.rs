@@ -293,7 +293,7 @@ fn config(user: &str, workspace: &str, trusted: bool) -> Config {
 }
 
 #[test]
-fn configuration_adds_roots_and_untrusted_workspaces_cannot_widen_access() {
+fn configuration_adds_roots_and_workspaces_cannot_widen_access_even_when_trusted() {
     let fx = fixture();
     let other = fx.outside.to_str().unwrap();
     let secret = fx.outside.join("secret.txt");
@@ -305,30 +305,36 @@ fn configuration_adds_roots_and_untrusted_workspaces_cannot_widen_access() {
     assert!(built.notices.is_empty(), "{:?}", built.notices);
     assert!(built.policy.check(secret, Access::Write).is_ok());
 
-    // The workspace's file: ignored unless trusted, with a notice.
-    let local = "[workspace]\nextra_roots = [\"../outside\"]\nwritable_protected = [\".git\"]\nread_only_roots = [\".\", \"/tmp\"]";
-    let built = policy_from_config(&config("", local, false), &fx.ws).unwrap();
-    assert!(built.policy.check(secret, Access::Read).is_err());
-    assert!(
-        built.policy.check(".git/config", Access::Write).is_err_and(|e| matches!(e, PathError::ReadOnlyRoot { .. }))
-    );
-    assert_eq!(
-        built.notices,
-        vec![
-            "ignoring [workspace] extra_roots entry '../outside' from the workspace's tackle.toml: settings that widen \
-             access need --trust-workspace",
-            "ignoring [workspace] read_only_roots entry '/tmp' from the workspace's tackle.toml: settings that widen \
-             access need --trust-workspace",
-            "ignoring [workspace] writable_protected entry '.git' from the workspace's tackle.toml: settings that \
-             widen access need --trust-workspace",
-        ]
-    );
-    // Narrowing applies even untrusted: the workspace itself became read-only.
-    assert!(matches!(built.policy.check("src/main.rs", Access::Write), Err(PathError::ReadOnlyRoot { .. })));
-
-    let built = policy_from_config(&config("", "[workspace]\nextra_roots = [\"../outside\"]", true), &fx.ws).unwrap();
-    assert!(built.notices.is_empty());
-    assert!(built.policy.check(secret, Access::Write).is_ok());
+    // The workspace's file never widens, trusted or not; each ignored entry is named.
+    let local = "[workspace]\nextra_roots = [\"../outside\", \"/\"]\nwritable_protected = [\".git\"]\n\
+                 read_only_roots = [\".\", \"/tmp\"]";
+    let why = "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the environment, \
+               which only your user config and flags may do";
+    for trusted in [false, true] {
+        let config = config("", local, trusted);
+        let built = policy_from_config(&config, &fx.ws).unwrap();
+        assert!(built.policy.check(secret, Access::Read).is_err());
+        assert!(built.policy.check("/etc/hostname", Access::Read).is_err());
+        assert!(
+            built
+                .policy
+                .check(".git/config", Access::Write)
+                .is_err_and(|e| matches!(e, PathError::ReadOnlyRoot { .. }))
+        );
+        assert_eq!(
+            config.notices(),
+            [
+                format!("ignoring [workspace] extra_roots {why}"),
+                format!("ignoring [workspace] writable_protected {why}")
+            ]
+        );
+        assert_eq!(
+            built.notices,
+            [format!("ignoring [workspace] read_only_roots entry '/tmp' (not a root, so it would add one) {why}")]
+        );
+        // Narrowing applies: the workspace itself became read-only.
+        assert!(matches!(built.policy.check("src/main.rs", Access::Write), Err(PathError::ReadOnlyRoot { .. })));
+    }
 
     // Unusable entries and bad sections are reported, not fatal or silent.
     let built =

@@ -115,6 +115,8 @@ pub struct RunSpec {
     pub format: CallFormat,
     pub refresh: Option<Arc<dyn ToolRefresh>>,
     pub observer: Option<Arc<dyn Observer>>,
+    /// The `--tools` allowlist of the session.
+    pub tools: &'static str,
 }
 
 impl RunSpec {
@@ -128,6 +130,7 @@ impl RunSpec {
             format: CallFormat::Native,
             refresh: None,
             observer: None,
+            tools: "default,trae,test",
         }
     }
 }
@@ -160,7 +163,7 @@ impl Ran {
 pub async fn run(server: &FakeLlm, spec: RunSpec, task: &str) -> Ran {
     let workspace = tempfile::tempdir().unwrap();
     let registry = registry();
-    let selection = registry.select("default,trae,test", "default").unwrap();
+    let selection = registry.select(spec.tools, "default").unwrap();
     let session = Session::new(SessionConfig::new(workspace.path().to_owned()), registry.instantiate(&selection));
     let kind = match spec.protocol {
         Protocol::OpenAi => ProviderKind::OpenAi,

@@ -224,6 +224,7 @@ fn convert(spec: Option<&ToolSpec>, name: &str, source: Source<'_>, draft: &mut 
     if trimmed.is_empty() && optional {
         return;
     }
+    let mut too_deep = None;
     let value = if types.single() == Some(Types::BOOLEAN) {
         match trimmed.to_lowercase().as_str() {
             "true" | "1" | "yes" => Some(Value::Bool(true)),
@@ -231,12 +232,22 @@ fn convert(spec: Option<&ToolSpec>, name: &str, source: Source<'_>, draft: &mut 
             _ => None,
         }
     } else {
-        serde_json::from_str::<Value>(trimmed).ok().filter(|v| types.allows(v))
+        match serde_json::from_str::<Value>(trimmed) {
+            Ok(value) => Some(value).filter(|v| types.allows(v)),
+            Err(err) => {
+                too_deep = tackle_core::text::json_too_deep(&err).then(|| tackle_core::text::json_error(&err));
+                None
+            }
+        }
     };
-    match value {
-        Some(value) => insert(draft, name.to_owned(), value),
-        None if types.contains(Types::STRING) => insert(draft, name.to_owned(), Value::String(as_string())),
-        None => {
+    match (value, too_deep) {
+        (Some(value), _) => insert(draft, name.to_owned(), value),
+        (None, _) if types.contains(Types::STRING) => insert(draft, name.to_owned(), Value::String(as_string())),
+        (None, Some(problem)) => {
+            draft.errors.push(format!("Parameter `{name}` could not be read: {problem}"));
+            insert(draft, name.to_owned(), Value::String(decoded));
+        }
+        (None, None) => {
             let shown: String = trimmed.chars().take(80).collect();
             let ellipsis = if shown.len() < trimmed.len() { "…" } else { "" };
             draft.errors.push(format!("Parameter `{name}` should be {} (got \"{shown}{ellipsis}\")", types.describe()));

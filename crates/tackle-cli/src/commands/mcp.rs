@@ -30,23 +30,26 @@ struct ServeSettings {
 const TOKEN_VAR: &str = "TACKLE_MCP_TOKEN";
 
 /// `[mcp.serve]` from the user config, lowered (never raised) by the workspace's: a file in
-/// the workspace may tighten the server's bounds, not loosen them.
+/// the workspace may tighten the server's bounds, not loosen them (both keys are `Narrowing`
+/// in the table of docs/configuration.md; a value that would loosen is ignored with a notice).
 fn serve_settings(config: &tackle_core::config::Config) -> Result<ServeSettings, Failure> {
-    let read = |section: Result<Option<ServeSettings>, _>| -> Result<ServeSettings, Failure> {
-        section
-            .map(Option::unwrap_or_default)
-            .map_err(|err: tackle_core::config::ConfigError| Failure::usage(err.to_string()))
-    };
-    let user = read(config.user_section("mcp.serve"))?;
-    let workspace = read(config.workspace_section("mcp.serve"))?;
-    let lower = |mine: Option<u64>, default: u64, theirs: Option<u64>| {
-        theirs.map_or(mine, |theirs| Some(theirs.min(mine.unwrap_or(default))))
+    let usage = |err: tackle_core::config::ConfigError| Failure::usage(err.to_string());
+    let user: ServeSettings = config.user_section("mcp.serve").map_err(usage)?.unwrap_or_default();
+    let mut notices = Vec::new();
+    let mut lower = |key: &str, mine: Option<u64>, default: u64| -> Result<Option<u64>, Failure> {
+        let limit = mine.unwrap_or(default);
+        let theirs = config.narrowing(key, |theirs: &u64| *theirs <= limit, &mut notices).map_err(usage)?;
+        Ok(theirs.or(mine))
     };
     let default_sessions = u64::try_from(server::DEFAULT_MAX_SESSIONS).unwrap_or(u64::MAX);
-    Ok(ServeSettings {
-        idle_timeout_s: lower(user.idle_timeout_s, server::DEFAULT_IDLE_TIMEOUT.as_secs(), workspace.idle_timeout_s),
-        max_sessions: lower(user.max_sessions, default_sessions, workspace.max_sessions),
-    })
+    let settings = ServeSettings {
+        idle_timeout_s: lower("mcp.serve.idle_timeout_s", user.idle_timeout_s, server::DEFAULT_IDLE_TIMEOUT.as_secs())?,
+        max_sessions: lower("mcp.serve.max_sessions", user.max_sessions, default_sessions)?,
+    };
+    for notice in notices {
+        diagln!("tackle: {notice}");
+    }
+    Ok(settings)
 }
 
 /// `--auth-token`, else a non-empty `TACKLE_MCP_TOKEN`.
@@ -54,8 +57,10 @@ fn auth_token(flag: Option<server::AuthToken>) -> Result<Option<server::AuthToke
     if flag.is_some() {
         return Ok(flag);
     }
-    match std::env::var(TOKEN_VAR) {
-        Ok(token) if !token.is_empty() => {
+    // Through the secrets store: a name with TOKEN in it is moved out of the environment
+    // before Tackle re-executes itself (docs/configuration.md, "Secrets").
+    match tackle_core::secrets::var(TOKEN_VAR) {
+        Some(token) if !token.is_empty() => {
             server::AuthToken::new(&token).map(Some).map_err(|err| Failure::usage(format!("{TOKEN_VAR}: {err}")))
         }
         _ => Ok(None),
@@ -71,7 +76,7 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         .map_err(|err: tackle_core::permission::UnknownMode| Failure::usage(err.to_string()))?;
     let executor = session::executor(&args.permission_mode)?;
     let workspace = session::workspace(args.workspace.as_ref())?;
-    let config = session::config(&workspace, args.trust_workspace)?;
+    let config = session::config(&workspace, args.trust_workspace, false)?;
     let settings = serve_settings(&config)?;
     let auth_token = auth_token(args.auth_token)?;
     let mut registry = session::registry();
@@ -92,9 +97,12 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         }
     };
     let session_config = session::session_config(&config, &workspace, true)?;
+    // The first session says which sandbox its commands run in; the others are alike.
+    let announced = std::sync::Once::new();
     let factory: server::SessionFactory = Arc::new(move || {
         let session = Session::new(session_config.clone(), registry.instantiate(&selection));
         session::tool_settings(&config, &session).map_err(|failure| failure.message)?;
+        announced.call_once(|| session::announce_sandbox(&session));
         Ok(session)
     });
     let options = ServerOptions {
@@ -133,7 +141,7 @@ async fn serve_on(server: &McpServer, http: Option<std::net::SocketAddr>) -> Com
                 .await
                 .map_err(|err| Failure::failed(format!("cannot serve on {addr}: {err}")))?;
             let local = bound.local_addr().map_err(|err| Failure::failed(err.to_string()))?;
-            eprintln!("listening on http://{local}/mcp");
+            diagln!("listening on http://{local}/mcp");
             bound.run(signals::terminated()).await.map_err(|err| Failure::failed(err.to_string()))?;
         }
     }

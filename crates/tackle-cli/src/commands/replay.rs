@@ -18,8 +18,13 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
             .map_err(|e| Failure::usage(format!("cannot read {}: {e}", args.file.display())))?;
         return match tackle_agent::trajectory::check(std::io::BufReader::new(file)) {
             Ok(summary) => {
+                let unknown = if summary.unknown.is_empty() {
+                    String::new()
+                } else {
+                    format!(", events of types this version does not know: {}", summary.unknown.join(", "))
+                };
                 println!(
-                    "{}: valid ({} events, {} tool calls{})",
+                    "{}: valid ({} events, {} tool calls{}{unknown})",
                     args.file.display(),
                     summary.events,
                     summary.tool_calls,
@@ -47,11 +52,11 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
             scratch = Scratch::new()?;
             copy_workspace(&source, &scratch.0)
                 .map_err(|e| Failure::failed(format!("cannot copy {} for the re-run: {e}", source.display())))?;
-            eprintln!("Re-running in a scratch copy of {} ({}).", source.display(), scratch.0.display());
+            diagln!("Re-running in a scratch copy of {} ({}).", source.display(), scratch.0.display());
             scratch.0.clone()
         }
     };
-    let config = session::config(&workspace, false)?;
+    let config = session::config(&workspace, false, false)?;
     let registry = session::registry();
     let list = tools.join(",");
     let selection = session::select_from(&registry, Some(&list), "all")?;

@@ -28,8 +28,9 @@ const RUN_DEFAULT: &str = "default";
 /// The tools of `tackle run --call-format markdown` without `--tools`.
 const RUN_DEFAULT_MARKDOWN: &str = "default,save,append,patch";
 
+/// A variable of the environment, or of the secrets Tackle moved out of it at start (API keys).
 fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    tackle_core::secrets::var(name)
 }
 
 /// `tackle run`.
@@ -41,7 +42,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
         .parse()
         .map_err(|e: tackle_core::permission::UnknownMode| Failure::usage(e.to_string()))?;
     let workspace = session::workspace(args.workspace.as_ref())?;
-    let config = session::config(&workspace, args.trust_workspace)?;
+    let config = session::config(&workspace, args.trust_workspace, session::interactive())?;
     let model = match &args.model {
         Some(model) => model.clone(),
         None => default_model(&env).map_err(|e| Failure::usage(e.to_string()))?,
@@ -55,7 +56,8 @@ pub async fn run(args: RunArgs) -> CommandResult {
     let hub =
         session::import_mcp(&mut registry, &config, &workspace, args.allow_project_mcp, session::interactive()).await;
     // The markdown format also gets gptme's block tools (DESIGN §8).
-    let default = if format == CallFormat::Markdown { RUN_DEFAULT_MARKDOWN } else { RUN_DEFAULT };
+    let markdown = CallFormat::Text(tackle_calls::CallFormat::Markdown);
+    let default = if format == markdown { RUN_DEFAULT_MARKDOWN } else { RUN_DEFAULT };
     let selection = session::select_from(&registry, args.tools.as_deref(), default)?;
     let session = Session::new(session::session_config(&config, &workspace, true)?, registry.instantiate(&selection));
     hub.attach(&session);
@@ -138,7 +140,7 @@ impl Hard {
         if let Some(trajectory) = &self.trajectory {
             trajectory.end_now();
         }
-        eprintln!("Interrupted: every process of the session was killed.");
+        diagln!("Interrupted: every process of the session was killed.");
         std::process::exit(130)
     }
 }
@@ -156,7 +158,7 @@ fn interrupt_token(hard: Hard) -> CancellationToken {
                 _ => {
                     first = Some(Instant::now());
                     cancel.cancel();
-                    eprintln!(
+                    diagln!(
                         "\nInterrupting: running tools are being cancelled. Press Ctrl-C again within 2 s to exit at once."
                     );
                 }

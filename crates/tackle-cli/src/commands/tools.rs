@@ -49,7 +49,7 @@ impl<'a> ListedTool<'a> {
 /// the MCP servers configured for the current directory (which are then shut down).
 async fn listing_registry(selection: &ToolSelection) -> Result<Registry, Failure> {
     let workspace = session::workspace(None)?;
-    let config = session::config(&workspace, false)?;
+    let config = session::config(&workspace, false, session::interactive())?;
     let mut registry = session::registry();
     let hub =
         session::import_mcp(&mut registry, &config, &workspace, selection.allow_project_mcp, session::interactive())
@@ -139,6 +139,7 @@ pub async fn call(args: CallArgs) -> CommandResult {
         Some(text) => text.to_owned(),
     };
     let (session, executor) = session::open(&args.session, false, Some(&args.name)).await?;
+    session::announce_sandbox(&session);
     let interrupt = signals::interrupt();
     let call = ToolCall::from_text("call_1", args.name.clone(), raw);
     let output = executor.run(&session, call, &interrupt.token).await;
@@ -156,7 +157,7 @@ pub async fn call(args: CallArgs) -> CommandResult {
     if args.json {
         print_json(&mut std::io::stdout().lock(), &call_result(&session, Some(&args.name), &output))?;
     } else if output.meta.rejected {
-        eprintln!("tackle: {}", output.text_content());
+        diagln!("tackle: {}", output.text_content());
     } else {
         let mut stdout = std::io::stdout().lock();
         let text = output.text_content();
@@ -248,7 +249,7 @@ fn parse_batch_line(line: &[u8], line_number: usize) -> Vec<Entry> {
     let shape = "each line must be a call object {\"name\": ..., \"args\": {...}} or an array of them";
     let value: Value = match std::str::from_utf8(line)
         .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(t).map_err(|e| e.to_string()))
+        .and_then(|t| serde_json::from_str(t).map_err(|e| tackle_core::text::json_error(&e)))
     {
         Ok(value) => value,
         Err(err) => {

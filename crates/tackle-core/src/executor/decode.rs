@@ -63,6 +63,7 @@ fn parse_text(tool: &str, text: &str) -> Result<Value, String> {
         return Ok(Value::Object(Map::new()));
     }
     serde_json::from_str(text).map_err(|err| {
+        let err = crate::text::json_error(&err);
         format!("Invalid JSON in arguments for tool '{tool}': {err}. Send the arguments as one JSON object.")
     })
 }

@@ -11,6 +11,9 @@ pub enum SanitizeWarning {
     RecursiveRef(String),
     /// A `$ref` that is not local, or names nothing in the document.
     UnresolvedRef(String),
+    /// Inlining the references would make the schema larger than [`MAX_NODES`]; the rest was
+    /// cut to `{}` (any value).
+    TooLarge,
 }
 
 impl std::fmt::Display for SanitizeWarning {
@@ -22,6 +25,12 @@ impl std::fmt::Display for SanitizeWarning {
             SanitizeWarning::UnresolvedRef(r) => {
                 write!(f, "$ref {r} could not be resolved and was dropped")
             }
+            SanitizeWarning::TooLarge => {
+                write!(
+                    f,
+                    "the schema grows past {MAX_NODES} nodes when its $refs are inlined; the rest was cut to {{}}"
+                )
+            }
         }
     }
 }
@@ -29,110 +38,113 @@ impl std::fmt::Display for SanitizeWarning {
 /// Depth past which nesting is cut, so a hostile schema cannot exhaust the stack.
 const MAX_DEPTH: usize = 64;
 
+/// Schema nodes written at most. Inlining multiplies: thirty definitions that each name the
+/// next twice are 2^30 nodes, so a few hundred bytes could exhaust memory.
+pub const MAX_NODES: usize = 10_000;
+
 /// Sanitizes `schema` (see the module docs). Idempotent.
 pub fn sanitize(schema: Value) -> (Value, Vec<SanitizeWarning>) {
-    let mut warnings = Vec::new();
-    let mut stack = Vec::new();
-    let mut out = resolve(&schema, &schema, &mut stack, &mut warnings, 0);
+    let mut resolver = Resolver { root: &schema, stack: Vec::new(), warnings: Vec::new(), nodes: 0 };
+    let mut out = resolver.resolve(&schema, 0);
     if let Value::Object(map) = &mut out {
         map.remove("$defs");
         map.remove("definitions");
     }
-    (out, warnings)
+    (out, resolver.warnings)
 }
 
-fn resolve(
-    root: &Value,
-    node: &Value,
-    stack: &mut Vec<String>,
-    warnings: &mut Vec<SanitizeWarning>,
-    depth: usize,
-) -> Value {
-    if depth > MAX_DEPTH {
-        return json!({});
-    }
-    let map = match node {
-        Value::Bool(true) => return json!({}),
-        Value::Object(map) => map,
-        other => return other.clone(),
-    };
+/// One sanitizer run: the document its references point into, the references being inlined
+/// (to cut cycles), what it warned about and how many nodes it wrote.
+struct Resolver<'a> {
+    root: &'a Value,
+    stack: Vec<String>,
+    warnings: Vec<SanitizeWarning>,
+    nodes: usize,
+}
 
-    // Inline a local reference; its siblings (description, …) are kept and win.
-    if let Some(Value::String(reference)) = map.get("$ref") {
-        let mut merged = Map::new();
-        if stack.contains(reference) {
-            warnings.push(SanitizeWarning::RecursiveRef(reference.clone()));
-            merged.insert("type".into(), json!("object"));
-        } else if let Some(target) = lookup(root, reference) {
-            stack.push(reference.clone());
-            if let Value::Object(resolved) = resolve(root, target, stack, warnings, depth + 1) {
-                merged = resolved;
-            }
-            stack.pop();
-        } else {
-            warnings.push(SanitizeWarning::UnresolvedRef(reference.clone()));
+impl Resolver<'_> {
+    fn resolve(&mut self, node: &Value, depth: usize) -> Value {
+        if depth > MAX_DEPTH {
+            return json!({});
         }
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            if self.nodes == MAX_NODES + 1 {
+                self.warnings.push(SanitizeWarning::TooLarge);
+            }
+            return json!({});
+        }
+        let map = match node {
+            Value::Bool(true) => return json!({}),
+            Value::Object(map) => map,
+            other => return other.clone(),
+        };
+
+        // Inline a local reference; its siblings (description, …) are kept and win.
+        if let Some(Value::String(reference)) = map.get("$ref") {
+            let mut merged = Map::new();
+            if self.stack.contains(reference) {
+                self.warnings.push(SanitizeWarning::RecursiveRef(reference.clone()));
+                merged.insert("type".into(), json!("object"));
+            } else if let Some(target) = lookup(self.root, reference) {
+                self.stack.push(reference.clone());
+                if let Value::Object(resolved) = self.resolve(target, depth + 1) {
+                    merged = resolved;
+                }
+                self.stack.pop();
+            } else {
+                self.warnings.push(SanitizeWarning::UnresolvedRef(reference.clone()));
+            }
+            for (key, value) in map {
+                if key != "$ref" {
+                    let child = self.resolve_child(key, value, depth);
+                    merged.insert(key.clone(), child);
+                }
+            }
+            return finish(merged);
+        }
+
+        let mut out = Map::new();
         for (key, value) in map {
-            if key != "$ref" {
-                merged.insert(key.clone(), resolve_child(root, key, value, stack, warnings, depth));
+            // Definitions are only reached through references; they are dropped from the output.
+            if matches!(key.as_str(), "$defs" | "definitions") {
+                continue;
             }
+            let child = self.resolve_child(key, value, depth);
+            out.insert(key.clone(), child);
         }
-        return finish(merged);
+        finish(out)
     }
 
-    let mut out = Map::new();
-    for (key, value) in map {
-        // Definitions are only reached through references; they are dropped from the output.
-        if matches!(key.as_str(), "$defs" | "definitions") {
-            continue;
+    fn resolve_child(&mut self, key: &str, value: &Value, depth: usize) -> Value {
+        match key {
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => match value {
+                Value::Object(children) => Value::Object(
+                    children.iter().map(|(name, child)| (name.clone(), self.resolve(child, depth + 1))).collect(),
+                ),
+                other => other.clone(),
+            },
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "contains"
+            | "propertyNames"
+            | "if"
+            | "then"
+            | "else"
+            | "unevaluatedProperties"
+            | "unevaluatedItems"
+            | "additionalItems" => match value {
+                Value::Bool(_) if key != "items" => value.clone(),
+                Value::Array(children) => Value::Array(children.iter().map(|c| self.resolve(c, depth + 1)).collect()),
+                child => self.resolve(child, depth + 1),
+            },
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => match value {
+                Value::Array(children) => Value::Array(children.iter().map(|c| self.resolve(c, depth + 1)).collect()),
+                other => other.clone(),
+            },
+            _ => value.clone(),
         }
-        out.insert(key.clone(), resolve_child(root, key, value, stack, warnings, depth));
-    }
-    finish(out)
-}
-
-fn resolve_child(
-    root: &Value,
-    key: &str,
-    value: &Value,
-    stack: &mut Vec<String>,
-    warnings: &mut Vec<SanitizeWarning>,
-    depth: usize,
-) -> Value {
-    match key {
-        "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => match value {
-            Value::Object(children) => Value::Object(
-                children
-                    .iter()
-                    .map(|(name, child)| (name.clone(), resolve(root, child, stack, warnings, depth + 1)))
-                    .collect(),
-            ),
-            other => other.clone(),
-        },
-        "items"
-        | "additionalProperties"
-        | "not"
-        | "contains"
-        | "propertyNames"
-        | "if"
-        | "then"
-        | "else"
-        | "unevaluatedProperties"
-        | "unevaluatedItems"
-        | "additionalItems" => match value {
-            Value::Bool(_) if key != "items" => value.clone(),
-            Value::Array(children) => {
-                Value::Array(children.iter().map(|c| resolve(root, c, stack, warnings, depth + 1)).collect())
-            }
-            child => resolve(root, child, stack, warnings, depth + 1),
-        },
-        "anyOf" | "oneOf" | "allOf" | "prefixItems" => match value {
-            Value::Array(children) => {
-                Value::Array(children.iter().map(|c| resolve(root, c, stack, warnings, depth + 1)).collect())
-            }
-            other => other.clone(),
-        },
-        _ => value.clone(),
     }
 }
 
@@ -316,6 +328,23 @@ mod tests {
         assert_eq!(out["properties"]["l"]["type"], "array");
         assert_eq!(out["properties"]["l"]["items"]["type"], "string");
         assert_eq!(out["properties"]["m"]["type"], json!(["integer", "string"]));
+    }
+
+    #[test]
+    fn references_that_multiply_are_cut_at_the_node_budget() {
+        // Each definition names the next twice: 2^40 nodes if inlined in full.
+        let mut defs = Map::new();
+        for i in 0..40 {
+            let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
+            defs.insert(format!("d{i}"), json!({"type": "object", "properties": {"a": next, "b": next}}));
+        }
+        defs.insert("d40".into(), json!({"type": "string"}));
+        let schema = json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/d0"}}, "$defs": defs});
+        let (out, warnings) = sanitize(schema);
+        assert_eq!(warnings, vec![SanitizeWarning::TooLarge]);
+        let text = out.to_string();
+        assert!(text.len() < 2_000_000, "{} bytes", text.len());
+        assert_eq!(out["properties"]["root"]["properties"]["a"]["type"], "object");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tackle_core::config::Config;
+use tackle_core::config::snapshot::SettingsFile;
 
 /// The workspace file in Claude Code's format.
 pub const MCP_JSON: &str = ".mcp.json";
@@ -86,8 +87,6 @@ pub enum Defer {
 #[serde(default)]
 pub struct McpSection {
     pub servers: BTreeMap<String, RawServer>,
-    /// Workspaces whose MCP servers start without asking (user config only).
-    pub trusted_workspaces: Vec<String>,
     pub defer_threshold: Option<usize>,
 }
 
@@ -200,7 +199,7 @@ pub fn candidates(config: &Config, workspace: &Path) -> (BTreeMap<String, Vec<Ca
         Ok(section) => add(section.map(|s| s.servers).unwrap_or_default(), Origin::WorkspaceToml),
         Err(err) => notices.push(format!("ignoring [mcp] of tackle.toml: {err}")),
     }
-    match read_mcp_json(workspace) {
+    match read_mcp_json(config, workspace) {
         Ok(servers) => add(servers, Origin::McpJson),
         Err(err) => notices.push(err),
     }
@@ -211,14 +210,15 @@ pub fn candidates(config: &Config, workspace: &Path) -> (BTreeMap<String, Vec<Ca
     (by_name, notices)
 }
 
-fn read_mcp_json(workspace: &Path) -> Result<BTreeMap<String, RawServer>, String> {
-    let path = workspace.join(MCP_JSON);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(err) => return Err(format!("cannot read {}: {err}", path.display())),
+/// The servers of `.mcp.json` as the configuration's snapshot holds it (the bytes consent is
+/// bound to, never a second read of the file).
+fn read_mcp_json(config: &Config, workspace: &Path) -> Result<BTreeMap<String, RawServer>, String> {
+    let bytes = match config.snapshot().file(MCP_JSON) {
+        SettingsFile::Absent => return Ok(BTreeMap::new()),
+        SettingsFile::Present(bytes) => bytes,
+        SettingsFile::Unusable(why) => return Err(format!("ignoring {}: {why}", workspace.join(MCP_JSON).display())),
     };
-    serde_json::from_str::<McpJson>(&text)
+    serde_json::from_slice::<McpJson>(bytes)
         .map(|file| file.mcp_servers)
         .map_err(|err| format!("ignoring {MCP_JSON}: it is not valid ({err})"))
 }
@@ -310,6 +310,7 @@ pub fn resolve(
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use tackle_core::config::snapshot::SettingsSnapshot;
 
     fn env(name: &str) -> Option<String> {
         match name {
@@ -417,7 +418,7 @@ mod tests {
         let user: toml::Table =
             "[mcp.servers.git]\ncommand = \"from-user\"\n[mcp.servers.mine]\ncommand = \"m\"".parse().unwrap();
         let workspace: toml::Table = "[mcp.servers.git]\ncommand = \"from-toml\"".parse().unwrap();
-        let config = Config::from_tables(user, workspace, false);
+        let config = Config::from_tables(user, workspace, false).with_snapshot(SettingsSnapshot::read(dir.path()));
         let (by_name, notices) = candidates(&config, dir.path());
         assert!(notices.is_empty(), "{notices:?}");
         let order: Vec<(Origin, Option<String>)> =
@@ -431,7 +432,12 @@ mod tests {
             ]
         );
         assert_eq!(by_name.keys().collect::<Vec<_>>(), ["docs", "git", "mine"]);
+        // The file is read once, with the configuration: a later change is not seen.
+        std::fs::write(dir.path().join(MCP_JSON), r#"{"mcpServers": {"git": {"command": "changed"}}}"#).unwrap();
+        let (by_name, _) = candidates(&config, dir.path());
+        assert_eq!(by_name["git"][1].raw.command.as_deref(), Some("from-json"));
         std::fs::write(dir.path().join(MCP_JSON), "{broken").unwrap();
+        let config = config.with_snapshot(SettingsSnapshot::read(dir.path()));
         let (_, notices) = candidates(&config, dir.path());
         assert!(notices[0].starts_with("ignoring .mcp.json: it is not valid"), "{notices:?}");
     }

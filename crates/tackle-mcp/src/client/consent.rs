@@ -1,21 +1,32 @@
-//! Consent for MCP servers the workspace defines (mcp.md §2.1, safety.md §2.2): a cloned
-//! repository's `.mcp.json` could run any command, so such a server starts only when the
-//! person agreed, in one of these ways, and never because a workspace file said so:
-//! `--allow-project-mcp`, `TACKLE_ALLOW_PROJECT_MCP=1`, a trusted workspace
-//! (`--trust-workspace`, `TACKLE_TRUST_WORKSPACE=1`, the user config's `trusted_workspaces`
-//! or `[mcp] trusted_workspaces`), or an answer to a prompt, remembered in the user config
-//! directory per workspace path and per hash of the server's definition.
+//! Consent for MCP servers the workspace defines (docs/mcp.md, docs/configuration.md): a
+//! cloned repository's `.mcp.json` could run any command, so such a server starts only when
+//! the person agreed, in one of these ways, and never because a workspace file said so:
+//! `--allow-project-mcp`, `TACKLE_ALLOW_PROJECT_MCP=1`, a trusted workspace (its settings
+//! consented: `--trust-workspace`, `TACKLE_TRUST_WORKSPACE=1`, the user config's
+//! `trusted_workspaces` or a prompt), the workspace listed in `[mcp] trusted_workspaces`, or
+//! an answer to a prompt, remembered per workspace path and per hash of the server's
+//! definition.
+//!
+//! The remembering is `tackle_core::config::consent`'s one mechanism: answers go to a
+//! [`ConsentStore`] in the user config directory, and `[mcp] trusted_workspaces` is bound to
+//! the hash of the workspace's settings files like the top-level list, so a changed
+//! `.mcp.json` in a listed workspace needs consent again.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
-use tackle_core::config::same_dir;
+use tackle_core::config::consent::{self as core_consent, Approval, ConsentStore, TrustInputs};
+use tackle_core::config::{Config, flag_from_env};
 
 use super::config::Candidate;
 
 /// The file of remembered answers in the user config directory.
 pub const CONSENT_FILE: &str = "mcp-consent.json";
+
+/// The user config's list of workspaces whose MCP servers start without asking.
+pub const TRUSTED_WORKSPACES: &str = "mcp.trusted_workspaces";
+
+/// The subject under which `[mcp] trusted_workspaces` consent is recorded.
+const LISTED_SUBJECT: &str = "mcp-servers";
 
 /// Asks the person whether a workspace server may start (a terminal prompt).
 pub type Prompt<'a> = &'a (dyn Fn(&Candidate) -> bool + Send + Sync);
@@ -25,13 +36,13 @@ pub type Prompt<'a> = &'a (dyn Fn(&Candidate) -> bool + Send + Sync);
 pub struct ConsentPolicy<'a> {
     /// `--allow-project-mcp`.
     pub allow_project_flag: bool,
-    /// The workspace's settings are trusted (`--trust-workspace`, `TACKLE_TRUST_WORKSPACE=1`,
-    /// the user config's `trusted_workspaces`).
+    /// The workspace's settings are trusted (`Config::workspace_trusted`).
     pub workspace_trusted: bool,
-    /// The user config's `[mcp] trusted_workspaces`.
-    pub trusted_workspaces: Vec<String>,
+    /// The workspace is listed in `[mcp] trusted_workspaces` and its settings are as they were
+    /// consented (see [`listed_trust`]).
+    pub listed_trusted: bool,
     /// Where answers are remembered (`None`: nowhere).
-    pub store: Option<PathBuf>,
+    pub store: Option<ConsentStore>,
     /// Asks the person; `None` when nobody can be asked (no terminal, CI).
     pub prompt: Option<Prompt<'a>>,
 }
@@ -41,6 +52,7 @@ impl std::fmt::Debug for ConsentPolicy<'_> {
         f.debug_struct("ConsentPolicy")
             .field("allow_project_flag", &self.allow_project_flag)
             .field("workspace_trusted", &self.workspace_trusted)
+            .field("listed_trusted", &self.listed_trusted)
             .field("store", &self.store)
             .field("interactive", &self.prompt.is_some())
             .finish_non_exhaustive()
@@ -49,25 +61,35 @@ impl std::fmt::Debug for ConsentPolicy<'_> {
 
 /// `TACKLE_ALLOW_PROJECT_MCP=1` (or `true`).
 pub fn allowed_by_env() -> bool {
-    std::env::var("TACKLE_ALLOW_PROJECT_MCP").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+    flag_from_env("TACKLE_ALLOW_PROJECT_MCP")
 }
 
-/// The remembered-consent file of the user config directory.
-pub fn default_store() -> Option<PathBuf> {
-    tackle_core::config::user_config_dir().map(|dir| dir.join(CONSENT_FILE))
+/// The remembered-consent store of the user config directory.
+pub fn default_store() -> Option<ConsentStore> {
+    ConsentStore::in_user_config(CONSENT_FILE)
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Remembered {
-    #[serde(default)]
-    approved: Vec<Approval>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct Approval {
-    workspace: String,
-    server: String,
-    fingerprint: String,
+/// Whether `[mcp] trusted_workspaces` trusts `workspace` now: listed, with its settings files
+/// as they were when first seen listed or last consented explicitly (`allow_project_flag` or
+/// `TACKLE_ALLOW_PROJECT_MCP=1` records them again). The notices are for the person.
+pub fn listed_trust(config: &Config, workspace: &Path, allow_project_flag: bool) -> (bool, Vec<String>) {
+    if !config.user_lists(TRUSTED_WORKSPACES, workspace) {
+        return (false, Vec::new());
+    }
+    let store = ConsentStore::in_user_config(core_consent::WORKSPACE_CONSENT_FILE);
+    let decision = core_consent::decide(&TrustInputs {
+        workspace,
+        snapshot: config.snapshot(),
+        subject: LISTED_SUBJECT,
+        explicit: allow_project_flag || allowed_by_env(),
+        listed: true,
+        list_name: "[mcp] trusted_workspaces",
+        explicit_hint: "--allow-project-mcp (or TACKLE_ALLOW_PROJECT_MCP=1)",
+        wanted: &[],
+        store: store.as_ref(),
+        prompt: None,
+    });
+    (decision.trusted, decision.notices)
 }
 
 impl ConsentPolicy<'_> {
@@ -78,27 +100,24 @@ impl ConsentPolicy<'_> {
             || self.allow_project_flag
             || allowed_by_env()
             || self.workspace_trusted
-            || self.trusted_workspaces.iter().any(|listed| same_dir(Path::new(listed), workspace))
+            || self.listed_trusted
         {
             return Ok(());
         }
         let approval = Approval {
             workspace: workspace.display().to_string(),
-            server: candidate.name.clone(),
+            subject: candidate.name.clone(),
             fingerprint: candidate.fingerprint(),
+            parts: Default::default(),
         };
-        if let Some(store) = &self.store
-            && read(store).approved.contains(&approval)
-        {
+        if self.store.as_ref().is_some_and(|store| store.holds(&approval)) {
             return Ok(());
         }
         if let Some(prompt) = self.prompt
             && prompt(candidate)
         {
-            if let Some(store) = &self.store
-                && let Err(err) = remember(store, approval)
-            {
-                tracing::warn!("cannot remember the consent in {}: {err}", store.display());
+            if let Some(store) = &self.store {
+                store.record_or_warn(approval);
             }
             return Ok(());
         }
@@ -110,24 +129,6 @@ impl ConsentPolicy<'_> {
             candidate.origin.label()
         ))
     }
-}
-
-fn read(store: &Path) -> Remembered {
-    std::fs::read_to_string(store).ok().and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default()
-}
-
-/// Adds an approval, writing the file atomically (a temporary file renamed over it).
-fn remember(store: &Path, approval: Approval) -> std::io::Result<()> {
-    let mut remembered = read(store);
-    remembered.approved.retain(|a| !(a.workspace == approval.workspace && a.server == approval.server));
-    remembered.approved.push(approval);
-    if let Some(dir) = store.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let text = serde_json::to_string_pretty(&remembered).map_err(std::io::Error::other)?;
-    let temporary = store.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&temporary, text)?;
-    std::fs::rename(&temporary, store)
 }
 
 #[cfg(test)]
@@ -163,8 +164,7 @@ mod tests {
         assert!(flag.decide(&candidate(Origin::McpJson, "x"), ws.path()).is_ok());
         let trusted = ConsentPolicy { workspace_trusted: true, ..ConsentPolicy::default() };
         assert!(trusted.decide(&candidate(Origin::McpJson, "x"), ws.path()).is_ok());
-        let listed =
-            ConsentPolicy { trusted_workspaces: vec![ws.path().display().to_string()], ..ConsentPolicy::default() };
+        let listed = ConsentPolicy { listed_trusted: true, ..ConsentPolicy::default() };
         assert!(listed.decide(&candidate(Origin::McpJson, "x"), ws.path()).is_ok());
     }
 
@@ -172,7 +172,7 @@ mod tests {
     fn a_prompt_answer_is_remembered_per_workspace_and_definition() {
         let ws = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
-        let store = home.path().join("tackle").join(CONSENT_FILE);
+        let store = ConsentStore::new(home.path().join("tackle").join(CONSENT_FILE));
         let asked = AtomicUsize::new(0);
         let yes = |_: &Candidate| {
             asked.fetch_add(1, Ordering::SeqCst);

@@ -39,7 +39,8 @@ pub const MCP_TOOLSET: &str = "mcp";
 pub fn servers(config: &Config, workspace: &Path, consent: &ConsentPolicy<'_>) -> (Vec<ServerConfig>, Vec<String>) {
     let (by_name, mut notices) = config::candidates(config, workspace);
     let defaults = Defaults::from_env();
-    let lookup = |name: &str| std::env::var(name).ok();
+    // `${VAR}` may name a secret Tackle moved out of its own environment (a server's token).
+    let lookup = tackle_core::secrets::var;
     let mut servers = Vec::new();
     for (name, candidates) in by_name {
         let chosen: Option<&Candidate> =
@@ -62,7 +63,7 @@ pub fn servers(config: &Config, workspace: &Path, consent: &ConsentPolicy<'_>) -
     (servers, notices)
 }
 
-/// The user's `[mcp]` section (trusted workspaces, the deferral threshold).
+/// The user's `[mcp]` section (the deferral threshold).
 pub fn user_section(config: &Config) -> McpSection {
     config.user_section::<McpSection>("mcp").ok().flatten().unwrap_or_default()
 }

@@ -13,6 +13,12 @@ use tackle_core::{BoxFuture, DynTool, PreparedCall, ToolError, ToolSpec};
 
 use super::connection::Connection;
 
+/// Deepest foreign schema (in JSON levels) compiled as the server wrote it: jsonschema's
+/// compiler overflowed a 2 MiB stack at 435 levels in a debug build (`bench/stack_depth.sh`),
+/// and a message may carry 127. A deeper schema is checked only as the executor checks every
+/// tool's, against the sanitized schema (cut at 64 schema levels).
+const MAX_COMPILED_DEPTH: usize = 64;
+
 /// Time the executor allows beyond the call's own longest timeout, so the connection's own
 /// timeout message (or partial result) always comes first.
 const EXECUTOR_MARGIN: Duration = Duration::from_secs(5);
@@ -40,11 +46,17 @@ impl McpTool {
         let server = connection.name().to_owned();
         let trusted = connection.config().trusted;
         let original = Value::Object((*listed.input_schema).clone());
-        let validator = match jsonschema::validator_for(&original) {
-            Ok(validator) => Some(Arc::new(validator)),
-            Err(err) => {
-                tracing::warn!(server = %server, tool = %listed.name, "the tool's input schema does not compile, so its arguments are not checked: {err}");
-                None
+        let depth = tackle_core::text::json_depth(&original);
+        let validator = if depth > MAX_COMPILED_DEPTH {
+            tracing::warn!(server = %server, tool = %listed.name, "the tool's input schema nests {depth} levels, more than the {MAX_COMPILED_DEPTH} Tackle compiles; its arguments are checked against the schema cut at that depth");
+            None
+        } else {
+            match jsonschema::validator_for(&original) {
+                Ok(validator) => Some(Arc::new(validator)),
+                Err(err) => {
+                    tracing::warn!(server = %server, tool = %listed.name, "the tool's input schema does not compile, so its arguments are not checked: {err}");
+                    None
+                }
             }
         };
         let hints = listed.annotations.clone().unwrap_or_default();

@@ -132,14 +132,18 @@ pub struct Launch<'a> {
     pub log: &'a Path,
 }
 
-/// Starts a stdio server in its own process group, with the user's environment plus `env`
-/// and stderr appended to the log file.
+/// Starts a stdio server in its own process group, with the user's environment (without the
+/// secrets Tackle stripped from it: a server gets a secret only when its definition's `env`
+/// names it) plus `env`, and stderr appended to the log file.
 pub fn spawn(launch: &Launch<'_>, tap: TaskTap) -> std::io::Result<(ChildLines, ChildProcess)> {
     if let Some(dir) = launch.log.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let log = std::fs::OpenOptions::new().create(true).append(true).open(launch.log)?;
     let mut command = tokio::process::Command::new(launch.command);
+    for (name, _) in tackle_core::secrets::stored() {
+        command.env_remove(name);
+    }
     command
         .args(launch.args)
         .envs(launch.env)

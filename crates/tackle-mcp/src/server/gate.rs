@@ -45,6 +45,7 @@ pub fn screen(bytes: &[u8]) -> Screened {
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(value) => value,
         Err(err) => {
+            let err = tackle_core::text::json_error(&err);
             return Screened::Reply(error_response(&Value::Null, code::PARSE_ERROR, &format!("Parse error: {err}")));
         }
     };

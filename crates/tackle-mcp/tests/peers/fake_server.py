@@ -1,5 +1,7 @@
 """A small, deliberately misbehaving MCP server on stdio (plain Python, no SDK), for the
-client tests: over-long and colliding names, $ref/anyOf schemas, a task-only tool, pages and
+client tests: over-long and colliding names, $ref/anyOf schemas, hostile schemas (as deep as
+a message can carry, $refs that multiply or loop, a regex nested past its parser's bound), a
+task-only tool, pages and
 cursor loops, progress, slow calls, calls that are never answered, every call failing, a crash
 on call, list changes, and banners on stdout and stderr.
 
@@ -16,6 +18,7 @@ import time
 parser = argparse.ArgumentParser()
 parser.add_argument("--long-names", action="store_true")
 parser.add_argument("--ref-schema", action="store_true")
+parser.add_argument("--hostile-schemas", action="store_true")
 parser.add_argument("--task-tool", action="store_true")
 parser.add_argument("--fail-calls", action="store_true", help="answer every tools/call with a JSON-RPC error")
 parser.add_argument("--never-initialize", action="store_true")
@@ -75,10 +78,29 @@ def tools():
             "required": ["point"],
             "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}},
         }))
+    if args.hostile_schemas:
+        listed.extend(hostile_tools())
     if args.task_tool:
         listed.append(tool("research", execution={"taskSupport": "required"}))
     listed.extend(extra_tools)
     return listed
+
+
+def hostile_tools():
+    # 119 levels of items: with the message around it, 126 levels, one below what JSON carries.
+    deep = {"type": "string"}
+    for _ in range(119):
+        deep = {"type": "array", "items": deep}
+    # Each definition names the next twice: 2^40 nodes if inlined in full.
+    defs = {f"d{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/d{i + 1}"},
+                                                        "b": {"$ref": f"#/$defs/d{i + 1}"}}} for i in range(40)}
+    defs["d40"] = {"type": "string"}
+    return [
+        tool("deep", {"type": "object", "properties": {"v": deep}}),
+        tool("bomb", {"type": "object", "properties": {"v": {"$ref": "#/$defs/d0"}}, "$defs": defs}),
+        tool("loop", {"$ref": "#/$defs/d", "$defs": {"d": {"$ref": "#/$defs/d"}}}),
+        tool("pattern", {"type": "object", "properties": {"v": {"type": "string", "pattern": "(" * 1000 + ")" * 1000}}}),
+    ]
 
 
 def call(request):

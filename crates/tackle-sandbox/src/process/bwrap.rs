@@ -1,22 +1,32 @@
-//! bubblewrap: the argument list of safety.md §6, and the probe that decides whether it works
-//! here (`bwrap` with the real arguments, running `true`).
+//! bubblewrap: the argument list (docs/shell.md, "The process sandbox"), and the probe that
+//! decides whether it works here (`bwrap` with the real arguments, running `true`).
 //!
 //! One `bwrap` runs per shell session, so the persistent shell lives inside it; background jobs
 //! get their own. `--cap-drop ALL` is never left out: Tackle may run as root, and bwrap would
 //! otherwise keep every capability inside, `CAP_SYS_ADMIN` included (enough to remount `/`
-//! writable).
+//! writable). With the network off, bwrap installs the seccomp filter of [`super::seccomp`]
+//! (read from [`SECCOMP_FD`]) on the command, so no Unix socket outside is reachable either.
 
 use std::ffi::OsString;
+use std::io::Write as _;
+use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::policy::SandboxPolicy;
+use super::seccomp;
 
 /// The bubblewrap program.
 pub const BWRAP: &str = "bwrap";
 
-/// The bubblewrap options for a command started in `cwd` (everything before `--`).
-pub fn args(policy: &SandboxPolicy, cwd: &Path) -> Vec<OsString> {
+/// The descriptor bubblewrap reads the seccomp program from (`--seccomp 3`); it closes it
+/// before the command starts.
+pub const SECCOMP_FD: i32 = 3;
+
+/// The bubblewrap options for a command started in `cwd` (everything before `--`). With
+/// `seccomp`, the command must inherit the program on [`SECCOMP_FD`] ([`seccomp_pipe`]).
+pub fn args(policy: &SandboxPolicy, cwd: &Path, seccomp: bool) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::new();
     let mut push = |parts: &[&std::ffi::OsStr]| args.extend(parts.iter().map(|p| p.to_os_string()));
     push(&["--die-with-parent".as_ref(), "--new-session".as_ref(), "--unshare-all".as_ref()]);
@@ -40,13 +50,36 @@ pub fn args(policy: &SandboxPolicy, cwd: &Path) -> Vec<OsString> {
     for path in policy.protected_paths() {
         push(&["--ro-bind-try".as_ref(), path.as_os_str(), path.as_os_str()]);
     }
+    // On top of the read-only paths, what `extra_writable` opens inside them.
+    for path in policy.reopened_paths() {
+        push(&["--bind-try".as_ref(), path.as_os_str(), path.as_os_str()]);
+    }
     for hidden in &policy.hide {
         if hidden.exists() && !policy.is_writable(hidden) {
             push(&["--tmpfs".as_ref(), hidden.as_os_str()]);
         }
     }
+    if seccomp {
+        push(&["--seccomp".as_ref(), SECCOMP_FD.to_string().as_ref()]);
+    }
     push(&["--chdir".as_ref(), cwd.as_os_str()]);
     args
+}
+
+/// Whether commands under `policy` get the seccomp filter: with the network off, where the
+/// kernel has seccomp.
+pub fn uses_seccomp(policy: &SandboxPolicy) -> bool {
+    !policy.network && seccomp::available()
+}
+
+/// A pipe holding the seccomp program for a network that is off, for bubblewrap to read; the
+/// child must inherit the returned end as [`SECCOMP_FD`].
+pub fn seccomp_pipe() -> std::io::Result<OwnedFd> {
+    let bytes = seccomp::bytes(&seccomp::program(seccomp::NAMESPACED_FAMILIES));
+    let (read, write) = super::spawn::pipe()?;
+    // The program is far smaller than a pipe's buffer, so the write does not block.
+    std::fs::File::from(write).write_all(&bytes)?;
+    Ok(read)
 }
 
 /// The `bwrap` program on Tackle's own `PATH` (commands may get another `PATH`).
@@ -60,14 +93,38 @@ pub fn program() -> Result<PathBuf, String> {
 
 /// Runs `bwrap` with the real arguments and `true`; `Err` says why it cannot be used.
 pub fn probe(bwrap: &Path, policy: &SandboxPolicy) -> Result<(), String> {
-    let output = Command::new(bwrap)
-        .args(args(policy, &policy.workspace))
-        .arg("--")
-        .arg("true")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output();
+    let seccomp = uses_seccomp(policy);
+    let mut command = Command::new(bwrap);
+    command.args(args(policy, &policy.workspace, seccomp)).arg("--").arg("true");
+    let program = seccomp
+        .then(seccomp_pipe)
+        .transpose()
+        .map_err(|err| format!("cannot pass the seccomp filter to bubblewrap: {err}"))?;
+    if let Some(program) = &program {
+        let source = program.as_raw_fd();
+        // SAFETY: dup2 and fcntl are async-signal-safe; `program` stays open in the parent
+        // until the child has started.
+        unsafe {
+            command.pre_exec(move || {
+                let done = if source == SECCOMP_FD {
+                    libc::fcntl(source, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(source, SECCOMP_FD)
+                };
+                if done < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let output = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).output();
+    drop(program);
+    finish_probe(output)
+}
+
+/// The probe's verdict from bwrap's exit.
+fn finish_probe(output: std::io::Result<std::process::Output>) -> Result<(), String> {
     match output {
         Ok(output) if output.status.success() => Ok(()),
         Ok(output) => {
@@ -99,7 +156,7 @@ mod tests {
         policy.hide = vec![ssh.clone(), home.path().join(".aws"), PathBuf::from("/ws/inside")];
         policy.extra_writable = vec![PathBuf::from("/cache"), PathBuf::from("/ws/.git/hooks")];
         let args: Vec<String> =
-            args(&policy, Path::new("/ws/sub")).into_iter().map(|a| a.into_string().unwrap()).collect();
+            args(&policy, Path::new("/ws/sub"), true).into_iter().map(|a| a.into_string().unwrap()).collect();
         let mut expected: Vec<String> = [
             "--die-with-parent",
             "--new-session",
@@ -124,15 +181,19 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        for protected in [".tackle", "tackle.toml", ".mcp.json", ".claude", ".git/config"] {
+        for protected in [".tackle", "tackle.toml", ".mcp.json", ".claude", ".git"] {
             expected.extend(["--ro-bind-try".to_owned(), format!("/ws/{protected}"), format!("/ws/{protected}")]);
         }
+        // An extra writable path inside a protected one is bound again, on top of it.
+        expected.extend(["--bind-try", "/ws/.git/hooks", "/ws/.git/hooks"].map(String::from));
         let ssh = ssh.to_str().unwrap().to_owned();
-        expected.extend(["--tmpfs".to_owned(), ssh, "--chdir".to_owned(), "/ws/sub".to_owned()]);
+        expected.extend(["--tmpfs".to_owned(), ssh]);
+        expected.extend(["--seccomp", "3", "--chdir", "/ws/sub"].map(String::from));
         assert_eq!(args, expected);
 
         policy.network = true;
-        let with_net = super::args(&policy, Path::new("/ws"));
+        let with_net = super::args(&policy, Path::new("/ws"), false);
         assert_eq!(with_net[5], "--share-net");
+        assert!(!with_net.iter().any(|arg| arg == "--seccomp"));
     }
 }

@@ -1,27 +1,33 @@
-//! The process sandbox (safety.md §6): what a shell command can reach, whatever it says.
+//! The process sandbox (docs/shell.md, "The process sandbox"): what a shell command can reach,
+//! whatever it says.
 //!
 //! [`Sandbox::resolve`] turns a [`SandboxPolicy`] into one mechanism, once per session:
 //! bubblewrap if it runs here with the real argument list, else Landlock if the kernel has it,
 //! else none with a warning (for `mode = "auto"`; an explicit mode that is unavailable is an
 //! error). [`Sandbox::command`] then builds the `std::process::Command` for a program run
-//! inside it, and [`spawn_session`] starts it in its own process session from a long-lived
-//! thread. [`ProcessSessions`] finds and ends what it left behind.
+//! inside it, with the descriptors it must inherit, and [`spawn_session`] starts it in its own
+//! process session from a long-lived thread. [`ProcessSessions`] finds and ends what it left
+//! behind; [`ProtectedWatch`] notices what it changed that the sandbox could not stop.
 
 mod bwrap;
 mod landlock;
 mod policy;
+mod seccomp;
 mod spawn;
 mod tree;
+mod watch;
 
 use std::ffi::OsStr;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub use self::bwrap::{BWRAP, args as bwrap_args};
+pub use self::bwrap::{BWRAP, SECCOMP_FD, args as bwrap_args};
 pub use self::landlock::kernel_abi as landlock_abi;
 pub use self::policy::{DEFAULT_HIDE, PROTECTED_GIT, PROTECTED_IN_ROOT, SandboxMode, SandboxPolicy};
 pub use self::spawn::{pipe, spawn_session};
 pub use self::tree::{DEFAULT_KILL_GRACE, ProcStat, ProcessSessions, descendants, send, snapshot, stat};
+pub use self::watch::{Change, ChangeKind, FileState, ProtectedWatch, Snapshot, WATCHED_GIT, WATCHED_IN_ROOT};
 
 use crate::env::CommandEnv;
 
@@ -49,10 +55,20 @@ impl SandboxKind {
 pub enum Enforcement {
     /// Everything in the policy.
     Full,
-    /// Writes are confined, but hidden paths stay readable and UDP is not covered (Landlock).
+    /// Writes outside the writable paths are confined, but not all of the rest
+    /// ([`Sandbox::gaps`] says what is not).
     Partial,
     /// Nothing.
     None,
+}
+
+/// A command ready to start inside the sandbox, with the descriptors it must inherit (give
+/// both to [`spawn_session`], adding the caller's own descriptors to `pass_fds`).
+#[derive(Debug)]
+pub struct SandboxedCommand {
+    pub command: Command,
+    /// `(source, target)` pairs: bubblewrap's seccomp program on [`SECCOMP_FD`].
+    pub pass_fds: Vec<(OwnedFd, i32)>,
 }
 
 /// A sandbox that cannot be used.
@@ -73,8 +89,6 @@ pub struct Sandbox {
     kind: SandboxKind,
     /// Why there is no sandbox (for the warning), when there is none.
     why_none: Option<String>,
-    /// Test hook: refuse the network with seccomp even where Landlock could.
-    force_seccomp: bool,
     /// The `bwrap` program; set exactly when the kind is [`SandboxKind::Bwrap`].
     bwrap: Option<PathBuf>,
 }
@@ -89,8 +103,7 @@ impl Sandbox {
         };
         // The PATH lookup and the probe run only for the modes that may pick bubblewrap.
         let bwrap_usable = || bwrap::program().and_then(|program| bwrap::probe(&program, &policy).map(|()| program));
-        let make =
-            |kind, why_none, bwrap| Sandbox { policy: policy.clone(), kind, why_none, force_seccomp: false, bwrap };
+        let make = |kind, why_none, bwrap| Sandbox { policy: policy.clone(), kind, why_none, bwrap };
         let with_bwrap = |program| make(SandboxKind::Bwrap, None, Some(program));
         let none = |why_none| make(SandboxKind::None, Some(why_none), None);
         let landlock = || make(SandboxKind::Landlock, None, None);
@@ -117,13 +130,7 @@ impl Sandbox {
 
     /// No sandbox, for the stated reason.
     pub fn none(policy: SandboxPolicy, why: impl Into<String>) -> Sandbox {
-        Sandbox { policy, kind: SandboxKind::None, why_none: Some(why.into()), force_seccomp: false, bwrap: None }
-    }
-
-    /// Landlock with the network refused by the seccomp filter of pre-ABI-4 kernels, whatever
-    /// this kernel supports (to test that path on a new kernel).
-    pub fn landlock_with_seccomp_network_filter(policy: SandboxPolicy) -> Sandbox {
-        Sandbox { policy, kind: SandboxKind::Landlock, why_none: None, force_seccomp: true, bwrap: None }
+        Sandbox { policy, kind: SandboxKind::None, why_none: Some(why.into()), bwrap: None }
     }
 
     /// The mechanism.
@@ -139,9 +146,57 @@ impl Sandbox {
     /// How completely it enforces the policy.
     pub fn enforcement(&self) -> Enforcement {
         match self.kind {
-            SandboxKind::Bwrap => Enforcement::Full,
-            SandboxKind::Landlock => Enforcement::Partial,
+            SandboxKind::Bwrap if self.gaps().is_empty() => Enforcement::Full,
+            SandboxKind::Bwrap | SandboxKind::Landlock => Enforcement::Partial,
             SandboxKind::None => Enforcement::None,
+        }
+    }
+
+    /// What this sandbox, on this kernel, does not stop of what the policy asks, one short
+    /// clause each (empty for bubblewrap on a kernel with seccomp; not meaningful without a
+    /// sandbox).
+    pub fn gaps(&self) -> Vec<&'static str> {
+        let network_off = !self.policy.network;
+        let seccomp = seccomp::available();
+        let mut gaps = Vec::new();
+        match self.kind {
+            SandboxKind::Bwrap => {
+                if network_off && !seccomp {
+                    gaps.push("Unix sockets outside stay reachable");
+                }
+            }
+            SandboxKind::Landlock => {
+                let abi = landlock::kernel_abi();
+                gaps.push("paths in hide stay readable");
+                gaps.push(".git and the settings files stay writable (changes are reported after each command)");
+                if abi < landlock::SCOPE_ABI {
+                    gaps.push("signals reach processes outside the sandbox");
+                }
+                if network_off && !seccomp {
+                    gaps.push(if abi < landlock::NET_ABI {
+                        "the network stays reachable"
+                    } else {
+                        "UDP and Unix sockets outside stay reachable"
+                    });
+                }
+            }
+            SandboxKind::None => {}
+        }
+        gaps
+    }
+
+    /// One line for the person saying what confines commands, such as `commands run under
+    /// bubblewrap (network off)`.
+    pub fn summary(&self) -> String {
+        let name = match self.kind {
+            SandboxKind::Bwrap => "bubblewrap",
+            SandboxKind::Landlock => "Landlock",
+            SandboxKind::None => return "commands run without a sandbox".to_owned(),
+        };
+        let network = if self.policy.network { "network on" } else { "network off" };
+        match self.gaps() {
+            gaps if gaps.is_empty() => format!("commands run under {name} ({network})"),
+            gaps => format!("commands run under {name}, partial ({network}; {})", gaps.join("; ")),
         }
     }
 
@@ -157,28 +212,34 @@ impl Sandbox {
     }
 
     /// The command that runs `program` with `args` inside the sandbox, in `cwd`, with exactly
-    /// the environment `env`. Stdio is left to the caller.
+    /// the environment `env`, and the descriptors it must inherit. Stdio is left to the caller.
     pub fn command(
         &self,
         program: &str,
         args: &[&OsStr],
         cwd: &Path,
         env: &CommandEnv,
-    ) -> Result<Command, SandboxError> {
+    ) -> Result<SandboxedCommand, SandboxError> {
+        let mut pass_fds = Vec::new();
         let mut command = match self.kind {
             SandboxKind::Bwrap => {
                 // `resolve` sets the program with the kind, so this is never `None`.
                 let Some(bwrap) = &self.bwrap else {
                     return Err(SandboxError::Prepare("bubblewrap (bwrap) is not installed".to_owned()));
                 };
+                let seccomp = bwrap::uses_seccomp(&self.policy);
+                if seccomp {
+                    let program = bwrap::seccomp_pipe().map_err(|err| {
+                        SandboxError::Prepare(format!("cannot pass the seccomp filter to bubblewrap: {err}"))
+                    })?;
+                    pass_fds.push((program, SECCOMP_FD));
+                }
                 let mut command = Command::new(bwrap);
-                command.args(bwrap::args(&self.policy, cwd)).arg("--").arg(program).args(args);
+                command.args(bwrap::args(&self.policy, cwd, seccomp)).arg("--").arg(program).args(args);
                 command
             }
             SandboxKind::Landlock => {
-                let confinement =
-                    landlock::Confinement::build(&self.policy, self.force_seccomp).map_err(SandboxError::Prepare)?;
-                tracing::debug!(seccomp = confinement.uses_seccomp(), "landlock confinement prepared");
+                let confinement = landlock::Confinement::build(&self.policy).map_err(SandboxError::Prepare)?;
                 let mut command = Command::new(program);
                 command.args(args);
                 confinement.apply(&mut command);
@@ -192,11 +253,11 @@ impl Sandbox {
         };
         command.current_dir(cwd);
         env.apply(&mut command);
-        Ok(command)
+        Ok(SandboxedCommand { command, pass_fds })
     }
 
-    /// The hint line for a failed sandboxed command whose stderr shows the sandbox stopped it
-    /// (safety.md §6), if any.
+    /// The hint line for a failed sandboxed command whose stderr shows the sandbox stopped it,
+    /// if any (docs/shell.md, "Hints").
     pub fn hint(&self, stderr: &str) -> Option<String> {
         if self.kind == SandboxKind::None {
             return None;
@@ -211,14 +272,40 @@ impl Sandbox {
                 "/dev/udp/",
                 "connect: Permission denied",
                 "socket: Permission denied",
+                "socket: Operation not permitted",
             ]
             .iter()
             .any(|sign| line.contains(sign))
         };
+        // The protected paths that refusals name (a read-only mount; a mount point that cannot
+        // be renamed or removed); `.git` first, it says the most.
+        let protected = self.policy.protected_paths();
+        let named: Vec<&PathBuf> = stderr
+            .lines()
+            .filter(|line| line.contains("Read-only file system") || line.contains("Device or resource busy"))
+            .flat_map(|line| self.paths_in(line))
+            .filter_map(|path| protected.iter().find(|p| path.starts_with(p)))
+            .collect();
+        if named.iter().any(|path| path.file_name() == Some(OsStr::new(".git"))) {
+            return Some(
+                "[sandbox: .git is read-only for commands, so git cannot write it (add, commit, checkout); the user \
+                 can set [sandbox] protect_git = false in their user config]"
+                    .to_owned(),
+            );
+        }
+        if !named.is_empty() {
+            return Some(
+                "[sandbox: Tackle's state and the workspace's settings files (.tackle, tackle.toml, .mcp.json, \
+                 .claude) are read-only for commands]"
+                    .to_owned(),
+            );
+        }
         let writes = stderr.contains("Read-only file system")
-            || stderr
-                .lines()
-                .any(|line| !network_line(line) && line.contains("Permission denied") && self.names_outside_path(line));
+            || stderr.lines().any(|line| {
+                !network_line(line)
+                    && line.contains("Permission denied")
+                    && self.paths_in(line).any(|path| !self.policy.is_writable(&path))
+            });
         let network = !self.policy.network && stderr.lines().any(network_line);
         let what = match (writes, network) {
             (true, _) => "writes outside the workspace are blocked",
@@ -228,11 +315,12 @@ impl Sandbox {
         Some(format!("[sandbox: {what}; see [sandbox] in tackle.toml]"))
     }
 
-    /// Whether an error line names an absolute path outside the writable paths.
-    fn names_outside_path(&self, line: &str) -> bool {
+    /// The paths an error line may name: its words, relative ones taken from the workspace
+    /// (`bash: .git/config: Read-only file system`).
+    fn paths_in<'a>(&'a self, line: &'a str) -> impl Iterator<Item = PathBuf> + 'a {
         line.split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ':' | '`' | ','))
-            .filter(|word| word.starts_with('/'))
-            .any(|word| !self.policy.is_writable(Path::new(word)))
+            .filter(|word| !word.is_empty())
+            .map(|word| self.policy.workspace.join(word))
     }
 }
 
@@ -247,7 +335,6 @@ mod tests {
             policy: SandboxPolicy::new("/ws"),
             kind: SandboxKind::Bwrap,
             why_none: None,
-            force_seccomp: false,
             bwrap: Some(PathBuf::from("/usr/bin/bwrap")),
         };
         assert_eq!(
@@ -259,6 +346,20 @@ mod tests {
             Some("[sandbox: writes outside the workspace are blocked; see [sandbox] in tackle.toml]")
         );
         assert_eq!(sandbox.hint("bash: /ws/script.sh: Permission denied"), None);
+        let git = "[sandbox: .git is read-only for commands, so git cannot write it (add, commit, checkout); the user \
+                   can set [sandbox] protect_git = false in their user config]";
+        assert_eq!(
+            sandbox.hint("fatal: Unable to create '/ws/.git/index.lock': Read-only file system").as_deref(),
+            Some(git)
+        );
+        assert_eq!(sandbox.hint("mv: cannot move '.git' to '.git_old': Device or resource busy").as_deref(), Some(git));
+        assert_eq!(
+            sandbox.hint("bash: tackle.toml: Read-only file system\nbash: .tackle/x: Read-only file system").as_deref(),
+            Some(
+                "[sandbox: Tackle's state and the workspace's settings files (.tackle, tackle.toml, .mcp.json, \
+                 .claude) are read-only for commands]"
+            )
+        );
         assert_eq!(
             sandbox.hint("curl: (6) Could not resolve host: Temporary failure in name resolution").as_deref(),
             Some("[sandbox: network access is off; see [sandbox] in tackle.toml]")

@@ -1,18 +1,16 @@
 //! The `[sandbox]` settings (safety.md §6): which mechanism, whether the network is reachable,
-//! what is writable besides the workspace, what is hidden, and whether `.git`'s code-running
-//! parts are protected.
+//! what is writable besides the workspace, what is hidden, and whether `.git` is protected.
 //!
-//! The workspace's own `tackle.toml` is as untrusted as the code beside it (safety.md §2.2): a
-//! workspace value that widens access (`network = true`, `extra_writable`, `protect_git =
-//! false`, a weaker `mode`) applies only when the workspace is trusted, and is otherwise
-//! ignored with a one-line notice. Values that narrow access always apply.
+//! Which of these a workspace's own `tackle.toml` may set is decided by the table of
+//! `tackle_core::config::rules` (docs/configuration.md): a value that would weaken the
+//! sandbox (`network = true`, `extra_writable`, `protect_git = false`, a weaker `mode`) is
+//! never taken from the workspace, trusted or not, and is ignored with a one-line notice;
+//! values that narrow access always apply.
 
 use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 use tackle_core::config::{Config, ConfigError};
-
-use crate::env::untrusted_notice;
 
 /// `[sandbox] mode`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -59,8 +57,10 @@ pub const DEFAULT_HIDE: &[&str] = &["~/.ssh", "~/.aws", "~/.gnupg", "~/.config/g
 /// workspace's own configuration, so an agent cannot widen its own permissions.
 pub const PROTECTED_IN_ROOT: &[&str] = &[".tackle", "tackle.toml", ".mcp.json", ".claude"];
 
-/// The parts of `.git` that could run code outside the sandbox later (with `protect_git`).
-pub const PROTECTED_GIT: &[&str] = &[".git/hooks", ".git/config"];
+/// `.git` as a whole, directory or a worktree's pointer file (with `protect_git`): nothing in
+/// it that runs code on the host later (`config`, `hooks`, `commondir`) can be written, and a
+/// mount point cannot be renamed away and replaced.
+pub const PROTECTED_GIT: &[&str] = &[".git"];
 
 /// The `[sandbox]` section as a file holds it.
 #[derive(Debug, Default, Deserialize)]
@@ -88,7 +88,8 @@ pub struct SandboxPolicy {
     pub extra_writable: Vec<PathBuf>,
     /// Paths hidden from commands (bubblewrap only).
     pub hide: Vec<PathBuf>,
-    /// Whether `.git/hooks` and `.git/config` stay read-only.
+    /// Whether `.git` stays read-only (bubblewrap) or watched (Landlock). `protect_git = false`
+    /// is the user's way out, for `git add` and `git commit` from the shell.
     pub protect_git: bool,
 }
 
@@ -108,8 +109,10 @@ impl SandboxPolicy {
         }
     }
 
-    /// Reads `[sandbox]` from both configuration layers (see the module docs for which
-    /// workspace values need trust). Returns the policy and one notice per ignored value.
+    /// Reads `[sandbox]` from the user config, then the workspace's values where they narrow
+    /// (a stricter `mode`, `network = false`, `protect_git = true`, more `hide` entries; the
+    /// rules of `tackle_core::config::rules`). Returns the policy and one notice per ignored
+    /// workspace value.
     pub fn from_config(config: &Config, workspace: &Path) -> Result<(SandboxPolicy, Vec<String>), ConfigError> {
         let mut policy = SandboxPolicy::new(workspace);
         let mut notices = Vec::new();
@@ -124,37 +127,18 @@ impl SandboxPolicy {
                 policy.hide = hide.iter().map(|p| expand(p, workspace)).collect();
             }
         }
-        let Some(section) = config.workspace_section::<SandboxSection>("sandbox")? else {
-            return Ok((policy, notices));
-        };
-        let trusted = config.workspace_trusted;
-        let mut widen = |name: &str, applies: bool| {
-            if !applies && !trusted {
-                notices.push(untrusted_notice(&format!("[sandbox] {name}")));
-            }
-            applies || trusted
-        };
-        if let Some(mode) = section.mode
-            && widen(&format!("mode = \"{}\"", mode.name()), mode.strength() >= policy.mode.strength())
-        {
+        let current = policy.mode.strength();
+        if let Some(mode) = config.narrowing("sandbox.mode", |m: &SandboxMode| m.strength() >= current, &mut notices)? {
             policy.mode = mode;
         }
-        if let Some(network) = section.network
-            && widen("network = true", !network)
-        {
+        if let Some(network) = config.narrowing("sandbox.network", |on: &bool| !on, &mut notices)? {
             policy.network = network;
         }
-        if let Some(protect_git) = section.protect_git
-            && widen("protect_git = false", protect_git)
-        {
+        if let Some(protect_git) = config.narrowing("sandbox.protect_git", |on: &bool| *on, &mut notices)? {
             policy.protect_git = protect_git;
         }
-        if let Some(extra) = section.extra_writable.filter(|extra| !extra.is_empty())
-            && widen("extra_writable", false)
-        {
-            policy.extra_writable.extend(extra.iter().map(|p| expand(p, workspace)));
-        }
-        if let Some(hide) = section.hide {
+        // More hidden paths only narrow: the workspace's entries are added, never a replacement.
+        if let Some(hide) = config.narrowing("sandbox.hide", |_: &Vec<String>| true, &mut notices)? {
             policy.hide.extend(hide.iter().map(|p| expand(p, workspace)));
         }
         Ok((policy, notices))
@@ -171,13 +155,30 @@ impl SandboxPolicy {
     }
 
     /// The read-only paths inside the writable roots, in order: for each root its protected
-    /// entries, leaving out those an `extra_writable` entry opens.
+    /// entries, leaving out those inside an `extra_writable` entry.
     pub fn protected_paths(&self) -> Vec<PathBuf> {
-        let git: &[&str] = if self.protect_git { PROTECTED_GIT } else { &[] };
+        self.in_roots(PROTECTED_IN_ROOT, PROTECTED_GIT)
+    }
+
+    /// `entries` and (with `protect_git`) `git` inside every writable root, leaving out those
+    /// inside an `extra_writable` entry.
+    pub(crate) fn in_roots(&self, entries: &[&str], git: &[&str]) -> Vec<PathBuf> {
+        let git = if self.protect_git { git } else { &[] };
         self.writable_roots
             .iter()
-            .flat_map(|root| PROTECTED_IN_ROOT.iter().chain(git).map(move |entry| root.join(entry)))
+            .flat_map(|root| entries.iter().chain(git).map(move |entry| root.join(entry)))
             .filter(|path| !self.extra_writable.iter().any(|open| path.starts_with(open)))
+            .collect()
+    }
+
+    /// The `extra_writable` entries inside a protected path (`.git/hooks` with `.git`
+    /// protected): bubblewrap binds them writable again on top of the read-only path.
+    pub fn reopened_paths(&self) -> Vec<&Path> {
+        let protected = self.protected_paths();
+        self.extra_writable
+            .iter()
+            .filter(|open| protected.iter().any(|path| open.starts_with(path)))
+            .map(PathBuf::as_path)
             .collect()
     }
 }
@@ -220,46 +221,54 @@ mod tests {
         assert_eq!(policy.hide[0], home.join(".ssh"));
         assert_eq!(
             policy.protected_paths(),
-            [".tackle", "tackle.toml", ".mcp.json", ".claude", ".git/hooks", ".git/config"]
-                .map(|p| Path::new("/ws").join(p))
+            [".tackle", "tackle.toml", ".mcp.json", ".claude", ".git"].map(|p| Path::new("/ws").join(p))
         );
     }
 
     #[test]
     fn extra_writable_opens_a_protected_path_and_protect_git_false_drops_git() {
         let mut policy = SandboxPolicy::new("/ws");
-        policy.extra_writable = vec![PathBuf::from("/ws/.git/hooks")];
-        policy.protect_git = true;
-        assert!(!policy.protected_paths().contains(&PathBuf::from("/ws/.git/hooks")));
-        assert!(policy.protected_paths().contains(&PathBuf::from("/ws/.git/config")));
+        policy.extra_writable = vec![PathBuf::from("/ws/.git/hooks"), PathBuf::from("/ws/.claude")];
+        assert!(policy.protected_paths().contains(&PathBuf::from("/ws/.git")));
+        assert!(!policy.protected_paths().contains(&PathBuf::from("/ws/.claude")));
+        assert_eq!(policy.reopened_paths(), [Path::new("/ws/.git/hooks")]);
         policy.protect_git = false;
-        assert_eq!(policy.protected_paths().len(), 4);
+        assert_eq!(policy.protected_paths().len(), 3);
+        assert!(policy.reopened_paths().is_empty());
     }
 
     #[test]
-    fn untrusted_workspace_values_only_narrow() {
+    fn workspace_values_only_narrow_even_when_trusted() {
         let ws = "[sandbox]\nmode = \"none\"\nnetwork = true\nextra_writable = [\"../out\"]\nprotect_git = false\n\
                   hide = [\"secrets\"]";
-        let (policy, notices) =
-            SandboxPolicy::from_config(&config("[sandbox]\nnetwork = false", ws, false), Path::new("/ws")).unwrap();
-        assert_eq!(policy.mode, SandboxMode::Auto);
-        assert!(!policy.network);
-        assert!(policy.extra_writable.is_empty());
-        assert!(policy.protect_git);
-        assert!(policy.hide.contains(&PathBuf::from("/ws/secrets")));
-        assert_eq!(notices.len(), 4);
-        assert_eq!(
-            notices[0],
-            "Ignoring [sandbox] mode = \"none\" from the workspace's tackle.toml because it widens access; pass \
-             --trust-workspace (or set TACKLE_TRUST_WORKSPACE=1) to apply it."
-        );
-
-        let (trusted, notices) = SandboxPolicy::from_config(&config("", ws, true), Path::new("/ws")).unwrap();
+        for trusted in [false, true] {
+            let config = config("[sandbox]\nnetwork = false", ws, trusted);
+            let (policy, notices) = SandboxPolicy::from_config(&config, Path::new("/ws")).unwrap();
+            assert_eq!(policy.mode, SandboxMode::Auto);
+            assert!(!policy.network);
+            assert!(policy.extra_writable.is_empty());
+            assert!(policy.protect_git);
+            assert!(policy.hide.contains(&PathBuf::from("/ws/secrets")), "more hidden paths narrow");
+            let why = "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the \
+                       environment, which only your user config and flags may do";
+            assert_eq!(
+                notices,
+                [
+                    format!("ignoring [sandbox] mode = \"none\" {why}"),
+                    format!("ignoring [sandbox] network = true {why}"),
+                    format!("ignoring [sandbox] protect_git = false {why}"),
+                ]
+            );
+            assert_eq!(config.notices(), [format!("ignoring [sandbox] extra_writable {why}")]);
+        }
+        // The user's own values apply as written.
+        let user = "[sandbox]\nmode = \"none\"\nnetwork = true\nextra_writable = [\"../out\"]\nprotect_git = false";
+        let (policy, notices) = SandboxPolicy::from_config(&config(user, "", false), Path::new("/ws")).unwrap();
         assert!(notices.is_empty());
-        assert_eq!(trusted.mode, SandboxMode::None);
-        assert!(trusted.network);
-        assert_eq!(trusted.extra_writable, [PathBuf::from("/out")]);
-        assert!(!trusted.protect_git);
+        assert_eq!(policy.mode, SandboxMode::None);
+        assert!(policy.network);
+        assert_eq!(policy.extra_writable, [PathBuf::from("/out")]);
+        assert!(!policy.protect_git);
     }
 
     #[test]

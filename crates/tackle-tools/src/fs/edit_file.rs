@@ -9,6 +9,7 @@ use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolO
 
 use crate::fs::closest::closest;
 use crate::fs::editor::{SNIPPET_LINES, start_lines};
+use crate::fs::session::MAX_EDIT_BYTES;
 use crate::fs::suggest::missing_file_message;
 use crate::fs::text::{as_text, binary_message, find_disjoint, line_list, locate, snippet};
 use crate::fs::write_file::{check_read, load_existing};
@@ -107,7 +108,16 @@ fn edit(files: &Files<'_>, input: &EditFileInput) -> Result<String, ToolError> {
             )));
         }
         let positions = if replace_all { find_disjoint(text, &old) } else { found };
-        let mut edited = String::with_capacity(text.len() + positions.len() * new.len());
+        // Each replacement may grow the file: check the size before allocating it.
+        let size = (text.len() - positions.len() * old.len()).saturating_add(positions.len().saturating_mul(new.len()));
+        if size as u64 > MAX_EDIT_BYTES {
+            return Err(ToolError::Failed(format!(
+                "Replacing {} occurrences would make {shown} {size} bytes, over the {MAX_EDIT_BYTES}-byte limit of \
+                 the edit tools. Nothing was changed; replace fewer occurrences or use a shorter new_string.",
+                positions.len()
+            )));
+        }
+        let mut edited = String::with_capacity(size);
         let mut from = 0;
         for &at in &positions {
             edited.push_str(&text[from..at]);

@@ -2,12 +2,24 @@
 //! `preserve_order`), the file's own indentation (width, tabs or spaces), its BOM, its line
 //! ending and its final newline, non-ASCII text unescaped; and a refusal to write a file
 //! whose numbers would not survive being parsed and written again.
+//!
+//! Writing is bounded: indenting a compact document can multiply its size a hundredfold (a
+//! 64 MiB file of deeply nested arrays indents to gigabytes), so a document is written out
+//! to at most [`MAX_WRITTEN_BYTES`], and a view keeps only the characters it shows.
 
-use serde::Serialize as _;
+use serde::Serialize;
 use serde_json::Value;
 use serde_json::ser::{CompactFormatter, PrettyFormatter, Serializer};
 
+use crate::fs::session::MAX_EDIT_BYTES;
 use crate::fs::text::{LineEnding, UTF8_BOM, dominant_ending, lf_to_crlf};
+
+/// The most bytes a document is written out as: what the edit tools read back.
+pub const MAX_WRITTEN_BYTES: usize = MAX_EDIT_BYTES as usize;
+
+/// The document would be written out larger than [`MAX_WRITTEN_BYTES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge;
 
 /// How a JSON file was laid out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,17 +53,21 @@ impl Layout {
     }
 
     /// `value` written in this layout (compact when `pretty` is false).
-    pub fn write(&self, value: &Value, pretty: bool) -> String {
-        let mut bytes = Vec::new();
+    pub fn write(&self, value: &Value, pretty: bool) -> Result<String, TooLarge> {
+        let mut out = Bounded::new(MAX_WRITTEN_BYTES);
         let result = if pretty {
-            let mut serializer =
-                Serializer::with_formatter(&mut bytes, PrettyFormatter::with_indent(self.indent.as_bytes()));
-            value.serialize(&mut serializer)
+            value.serialize(&mut Serializer::with_formatter(
+                &mut out,
+                PrettyFormatter::with_indent(self.indent.as_bytes()),
+            ))
         } else {
-            value.serialize(&mut Serializer::with_formatter(&mut bytes, CompactFormatter))
+            value.serialize(&mut Serializer::with_formatter(&mut out, CompactFormatter))
         };
-        // Serializing a `Value` into memory cannot fail, and it is always UTF-8.
-        let mut text = if result.is_ok() { String::from_utf8(bytes).unwrap_or_default() } else { String::new() };
+        if result.is_err() {
+            return Err(TooLarge);
+        }
+        // Serialized JSON is always UTF-8.
+        let mut text = String::from_utf8(out.kept).unwrap_or_default();
         if self.final_newline {
             text.push('\n');
         }
@@ -61,13 +77,61 @@ impl Layout {
         if self.bom {
             text.insert_str(0, UTF8_BOM);
         }
-        text
+        Ok(text)
     }
 }
 
-/// Values pretty-printed for `view` (2 spaces, `": "`).
-pub fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_default()
+/// The start of `value` pretty-printed for `view` (2 spaces, `": "`): at most `keep`
+/// characters, and how many characters the whole text has (`None` past
+/// [`MAX_WRITTEN_BYTES`], where counting stops).
+pub fn pretty_head(value: &impl Serialize, keep: usize) -> (String, Option<usize>) {
+    // A character is at most 4 bytes.
+    let mut out = Bounded::new(MAX_WRITTEN_BYTES).keeping(keep.saturating_mul(4));
+    let complete = value.serialize(&mut Serializer::pretty(&mut out)).is_ok();
+    let valid = match std::str::from_utf8(&out.kept) {
+        Ok(text) => text,
+        // The kept bytes may end inside a character.
+        Err(err) => std::str::from_utf8(&out.kept[..err.valid_up_to()]).unwrap_or_default(),
+    };
+    (valid.chars().take(keep).collect(), complete.then_some(out.chars))
+}
+
+/// An in-memory writer that keeps the first `keep` bytes, counts every character, and fails
+/// once more than `limit` bytes were written (so serializing stops there).
+struct Bounded {
+    kept: Vec<u8>,
+    keep: usize,
+    limit: usize,
+    written: usize,
+    chars: usize,
+}
+
+impl Bounded {
+    fn new(limit: usize) -> Bounded {
+        Bounded { kept: Vec::new(), keep: limit, limit, written: 0, chars: 0 }
+    }
+
+    fn keeping(self, keep: usize) -> Bounded {
+        Bounded { keep: keep.min(self.limit), ..self }
+    }
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.written += buf.len();
+        if self.written > self.limit {
+            return Err(std::io::Error::other("over the size limit"));
+        }
+        // Every byte but a UTF-8 continuation byte starts a character.
+        self.chars += buf.iter().filter(|&&b| b & 0xC0 != 0x80).count();
+        let room = self.keep.saturating_sub(self.kept.len());
+        self.kept.extend_from_slice(&buf[..buf.len().min(room)]);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The first number in `text` (outside strings) that parsing and writing would change in
@@ -123,15 +187,36 @@ mod tests {
         let layout = Layout::of(tabs);
         assert_eq!(layout, Layout { indent: "\t".into(), bom: false, ending: LineEnding::Lf, final_newline: true });
         let value: Value = serde_json::from_str(tabs).unwrap();
-        assert_eq!(layout.write(&value, true), tabs);
+        assert_eq!(layout.write(&value, true).unwrap(), tabs);
         let four = "{\r\n    \"k\": \"é\"\r\n}";
         let value: Value = serde_json::from_str(four).unwrap();
-        assert_eq!(Layout::of(four).write(&value, true), four);
+        assert_eq!(Layout::of(four).write(&value, true).unwrap(), four);
         assert_eq!(Layout::of("{\"a\":1}").indent, "  ");
-        assert_eq!(Layout::of("{\"a\":1}\n").write(&json!({"a": 1, "b": [true]}), false), "{\"a\":1,\"b\":[true]}\n");
+        assert_eq!(
+            Layout::of("{\"a\":1}\n").write(&json!({"a": 1, "b": [true]}), false).unwrap(),
+            "{\"a\":1,\"b\":[true]}\n"
+        );
         let bom = "\u{feff}{\n  \"x\": null\n}\n";
         let value: Value = serde_json::from_str(bom.trim_start_matches(UTF8_BOM)).unwrap();
-        assert_eq!(Layout::of(bom).write(&value, true), bom);
+        assert_eq!(Layout::of(bom).write(&value, true).unwrap(), bom);
+    }
+
+    #[test]
+    fn writing_stops_at_the_size_limit() {
+        // 127 levels of arrays around 300,000 zeros: 600 KB compact, 77 MB indented.
+        let mut value = Value::Array(vec![json!(0); 300_000]);
+        for _ in 0..126 {
+            value = Value::Array(vec![value]);
+        }
+        let layout = Layout::of("[\n  0\n]\n");
+        assert_eq!(layout.write(&value, true), Err(TooLarge));
+        assert_eq!(layout.write(&value, false).unwrap().len(), 600_001 + 2 * 126 + 1);
+        let (head, total) = pretty_head(&value, 100);
+        assert_eq!((head.chars().count(), total), (100, None));
+        assert!(head.starts_with("[\n  [\n    ["), "{head}");
+        // Under the limit, the count is exact and a character is never cut.
+        let (head, total) = pretty_head(&json!({"k": "ééé"}), 11);
+        assert_eq!((head.as_str(), total), ("{\n  \"k\": \"é", Some(16)));
     }
 
     #[test]

@@ -16,18 +16,21 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json_path::{JsonPath, NormalizedPath, PathElement};
 use tackle_core::spec::PathAccess;
+use tackle_core::text::JSON_MAX_DEPTH;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::fs::session::mode_of;
 use crate::fs::text::{UTF8_BOM, binary_message, has_nul_head};
 use crate::fs::{Before, Files, LoadError, Target, blocking, read_existing, write_failure};
-use format::{Layout, lossy_number, pretty};
-use path::{Last, split_last};
+use format::{Layout, MAX_WRITTEN_BYTES, lossy_number, pretty_head};
+use path::{Last, bounds_problem, split_last};
 
 /// The wire name.
 pub const NAME: &str = "json_edit_tool";
 /// Characters of a `view` shown.
 pub const VIEW_CAP_CHARS: usize = 20_000;
+/// Locations one `set`, `add` or `remove` changes at most.
+pub const MAX_LOCATIONS: usize = 100_000;
 
 /// An operation of the tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -140,7 +143,7 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
     let (meta, text, mut document) = load(&target)?;
 
     let Some((raw_path, path)) = json_path.as_deref().zip(parsed) else {
-        return Ok(capped(format!("JSON content of {}:\n{}", target.raw, pretty(&document))));
+        return Ok(capped(format!("JSON content of {}:\n", target.raw), &document));
     };
     let message = match op {
         JsonOperation::View => return Ok(view(&document, raw_path, &path)),
@@ -157,6 +160,13 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
     }
     let written = Layout::of(&text).write(&document, input.pretty_print.unwrap_or(true));
     drop_in_background(document, text.len());
+    let written = written.map_err(|_| {
+        ToolError::Failed(format!(
+            "{} would be written out larger than {MAX_WRITTEN_BYTES} bytes, the most json_edit_tool reads. Nothing \
+             was changed; write it compact (pretty_print false), or edit it with jq in the shell.",
+            target.raw
+        ))
+    })?;
     let before = Before::content(text.into_bytes(), mode_of(&meta));
     files.write(&target, written.as_bytes(), before).map_err(|err| write_failure(&target.raw, err))?;
     Ok(message)
@@ -166,6 +176,9 @@ fn parse_path(raw: &str) -> Result<JsonPath, ToolError> {
     if !raw.starts_with('$') {
         let suggestion = if raw.starts_with(['.', '[']) { format!("${raw}") } else { format!("$.{raw}") };
         return Err(ToolError::InvalidInput(format!("JSONPath must start with '$' (e.g. {suggestion})")));
+    }
+    if let Some(problem) = bounds_problem(raw) {
+        return Err(ToolError::InvalidInput(problem));
     }
     JsonPath::parse(raw).map_err(|err| ToolError::InvalidInput(format!("Invalid JSONPath expression '{raw}': {err}")))
 }
@@ -215,47 +228,84 @@ fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError
         return Err(ToolError::Failed(format!("File is empty: {shown}")));
     }
     let document: Value = serde_json::from_str(body).map_err(|err| {
-        let message = err.to_string();
+        let message = tackle_core::text::json_error(&err);
         let message = message.split(" at line ").next().unwrap_or(&message).to_owned();
+        let too_deep = tackle_core::text::json_too_deep(&err);
         ToolError::Failed(format!(
-            "Invalid JSON in file {shown}: {message} at line {} column {}",
+            "Invalid JSON in file {shown}: {message} at line {} column {}{}",
             err.line(),
-            err.column()
+            err.column(),
+            if too_deep { ". Edit it with edit_file, or jq in the shell." } else { "" }
         ))
     })?;
     Ok((meta, text, document))
 }
 
-/// A view cut to [`VIEW_CAP_CHARS`].
-fn capped(text: String) -> String {
-    let total = text.chars().count();
-    if total <= VIEW_CAP_CHARS {
+/// `prefix` and `value` pretty-printed, cut to [`VIEW_CAP_CHARS`] (only what is shown is kept
+/// in memory).
+fn capped(prefix: String, value: &impl serde::Serialize) -> String {
+    let (head, chars) = pretty_head(value, VIEW_CAP_CHARS);
+    let total = chars.map(|n| n + prefix.chars().count());
+    let mut text = prefix + &head;
+    if total.is_some_and(|total| total <= VIEW_CAP_CHARS) {
         return text;
     }
-    let cut: String = text.chars().take(VIEW_CAP_CHARS).collect();
-    format!("{cut}\n[... view truncated: {total} characters total; use a narrower json_path ...]")
+    if let Some((cut, _)) = text.char_indices().nth(VIEW_CAP_CHARS) {
+        text.truncate(cut);
+    }
+    let total = total.map_or_else(|| format!("over {MAX_WRITTEN_BYTES}"), |n| n.to_string());
+    format!("{text}\n[... view truncated: {total} characters total; use a narrower json_path ...]")
 }
 
 fn view(document: &Value, raw: &str, path: &JsonPath) -> String {
     let nodes = path.query(document).all();
     match nodes.as_slice() {
         [] => format!("No matches found for JSONPath: {raw}"),
-        [one] => capped(format!("JSONPath '{raw}' matches:\n{}", pretty(one))),
-        many => {
-            let list = Value::Array(many.iter().map(|v| (*v).clone()).collect());
-            capped(format!("JSONPath '{raw}' matches:\n{}", pretty(&list)))
-        }
+        [one] => capped(format!("JSONPath '{raw}' matches:\n"), one),
+        // The matches are written as one array, without copying them.
+        many => capped(format!("JSONPath '{raw}' matches:\n"), &many),
     }
 }
 
 /// The JSON pointers of every match, deepest and last first (so removals do not shift the
-/// positions of the matches still to come).
-fn pointers(document: &Value, path: &JsonPath) -> Vec<(Vec<Step>, String)> {
+/// positions of the matches still to come). At most [`MAX_LOCATIONS`]: each costs its path in
+/// memory (and `set` and `add` a copy of the value).
+fn pointers(document: &Value, raw: &str, path: &JsonPath) -> Result<Vec<(Vec<Step>, String)>, ToolError> {
+    let count = path.query(document).len();
+    if count > MAX_LOCATIONS {
+        return Err(ToolError::Failed(format!(
+            "JSONPath {raw} matches {count} locations; json_edit_tool changes at most {MAX_LOCATIONS} in one call. \
+             Nothing was changed; narrow the path, or edit with jq in the shell."
+        )));
+    }
     let mut found: Vec<(Vec<Step>, String)> =
         path.query_located(document).locations().map(|loc| (steps(loc), loc.to_json_pointer())).collect();
     found.sort_by(|a, b| b.0.cmp(&a.0));
     found.dedup_by(|a, b| a.1 == b.1);
-    found
+    Ok(found)
+}
+
+/// Refuses to put `value` at `locations` places when copies of it alone would make the
+/// document larger than it may be written, or when it would nest the document past the JSON
+/// limit (the file could not be read back): `above` is how many arrays and objects hold the
+/// deepest place. Returns the value's compact text.
+fn check_copies(locations: usize, above: usize, value: &Value) -> Result<String, ToolError> {
+    let compact = serde_json::to_string(value).unwrap_or_default();
+    if locations.saturating_mul(compact.len()) > MAX_WRITTEN_BYTES {
+        return Err(ToolError::Failed(format!(
+            "{locations} copies of this {}-byte value would make the document larger than {MAX_WRITTEN_BYTES} bytes, \
+             the most json_edit_tool writes. Nothing was changed; narrow the path.",
+            compact.len()
+        )));
+    }
+    let depth = above + tackle_core::text::json_depth(value);
+    if depth > JSON_MAX_DEPTH {
+        return Err(ToolError::Failed(format!(
+            "The value would nest the document {depth} levels deep; JSON is read at most {JSON_MAX_DEPTH} levels \
+             deep, so the file could not be read back. Nothing was changed; use a flatter value."
+        )));
+    }
+    Ok(compact)
 }
 
 /// A path element, ordered so that indices compare as numbers.
@@ -280,11 +330,12 @@ fn no_match(raw: &str) -> ToolError {
 }
 
 fn set(document: &mut Value, raw: &str, path: &JsonPath, value: Value) -> Result<String, ToolError> {
-    let found = pointers(document, path);
+    let found = pointers(document, raw, path)?;
     if found.is_empty() {
         return Err(ToolError::Failed(format!("No matches found for JSONPath: {raw} Use add to create it.")));
     }
-    let compact = serde_json::to_string(&value).unwrap_or_default();
+    let above = found.iter().map(|(steps, _)| steps.len()).max().unwrap_or_default();
+    let compact = check_copies(found.len(), above, &value)?;
     for (_, pointer) in &found {
         if let Some(slot) = document.pointer_mut(pointer) {
             *slot = value.clone();
@@ -294,7 +345,7 @@ fn set(document: &mut Value, raw: &str, path: &JsonPath, value: Value) -> Result
 }
 
 fn remove(document: &mut Value, raw: &str, path: &JsonPath) -> Result<String, ToolError> {
-    let found = pointers(document, path);
+    let found = pointers(document, raw, path)?;
     if found.is_empty() {
         return Err(no_match(raw));
     }
@@ -325,7 +376,7 @@ fn add(document: &mut Value, raw: &str, value: Value) -> Result<String, ToolErro
     let (parent_raw, last) = split_last(raw).ok_or_else(not_addable)?;
     let last = last.ok_or_else(not_addable)?;
     let parent_path = parse_path(&parent_raw)?;
-    let parents = pointers(document, &parent_path);
+    let parents = pointers(document, &parent_raw, &parent_path)?;
     if parents.is_empty() {
         return Err(ToolError::Failed(format!("Parent path not found: {parent_raw}")));
     }
@@ -355,6 +406,9 @@ fn add(document: &mut Value, raw: &str, value: Value) -> Result<String, ToolErro
             }
         }
     }
+    // The parent itself holds the value too.
+    let above = parents.iter().map(|(steps, _)| steps.len() + 1).max().unwrap_or_default();
+    check_copies(parents.len(), above, &value)?;
     for (_, pointer) in &parents {
         match (document.pointer_mut(pointer), &last) {
             (Some(Value::Object(map)), Last::Name(key)) => {

@@ -17,6 +17,7 @@ use tackle_core::spec::PathAccess;
 use tackle_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::fs::blocking;
+use crate::search::bounds::{MAX_GLOB_BYTES, check_length};
 use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
 
 /// The wire name.
@@ -99,6 +100,7 @@ fn climbing_refusal(ctx: &ToolContext, input: &GlobInput, components: &[&str]) -
 }
 
 fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
+    check_length("glob", &input.pattern, MAX_GLOB_BYTES)?;
     let (raw, root) = search_root(ctx, input.path.as_deref())?;
     if !root.is_dir() {
         return Err(ToolError::NotFound(format!("Directory does not exist: {raw}")));

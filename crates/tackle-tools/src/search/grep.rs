@@ -16,6 +16,9 @@ use tackle_core::spec::PathAccess;
 use tackle_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::fs::blocking;
+use crate::search::bounds::{
+    MAX_GLOB_BYTES, MAX_REGEX_BYTES, REGEX_DFA_SIZE_LIMIT, REGEX_NEST_LIMIT, REGEX_SIZE_LIMIT, check_length,
+};
 use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
 
 /// The wire name.
@@ -130,6 +133,7 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
     let matcher = matcher(&input.pattern, input.case_insensitive.unwrap_or(false), multiline)?;
     let mut options = WalkOptions::default();
     if let Some(glob) = &input.glob {
+        check_length("glob", glob, MAX_GLOB_BYTES)?;
         let mut overrides = ignore::overrides::OverrideBuilder::new(&root);
         let built = match overrides.add(glob) {
             Ok(_) => overrides.build(),
@@ -184,13 +188,20 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
         }
         _ => results.sort_by(|a, b| a.path.cmp(&b.path)),
     }
-    Ok(report(mode, &results, &workspace, input, before + after > 0))
+    Ok(report(mode, &results, &workspace, input, before > 0 || after > 0))
 }
 
-/// The matcher, configured as ripgrep configures it.
+/// The matcher, configured as ripgrep configures it, within the bounds of
+/// [`crate::search::bounds`].
 fn matcher(pattern: &str, case_insensitive: bool, multiline: bool) -> Result<grep_regex::RegexMatcher, ToolError> {
+    check_length("regex", pattern, MAX_REGEX_BYTES)?;
     let mut builder = RegexMatcherBuilder::new();
-    builder.multi_line(true).case_insensitive(case_insensitive);
+    builder
+        .multi_line(true)
+        .case_insensitive(case_insensitive)
+        .nest_limit(REGEX_NEST_LIMIT)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_DFA_SIZE_LIMIT);
     if multiline {
         builder.dot_matches_new_line(true);
     } else {

@@ -1,6 +1,8 @@
 //! The search tools on ripgrep's crates: [`glob`] (files by name) and [`grep`] (files by
-//! content), sharing one directory walk with ripgrep's default filters ([`walk`]).
+//! content), sharing one directory walk with ripgrep's default filters ([`walk`]) and the
+//! bounds on their patterns ([`bounds`]).
 
+pub mod bounds;
 pub mod glob;
 pub mod grep;
 pub mod walk;

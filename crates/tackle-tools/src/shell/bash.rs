@@ -217,10 +217,12 @@ async fn run(state: &ShellState, command: &str, timeout_ms: u64, ctx: &ToolConte
         None => guard.insert(state.start_shell().await.map_err(start_error)?),
     };
     let stdout = shell.stdout_stream();
+    let protected = state.guard.before();
     let result = tokio::select! {
         result = shell.run(command, ctx.call_id(), deadline, ctx.cancel_token()) => result,
         never = live_tail(&stdout, ctx) => match never {},
     };
+    notes.extend(state.guard.after_command(&protected));
     let workspace = state.workspace.display().to_string();
     let restart_failed = match &result.ended {
         Ended::Done { .. } | Ended::Interrupted { kept: true, .. } => None,

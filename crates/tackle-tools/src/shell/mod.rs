@@ -7,12 +7,16 @@
 //! session without one detects the sandbox with default settings. The shell and the jobs of a
 //! session live in one [`ShellState`]; a job that finishes on its own is queued in the
 //! session's `tackle_core::Notifications` (which the agent loop drains before each model
-//! request) and broadcast as a typed event to subscribers of [`JobNotifications`].
+//! request) and broadcast as a typed event to subscribers of [`JobNotifications`]. A change to
+//! a protected path that the sandbox could not stop is reported the same ways, and recorded in
+//! the session's [`ProtectedChanges`].
 
 mod bash;
 mod capture;
+mod events;
 mod jobs;
 mod process;
+mod protected;
 pub mod readonly;
 mod render;
 mod stream;
@@ -30,12 +34,14 @@ use tackle_sandbox::env::{CommandEnv, EnvSettings, SESSION_ID_VAR};
 use tackle_sandbox::process::{DEFAULT_KILL_GRACE, ProcessSessions, Sandbox, SandboxKind, SandboxPolicy};
 
 pub use self::bash::{Bash, BashInput};
+pub use self::events::{Broadcast, Subscription};
 use self::jobs::JobTable;
 pub use self::jobs::{
     BackgroundRun, BackgroundRunInput, JobEvents, JobKill, JobKillInput, JobNotification, JobNotifications, JobOutput,
     JobOutputInput, JobStatus, MAX_RUNNING_JOBS,
 };
 use self::process::ShellProcess;
+pub use self::protected::{ProtectedChange, ProtectedChanges};
 
 /// The wire names of the shell tools (a session with none of them needs no sandbox).
 pub const TOOLS: &[&str] = &["bash", "background_run", "job_output", "job_kill"];
@@ -91,6 +97,8 @@ pub struct ShellState {
     /// call is stuck when the session closes).
     shell_sessions: Mutex<Option<ProcessSessions>>,
     jobs: JobTable,
+    /// Notices changes to protected paths around commands and jobs.
+    guard: Arc<protected::Guard>,
     /// Set when the session ends: no shell starts after that.
     closed: AtomicBool,
 }
@@ -106,13 +114,17 @@ impl ShellState {
             Some(env) => env,
             None => state.get_or_insert_with(|| ShellEnvironment::detect(ctx.workspace(), ctx.session_id())),
         };
-        let notify = jobs::Notify { queue: state.get::<Notifications>(), events: state.get::<JobNotifications>() };
+        let queue = state.get::<Notifications>();
+        let guard =
+            Arc::new(protected::Guard::new(env.sandbox.policy(), state.get::<ProtectedChanges>(), queue.clone()));
+        let notify = jobs::Notify { queue, events: state.get::<JobNotifications>() };
         let stem = safe_file_stem(ctx.session_id());
         let spill_rel = format!(".tackle/outputs/{stem}");
         let workspace = ctx.workspace().to_owned();
         state.get_or_insert_with(move || ShellState {
             spill_dir: workspace.join(&spill_rel),
             jobs: JobTable::new(notify),
+            guard,
             env,
             workspace,
             spill_rel,
@@ -158,6 +170,7 @@ impl ShellState {
                 log_dir: (self.spill_dir.join("jobs"), format!("{}/jobs", self.spill_rel)),
                 command,
                 timeout,
+                guard: Arc::clone(&self.guard),
             })
             .await
     }

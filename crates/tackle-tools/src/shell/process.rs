@@ -5,8 +5,10 @@
 //! then read the call's random sentinel from the pipe and print it with `$?` and `$PWD` on the
 //! original stdout, and once more on the original stderr. During `eval`, fd 63, the copies
 //! of the original pipes (61, 62) and the shell's own state pipe (59, 60) are closed, so
-//! commands inherit none of them, cannot read the sentinel before it is printed, and a command
-//! that redirects the shell's own stdout (`exec >file`) does not hide the end of later calls.
+//! commands inherit none of them and cannot read the sentinel before it is printed. Before each
+//! `eval` the loop points fds 1 and 2 at the original pipes again, so a command that redirects
+//! or closes the shell's own output (`exec >file`, `exec 1>&- 2>&-`) affects only itself: later
+//! calls show their output and still end.
 //! The command's DEBUG trap, `set -x` and `set -v` are put aside while the loop does its own
 //! bookkeeping (see [`BOOTSTRAP`]). Job control (`set -m`) puts each foreground
 //! command in its own process group, which a timeout or cancel signals without touching the
@@ -62,6 +64,7 @@ while IFS= builtin read -r -d '' -u 63 __tackle_cmd; do
     __tackle_user=
     __tackle_cmd=${__tackle_cmd#i}
   fi
+  command exec 1>&61 2>&62
   builtin eval "$__tackle_cmd" 59<&- 60>&- 61>&- 62>&- 63<&-
   { __tackle_rc=$?
     builtin set +e
@@ -170,18 +173,15 @@ impl ShellProcess {
             std::ffi::OsStr::new("-c"),
             std::ffi::OsStr::new(BOOTSTRAP),
         ];
-        let mut command = env.sandbox.command("bash", &args, workspace, &env.env).map_err(|err| err.to_string())?;
+        let sandboxed = env.sandbox.command("bash", &args, workspace, &env.env).map_err(|err| err.to_string())?;
+        let (mut command, mut pass_fds) = (sandboxed.command, sandboxed.pass_fds);
         command
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let program = command.get_program().to_string_lossy().into_owned();
-        let mut child = spawn_session(
-            command,
-            vec![(control_read, CONTROL_FD), (state_read, STATE_READ_FD), (state_write, STATE_WRITE_FD)],
-        )
-        .await
-        .map_err(|err| format!("cannot run {program}: {err}"))?;
+        pass_fds.extend([(control_read, CONTROL_FD), (state_read, STATE_READ_FD), (state_write, STATE_WRITE_FD)]);
+        let mut child = spawn_session(command, pass_fds).await.map_err(|err| format!("cannot run {program}: {err}"))?;
         let root = child.id().and_then(|id| i32::try_from(id).ok()).ok_or("the shell exited at once")?;
         let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
             return Err("the shell's output pipes are missing".into());

@@ -8,12 +8,8 @@
 //!
 //! [`Notifications`]: tackle_core::Notifications
 
-use tokio::sync::broadcast;
-
 use super::table::JobStatus;
-
-/// How many notifications a slow subscriber may fall behind before it loses the oldest.
-const CAPACITY: usize = 256;
+use crate::shell::events::{Broadcast, Subscription};
 
 /// One job that ended on its own (exited or timed out). Jobs stopped with `job_kill` or by the
 /// end of the session are not notified: whoever stopped them already knows.
@@ -40,59 +36,10 @@ impl JobNotification {
 
 /// The job notifications of one session, as an event stream
 /// (`session.state().get::<JobNotifications>().subscribe()`).
-#[derive(Debug)]
-pub struct JobNotifications {
-    sender: broadcast::Sender<JobNotification>,
-}
-
-impl Default for JobNotifications {
-    fn default() -> Self {
-        JobNotifications { sender: broadcast::channel(CAPACITY).0 }
-    }
-}
-
-impl JobNotifications {
-    /// A subscription to the notifications of jobs that end from now on.
-    pub fn subscribe(&self) -> JobEvents {
-        JobEvents { receiver: self.sender.subscribe() }
-    }
-
-    /// Broadcasts a notification to the subscribers (none is fine).
-    pub(crate) fn send(&self, notification: JobNotification) {
-        let _ = self.sender.send(notification);
-    }
-}
+pub type JobNotifications = Broadcast<JobNotification>;
 
 /// One subscription to a session's job notifications.
-#[derive(Debug)]
-pub struct JobEvents {
-    receiver: broadcast::Receiver<JobNotification>,
-}
-
-impl JobEvents {
-    /// Takes every notification that arrived and was not taken yet, oldest first.
-    pub fn take_pending(&mut self) -> Vec<JobNotification> {
-        let mut pending = Vec::new();
-        loop {
-            match self.receiver.try_recv() {
-                Ok(notification) => pending.push(notification),
-                Err(broadcast::error::TryRecvError::Lagged(_)) => {}
-                Err(_) => return pending,
-            }
-        }
-    }
-
-    /// Waits for the next notification; `None` once the session's job table is gone.
-    pub async fn next(&mut self) -> Option<JobNotification> {
-        loop {
-            match self.receiver.recv().await {
-                Ok(notification) => return Some(notification),
-                Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => return None,
-            }
-        }
-    }
-}
+pub type JobEvents = Subscription<JobNotification>;
 
 #[cfg(test)]
 mod tests {

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::shell::ShellEnvironment;
 use crate::shell::capture::{Capture, Captured, SpillState};
+use crate::shell::protected::Guard;
 
 use super::notify::{JobNotification, JobNotifications};
 
@@ -156,6 +157,8 @@ pub struct JobStart<'a> {
     pub log_dir: (PathBuf, String),
     pub command: &'a str,
     pub timeout: Duration,
+    /// Notices what the job changed of the protected paths.
+    pub guard: Arc<Guard>,
 }
 
 /// The jobs of a session.
@@ -214,11 +217,13 @@ impl JobTable {
         let (read_end, write_end) = pipe().map_err(|e| failed("cannot create a pipe", &e))?;
         let env = start.env.env.with_vars(start.exports);
         let args = [std::ffi::OsStr::new("-c"), std::ffi::OsStr::new(start.command)];
-        let mut command =
+        let mut sandboxed =
             start.env.sandbox.command("bash", &args, start.cwd, &env).map_err(|e| failed("sandbox", &e))?;
         let write_clone = write_end.try_clone().map_err(|e| failed("cannot create a pipe", &e))?;
-        command.stdin(std::process::Stdio::null()).stdout(write_end).stderr(write_clone);
-        let child = spawn_session(command, Vec::new()).await.map_err(|e| failed("cannot start bash", &e))?;
+        sandboxed.command.stdin(std::process::Stdio::null()).stdout(write_end).stderr(write_clone);
+        let before = start.guard.before();
+        let child =
+            spawn_session(sandboxed.command, sandboxed.pass_fds).await.map_err(|e| failed("cannot start bash", &e))?;
         let root = child.id().and_then(|pid| i32::try_from(pid).ok()).unwrap_or(0);
         let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(read_end)
             .map_err(|e| failed("cannot read the job's output", &e))?;
@@ -240,6 +245,7 @@ impl JobTable {
             timeout: start.timeout,
             grace: start.env.kill_grace,
             notify: self.notify.clone(),
+            protected: (start.guard, before),
         };
         tokio::spawn(supervisor.run(child, writer));
         self.lock().push(Arc::clone(&job));
@@ -279,6 +285,8 @@ struct Supervisor {
     timeout: Duration,
     grace: Duration,
     notify: Notify,
+    /// The protected paths' watch and their state when the job started.
+    protected: (Arc<Guard>, tackle_sandbox::process::Snapshot),
 }
 
 impl Supervisor {
@@ -312,6 +320,8 @@ impl Supervisor {
                 status,
             });
         }
+        let (watch, before) = &self.protected;
+        watch.after_job(before, &self.job.id);
     }
 }
 

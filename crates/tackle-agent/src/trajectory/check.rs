@@ -1,0 +1,207 @@
+//! `tackle replay --check`: the rules a trajectory file keeps (docs/agent.md, "Trajectory
+//! format"), checked line by line so the first one broken is named with its line number.
+
+use std::io::BufRead;
+
+use serde_json::Value;
+
+use super::event::{Line, TrajectoryEvent};
+
+/// The first rule a trajectory breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct Violation {
+    /// 1-based line number (the last line + 1 for problems found at the end).
+    pub line: usize,
+    pub message: String,
+}
+
+/// What a valid trajectory holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckSummary {
+    pub events: usize,
+    pub tool_calls: usize,
+    pub ended: bool,
+    /// The types of events this version does not know (from a newer Tackle), each once, in
+    /// the order they first appear. They break no rule; `replay` skips them with a note.
+    pub unknown: Vec<String>,
+}
+
+/// Validates a trajectory: every line is an event of the format (a known type with fields of
+/// the right types, or a type this version does not know); `seq` is dense from 0; one
+/// `session_start`, at most one `session_end` and it is last; every `tool_call` has exactly
+/// one later `tool_output`; every tool call of an `llm_response` has a `tool_call`.
+pub fn check(reader: impl BufRead) -> Result<CheckSummary, Violation> {
+    let mut summary = CheckSummary::default();
+    let mut starts = 0;
+    let mut calls: Vec<(String, usize, usize)> = Vec::new(); // (id, line, outputs)
+    let mut announced: Vec<(String, usize)> = Vec::new(); // llm_response calls (id, line)
+    let mut last_line = 0;
+    for (index, text) in reader.lines().enumerate() {
+        let number = index + 1;
+        last_line = number;
+        let violation = |message: String| Violation { line: number, message };
+        let text = text.map_err(|e| violation(format!("cannot read: {e}")))?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| violation(format!("not valid JSON: {e}")))?;
+        if summary.ended {
+            return Err(violation("an event follows session_end".into()));
+        }
+        let seq = value.get("seq").and_then(Value::as_u64);
+        if seq != Some(summary.events as u64) {
+            return Err(violation(format!("seq should be {}, found {}", summary.events, display(value.get("seq")))));
+        }
+        summary.events += 1;
+        let line = Line::from_value(&value).map_err(|e| violation(e.to_string()))?;
+        match line.event {
+            TrajectoryEvent::SessionStart { .. } => {
+                starts += 1;
+                if starts > 1 {
+                    return Err(violation("a second session_start".into()));
+                }
+            }
+            _ if starts == 0 => return Err(violation(format!("{} before session_start", line.kind))),
+            TrajectoryEvent::SessionEnd { .. } => summary.ended = true,
+            TrajectoryEvent::ToolCall { call_id: id, .. } => {
+                if calls.iter().any(|(c, _, _)| *c == id) {
+                    return Err(violation(format!("a second tool_call with call_id {id}")));
+                }
+                announced.retain(|(c, _)| *c != id);
+                calls.push((id, number, 0));
+                summary.tool_calls += 1;
+            }
+            TrajectoryEvent::ToolOutput { call_id: id, .. } => match calls.iter_mut().find(|(c, _, _)| *c == id) {
+                Some((_, _, outputs)) if *outputs > 0 => {
+                    return Err(violation(format!("a second tool_output for call_id {id}")));
+                }
+                Some((_, _, outputs)) => *outputs += 1,
+                None => return Err(violation(format!("tool_output for call_id {id} has no earlier tool_call"))),
+            },
+            TrajectoryEvent::LlmResponse { tool_calls, .. } => {
+                announced.extend(tool_calls.into_iter().map(|call| (call.id, number)));
+            }
+            TrajectoryEvent::Unknown => {
+                if !summary.unknown.contains(&line.kind) {
+                    summary.unknown.push(line.kind);
+                }
+            }
+            TrajectoryEvent::LlmRequest { .. }
+            | TrajectoryEvent::LlmRetry { .. }
+            | TrajectoryEvent::Permission { .. }
+            | TrajectoryEvent::Notification { .. }
+            | TrajectoryEvent::Error { .. } => {}
+        }
+    }
+    if starts == 0 {
+        return Err(Violation { line: last_line + 1, message: "no session_start".into() });
+    }
+    if let Some((id, line, _)) = calls.iter().find(|(_, _, outputs)| *outputs == 0) {
+        return Err(Violation { line: *line, message: format!("tool_call {id} has no tool_output") });
+    }
+    if let Some((id, line)) = announced.first() {
+        return Err(Violation {
+            line: *line,
+            message: format!("tool call {id} of this llm_response has no tool_call"),
+        });
+    }
+    Ok(summary)
+}
+
+fn display(value: Option<&Value>) -> String {
+    value.map_or_else(|| "nothing".to_owned(), Value::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn lines(events: &[Value]) -> String {
+        events.iter().map(|e| format!("{e}\n")).collect()
+    }
+
+    fn ev(seq: u64, kind: &str, extra: Value) -> Value {
+        let mut base = json!({"seq": seq, "t": "x", "type": kind, "agent_id": "main"});
+        if let (Value::Object(base), Value::Object(extra)) = (&mut base, extra) {
+            base.extend(extra);
+        }
+        base
+    }
+
+    #[test]
+    fn every_rule_is_checked_with_its_line() {
+        let start = ev(0, "session_start", json!({}));
+        let end = json!({"status": "success"});
+        let cases = [
+            (format!("{start}\nnot json\n"), 2, "not valid JSON"),
+            (lines(&[start.clone(), ev(2, "error", json!({}))]), 2, "seq should be 1, found 2"),
+            (lines(&[ev(0, "tool_call", json!({"call_id": "a"}))]), 1, "tool_call before session_start"),
+            (lines(&[start.clone(), ev(1, "session_start", json!({}))]), 2, "a second session_start"),
+            (
+                lines(&[start.clone(), ev(1, "session_end", end.clone()), ev(2, "error", json!({}))]),
+                3,
+                "an event follows session_end",
+            ),
+            (lines(&[start.clone(), ev(1, "tool_call", json!({"call_id": "a"}))]), 2, "tool_call a has no tool_output"),
+            (
+                lines(&[start.clone(), ev(1, "tool_output", json!({"call_id": "a"}))]),
+                2,
+                "tool_output for call_id a has no earlier tool_call",
+            ),
+            (
+                lines(&[
+                    start.clone(),
+                    ev(1, "tool_call", json!({"call_id": "a"})),
+                    ev(2, "tool_output", json!({"call_id": "a"})),
+                    ev(3, "tool_output", json!({"call_id": "a"})),
+                ]),
+                4,
+                "a second tool_output for call_id a",
+            ),
+            (
+                lines(&[start.clone(), ev(1, "llm_response", json!({"tool_calls": [{"id": "z"}]}))]),
+                2,
+                "tool call z of this llm_response has no tool_call",
+            ),
+            (String::new(), 1, "no session_start"),
+            (lines(&[start.clone(), json!({"seq": 1, "call_id": "a"})]), 2, "an event without a type"),
+            (
+                lines(&[start.clone(), ev(1, "tool_output", json!({"content": "x"}))]),
+                2,
+                "this tool_output event does not match the trajectory format: missing field `call_id`",
+            ),
+            (
+                lines(&[start.clone(), ev(1, "session_end", json!({"status": "done"}))]),
+                2,
+                "this session_end event does not match the trajectory format: unknown variant `done`",
+            ),
+            (lines(&[ev(0, "plan_update", json!({}))]), 1, "plan_update before session_start"),
+        ];
+        for (text, line, message) in cases {
+            let violation = check(text.as_bytes()).unwrap_err();
+            assert_eq!(violation.line, line, "{message}");
+            assert!(violation.message.starts_with(message), "{} vs {message}", violation.message);
+        }
+    }
+
+    #[test]
+    fn events_of_a_newer_version_break_no_rule_and_are_reported() {
+        let text = lines(&[
+            ev(0, "session_start", json!({})),
+            ev(1, "plan_update", json!({"plan": ["a"]})),
+            ev(2, "tool_call", json!({"call_id": "a"})),
+            ev(3, "subagent_spawn", json!({})),
+            ev(4, "plan_update", json!({"plan": []})),
+            ev(5, "tool_output", json!({"call_id": "a"})),
+            ev(6, "session_end", json!({"status": "success"})),
+        ]);
+        let summary = check(text.as_bytes()).unwrap();
+        let expected = CheckSummary {
+            events: 7,
+            tool_calls: 1,
+            ended: true,
+            unknown: vec!["plan_update".into(), "subagent_spawn".into()],
+        };
+        assert_eq!(summary, expected);
+    }
+}

@@ -1,0 +1,201 @@
+//! The workspace's settings files, read once per Tackle session, and the hash consent is
+//! bound to.
+//!
+//! Every setting Tackle takes from the workspace comes from this snapshot, never from a
+//! second read of the file: what the hash covers is exactly what is used, and a file a
+//! command changes during the session is not picked up until a later session, where its new
+//! hash needs consent again (docs/configuration.md).
+//!
+//! A settings file is untrusted input: it is opened without blocking (a FIFO put in its place
+//! must not hang Tackle), must be a regular file, and may hold at most
+//! [`MAX_SETTINGS_BYTES`].
+
+use std::io::Read as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+
+use sha2::{Digest as _, Sha256};
+
+/// The workspace files that hold settings, in hashing order.
+pub const SETTINGS_FILES: &[&str] =
+    &["tackle.toml", ".mcp.json", ".claude/settings.json", ".claude/settings.local.json"];
+
+/// The largest settings file read, in bytes.
+pub const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
+
+/// One settings file as it was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsFile {
+    /// There is no such file.
+    Absent,
+    /// The file's bytes.
+    Present(Vec<u8>),
+    /// The file exists but cannot be used; the text says why, in one line.
+    Unusable(String),
+}
+
+/// The settings files of one workspace, as read at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsSnapshot {
+    files: Vec<(&'static str, SettingsFile)>,
+}
+
+impl Default for SettingsSnapshot {
+    fn default() -> Self {
+        SettingsSnapshot { files: SETTINGS_FILES.iter().map(|name| (*name, SettingsFile::Absent)).collect() }
+    }
+}
+
+impl SettingsSnapshot {
+    /// Reads every settings file of `workspace`.
+    pub fn read(workspace: &Path) -> SettingsSnapshot {
+        SettingsSnapshot {
+            files: SETTINGS_FILES.iter().map(|name| (*name, read_settings_file(&workspace.join(name)))).collect(),
+        }
+    }
+
+    /// A snapshot of the given files (the rest absent), for tests and embedding.
+    pub fn from_files(files: &[(&str, &[u8])]) -> SettingsSnapshot {
+        let mut snapshot = SettingsSnapshot::default();
+        for (name, bytes) in files {
+            if let Some(slot) = snapshot.files.iter_mut().find(|(known, _)| known == name) {
+                slot.1 = SettingsFile::Present(bytes.to_vec());
+            }
+        }
+        snapshot
+    }
+
+    /// The file `name` (one of [`SETTINGS_FILES`]) as read.
+    pub fn file(&self, name: &str) -> &SettingsFile {
+        self.files.iter().find(|(known, _)| *known == name).map_or(&SettingsFile::Absent, |(_, file)| file)
+    }
+
+    /// Whether no settings file exists.
+    pub fn is_empty(&self) -> bool {
+        self.files.iter().all(|(_, file)| *file == SettingsFile::Absent)
+    }
+
+    /// The SHA-256 of every file's name, state and bytes, in hex: what consent is bound to.
+    pub fn hash(&self) -> String {
+        let mut hasher = Sha256::new();
+        for (name, file) in &self.files {
+            hasher.update(name.as_bytes());
+            hasher.update([0]);
+            let (state, bytes): (u8, &[u8]) = match file {
+                SettingsFile::Absent => (0, &[]),
+                SettingsFile::Present(bytes) => (1, bytes),
+                SettingsFile::Unusable(why) => (2, why.as_bytes()),
+            };
+            hasher.update([state]);
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        }
+        hex(&hasher.finalize())
+    }
+
+    /// The hash of each file (`name`, hex), to tell which ones changed.
+    pub fn file_hashes(&self) -> Vec<(&'static str, String)> {
+        self.files
+            .iter()
+            .map(|(name, file)| {
+                let digest = match file {
+                    SettingsFile::Absent => "absent".to_owned(),
+                    SettingsFile::Present(bytes) => hex(&Sha256::digest(bytes)),
+                    SettingsFile::Unusable(why) => format!("unusable: {why}"),
+                };
+                (*name, digest)
+            })
+            .collect()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads one settings file without blocking and within the size limit.
+pub fn read_settings_file(path: &Path) -> SettingsFile {
+    let opened =
+        std::fs::OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(path);
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return SettingsFile::Absent,
+        Err(err) => return SettingsFile::Unusable(format!("cannot read it: {err}")),
+    };
+    let metadata = match file.metadata() {
+        Ok(metadata) => metadata,
+        Err(err) => return SettingsFile::Unusable(format!("cannot read it: {err}")),
+    };
+    if !metadata.is_file() {
+        return SettingsFile::Unusable("it is not a regular file".to_owned());
+    }
+    if metadata.len() > MAX_SETTINGS_BYTES {
+        return SettingsFile::Unusable(format!(
+            "it is too large ({} bytes; the limit is {MAX_SETTINGS_BYTES})",
+            metadata.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    // The file may grow after the stat: read one byte past the limit to notice.
+    match (&mut file).take(MAX_SETTINGS_BYTES + 1).read_to_end(&mut bytes) {
+        Ok(_) if bytes.len() as u64 > MAX_SETTINGS_BYTES => {
+            SettingsFile::Unusable(format!("it is too large (over {MAX_SETTINGS_BYTES} bytes)"))
+        }
+        Ok(_) => SettingsFile::Present(bytes),
+        Err(err) => SettingsFile::Unusable(format!("cannot read it: {err}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_read_once_and_any_change_changes_the_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = SettingsSnapshot::read(dir.path());
+        assert!(empty.is_empty());
+        assert_eq!(empty, SettingsSnapshot::default());
+        std::fs::write(dir.path().join("tackle.toml"), "[tools]\n").unwrap();
+        let first = SettingsSnapshot::read(dir.path());
+        assert_eq!(first.file("tackle.toml"), &SettingsFile::Present(b"[tools]\n".to_vec()));
+        assert_ne!(first.hash(), empty.hash());
+        std::fs::create_dir(dir.path().join(".claude")).unwrap();
+        std::fs::write(dir.path().join(".claude/settings.local.json"), "{}").unwrap();
+        let second = SettingsSnapshot::read(dir.path());
+        assert_ne!(second.hash(), first.hash(), "a file that is only hashed counts too");
+        assert_eq!(second.hash(), SettingsSnapshot::read(dir.path()).hash());
+        let changed: Vec<&str> =
+            second.file_hashes().iter().zip(first.file_hashes()).filter(|(a, b)| **a != *b).map(|(a, _)| a.0).collect();
+        assert_eq!(changed, [".claude/settings.local.json"]);
+        // Moving bytes between files is a change as well.
+        let a = SettingsSnapshot::from_files(&[("tackle.toml", b"ab"), (".mcp.json", b"")]);
+        let b = SettingsSnapshot::from_files(&[("tackle.toml", b"a"), (".mcp.json", b"b")]);
+        assert_ne!(a.hash(), b.hash());
+    }
+
+    #[test]
+    fn fifos_directories_and_huge_files_are_unusable_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.path().join("tackle.toml"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join(".mcp.json")).unwrap();
+        std::fs::create_dir(dir.path().join(".claude")).unwrap();
+        let huge = std::fs::File::create(dir.path().join(".claude/settings.json")).unwrap();
+        huge.set_len(MAX_SETTINGS_BYTES + 1).unwrap();
+        let snapshot = SettingsSnapshot::read(dir.path());
+        assert_eq!(snapshot.file("tackle.toml"), &SettingsFile::Unusable("it is not a regular file".into()));
+        assert_eq!(snapshot.file(".mcp.json"), &SettingsFile::Unusable("it is not a regular file".into()));
+        assert_eq!(
+            snapshot.file(".claude/settings.json"),
+            &SettingsFile::Unusable("it is too large (1048577 bytes; the limit is 1048576)".into())
+        );
+        assert_eq!(snapshot.file(".claude/settings.local.json"), &SettingsFile::Absent);
+    }
+}
