@@ -11,6 +11,12 @@
 //! So a request cancelled with `notifications/cancelled` frees its id at once (rmcp drops
 //! whatever the cancelled call still answers), and an id reused after that can never be
 //! confused with the old call.
+//!
+//! **Turns.** A `tools/call`'s [`Ticket`] is held by its handler while the call runs and by
+//! the session's [`InFlight`] until its answer has been written, so a call that must run
+//! alone starts only once every earlier call has been answered: answers of such calls leave in
+//! arrival order too (rmcp writes each answer from a task of its own, which on a loaded
+//! machine may be scheduled after a later call has already run).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -41,6 +47,8 @@ struct State {
     by_client: HashMap<RequestId, Option<i64>>,
     /// Tackle's id → the client's.
     by_own: HashMap<i64, RequestId>,
+    /// Tackle's id → the place in line of a `tools/call` not answered yet.
+    tickets: HashMap<i64, Arc<Ticket>>,
     next: i64,
     last_active: Instant,
 }
@@ -59,6 +67,7 @@ impl InFlight {
             state: Mutex::new(State {
                 by_client: HashMap::new(),
                 by_own: HashMap::new(),
+                tickets: HashMap::new(),
                 next: 1,
                 last_active: Instant::now(),
             }),
@@ -120,7 +129,9 @@ impl InFlight {
                 state.by_own.insert(own, request.id.clone());
                 request.id = NumberOrString::Number(own);
                 if matches!(request.request, ClientRequest::CallToolRequest(_)) {
-                    request.request.extensions_mut().insert(Arc::new(self.scheduler.arrive()));
+                    let ticket = Arc::new(self.scheduler.arrive());
+                    state.tickets.insert(own, Arc::clone(&ticket));
+                    request.request.extensions_mut().insert(ticket);
                 }
                 Incoming::Pass(JsonRpcMessage::Request(request))
             }
@@ -132,6 +143,7 @@ impl InFlight {
                     // unknown or answered id is ignored (it might name one of Tackle's ids).
                     let Some(Some(own)) = state.by_client.remove(&id) else { return Incoming::Drop };
                     state.by_own.remove(&own);
+                    state.tickets.remove(&own);
                     cancelled.params.request_id = Some(NumberOrString::Number(own));
                 }
                 Incoming::Pass(JsonRpcMessage::Notification(notification))
@@ -141,7 +153,9 @@ impl InFlight {
         }
     }
 
-    fn outgoing(&self, mut message: TxJsonRpcMessage<RoleServer>) -> Option<TxJsonRpcMessage<RoleServer>> {
+    /// The message to send under the client's id, and the answered call's ticket, to be
+    /// dropped once the answer is written.
+    fn outgoing(&self, mut message: TxJsonRpcMessage<RoleServer>) -> Option<Outgoing> {
         let mut state = self.lock();
         state.last_active = Instant::now();
         let answered = match &mut message {
@@ -159,6 +173,7 @@ impl InFlight {
             }
             JsonRpcMessage::Notification(_) => None,
         };
+        let mut ticket = None;
         if let Some(id) = answered {
             let NumberOrString::Number(own) = id else {
                 tracing::debug!(%id, "dropped an answer to a request that was never handed on");
@@ -168,11 +183,18 @@ impl InFlight {
                 tracing::debug!(%id, "dropped an answer to a request no longer in flight");
                 return None;
             };
+            ticket = state.tickets.remove(own);
             state.by_client.remove(&client);
             *id = client;
         }
-        Some(message)
+        Some(Outgoing { message, _ticket: ticket })
     }
+}
+
+/// A message on its way out, and the place in line its sending ends.
+struct Outgoing {
+    message: TxJsonRpcMessage<RoleServer>,
+    _ticket: Option<Arc<Ticket>>,
 }
 
 /// A transport whose messages pass an [`InFlight`].
@@ -198,10 +220,13 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let sent = self.in_flight.outgoing(item).map(|item| self.inner.send(item));
+        let sent = self
+            .in_flight
+            .outgoing(item)
+            .map(|Outgoing { message, _ticket: ticket }| (self.inner.send(message), ticket));
         async move {
             match sent {
-                Some(sent) => sent.await,
+                Some((sent, _ticket)) => sent.await,
                 None => Ok(()),
             }
         }
@@ -252,7 +277,7 @@ mod tests {
     fn answer(in_flight: &InFlight, id: i64) -> Option<serde_json::Value> {
         let message: TxJsonRpcMessage<RoleServer> =
             serde_json::from_value(json!({"jsonrpc": "2.0", "id": id, "result": {}})).unwrap();
-        in_flight.outgoing(message).map(|m| serde_json::to_value(m).unwrap())
+        in_flight.outgoing(message).map(|m| serde_json::to_value(m.message).unwrap())
     }
 
     fn call(id: serde_json::Value) -> serde_json::Value {
@@ -302,5 +327,44 @@ mod tests {
         assert!(in_flight.admit(&id));
         in_flight.release(&id);
         assert!(in_flight.idle_since().is_some());
+    }
+
+    /// The ticket of a `tools/call` read by `in_flight`, as its handler gets it.
+    fn handler_ticket(in_flight: &InFlight, id: i64) -> Arc<Ticket> {
+        let Incoming::Pass(JsonRpcMessage::Request(mut request)) =
+            in_flight.incoming(serde_json::from_value(call(json!(id))).unwrap())
+        else {
+            panic!("not passed")
+        };
+        ticket(request.request.extensions_mut()).unwrap()
+    }
+
+    fn ready(future: impl Future<Output = ()>) -> bool {
+        let mut future = std::pin::pin!(future);
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        future.as_mut().poll(&mut context).is_ready()
+    }
+
+    #[test]
+    fn a_call_that_runs_alone_waits_until_the_earlier_answers_are_written() {
+        let in_flight = InFlight::new();
+        let (first, second, third) =
+            (handler_ticket(&in_flight, 10), handler_ticket(&in_flight, 11), handler_ticket(&in_flight, 12));
+        assert!(ready(first.turn(false)));
+        drop(first);
+        assert!(!ready(second.turn(false)), "the first call returned, but its answer is not written yet");
+        let Some(Outgoing { message, _ticket }) =
+            in_flight.outgoing(serde_json::from_value(json!({"jsonrpc": "2.0", "id": 1, "result": {}})).unwrap())
+        else {
+            panic!("the answer was dropped")
+        };
+        assert_eq!(serde_json::to_value(message).unwrap()["id"], 10);
+        assert!(!ready(second.turn(false)), "being written");
+        drop(_ticket);
+        assert!(ready(second.turn(false)));
+        // A cancelled call gives up its place at once (rmcp never answers it).
+        drop(second);
+        read(&in_flight, json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 11}}));
+        assert!(ready(third.turn(false)));
     }
 }
