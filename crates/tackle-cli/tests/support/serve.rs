@@ -13,6 +13,8 @@ pub const TACKLE: &str = env!("CARGO_BIN_EXE_tackle");
 pub struct HttpServe {
     pub child: Child,
     pub url: String,
+    /// What the server wrote on stderr before `listening on` (notices, logs).
+    pub preamble: String,
 }
 
 impl HttpServe {
@@ -20,8 +22,9 @@ impl HttpServe {
         HttpServe::start_with(workspace, extra, &[])
     }
 
-    /// With more environment variables (`TACKLE_MCP_TOKEN`, `TACKLE_LOG`); its stderr after
-    /// the first line is left to [`HttpServe::stderr_so_far`].
+    /// With more environment variables (`TACKLE_MCP_TOKEN`, `TACKLE_LOG`, a
+    /// `TACKLE_CONFIG_DIR` of the test's own); its stderr after `listening on` is left to
+    /// [`HttpServe::stop`].
     pub fn start_with(workspace: &std::path::Path, extra: &[&str], envs: &[(&str, &str)]) -> HttpServe {
         let mut command = Command::new(TACKLE);
         command.args(["mcp", "serve", "--http", "127.0.0.1:0", "--workspace"]).arg(workspace).args(extra);
@@ -31,16 +34,17 @@ impl HttpServe {
         }
         let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        // Logs may come first with TACKLE_LOG set.
+        let (mut line, mut preamble) = (String::new(), String::new());
+        // Notices come first, and logs with TACKLE_LOG set.
         while !line.starts_with("listening on ") {
+            preamble.push_str(&line);
             line.clear();
-            assert!(stderr.read_line(&mut line).unwrap() > 0, "the server ended before listening");
+            assert!(stderr.read_line(&mut line).unwrap() > 0, "the server ended before listening: {preamble}");
         }
         let url = line.trim().strip_prefix("listening on ").unwrap().to_owned();
         assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
         child.stderr = Some(stderr.into_inner());
-        HttpServe { child, url }
+        HttpServe { child, url, preamble }
     }
 
     /// Stops the server and returns the rest of its stderr.
@@ -84,6 +88,19 @@ impl HttpServe {
             .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
             .collect();
         (status, headers, body.to_owned())
+    }
+
+    /// The JSON-RPC messages of an answer's body: one JSON document, or the `data:` lines of
+    /// an event stream.
+    pub fn messages(body: &str) -> Vec<serde_json::Value> {
+        match serde_json::from_str(body) {
+            Ok(value) => vec![value],
+            Err(_) => body
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .filter_map(|data| serde_json::from_str(data.trim()).ok())
+                .collect(),
+        }
     }
 
     /// Opens a session with `headers` on every request; returns its id.
