@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the third-party MCP peers the interop tests run against (spec/mcp.md §3), pinned:
+# Installs the third-party MCP peers the interop tests run against (docs/mcp.md#tests), pinned:
 # npm packages into .mcp-peers/ and Python packages into the .venv-mcp/ virtualenv, both
 # git-ignored. Idempotent: a stamp file records what was installed, so a second run is quick.
 # Tests that need a peer skip, with a printed reason, when it is missing.

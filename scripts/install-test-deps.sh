@@ -22,7 +22,7 @@ if ! command -v bwrap >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap=0.8.0-2+deb12u1 >/dev/null
 fi
 
-# MCP peers for the interop tests (spec/mcp.md §3): npm and PyPI packages, pinned.
+# MCP peers for the interop tests (docs/mcp.md#tests): npm and PyPI packages, pinned.
 scripts/install-mcp-peers.sh
 
 # gptme 0.35.1, the reference for the text call formats' fence rules (tackle-calls'
@@ -33,7 +33,7 @@ if ! "$GPTME_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(
   "$GPTME_VENV/bin/pip" install --quiet --disable-pip-version-check 'gptme==0.35.1' 'lxml==6.1.3'
 fi
 
-# The third-party fake LLM server for the end-to-end `tackle run` check (providers.md §8.2),
+# The third-party fake LLM server for the end-to-end `tackle run` check (docs/reference/providers.md#cross-checks),
 # pinned, into a test-only directory.
 AIMOCK_VERSION=1.43.0
 AIMOCK_DIR=.test-deps/npm
@@ -46,7 +46,7 @@ if [ "$(node -p "require('./$AIMOCK_DIR/node_modules/@copilotkit/aimock/package.
 fi
 
 # The official OpenAI and Anthropic Python SDKs: the oracle for stream assembly
-# (providers.md §8.3), pinned, in a test-only virtualenv.
+# (docs/reference/providers.md#cross-checks), pinned, in a test-only virtualenv.
 LLM_VENV=.venv-llm
 if ! "$LLM_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("openai") != "3.57.0" or m.version("anthropic") != "2.14.0")' 2>/dev/null; then
   python3 -m venv "$LLM_VENV"

@@ -118,7 +118,7 @@ async fn full_run(server: &FakeLlm, dir: &std::path::Path) -> (Duration, Duratio
     let trajectory = Trajectory::create(dir.join("t.jsonl")).unwrap();
     let stopwatch = Arc::new(Stopwatch::default());
     let mut agent =
-        Agent::new(client(server), session, ExecutorConfig::default(), permissions, config, Some(trajectory))
+        Agent::new(Arc::new(client(server)), session, ExecutorConfig::default(), permissions, config, Some(trajectory))
             .with_observer(stopwatch.clone());
     let started = Instant::now();
     let outcome = agent.run("benchmark", &CancellationToken::new()).await;

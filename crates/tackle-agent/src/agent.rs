@@ -1,4 +1,4 @@
-//! The agent loop (providers.md §6.1): build the request, stream the reply, extract the calls,
+//! The agent loop (docs/reference/providers.md#a-step): build the request, stream the reply, extract the calls,
 //! answer them through the executor, and go on until `task_done`, a reply without calls, the
 //! step limit, an error, or Ctrl-C. Every call of every reply is answered exactly once in the
 //! history, whatever ends the run, so the conversation stays valid for both providers.
@@ -14,7 +14,7 @@ use tackle_calls::{CallResult, ToolIndex};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
 use tackle_core::{BoxFuture, Executor, ExecutorConfig, Notifications, Session, ToolOutput};
 use tackle_llm::{
-    AssistantMessage, ChatRequest, Completion, FinishReason, LlmClient, LlmEvent, Message, ToolResult, Usage, UserPart,
+    AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, LlmEvent, Message, ToolResult, Usage, UserPart,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -22,12 +22,12 @@ use crate::approve::{RecordingApprover, RecordingPolicy};
 use crate::calls::{args_value, normalize_ids, to_tool_call};
 use crate::events::{AgentEvent, Observer, Silent};
 use crate::format::CallFormat;
-use crate::prompt::system_prompt;
+use crate::prompt::{BASE_PROMPT, system_prompt};
 use crate::trajectory::event::{DecisionSource, ResponseCall};
 use crate::trajectory::{Trajectory, TrajectoryEvent};
 use crate::turn::{PlannedCall, not_run};
 
-/// The message added after a reply cut off at the output limit (providers.md §6.3).
+/// The message added after a reply cut off at the output limit (docs/reference/providers.md#truncated-replies).
 pub const TRUNCATED_MESSAGE: &str = "Your reply was cut off at the output token limit. Continue, and keep each reply shorter (split large file writes into several calls).";
 
 /// The message added after an empty reply (no text, no calls).
@@ -50,6 +50,10 @@ pub struct AgentConfig {
     pub sandbox: String,
     /// Record each request's complete body in its `llm_request` event (`--trajectory-full`).
     pub trajectory_full: bool,
+    /// Replaces the role and working rules at the head of the system prompt
+    /// ([`crate::prompt::BASE_PROMPT`]); the environment, call-format instructions,
+    /// `AGENTS.md` and deferred tools still follow.
+    pub base_prompt: Option<String>,
 }
 
 impl Default for AgentConfig {
@@ -62,6 +66,7 @@ impl Default for AgentConfig {
             permission_mode: PermissionMode::Default,
             sandbox: "none".to_owned(),
             trajectory_full: false,
+            base_prompt: None,
         }
     }
 }
@@ -95,7 +100,7 @@ impl RunStatus {
         }
     }
 
-    /// The exit code of `tackle run` (providers.md §6.2).
+    /// The exit code of `tackle run` (docs/reference/providers.md#rules-for-calls).
     pub fn exit_code(self) -> u8 {
         match self {
             RunStatus::Success => 0,
@@ -121,7 +126,7 @@ pub struct RunOutcome {
 
 /// A run in progress: a provider, a session, an executor and a history.
 pub struct Agent {
-    pub(crate) client: LlmClient,
+    pub(crate) model: Arc<dyn ChatModel>,
     pub(crate) session: Session,
     pub(crate) executor: Executor,
     pub(crate) config: AgentConfig,
@@ -172,7 +177,7 @@ impl Agent {
     /// An agent over `session`; the executor is built from `executor` settings and
     /// `permissions`, with every permission decision recorded in `trajectory`.
     pub fn new(
-        client: LlmClient,
+        model: Arc<dyn ChatModel>,
         session: Session,
         executor: ExecutorConfig,
         permissions: Permissions,
@@ -189,7 +194,7 @@ impl Agent {
         let executor = Executor::new(executor).with_policy(Arc::new(policy)).with_approver(Arc::new(approver));
         let tool_index = ToolIndex::from_toolset(session.tools());
         Agent {
-            client,
+            model,
             session,
             executor,
             config,
@@ -252,13 +257,13 @@ impl Agent {
         let mut usage = Usage::default();
         let mut steps = 0u32;
         let prepared = self.prepare();
-        let provider = self.client.config();
+        let model = self.model.info();
         self.record(TrajectoryEvent::SessionStart {
             tackle_version: env!("CARGO_PKG_VERSION").to_owned(),
             task: task.to_owned(),
-            provider: provider.name.clone(),
-            model: provider.model.clone(),
-            base_url: provider.base_url.clone(),
+            provider: model.provider,
+            model: model.model,
+            base_url: model.base_url.unwrap_or_default(),
             call_format: self.config.call_format.name().to_owned(),
             tools: self.session.tools().specs().map(|s| s.name.clone()).collect(),
             permission_mode: self.config.permission_mode.name().to_owned(),
@@ -296,7 +301,10 @@ impl Agent {
     fn prepare(&mut self) -> Prepared {
         self.tool_index = ToolIndex::from_toolset(self.session.tools());
         let (rendered, instructions) = match self.config.call_format.text() {
-            None => (self.client.render_tools(self.session.tools().specs()), String::new()),
+            None => {
+                let specs: Vec<&tackle_core::ToolSpec> = self.session.tools().specs().collect();
+                (self.model.render_tools(&specs), String::new())
+            }
             Some(format) => {
                 (tackle_llm::RenderedTools::default(), tackle_calls::instructions(format, &self.tool_index))
             }
@@ -304,7 +312,8 @@ impl Agent {
         for (tool, paths) in rendered.json_text_params {
             self.session.set_json_text_params(&tool, paths);
         }
-        let system = system_prompt(&self.session.info().workspace, self.session.tools(), &instructions);
+        let base = self.config.base_prompt.as_deref().unwrap_or(BASE_PROMPT);
+        let system = system_prompt(base, &self.session.info().workspace, self.session.tools(), &instructions);
         Prepared { system, tools: rendered.tools }
     }
 
@@ -338,10 +347,14 @@ impl Agent {
             }
             self.deliver_notifications(&notifications.drain());
             let Prepared { system, tools } = &prepared;
-            let body = self.config.trajectory_full.then(|| {
-                let chat = ChatRequest { system, messages: &self.history, tools };
-                self.client.request_body(&chat)
-            });
+            let body = self
+                .config
+                .trajectory_full
+                .then(|| {
+                    let chat = ChatRequest { system, messages: &self.history, tools };
+                    self.model.request_body(&chat)
+                })
+                .flatten();
             self.record(TrajectoryEvent::LlmRequest {
                 step,
                 message_count: self.history.len(),
@@ -434,7 +447,7 @@ impl Agent {
     }
 
     /// Counts one more reply cut off at the output limit; the stop once that happened
-    /// `max_truncations` times in a row (providers.md §6.3).
+    /// `max_truncations` times in a row (docs/reference/providers.md#truncated-replies).
     fn count_truncation(&self, truncations: &mut u32) -> Option<Stop> {
         *truncations += 1;
         (*truncations >= self.config.max_truncations).then(|| {
@@ -478,13 +491,13 @@ impl Agent {
             observer.on_event(&shown);
         };
         tokio::select! {
-            result = self.client.complete(&request, &mut sink) => Some(result),
+            result = self.model.complete(&request, &mut sink) => Some(result),
             () = cancel.cancelled() => None,
         }
     }
 
     /// The calls of a reply: native calls, or those the text format finds in the text
-    /// (formats.md); ids unique in the session.
+    /// (docs/reference/formats.md); ids unique in the session.
     fn extract_calls(&mut self, step: u32, message: &mut AssistantMessage) -> Vec<PlannedCall> {
         match self.config.call_format.text() {
             None => {
@@ -513,7 +526,7 @@ impl Agent {
     }
 
     /// The user-message parts answering a reply: provider tool results, or one text in the
-    /// text format (formats.md §8).
+    /// text format (docs/reference/formats.md#results-back-to-the-model).
     fn result_parts(&self, calls: &[PlannedCall], outputs: &[ToolOutput]) -> Vec<UserPart> {
         let Some(format) = self.config.call_format.text() else {
             return outputs.iter().map(result_part).collect();

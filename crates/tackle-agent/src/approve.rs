@@ -1,5 +1,5 @@
 //! Permissions in a run: the terminal approver (allow once, allow for the session, deny;
-//! safety.md §4) and the wrappers that record every decision in the trajectory.
+//! docs/reference/safety.md#approvers) and the wrappers that record every decision in the trajectory.
 
 use std::io::{BufRead as _, Write as _};
 use std::sync::{Arc, Mutex};
@@ -55,7 +55,7 @@ impl SessionRule {
     /// The rule that "always for this session" adds for a request.
     pub fn for_request(request: &PermissionRequest<'_>) -> SessionRule {
         let name = &request.spec.name;
-        if name == "bash" || name == "background_run" {
+        if request.spec.command_param.is_some() {
             let suggested = request.suggested_rule();
             return match suggested.strip_prefix("Bash(").and_then(|r| r.strip_suffix(":*)")) {
                 Some(prefix) => SessionRule::BashPrefix(prefix.to_owned()),
@@ -77,14 +77,11 @@ impl SessionRule {
         let name = &request.spec.name;
         match self {
             SessionRule::Tool(tool) => tool == name,
-            SessionRule::BashPrefix(prefix) => {
-                (name == "bash" || name == "background_run")
-                    && request.args.get("command").and_then(Value::as_str).is_some_and(|command| {
-                        let words: Vec<&str> = command.split_whitespace().collect();
-                        let wanted: Vec<&str> = prefix.split_whitespace().collect();
-                        words.len() >= wanted.len() && words[..wanted.len()] == wanted[..]
-                    })
-            }
+            SessionRule::BashPrefix(prefix) => request.spec.command(request.args).is_some_and(|command| {
+                let words: Vec<&str> = command.split_whitespace().collect();
+                let wanted: Vec<&str> = prefix.split_whitespace().collect();
+                words.len() >= wanted.len() && words[..wanted.len()] == wanted[..]
+            }),
             SessionRule::EditDir(dir) => {
                 request.is_file_edit()
                     && edit_path(request).is_some_and(|path| {
@@ -177,6 +174,10 @@ impl TerminalApprover {
 }
 
 impl Approver for TerminalApprover {
+    fn asks_a_person(&self) -> bool {
+        true
+    }
+
     fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, reason: &'a str) -> BoxFuture<'a, Approval> {
         Box::pin(async move {
             if self.rules.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|r| r.covers(request)) {
@@ -276,7 +277,7 @@ mod tests {
 
     #[tokio::test]
     async fn answers_allow_once_for_the_session_or_deny() {
-        let bash = ToolSpec::new("bash", "").alias("Bash");
+        let bash = ToolSpec::new("bash", "").alias("Bash").command_param("command");
         let push = json!({"command": "git push origin main"});
         let other_push = json!({"command": "git push origin dev"});
         let rm = json!({"command": "rm -rf build"});

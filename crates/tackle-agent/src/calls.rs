@@ -1,4 +1,4 @@
-//! From a reply's calls to `ToolCall`s (providers.md §2, formats.md §1): call ids
+//! From a reply's calls to `ToolCall`s (docs/reference/providers.md#openai-chat-completions, docs/reference/formats.md#native): call ids
 //! made unique (`_2`, `_3`) or generated (`call_{step}_{n}`); arguments passed on as text for
 //! the executor to decode, so a malformed call is still answered with a message the model can
 //! act on.
@@ -31,7 +31,7 @@ pub fn normalize_ids<'a>(ids: impl IntoIterator<Item = &'a mut String>, step: u3
 
 /// The executor's view of a native call: the arguments stay JSON text, and the executor's
 /// decoder answers text that is not one JSON object with `Invalid JSON in arguments for tool
-/// '{tool}': {error}. Send the arguments as one JSON object.` (formats.md §1).
+/// '{tool}': {error}. Send the arguments as one JSON object.` (docs/reference/formats.md#native).
 pub fn to_tool_call(call: &NativeCall) -> ToolCall {
     ToolCall::from_text(call.id.clone(), call.name.clone(), call.arguments.clone())
 }

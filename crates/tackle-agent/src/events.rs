@@ -2,7 +2,7 @@
 //! retries, the final line). The trajectory is written separately; observers only display.
 
 use serde_json::Value;
-use tackle_core::ExecEvent;
+use tackle_core::{ExecEvent, ToolSpec};
 use tackle_llm::ErrorClass;
 
 /// One thing that happened in a run.
@@ -43,21 +43,24 @@ impl Observer for Silent {
     fn on_event(&self, _event: &AgentEvent) {}
 }
 
-/// A one-line summary of a call for a spinner or a log line: the command of a shell call, the
-/// path of a file call, the pattern of a search, else the first string argument.
-pub fn call_summary(name: &str, args: &Value) -> String {
+/// A one-line summary of a call for a spinner or a log line: the command of a tool that runs
+/// one, the path of a file call (after its `command` or `operation`, as in `view src/a.rs`),
+/// the pattern of a search, else the first string argument. `spec` is the tool's, when the
+/// name resolved.
+pub fn call_summary(spec: Option<&ToolSpec>, args: &Value) -> String {
     let get = |key: &str| args.get(key).and_then(Value::as_str);
-    let summary = match name {
-        "bash" | "background_run" => get("command").map(str::to_owned),
-        "str_replace_based_edit_tool" | "json_edit_tool" => {
-            let command = get("command").or_else(|| get("operation")).unwrap_or_default();
-            get("path").or_else(|| get("file_path")).map(|p| format!("{command} {p}").trim().to_owned())
-        }
-        _ => None,
-    }
-    .or_else(|| ["file_path", "path", "pattern", "query", "job_id"].iter().find_map(|k| get(k)).map(str::to_owned))
-    .or_else(|| args.as_object().and_then(|m| m.values().find_map(Value::as_str)).map(str::to_owned))
-    .unwrap_or_default();
+    let path = || {
+        let path = spec?.path_params.iter().find_map(|param| get(&param.name))?;
+        let verb = get("command").or_else(|| get("operation")).unwrap_or_default();
+        Some(format!("{verb} {path}").trim().to_owned())
+    };
+    let summary = spec
+        .and_then(|spec| spec.command(args))
+        .map(str::to_owned)
+        .or_else(path)
+        .or_else(|| ["file_path", "path", "pattern", "query", "job_id"].iter().find_map(|k| get(k)).map(str::to_owned))
+        .or_else(|| args.as_object().and_then(|m| m.values().find_map(Value::as_str)).map(str::to_owned))
+        .unwrap_or_default();
     let line = summary.lines().next().unwrap_or_default();
     let mut short: String = line.chars().take(80).collect();
     if short.len() < line.len() || summary.lines().nth(1).is_some() {
@@ -70,13 +73,19 @@ pub fn call_summary(name: &str, args: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+    use tackle_core::spec::PathAccess;
 
     #[test]
     fn summaries_pick_the_telling_argument() {
-        assert_eq!(call_summary("bash", &json!({"command": "cargo test\necho done"})), "cargo test…");
-        assert_eq!(call_summary("read_file", &json!({"file_path": "src/a.rs", "limit": 3})), "src/a.rs");
-        assert_eq!(call_summary("str_replace_based_edit_tool", &json!({"command": "view", "path": "a"})), "view a");
-        assert_eq!(call_summary("sequentialthinking", &json!({"thought": "x".repeat(100)})).chars().count(), 81);
-        assert_eq!(call_summary("task_done", &json!({})), "");
+        let shell = ToolSpec::new("bash", "").command_param("command");
+        let editor = ToolSpec::new("str_replace_based_edit_tool", "").path_param("path", PathAccess::Write);
+        let reader = ToolSpec::new("read_file", "").path_param("file_path", PathAccess::Read);
+        assert_eq!(call_summary(Some(&shell), &json!({"command": "cargo test\necho done"})), "cargo test…");
+        assert_eq!(call_summary(Some(&reader), &json!({"file_path": "src/a.rs", "limit": 3})), "src/a.rs");
+        assert_eq!(call_summary(Some(&editor), &json!({"command": "view", "path": "a"})), "view a");
+        // A tool that runs no shell command: its `command` argument is not the summary.
+        assert_eq!(call_summary(Some(&editor), &json!({"command": "undo_edit"})), "undo_edit");
+        assert_eq!(call_summary(None, &json!({"thought": "x".repeat(100)})).chars().count(), 81);
+        assert_eq!(call_summary(None, &json!({})), "");
     }
 }

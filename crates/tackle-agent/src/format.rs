@@ -1,4 +1,4 @@
-//! The call formats a run can use (`--call-format`, formats.md): native provider tool calls,
+//! The call formats a run can use (`--call-format`, docs/reference/formats.md): native provider tool calls,
 //! or one of `tackle-calls`' text formats that work with any model.
 
 use std::str::FromStr;

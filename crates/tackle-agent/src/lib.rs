@@ -1,4 +1,4 @@
-//! Tackle's agent loop (providers.md §6–§7): a provider from `tackle-llm`, a tool session and
+//! Tackle's agent loop (docs/reference/providers.md#the-agent-loop): a provider from `tackle-llm`, a tool session and
 //! executor from `tackle-core`, and a run that goes model → calls → executor → results →
 //! model until the task is done, written to a JSON Lines trajectory as it happens.
 //!

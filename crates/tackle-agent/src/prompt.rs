@@ -1,4 +1,4 @@
-//! The system prompt of a run (providers.md §6.1): the base prompt, facts about the
+//! The system prompt of a run (docs/reference/providers.md#a-step): the base prompt, facts about the
 //! environment, the call-format instructions, the workspace's `AGENTS.md` (or `CLAUDE.md`),
 //! and the names of deferred tools.
 
@@ -13,7 +13,10 @@ use crate::time::date;
 /// The largest instruction file included whole; longer ones are cut with a note.
 pub const MAX_INSTRUCTIONS_CHARS: usize = 40_000;
 
-const BASE: &str = "You are Tackle, an agent that carries out software tasks in a workspace on the user's behalf, \
+/// The role and working rules Tackle gives a model; an embedder may replace them
+/// (`AgentConfig::base_prompt`), the rest of the prompt stays.
+pub const BASE_PROMPT: &str =
+    "You are Tackle, an agent that carries out software tasks in a workspace on the user's behalf, \
 using the tools provided.
 
 - Work step by step: look before you change (read the relevant files, search the code), make focused \
@@ -39,9 +42,10 @@ pub fn workspace_instructions(workspace: &Path) -> Option<(String, String)> {
     })
 }
 
-/// Builds the system prompt. `format_instructions` is empty for native tool calls.
-pub fn system_prompt(workspace: &Path, tools: &ToolSet, format_instructions: &str) -> String {
-    let mut prompt = String::from(BASE);
+/// Builds the system prompt from `base` (normally [`BASE_PROMPT`]). `format_instructions` is
+/// empty for native tool calls.
+pub fn system_prompt(base: &str, workspace: &Path, tools: &ToolSet, format_instructions: &str) -> String {
+    let mut prompt = String::from(base);
     let git = workspace.join(".git").exists();
     prompt.push_str(&format!(
         "\n\n# Environment\n- Workspace: {} (paths are relative to it)\n- OS: {} ({})\n- Date: {}\n- Git repository: {}\n",
@@ -83,10 +87,10 @@ mod tests {
     fn agents_md_wins_over_claude_md_and_is_included() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("CLAUDE.md"), "claude rules").unwrap();
-        let prompt = system_prompt(dir.path(), &ToolSet::default(), "");
+        let prompt = system_prompt(BASE_PROMPT, dir.path(), &ToolSet::default(), "");
         assert!(prompt.contains("# Project instructions (CLAUDE.md)\nclaude rules"), "{prompt}");
         std::fs::write(dir.path().join("AGENTS.md"), "agent rules").unwrap();
-        let prompt = system_prompt(dir.path(), &ToolSet::default(), "Use ```bash blocks.");
+        let prompt = system_prompt(BASE_PROMPT, dir.path(), &ToolSet::default(), "Use ```bash blocks.");
         assert!(prompt.contains("# Project instructions (AGENTS.md)\nagent rules"));
         assert!(!prompt.contains("claude rules"));
         assert!(prompt.contains("# Calling tools\nUse ```bash blocks."));

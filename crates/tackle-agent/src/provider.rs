@@ -1,4 +1,4 @@
-//! Choosing and configuring the provider of a run (providers.md §1): `--model PROVIDER/MODEL`,
+//! Choosing and configuring the provider of a run (docs/reference/providers.md#selecting-a-provider): `--model PROVIDER/MODEL`,
 //! `--base-url`, the `[providers.NAME]` section, and the API key from the environment.
 //!
 //! `[providers]` can redirect requests, and the key with them, to another server, so the

@@ -1,4 +1,4 @@
-//! Answering the calls of one reply (providers.md §6.2): at most 64 run; identical read-only
+//! Answering the calls of one reply (docs/reference/providers.md#rules-for-calls): at most 64 run; identical read-only
 //! calls run once and share the output; `task_done` runs after its siblings, and is refused
 //! when one of them failed; every call gets exactly one output, in call order in the history,
 //! and in the trajectory as soon as it exists.
@@ -54,11 +54,12 @@ impl Agent {
         let resolved: Vec<Option<String>> =
             calls.iter().map(|c| tools.resolve(&c.call.name).map(|h| h.spec().name.clone())).collect();
         for (planned, name) in calls.iter().zip(&resolved) {
+            let spec = tools.resolve(&planned.call.name).map(|handle| handle.spec());
             let name = name.clone().unwrap_or_else(|| planned.call.name.clone());
             self.record_call(step, planned, &name);
             self.observe(AgentEvent::CallQueued {
                 call_id: planned.call.id.clone(),
-                summary: call_summary(&name, &planned.args),
+                summary: call_summary(spec, &planned.args),
                 name,
             });
         }

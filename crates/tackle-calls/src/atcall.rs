@@ -1,4 +1,4 @@
-//! The `tool` format (formats.md §4): `@NAME(CALL_ID): {json}` at the start of a prose line.
+//! The `tool` format (docs/reference/formats.md#tool): `@NAME(CALL_ID): {json}` at the start of a prose line.
 //!
 //! The recogniser is a resumable state machine over the bytes after the `@`: the name runs to
 //! the first `(` on the line, the id is `[A-Za-z0-9_\-:.]+`, then `:`, optional whitespace

@@ -1,11 +1,11 @@
-//! What the parsers produce: code blocks (§2.1) and calls (`{name, args, id, start, end,
+//! What the parsers produce: code blocks (docs/reference/formats.md#fence-scanner) and calls (`{name, args, id, start, end,
 //! parse_error?}`), with offsets in Unicode code points into the message, `end` exclusive.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tackle_core::ToolCall;
 
-/// A text tool-call format (formats.md; `native` is the providers' business).
+/// A text tool-call format (docs/reference/formats.md; `native` is the providers' business).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CallFormat {
     /// A fenced block whose langtag names the tool.
@@ -54,7 +54,7 @@ impl std::str::FromStr for CallFormat {
     }
 }
 
-/// A fenced code block found by the §2.1 scanner.
+/// A fenced code block found by the docs/reference/formats.md#fence-scanner scanner.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Codeblock {
     /// The langtag: the rest of the opener line, stripped.

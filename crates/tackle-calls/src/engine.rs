@@ -1,7 +1,7 @@
 //! The incremental scanner behind every parser: one left-to-right state machine over the
-//! message that separates prose from code blocks (§2.1), thinking regions (§5) and, in the
-//! `tool` and `xml` formats, call spans (§4, §3). Whole-text parsing is the same machine fed
-//! once, so streaming can only delay a result, never change it (§7).
+//! message that separates prose from code blocks (docs/reference/formats.md#fence-scanner), thinking regions (docs/reference/formats.md#thinking-regions) and, in the
+//! `tool` and `xml` formats, call spans (docs/reference/formats.md#tool, docs/reference/formats.md#xml). Whole-text parsing is the same machine fed
+//! once, so streaming can only delay a result, never change it (docs/reference/formats.md#incremental-parser).
 //!
 //! Each state keeps how far it has looked, so text that arrives in small chunks is examined a
 //! bounded number of times; only the unresolved suffix is retained.
@@ -28,7 +28,7 @@ use crate::xml::typed;
 /// What the engine looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
-    /// The §2.1 code blocks themselves.
+    /// The docs/reference/formats.md#fence-scanner code blocks themselves.
     Codeblocks,
     /// Calls in a text format.
     Calls(CallFormat),
@@ -277,7 +277,7 @@ impl<'t> Engine<'t> {
             LineAt::End => return Next::Go(State::Done),
         };
         let text = line.text(&self.input);
-        // "``````lang": the first three backticks closed an earlier block (§2.1 step 4).
+        // "``````lang": the first three backticks closed an earlier block (docs/reference/formats.md#fence-scanner step 4).
         let glued =
             text.starts_with("``````") && text[6..].chars().next().is_some_and(|c| c != '`' && !pytext::is_space(c));
         let skip = if glued { 3 } else { 0 };

@@ -1,5 +1,5 @@
 //! Reading the JSON object of a call body: strict JSON first, then a small repair pass for
-//! what models commonly get wrong (formats.md §4): trailing commas, single-quoted strings,
+//! what models commonly get wrong (docs/reference/formats.md#tool): trailing commas, single-quoted strings,
 //! Python's `True` / `False` / `None`. The pass also escapes raw control characters and lone
 //! backslashes inside strings (`"C:\dir"`), which strict JSON refuses and models write.
 //! Anything else is reported with the strict parser's message.

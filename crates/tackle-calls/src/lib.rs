@@ -1,4 +1,4 @@
-//! Text tool-call formats (formats.md): how a model that has no native function calling
+//! Text tool-call formats (docs/reference/formats.md): how a model that has no native function calling
 //! calls tools from ordinary text, in three dialects, both directions.
 //!
 //! - **Parse**: [`parse`] a whole message, or feed a streamed one to a [`Parser`], which
@@ -7,9 +7,9 @@
 //!   [`ParsedCall::to_tool_call`] turns it into the `tackle_core::ToolCall` the executor
 //!   answers (a malformed one as an error the model can read).
 //! - **Render**: [`render_call`] writes a call in a format, [`render_results`] writes the
-//!   outputs of a message back as one user message (§8), and [`instructions`] builds the
+//!   outputs of a message back as one user message (docs/reference/formats.md#results-back-to-the-model), and [`instructions`] builds the
 //!   system-prompt section that teaches a format for the loaded tools.
-//! - **Code blocks**: [`codeblocks`] and [`CodeblockScanner`] expose the §2.1 fence scanner
+//! - **Code blocks**: [`codeblocks`] and [`CodeblockScanner`] expose the docs/reference/formats.md#fence-scanner fence scanner
 //!   (gptme 0.35.1's rules) that every format uses to tell prose from code.
 //!
 //! The tools a parser dispatches to come from a [`ToolIndex`], built from the session's

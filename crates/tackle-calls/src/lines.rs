@@ -1,6 +1,6 @@
 //! Lines for the fence scanner, split lazily from the retained input with look-ahead.
 //!
-//! `\n`, `\r\n` and a lone `\r` all end a line (formats.md §2.1 step 3), and a line's text
+//! `\n`, `\r\n` and a lone `\r` all end a line (docs/reference/formats.md#fence-scanner step 3), and a line's text
 //! never includes its terminator. A line is known only once its terminator has arrived: a
 //! `\r` at the very end of the received text waits for the next byte, which may make it a
 //! `\r\n`. At the end of the message the last line is whatever follows the last terminator,

@@ -1,11 +1,11 @@
-//! Langtag dispatch (formats.md §2.2): which code blocks are calls, and their arguments.
+//! Langtag dispatch (docs/reference/formats.md#langtag-dispatch): which code blocks are calls, and their arguments.
 //!
 //! The first word of the langtag is looked up among the loaded tools' block langtags, names
 //! and aliases ([`ToolIndex::by_langtag`]). No match, or a first word holding `.` or `/` (a
 //! file name label such as `src/main.rs`), means the block is prose. A tool with a block
 //! mapping takes the body (and, for `save PATH`, the rest of the langtag); any other tool takes
 //! a JSON object as its body. A whitespace-only body counts as `{}` (as the empty string does
-//! for native calls, §1).
+//! for native calls, docs/reference/formats.md#native).
 
 use serde_json::Value;
 

@@ -1,4 +1,4 @@
-//! The public parsers: whole-text functions and the incremental [`Parser`] (formats.md §7).
+//! The public parsers: whole-text functions and the incremental [`Parser`] (docs/reference/formats.md#incremental-parser).
 //!
 //! ```
 //! use tackle_calls::{CallFormat, Parser, ToolIndex, parse};
@@ -27,7 +27,7 @@ pub fn parse(format: CallFormat, text: &str, tools: &ToolIndex) -> Vec<ParsedCal
     calls
 }
 
-/// The code blocks of a whole message (§2.1).
+/// The code blocks of a whole message (docs/reference/formats.md#fence-scanner).
 pub fn codeblocks(text: &str) -> Vec<Codeblock> {
     let mut scanner = CodeblockScanner::new();
     let mut blocks = scanner.feed(text);
@@ -82,7 +82,7 @@ impl<'t> Parser<'t> {
     }
 }
 
-/// An incremental scanner for the §2.1 code blocks of one message (`tackle parse
+/// An incremental scanner for the docs/reference/formats.md#fence-scanner code blocks of one message (`tackle parse
 /// --codeblocks`), with the same contract as [`Parser`].
 #[derive(Debug)]
 pub struct CodeblockScanner {

@@ -1,6 +1,6 @@
 //! The few character classes of CPython that the fence rules are written in.
 //!
-//! gptme's scanner (formats.md §2.1) uses Python's `str.strip()`, `str.isspace()` and the
+//! gptme's scanner (docs/reference/formats.md#fence-scanner) uses Python's `str.strip()`, `str.isspace()` and the
 //! `\s` / `\S` classes of `re`. They differ from Rust's `char::is_whitespace` only in four
 //! ASCII control characters (`\x1c`–`\x1f`, which Python counts as whitespace), so a
 //! transcript full of them still splits into the same blocks as gptme's.

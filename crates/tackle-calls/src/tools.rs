@@ -1,5 +1,5 @@
-//! The tools a parser knows: the session's specs, indexed for langtag dispatch (§2.2), name
-//! resolution (§4: exact, alias, normalized) and parameter types (§3 typed arguments).
+//! The tools a parser knows: the session's specs, indexed for langtag dispatch (docs/reference/formats.md#langtag-dispatch), name
+//! resolution (docs/reference/formats.md#tool: exact, alias, normalized) and parameter types (docs/reference/formats.md#xml typed arguments).
 
 use std::collections::HashMap;
 

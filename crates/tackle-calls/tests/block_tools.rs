@@ -1,6 +1,6 @@
 //! End to end: a model's reply in each text format, parsed, run by the real executor with the
 //! built-in tools (gptme's `save`, `append`, `patch` among them) in a real workspace, and the
-//! results rendered back as the next user message (formats.md §6, §8).
+//! results rendered back as the next user message (docs/reference/formats.md#block-tools, docs/reference/formats.md#results-back-to-the-model).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;

@@ -1,5 +1,5 @@
-//! The fence scanner, rule by rule (formats.md §2.1). Every case is also run under every
-//! chunking of one to seven bytes, so each rule is checked for streaming too (§7.1).
+//! The fence scanner, rule by rule (docs/reference/formats.md#fence-scanner). Every case is also run under every
+//! chunking of one to seven bytes, so each rule is checked for streaming too (docs/reference/formats.md#incremental-parser).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;

@@ -1,4 +1,4 @@
-//! Langtag dispatch of the markdown format (formats.md §2.2), ids and order.
+//! Langtag dispatch of the markdown format (docs/reference/formats.md#langtag-dispatch), ids and order.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;

@@ -1,5 +1,5 @@
-//! Rendering (formats.md §2.3, §3, §4, §8): calls round-trip through every format for every
-//! tool, results come back in the exact shapes of §8, and instructions teach each format.
+//! Rendering (docs/reference/formats.md#rendering, docs/reference/formats.md#xml, docs/reference/formats.md#tool, docs/reference/formats.md#results-back-to-the-model): calls round-trip through every format for every
+//! tool, results come back in the exact shapes of docs/reference/formats.md#results-back-to-the-model, and instructions teach each format.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;

@@ -1,4 +1,4 @@
-//! The incremental contract (formats.md §7), as properties: for any text and any chunking
+//! The incremental contract (docs/reference/formats.md#incremental-parser), as properties: for any text and any chunking
 //! (splits inside `\r\n`, fence runs, tags, JSON and multi-byte characters included), the
 //! results of all `feed`s plus `finish` equal the whole-text parse. This is also the fuzzing of
 //! every parser: random and hostile texts must never panic.
@@ -145,7 +145,7 @@ fn feed_yields_only_final_calls() {
     }
 }
 
-/// A call is yielded as soon as it is decided (§7.2): at the newline of an exec block's closing
+/// A call is yielded as soon as it is decided (docs/reference/formats.md#incremental-parser): at the newline of an exec block's closing
 /// fence, at the line that settles a non-exec closer, at an `@` call's balancing brace, at an
 /// xml call's closing tag. Fed one character at a time; the offset is how much had been fed.
 #[test]

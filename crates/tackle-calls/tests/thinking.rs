@@ -1,4 +1,4 @@
-//! Thinking regions, in every text format (formats.md §5).
+//! Thinking regions, in every text format (docs/reference/formats.md#thinking-regions).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;

@@ -1,4 +1,4 @@
-//! The `tool` format, `@NAME(CALL_ID): {json}` (formats.md §4).
+//! The `tool` format, `@NAME(CALL_ID): {json}` (docs/reference/formats.md#tool).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;

@@ -1,4 +1,4 @@
-//! The xml format (formats.md §3): both forms, the lenient scanner, typed arguments.
+//! The xml format (docs/reference/formats.md#xml): both forms, the lenient scanner, typed arguments.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;

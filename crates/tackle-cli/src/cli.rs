@@ -1,8 +1,10 @@
-//! The command-line grammar (DESIGN §8), as clap derive types.
+//! The command-line grammar (docs/reference/cli.md), as clap derive types.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use tackle::agent::CallFormat;
+use tackle::{Dialect, PermissionMode};
 
 /// Tackle: the hands of an LLM agent.
 #[derive(Debug, Parser)]
@@ -55,7 +57,7 @@ pub struct ServeArgs {
     /// default, accept-edits, plan, dont-ask or bypass (default: bypass, since the MCP client
     /// asks its own user; deny rules, the path policy and the sandbox still apply).
     #[arg(long, value_name = "MODE", default_value = "bypass")]
-    pub permission_mode: String,
+    pub permission_mode: PermissionMode,
     /// List at most N tools per tools/list page (default: all in one page).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub page_size: Option<u64>,
@@ -66,7 +68,7 @@ pub struct ServeArgs {
     /// With --http: every request must carry `Authorization: Bearer TOKEN` (also
     /// TACKLE_MCP_TOKEN, which other users cannot read in the process list).
     #[arg(long, value_name = "TOKEN", value_parser = parse_token)]
-    pub auth_token: Option<tackle_mcp::server::AuthToken>,
+    pub auth_token: Option<tackle::mcp::server::AuthToken>,
     /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
     /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
@@ -78,8 +80,8 @@ pub struct ServeArgs {
 }
 
 /// `--auth-token`: the token, kept where `Debug` cannot show it.
-fn parse_token(token: &str) -> Result<tackle_mcp::server::AuthToken, String> {
-    tackle_mcp::server::AuthToken::new(token).map_err(|err| err.to_string())
+fn parse_token(token: &str) -> Result<tackle::mcp::server::AuthToken, String> {
+    tackle::mcp::server::AuthToken::new(token).map_err(|err| err.to_string())
 }
 
 #[derive(Debug, Subcommand)]
@@ -118,7 +120,7 @@ pub struct SessionArgs {
     /// default, accept-edits, plan, dont-ask or bypass (default: bypass, since the person
     /// typing the command is the approver).
     #[arg(long, value_name = "MODE", default_value = "bypass")]
-    pub permission_mode: String,
+    pub permission_mode: PermissionMode,
     /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
     /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
@@ -140,7 +142,7 @@ pub struct SchemaArgs {
     pub names: Vec<String>,
     /// openai, openai-strict, anthropic, gemini or mcp.
     #[arg(long, default_value = "openai")]
-    pub dialect: String,
+    pub dialect: Dialect,
     #[command(flatten)]
     pub selection: ToolSelection,
 }
@@ -181,10 +183,10 @@ pub struct RunArgs {
     pub tools: Option<String>,
     /// How the model calls tools: native, markdown, xml or tool.
     #[arg(long, value_name = "FORMAT", default_value = "native")]
-    pub call_format: String,
+    pub call_format: CallFormat,
     /// default, accept-edits, plan, dont-ask or bypass.
     #[arg(long, value_name = "MODE", default_value = "default")]
-    pub permission_mode: String,
+    pub permission_mode: PermissionMode,
     /// Approve every call that would ask (like --permission-mode bypass, but deny rules still apply).
     #[arg(long)]
     pub yes: bool,
@@ -235,7 +237,7 @@ pub struct ReplayArgs {
 pub struct ParseArgs {
     /// The call format: markdown, xml or tool.
     #[arg(long, default_value = "markdown")]
-    pub format: String,
+    pub format: tackle::calls::CallFormat,
     /// Feed stdin through the incremental parser as it arrives.
     #[arg(long)]
     pub streaming: bool,

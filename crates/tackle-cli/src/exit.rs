@@ -1,4 +1,4 @@
-//! Exit codes of the command line (DESIGN §8): 0 success; 1 the tool or task reported
+//! Exit codes of the command line (docs/reference/cli.md): 0 success; 1 the tool or task reported
 //! failure; 2 a failure before any tool ran (usage, unknown tool, invalid arguments, denial);
 //! 130 interrupted.
 

@@ -1,6 +1,6 @@
 //! The `tackle` binary: argument parsing and terminal output only. Everything a library user
 //! would need lives in the library crates; this crate wires them to the command line contract
-//! of DESIGN §8 (commands, flags, JSON shapes, exit codes).
+//! of docs/reference/cli.md (commands, flags, JSON shapes, exit codes).
 // Diagnostics go through `diag!`/`diagln!`, which a closed stderr cannot turn into an abort.
 #![deny(clippy::print_stderr)]
 
@@ -22,7 +22,10 @@ use crate::cli::{Cli, Command, McpCommand, ToolsCommand};
 use crate::exit::Failure;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(err),
+    };
     if let Some(code) = secrets::isolate_secrets() {
         return code;
     }
@@ -62,6 +65,19 @@ fn main() -> ExitCode {
             code
         }
     }
+}
+
+/// A command line clap refused. A value its type rejects (`--permission-mode yolo`) is one
+/// line naming the accepted values, as every other usage error; the rest (help, version, a
+/// missing argument) is clap's own output.
+fn usage_error(err: clap::Error) -> ExitCode {
+    if err.kind() == clap::error::ErrorKind::ValueValidation
+        && let Some(source) = std::error::Error::source(&err)
+    {
+        diagln!("tackle: {source}");
+        return ExitCode::from(exit::USAGE);
+    }
+    err.exit()
 }
 
 /// Logs go to stderr; `TACKLE_LOG` (or `RUST_LOG`) sets the filter, default `warn` (rmcp:

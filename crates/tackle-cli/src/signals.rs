@@ -2,7 +2,7 @@
 //!
 //! Each cancels the running calls instead of killing `tackle` at once, so the command still
 //! closes its session, which kills every process the session's shells and jobs started
-//! (safety.md §7: "Tackle also kills every session it started on exit"). A command then exits
+//! (docs/reference/safety.md#command-environment: "Tackle also kills every session it started on exit"). A command then exits
 //! with 128 + the signal's number.
 
 use std::sync::Arc;

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use tackle_agent::{AgentEvent, Observer, RunOutcome, RunStatus};
-use tackle_core::ExecEvent;
+use tackle::agent::{AgentEvent, Observer, RunOutcome, RunStatus};
+use tackle::core::ExecEvent;
 
 /// How output is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

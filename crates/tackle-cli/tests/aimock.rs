@@ -1,4 +1,4 @@
-//! The outside check (providers.md §8.2): the third-party `@copilotkit/aimock` server, installed
+//! The outside check (docs/reference/providers.md#cross-checks): the third-party `@copilotkit/aimock` server, installed
 //! by `scripts/install-test-deps.sh`, drives `tackle run` end to end over the OpenAI and the
 //! Anthropic wire format, and its journal shows what Tackle sent.
 

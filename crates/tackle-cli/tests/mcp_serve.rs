@@ -227,7 +227,7 @@ fn every_built_in_is_listed_with_all_annotations_and_a_closed_world() {
         for hint in ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] {
             assert!(annotations[hint].is_boolean(), "{}: {hint} in {annotations}", tool["name"]);
         }
-        // mcp.md §1.3: false for every built-in, bash included.
+        // docs/mcp.md#tools: false for every built-in, bash included.
         assert_eq!(annotations["openWorldHint"], false, "{}", tool["name"]);
         assert_eq!(annotations["title"], tool["title"], "{}", tool["name"]);
     }

@@ -1,4 +1,4 @@
-//! `tackle parse` (formats.md §9): the real binary, stdin in, one JSON document out.
+//! `tackle parse` (docs/reference/formats.md#tackle-parse): the real binary, stdin in, one JSON document out.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write as _;

@@ -1,4 +1,4 @@
-//! The `tackle tools …` contract (DESIGN §8) through the real binary: JSON shapes, exit codes,
+//! The `tackle tools …` contract (docs/reference/cli.md) through the real binary: JSON shapes, exit codes,
 //! batch sessions that keep state and answer line by line.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -15,14 +15,63 @@ use tokio_util::sync::CancellationToken;
 use crate::error::ToolError;
 use crate::events::{EventSink, ExecEvent, Progress};
 use crate::paths::{Access, PathPolicy};
+use crate::resource::SessionResource;
+use crate::spill::SpillDir;
 
-/// Per-session state shared by the tools of one session, keyed by type.
+/// Per-session state shared by the tools of one session, keyed by type, and the resources the
+/// session owns (closed by [`crate::Session::close`]).
 #[derive(Default)]
 pub struct SessionState {
     items: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    resources: Mutex<Vec<Arc<dyn SessionResource>>>,
 }
 
 impl SessionState {
+    /// Puts `value` in as the session's `T`, replacing any earlier one. Whoever assembles a
+    /// session gives each tool family its settings this way before the session is created
+    /// ([`crate::Session::with_state`]).
+    pub fn insert<T: Any + Send + Sync>(&self, value: T) -> Arc<T> {
+        let value = Arc::new(value);
+        let mut items = self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        items.insert(TypeId::of::<T>(), Arc::clone(&value) as Arc<dyn Any + Send + Sync>);
+        value
+    }
+
+    /// Puts an already shared `value` in as the session's `T` (something several sessions
+    /// use, such as MCP connections).
+    pub fn insert_shared<T: Any + Send + Sync>(&self, value: Arc<T>) {
+        let mut items = self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        items.insert(TypeId::of::<T>(), value as Arc<dyn Any + Send + Sync>);
+    }
+
+    /// Registers something the session owns; [`crate::Session::close`] closes it once, in
+    /// reverse order of registration.
+    pub fn add_resource(&self, resource: Arc<dyn SessionResource>) {
+        self.resources.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(resource);
+    }
+
+    /// The session's `T`, created with `init` on first use and then registered as a resource
+    /// (in one step, so a `T` made by two racing calls is registered once).
+    pub fn resource_or_insert_with<T: SessionResource>(&self, init: impl FnOnce() -> T) -> Arc<T> {
+        let mut items = self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let key = TypeId::of::<T>();
+        if let Some(item) = items.get(&key).and_then(|item| Arc::clone(item).downcast::<T>().ok()) {
+            return item;
+        }
+        let fresh = Arc::new(init());
+        items.insert(key, Arc::clone(&fresh) as Arc<dyn Any + Send + Sync>);
+        self.add_resource(Arc::clone(&fresh) as Arc<dyn SessionResource>);
+        fresh
+    }
+
+    /// Takes every registered resource, latest first (the session is closing).
+    pub(crate) fn take_resources(&self) -> Vec<Arc<dyn SessionResource>> {
+        let mut resources =
+            std::mem::take(&mut *self.resources.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        resources.reverse();
+        resources
+    }
+
     /// The session's `T`, created with `T::default()` on first use.
     pub fn get<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
         self.get_or_insert_with(T::default)
@@ -60,9 +109,8 @@ pub struct SessionInfo {
     pub id: String,
     /// The workspace root.
     pub workspace: PathBuf,
-    /// Whether file tools enforce read-before-edit and the stale check. Off for a one-shot
-    /// `tackle tools call`, where the person typing the command is the reader.
-    pub enforce_read_before_edit: bool,
+    /// Where cut outputs are saved whole.
+    pub spill: SpillDir,
 }
 
 /// Everything a running call can reach.
@@ -101,6 +149,12 @@ impl ToolContext {
     /// Facts about the session.
     pub fn session(&self) -> &SessionInfo {
         &self.info
+    }
+
+    /// The session's spill directory, for a tool that keeps its own output within the budget
+    /// and saves the full text itself.
+    pub fn spill_dir(&self) -> &SpillDir {
+        &self.info.spill
     }
 
     /// The session's shared state.

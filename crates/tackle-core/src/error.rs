@@ -84,7 +84,7 @@ impl ToolError {
     }
 }
 
-/// The model-facing sentence for an internal failure (providers.md §6.2).
+/// The model-facing sentence for an internal failure (docs/reference/providers.md#rules-for-calls).
 pub fn internal_error_text(tool: &str) -> String {
     format!("Tool '{tool}' failed with an internal error; details are in the log.")
 }

@@ -1,12 +1,12 @@
 //! In-process hook points around every call: before it runs (block it, allow or ask, or
-//! rewrite its input) and after (amend its output). Claude Code's command hooks (safety.md
-//! §5) are one implementation, added by a later issue; tests and library users add their own.
+//! rewrite its input) and after (amend its output). Claude Code's command hooks (docs/reference/safety.md
+//! docs/reference/safety.md#hooks) are one implementation, added by a later issue; tests and library users add their own.
 
 use serde_json::Value;
 
-use crate::BoxFuture;
 use crate::output::ToolOutput;
 use crate::spec::ToolSpec;
+use crate::tool::BoxFuture;
 
 /// The call a hook sees.
 #[derive(Debug, Clone, Copy)]

@@ -1,7 +1,7 @@
 //! The core of Tackle: what a tool is, how it is shown to a model, and how a call to it is
 //! checked, permitted, scheduled, run and reported.
 //!
-//! The pipeline (DESIGN §1) in one sentence: a [`ToolCall`] is resolved against the session's
+//! The pipeline (docs/architecture.md#one-pipeline) in one sentence: a [`ToolCall`] is resolved against the session's
 //! [`ToolSet`], its arguments are decoded and validated against the tool's JSON Schema, a
 //! [`permission`] policy and [`hooks`] may stop or rewrite it, the [`executor`] schedules it
 //! (concurrency-safe calls together, the others alone and in order), runs it under a timeout
@@ -17,32 +17,35 @@ pub mod context;
 pub mod error;
 pub mod events;
 pub mod executor;
+pub mod factory;
 pub mod hooks;
 pub mod notify;
 pub mod output;
 pub mod paths;
 pub mod permission;
 pub mod registry;
+pub mod resource;
 pub mod schema;
 pub mod secrets;
 pub mod session;
 pub mod spec;
+pub mod spill;
 pub mod text;
 pub mod tool;
+pub mod tools_config;
 
 pub use call::{CallArgs, ToolCall};
 pub use context::{SessionState, ToolContext};
 pub use error::{ErrorKind, ToolError};
 pub use events::{ExecEvent, Progress};
 pub use executor::{Executor, ExecutorConfig};
+pub use factory::{ChildRequest, ChildSession, Factory, SessionFactory};
 pub use notify::Notifications;
 pub use output::{ContentPart, OutputMeta, ToolOutput};
 pub use paths::{Access, PathPolicy};
 pub use registry::{Registry, ToolSet, ToolSource};
+pub use resource::SessionResource;
 pub use schema::Dialect;
 pub use session::{Session, SessionConfig};
 pub use spec::{Annotations, BlockMapping, InterruptBehavior, Loading, ToolSpec};
-pub use tool::{DynTool, PreparedCall, Tool, TypedTool};
-
-/// The boxed future type used across the object-safe seams of this crate.
-pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+pub use tool::{BoxFuture, DynTool, PreparedCall, Tool, TypedTool};

@@ -2,7 +2,7 @@
 //! background job finished, an MCP server's tool list changed, a subagent returned. Tools
 //! and connections queue them in the session's state (`ctx.state().get::<Notifications>()`),
 //! and the agent loop drains the queue into one `<notifications>` message before its next
-//! request (providers.md §6.4). Notices meant only for the person do not go here.
+//! request (docs/reference/providers.md#notifications). Notices meant only for the person do not go here.
 
 use std::sync::Mutex;
 

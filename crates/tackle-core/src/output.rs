@@ -16,7 +16,7 @@ pub enum ContentPart {
     Image { mime_type: String, data: String },
 }
 
-/// Facts about a call, each present when known (tools.md §0.3).
+/// Facts about a call, each present when known (docs/reference/tools.md#outputs).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OutputMeta {
     /// Wall time of the call, from admission to the final output.

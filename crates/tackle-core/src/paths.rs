@@ -1,5 +1,5 @@
 //! The seam through which file tools resolve path arguments. The workspace path policy
-//! (roots, symlinks, protected directories; safety.md §1) lives in `tackle-sandbox`; core only
+//! (roots, symlinks, protected directories; docs/reference/safety.md#path-policy) lives in `tackle-sandbox`; core only
 //! defines the question.
 
 use std::path::{Path, PathBuf};

@@ -1,17 +1,17 @@
 //! Whether a call may run: the permission seam of the executor.
 //!
 //! A [`PermissionPolicy`] gives a tentative decision (allow, ask, deny) from the mode and,
-//! in a later issue, rules; pre-call hooks may change it (safety.md §3.3); an [`Approver`]
+//! in a later issue, rules; pre-call hooks may change it (docs/reference/safety.md#order-of-evaluation); an [`Approver`]
 //! resolves what is still "ask" (a terminal prompt, MCP elicitation, or a non-interactive
-//! denial). This module holds the seam, the permission modes of safety.md §2 and the simple
+//! denial). This module holds the seam, the permission modes of docs/reference/safety.md#permission-modes and the simple
 //! approvers; the rule engine plugs in as another policy.
 
 use std::str::FromStr;
 
 use serde_json::Value;
 
-use crate::BoxFuture;
 use crate::spec::ToolSpec;
+use crate::tool::BoxFuture;
 
 /// What the permission layer is asked about.
 #[derive(Debug, Clone, Copy)]
@@ -32,12 +32,12 @@ impl PermissionRequest<'_> {
         self.spec.edits_files && !self.read_only
     }
 
-    /// A rule that would allow this call, for messages (safety.md §4 "always allow").
+    /// A rule that would allow this call, for messages (docs/reference/safety.md#approvers "always allow").
     pub fn suggested_rule(&self) -> String {
         let spec = self.spec;
         let display = spec.aliases.iter().find(|a| a.starts_with(char::is_uppercase)).unwrap_or(&spec.name);
-        if spec.name == "bash" || spec.name == "background_run" {
-            if let Some(command) = self.args.get("command").and_then(Value::as_str) {
+        if spec.command_param.is_some() {
+            if let Some(command) = spec.command(self.args) {
                 let words: Vec<&str> = command
                     .split_whitespace()
                     .take_while(|w| !w.contains(['/', '.', '=', '-', '$', '"', '\'']))
@@ -65,7 +65,7 @@ impl PermissionRequest<'_> {
 pub enum Decision {
     Allow,
     /// Needs approval. `from_rule` is true when an ask rule (not the mode) asked; a hook's
-    /// allow cannot lift that (safety.md §3.3).
+    /// allow cannot lift that (docs/reference/safety.md#order-of-evaluation).
     Ask {
         reason: String,
         from_rule: bool,
@@ -89,10 +89,17 @@ pub enum Approval {
 
 /// Resolves calls that need approval.
 pub trait Approver: Send + Sync {
+    /// Decides one call that needs approval; `reason` says why it asks (a rule, the mode).
     fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, reason: &'a str) -> BoxFuture<'a, Approval>;
+
+    /// Whether a person answers (a terminal prompt, MCP elicitation): trajectories record
+    /// such decisions as the user's, the others as the policy's.
+    fn asks_a_person(&self) -> bool {
+        false
+    }
 }
 
-/// The permission modes of safety.md §2.
+/// The permission modes of docs/reference/safety.md#permission-modes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum PermissionMode {
     /// Read-only calls run; everything else asks.
@@ -163,7 +170,7 @@ impl std::fmt::Display for PermissionMode {
     }
 }
 
-/// The mode table of safety.md §2 as a policy.
+/// The mode table of docs/reference/safety.md#permission-modes as a policy.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ModePolicy {
     pub mode: PermissionMode,
@@ -251,7 +258,7 @@ mod tests {
     #[test]
     fn the_mode_table_holds() {
         let edit = ToolSpec::new("edit_file", "").alias("Edit").edits_files();
-        let shell = ToolSpec::new("bash", "").alias("Bash");
+        let shell = ToolSpec::new("bash", "").alias("Bash").command_param("command");
         let args = json!({"command": "git push origin main", "file_path": "a.txt"});
         let cases = [
             (PermissionMode::Default, &edit, "ask"),
@@ -275,7 +282,7 @@ mod tests {
 
     #[test]
     fn denial_messages_name_the_way_out() {
-        let shell = ToolSpec::new("bash", "").alias("Bash");
+        let shell = ToolSpec::new("bash", "").alias("Bash").command_param("command");
         let args = json!({"command": "git push origin main"});
         let Decision::Deny { message } =
             ModePolicy::new(PermissionMode::DontAsk).decide(&request(&shell, &args, false))
@@ -296,7 +303,7 @@ mod tests {
     #[tokio::test]
     async fn the_non_interactive_denial_suggests_only_modes_that_would_allow_the_call() {
         let edit = ToolSpec::new("edit_file", "").alias("Edit").edits_files();
-        let shell = ToolSpec::new("bash", "").alias("Bash");
+        let shell = ToolSpec::new("bash", "").alias("Bash").command_param("command");
         let args = json!({"command": "git push origin main", "file_path": "a.txt"});
         async fn denial(spec: &ToolSpec, args: &Value) -> String {
             match NonInteractiveApprover.approve(&request(spec, args, false), "mode default").await {

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::FutureExt;
 use tokio::sync::broadcast;
@@ -13,9 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{SessionInfo, SessionState, ToolContext};
 use crate::events::{EventSink, ExecEvent};
-use crate::executor::budget::{remove_old_spills, spill_dirs};
 use crate::paths::{NoPaths, PathPolicy};
 use crate::registry::ToolSet;
+use crate::spill::{SpillDir, remove_old_spills};
 
 /// How to build a session.
 #[derive(Clone)]
@@ -24,16 +25,14 @@ pub struct SessionConfig {
     pub workspace: PathBuf,
     /// The session id; a random one when `None`.
     pub id: Option<String>,
-    /// Whether file tools enforce read-before-edit and the stale check.
-    pub enforce_read_before_edit: bool,
     /// The path policy; without one every path is refused.
     pub path_policy: Option<Arc<dyn PathPolicy>>,
 }
 
 impl SessionConfig {
-    /// A config for `workspace` with read-before-edit enforced.
+    /// A config for `workspace` (no path policy: every path is refused until one is set).
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
-        SessionConfig { workspace: workspace.into(), id: None, enforce_read_before_edit: true, path_policy: None }
+        SessionConfig { workspace: workspace.into(), id: None, path_policy: None }
     }
 }
 
@@ -42,7 +41,6 @@ impl std::fmt::Debug for SessionConfig {
         f.debug_struct("SessionConfig")
             .field("workspace", &self.workspace)
             .field("id", &self.id)
-            .field("enforce_read_before_edit", &self.enforce_read_before_edit)
             .finish_non_exhaustive()
     }
 }
@@ -60,31 +58,31 @@ pub struct Session {
     paths: Arc<dyn PathPolicy>,
     events: EventSink,
     tools: ToolSet,
+    closed: AtomicBool,
     json_text_params: HashMap<String, Vec<Vec<String>>>,
-    pub(crate) spill_dir: PathBuf,
-    pub(crate) spill_rel: String,
 }
 
 impl Session {
     /// A session over `tools`. Old spill files of the workspace are cleaned up here.
     pub fn new(config: SessionConfig, tools: ToolSet) -> Self {
+        Session::with_state(config, tools, SessionState::default())
+    }
+
+    /// A session over `tools` whose state already holds its tools' settings (see
+    /// [`SessionState::insert`]).
+    pub fn with_state(config: SessionConfig, tools: ToolSet, state: SessionState) -> Self {
         let id = config.id.unwrap_or_else(new_session_id);
         remove_old_spills(&config.workspace);
-        let (spill_dir, spill_rel) = spill_dirs(&config.workspace, &id);
+        let spill = SpillDir::of(&config.workspace, &id);
         let paths = config.path_policy.unwrap_or_else(|| Arc::new(NoPaths::new(config.workspace.clone())));
         Session {
-            info: Arc::new(SessionInfo {
-                id,
-                workspace: config.workspace,
-                enforce_read_before_edit: config.enforce_read_before_edit,
-            }),
-            state: Arc::new(SessionState::default()),
+            info: Arc::new(SessionInfo { id, workspace: config.workspace, spill }),
+            state: Arc::new(state),
+            closed: AtomicBool::new(false),
             paths,
             events: EventSink::new(1024),
             tools,
             json_text_params: HashMap::new(),
-            spill_dir,
-            spill_rel,
         }
     }
 
@@ -155,8 +153,13 @@ impl Session {
         }
     }
 
-    /// Closes every tool of the session (kills shells and jobs, ends connections).
+    /// Ends the session, once: closes every tool, then every resource registered in its state
+    /// (shells and jobs, MCP connections, ...) in reverse order of registration. Later calls
+    /// do nothing.
     pub async fn close(&self) {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
         let closes = self.tools.handles().iter().map(|handle| async move {
             // A tool that panics while closing must not keep the others from closing.
             if AssertUnwindSafe(handle.tool.close()).catch_unwind().await.is_err() {
@@ -164,6 +167,16 @@ impl Session {
             }
         });
         futures::future::join_all(closes).await;
+        for resource in self.state.take_resources() {
+            if AssertUnwindSafe(resource.close()).catch_unwind().await.is_err() {
+                tracing::warn!(resource = resource.name(), "a session resource panicked while closing");
+            }
+        }
+    }
+
+    /// Whether [`Session::close`] has run.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
     }
 }
 

@@ -51,7 +51,7 @@ pub enum Availability {
 }
 
 /// How the markdown and XML call formats map a fenced block onto the tool's parameters
-/// (formats.md §2.2). A tool without a mapping takes a JSON object as its block body.
+/// (docs/reference/formats.md#langtag-dispatch). A tool without a mapping takes a JSON object as its block body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockMapping {
     /// The langtags that name this tool (`bash`, `shell`, `sh`).
@@ -65,7 +65,7 @@ pub struct BlockMapping {
     pub strip_prompt: bool,
 }
 
-/// A hint appended to a validation error about one parameter (tools.md §0.1).
+/// A hint appended to a validation error about one parameter (docs/reference/tools.md#names-and-aliases).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamHint {
     /// The top-level parameter.
@@ -154,6 +154,9 @@ pub struct ToolSpec {
     pub edits_files: bool,
     /// The tool keeps its own output within the budget (the executor does not cut it).
     pub manages_output_budget: bool,
+    /// The parameter that holds a shell command, for a tool that runs one (`bash`,
+    /// `background_run`): permission rules, approval prompts and summaries read it.
+    pub command_param: Option<String>,
 }
 
 impl ToolSpec {
@@ -178,6 +181,7 @@ impl ToolSpec {
             param_hints: Vec::new(),
             path_params: Vec::new(),
             edits_files: false,
+            command_param: None,
             manages_output_budget: false,
         }
     }
@@ -283,6 +287,17 @@ impl ToolSpec {
     pub fn edits_files(mut self) -> Self {
         self.edits_files = true;
         self
+    }
+
+    /// Declares that parameter `name` holds a shell command the tool runs.
+    pub fn command_param(mut self, name: impl Into<String>) -> Self {
+        self.command_param = Some(name.into());
+        self
+    }
+
+    /// The shell command of a call of this tool, when it runs one.
+    pub fn command<'a>(&self, args: &'a Value) -> Option<&'a str> {
+        args.get(self.command_param.as_deref()?)?.as_str()
     }
 
     /// Declares that the tool keeps its output within the budget itself.

@@ -1,6 +1,6 @@
 //! Text utilities every tool and the executor share: removing terminal escape sequences from
 //! model-facing text, naming a JSON value's kind and a JSON syntax error in messages, and
-//! cutting an over-long text to a head and a tail around a marker (tools.md §0.3).
+//! cutting an over-long text to a head and a tail around a marker (docs/reference/tools.md#outputs).
 
 /// Removes ANSI escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL|ESC \`, and two-byte
 /// `ESC x` sequences). Text without `ESC` is returned unchanged without copying work.

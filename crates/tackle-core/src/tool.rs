@@ -14,12 +14,15 @@ use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::BoxFuture;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::output::ToolOutput;
 use crate::schema;
 use crate::spec::ToolSpec;
+
+/// The boxed future type of the object-safe seams of this crate ([`DynTool`], the permission
+/// and hook traits, [`crate::SessionResource`]).
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A tool with a typed input.
 ///

@@ -1,4 +1,4 @@
-//! Anthropic Messages (providers.md §3): the request body (tool results first in one user
+//! Anthropic Messages (docs/reference/providers.md#anthropic-messages): the request body (tool results first in one user
 //! message, thinking blocks sent back unchanged), the non-streaming response, and the stream
 //! assembler over `message_start` … `message_stop`, keyed by block `index`.
 

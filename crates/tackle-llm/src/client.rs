@@ -1,5 +1,5 @@
 //! The provider client: builds each attempt's request, streams or reads the response, and
-//! retries as providers.md §4 says. Calls are returned only once the assistant message is
+//! retries as docs/reference/providers.md#errors-retries-and-timeouts says. Calls are returned only once the assistant message is
 //! complete, so a retried stream can never repeat a tool call.
 
 use std::time::Duration;
@@ -89,7 +89,7 @@ pub struct ProviderConfig {
 }
 
 impl ProviderConfig {
-    /// The defaults of providers.md §1 and §4 for `kind` and `model`.
+    /// The defaults of docs/reference/providers.md#selecting-a-provider and #errors-retries-and-timeouts for `kind` and `model`.
     pub fn new(kind: ProviderKind, model: impl Into<String>) -> Self {
         ProviderConfig {
             kind,
@@ -173,13 +173,19 @@ impl LlmClient {
         Ok(LlmClient { config, http })
     }
 
+    /// Streams responses (`true`, the default) or asks for whole ones (`--no-stream`).
+    pub fn streaming(mut self, stream: bool) -> Self {
+        self.config.stream = stream;
+        self
+    }
+
     /// The provider settings.
     pub fn config(&self) -> &ProviderConfig {
         &self.config
     }
 
     /// Renders tool definitions for this provider: its dialect, and for Anthropic the
-    /// provider-defined tool types of providers.md §5.
+    /// provider-defined tool types of docs/reference/providers.md#schemas-sent-to-providers.
     pub fn render_tools<'a>(&self, specs: impl IntoIterator<Item = &'a ToolSpec>) -> RenderedTools {
         let mut rendered = RenderedTools::default();
         for spec in specs {
@@ -450,7 +456,7 @@ impl LlmClient {
     }
 }
 
-/// Anthropic's own definition of a tool Claude models are trained on (providers.md §5).
+/// Anthropic's own definition of a tool Claude models are trained on (docs/reference/providers.md#schemas-sent-to-providers).
 fn anthropic_native_tool(name: &str) -> Option<Value> {
     match name {
         "bash" => Some(json!({"type": "bash_20250124", "name": "bash"})),

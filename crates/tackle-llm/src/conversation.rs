@@ -156,7 +156,7 @@ pub struct Completion {
     /// `reasoning_content`, Anthropic thinking text).
     pub thinking: String,
     /// Calls that were cut off by the output limit before they were complete (dropped,
-    /// providers.md §6.3).
+    /// docs/reference/providers.md#truncated-replies).
     pub incomplete_calls: usize,
     pub finish: FinishReason,
     pub usage: Usage,

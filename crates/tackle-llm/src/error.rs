@@ -1,4 +1,4 @@
-//! Provider errors, classified as providers.md §4 says, with messages that tell the person
+//! Provider errors, classified as docs/reference/providers.md#errors-retries-and-timeouts says, with messages that tell the person
 //! what to do next.
 
 use std::time::Duration;
@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The class of a provider error (providers.md §4).
+/// The class of a provider error (docs/reference/providers.md#errors-retries-and-timeouts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorClass {
@@ -89,7 +89,7 @@ impl LlmError {
     }
 }
 
-/// The phrases of a context-length error (providers.md §4).
+/// The phrases of a context-length error (docs/reference/providers.md#errors-retries-and-timeouts).
 const CONTEXT_PHRASES: &[&str] = &["maximum context length", "prompt is too long", "too many tokens"];
 
 /// The provider's own words from an error body (`{"error": {"message"}}`, Anthropic's

@@ -1,4 +1,4 @@
-//! Tackle's LLM provider clients (providers.md §1–§5): OpenAI Chat Completions and every
+//! Tackle's LLM provider clients (docs/reference/providers.md#selecting-a-provider): OpenAI Chat Completions and every
 //! compatible server, and Anthropic Messages; streaming SSE or whole responses; tool-call
 //! assembly; retries with backoff, jitter and `Retry-After`; classified errors.
 //!
@@ -10,6 +10,7 @@ pub mod anthropic;
 mod client;
 mod conversation;
 mod error;
+mod model;
 pub mod openai;
 pub mod retry;
 pub mod sse;
@@ -19,4 +20,5 @@ pub use conversation::{
     AssistantMessage, ChatRequest, Completion, FinishReason, LlmEvent, Message, NativeCall, ToolResult, Usage, UserPart,
 };
 pub use error::{ErrorClass, LlmError, classify_status, provider_message};
+pub use model::{ChatModel, ModelInfo};
 pub use retry::RetryPolicy;

@@ -1,4 +1,4 @@
-//! OpenAI Chat Completions and every compatible server (providers.md §2): the request body,
+//! OpenAI Chat Completions and every compatible server (docs/reference/providers.md#openai-chat-completions): the request body,
 //! the non-streaming response, and the stream assembler that keys tool-call deltas by
 //! `index` and tolerates the variants compatibles send.
 
@@ -238,7 +238,7 @@ impl StreamAssembler {
         }
     }
 
-    /// Applies the `tool_calls` array of one delta (providers.md §2, assembly rules).
+    /// Applies the `tool_calls` array of one delta (docs/reference/providers.md#openai-chat-completions, assembly rules).
     fn tool_call_deltas(&mut self, deltas: &[Value]) {
         for delta in deltas {
             let index = delta.get("index").and_then(Value::as_u64);

@@ -1,4 +1,4 @@
-//! When and how long to wait before another attempt (providers.md §4): exponential backoff
+//! When and how long to wait before another attempt (docs/reference/providers.md#errors-retries-and-timeouts): exponential backoff
 //! with jitter, the server's own `retry-after-ms` / `Retry-After` when it gives one, and
 //! `x-should-retry`.
 

@@ -1,7 +1,7 @@
 //! The official Python SDKs (`openai`, `anthropic`, installed by
 //! `scripts/install-test-deps.sh` into `.venv-llm`) read the same fake-server streams as
 //! Tackle; the calls they assemble (id, name, parsed arguments) and the finish reason must
-//! equal Tackle's (providers.md §8.3).
+//! equal Tackle's (docs/reference/providers.md#cross-checks).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

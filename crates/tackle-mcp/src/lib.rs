@@ -1,4 +1,4 @@
-//! MCP for Tackle, on the official Rust SDK `rmcp` (spec/mcp.md).
+//! MCP for Tackle, on the official Rust SDK `rmcp` (docs/mcp.md).
 //!
 //! Two faces:
 //! - [`server`]: `tackle mcp serve`, which lets any MCP client (Claude Code, Codex, Cursor, the

@@ -1,4 +1,4 @@
-//! The client against real MCP servers (spec/mcp.md §3.1): server-everything over stdio and
+//! The client against real MCP servers (docs/mcp.md#tests): server-everything over stdio and
 //! streamable HTTP, server-filesystem, mcp-server-git and mcp-server-time. Names, calls,
 //! structured results, errors, progress, a server killed mid-call and restarted, task-only
 //! tools skipped.

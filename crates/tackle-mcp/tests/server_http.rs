@@ -1,6 +1,6 @@
 //! The server over real streamable HTTP on 127.0.0.1: sessions and their ids, the status
-//! codes of mcp.md §1.1, DNS-rebinding protection, version headers, one tool session per
-//! `Mcp-Session-Id`, idle expiry, and a shutdown that closes every session's tools. The
+//! codes of docs/mcp.md#transports, DNS-rebinding protection, version headers, one tool session
+//! per `Mcp-Session-Id`, idle expiry, and a shutdown that closes every session's tools. The
 //! bounds (the session cap, the token, reused ids, arrival order) are in `server_http_bounds.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use tackle_core::config::{Config, ConfigError};
 use tackle_core::secrets;
 
-/// Variables every command gets, whatever it inherits (safety.md §7).
+/// Variables every command gets, whatever it inherits (docs/reference/safety.md#command-environment).
 pub const FIXED_VARS: &[(&str, &str)] = &[
     ("GIT_TERMINAL_PROMPT", "0"),
     ("PAGER", "cat"),
@@ -34,7 +34,7 @@ pub const FIXED_VARS: &[(&str, &str)] = &[
     ("PYTHONUNBUFFERED", "1"),
 ];
 
-/// The variable that marks every process a session's commands started (safety.md §7).
+/// The variable that marks every process a session's commands started (docs/reference/safety.md#command-environment).
 pub const SESSION_ID_VAR: &str = "TACKLE_SESSION_ID";
 
 /// The `[env]` section as a file holds it.

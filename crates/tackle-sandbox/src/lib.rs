@@ -1,6 +1,6 @@
 //! Where Tackle's hands may reach: the workspace path policy that in-process file tools
-//! resolve every path with (safety.md §1), and the process sandbox and environment that
-//! shell commands run in (safety.md §6–§7).
+//! resolve every path with (docs/reference/safety.md#path-policy), and the process sandbox and environment that
+//! shell commands run in (docs/reference/safety.md#process-sandbox).
 
 pub mod env;
 pub mod paths;

@@ -1,4 +1,4 @@
-//! The workspace path policy (safety.md §1): where the in-process file tools may read and
+//! The workspace path policy (docs/reference/safety.md#path-policy): where the in-process file tools may read and
 //! write.
 //!
 //! A path as the model wrote it is resolved in four steps: `~` expands to the home
@@ -9,8 +9,8 @@
 //! inside a root. On top of that, writes into `.git/` (at any depth), `.tackle/`, `.claude/`,
 //! `tackle.toml` and `.mcp.json` (at each root) are refused unless
 //! `[workspace] writable_protected` opens them, and device paths are never read or written.
-//! A FIFO or socket (opening one can block) is refused as not a regular file: safety.md's
-//! device paths are `/dev/*` and `/proc/*/fd/*`, and formats.md §6 words this refusal.
+//! A FIFO or socket (opening one can block) is refused as not a regular file: docs/reference/safety.md's
+//! device paths are `/dev/*` and `/proc/*/fd/*`, and docs/reference/formats.md#block-tools words this refusal.
 //!
 //! The resolved path is what the tools open, so the file a tool touches is exactly the one
 //! the policy checked. A swap between this check and the write is caught by the atomic
@@ -52,7 +52,7 @@ pub struct Root {
     pub writable: bool,
 }
 
-/// Why a path was refused. The `Display` text is the model-facing message of safety.md §1.
+/// Why a path was refused. The `Display` text is the model-facing message of docs/reference/safety.md#path-policy.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
     #[error(

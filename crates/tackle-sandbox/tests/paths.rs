@@ -1,4 +1,4 @@
-//! The workspace path policy (safety.md §1) on real directories, symlinks and FIFOs: every
+//! The workspace path policy (docs/reference/safety.md#path-policy) on real directories, symlinks and FIFOs: every
 //! escape is refused with the normative message, every in-workspace path (through symlinks
 //! that stay inside) resolves to the file the kernel would open.
 
@@ -244,7 +244,7 @@ fn device_paths_and_fifos_are_never_read() {
 #[test]
 fn fifos_are_refused_as_not_regular_files() {
     // A FIFO in the workspace would hang a read (or the diff of a write); it is no device path
-    // (safety.md §1 names /dev and /proc), so the refusal says what it is (formats.md §6).
+    // (docs/reference/safety.md#path-policy names /dev and /proc), so the refusal says what it is (docs/reference/formats.md#block-tools).
     let fx = fixture();
     let fifo = fx.ws.join("pipe");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());

@@ -1,4 +1,4 @@
-//! Serves a JSON script (providers.md §8.1) on 127.0.0.1 until killed, printing the port on
+//! Serves a JSON script (docs/reference/providers.md#fake-llm-server-for-tests) on 127.0.0.1 until killed, printing the port on
 //! the first line of stdout. Used by the side-by-side scripts in `bench/`.
 //!
 //! `cargo run --release -p tackle-testkit --example fake_llm_server -- SCRIPT.json`

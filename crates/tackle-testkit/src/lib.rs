@@ -1,4 +1,4 @@
-//! A scripted fake LLM server for Tackle's tests (providers.md §8.1): an axum server on
+//! A scripted fake LLM server for Tackle's tests (docs/reference/providers.md#fake-llm-server-for-tests): an axum server on
 //! `127.0.0.1:0` that serves `POST /v1/chat/completions` (OpenAI) and `POST /v1/messages`
 //! (Anthropic), streamed or whole, from one script of turns. It records every request, checks
 //! each against its turn's expectation and the history invariants, and injects faults.

@@ -1,4 +1,4 @@
-//! The script a fake server follows (providers.md §8.1): turns served in order, each with an
+//! The script a fake server follows (docs/reference/providers.md#fake-llm-server-for-tests): turns served in order, each with an
 //! optional expectation about the request, a reply, and faults. Scripts are JSON or built in
 //! Rust with the small builders here.
 

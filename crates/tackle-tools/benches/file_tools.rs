@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use tackle_core::{Executor, PathPolicy, Session, SessionConfig, ToolCall};
+use tackle_core::{Executor, PathPolicy, Session, SessionConfig, SessionState, ToolCall};
 use tackle_sandbox::WorkspacePolicy;
 use tackle_tools::fs::FsSettings;
 use tokio_util::sync::CancellationToken;
@@ -24,9 +24,9 @@ fn session(dir: &Path, durable: bool) -> Session {
     let selection = registry.select("all", "all").unwrap();
     let mut config = SessionConfig::new(dir.to_owned());
     config.path_policy = Some(Arc::new(WorkspacePolicy::new(dir).unwrap()) as Arc<dyn PathPolicy>);
-    let session = Session::new(config, registry.instantiate(&selection));
-    FsSettings { durable_writes: durable }.install(session.state());
-    session
+    let state = SessionState::default();
+    state.insert(FsSettings { durable_writes: durable, ..FsSettings::default() });
+    Session::with_state(config, registry.instantiate(&selection), state)
 }
 
 /// 5,000 lines of code-like text, 325 KiB, with one unique marker in the middle.

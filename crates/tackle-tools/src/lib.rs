@@ -1,5 +1,5 @@
 //! Tackle's built-in tools, each a typed [`tackle_core::Tool`], and their registration in the
-//! toolsets of tools.md §0.5.
+//! toolsets of docs/reference/tools.md#tool-index.
 
 pub mod control;
 pub mod fs;
@@ -10,6 +10,20 @@ pub mod shell;
 
 use tackle_core::Registry;
 
+/// The toolsets of the built-ins (the allowlist's names; `all` names every built-in).
+pub mod toolset {
+    /// What `tackle run` uses: read, write, edit, search, shell and jobs, `task_done`.
+    pub const DEFAULT: &str = "default";
+    /// Trae Agent's tools: its editor, `bash`, `sequentialthinking`, `task_done`.
+    pub const TRAE: &str = "trae";
+    /// The small set of the teaching agents: Claude Code-style file tools, shell and jobs.
+    pub const BARE: &str = "bare";
+    /// Codex CLI's tools: `apply_patch`, read and search, `bash`, `task_done`.
+    pub const CODEX: &str = "codex";
+    /// Every named toolset of the built-ins, in documentation order.
+    pub const ALL_NAMED: &[&str] = &[DEFAULT, TRAE, BARE, CODEX];
+}
+
 /// A registry holding every built-in tool in its toolsets.
 pub fn builtin_registry() -> Registry {
     let mut registry = Registry::new();
@@ -17,23 +31,25 @@ pub fn builtin_registry() -> Registry {
     registry
 }
 
-/// Registers every built-in tool (tools.md §0.5 gives the toolsets).
+/// Registers every built-in tool in its toolsets (docs/reference/tools.md lists them).
 pub fn register_builtins(registry: &mut Registry) {
-    registry.register(&["trae"], control::SequentialThinking::default);
-    registry.register(&["default", "trae", "codex"], control::TaskDone::default);
-    registry.register(&["trae"], fs::editor::Editor::default);
-    registry.register(&["default", "bare", "codex"], fs::read_file::ReadFile::default);
-    registry.register(&["default", "bare"], fs::write_file::WriteFile::default);
-    registry.register(&["default", "bare"], fs::edit_file::EditFile::default);
-    registry.register(&["codex"], fs::patch::ApplyPatch::default);
-    registry.register(&["default", "bare", "codex"], search::glob::Glob::default);
-    registry.register(&["default", "bare", "codex"], search::grep::Grep::default);
+    use toolset::{BARE, CODEX, DEFAULT, TRAE};
+    registry.declare_toolsets(toolset::ALL_NAMED);
+    registry.register(&[TRAE], control::SequentialThinking::default);
+    registry.register(&[DEFAULT, TRAE, CODEX], control::TaskDone::default);
+    registry.register(&[TRAE], fs::editor::Editor::default);
+    registry.register(&[DEFAULT, BARE, CODEX], fs::read_file::ReadFile::default);
+    registry.register(&[DEFAULT, BARE], fs::write_file::WriteFile::default);
+    registry.register(&[DEFAULT, BARE], fs::edit_file::EditFile::default);
+    registry.register(&[CODEX], fs::patch::ApplyPatch::default);
+    registry.register(&[DEFAULT, BARE, CODEX], search::glob::Glob::default);
+    registry.register(&[DEFAULT, BARE, CODEX], search::grep::Grep::default);
     registry.register(&[], json_edit::JsonEdit::default);
     registry.register(&[], gptme::Save::default);
     registry.register(&[], gptme::Append::default);
     registry.register(&[], gptme::Patch::default);
-    registry.register(&["default", "trae", "bare", "codex"], shell::Bash::default);
-    registry.register(&["default", "bare"], shell::BackgroundRun::default);
-    registry.register(&["default", "bare"], shell::JobOutput::default);
-    registry.register(&["default", "bare"], shell::JobKill::default);
+    registry.register(&[DEFAULT, TRAE, BARE, CODEX], shell::Bash::default);
+    registry.register(&[DEFAULT, BARE], shell::BackgroundRun::default);
+    registry.register(&[DEFAULT, BARE], shell::JobOutput::default);
+    registry.register(&[DEFAULT, BARE], shell::JobKill::default);
 }

@@ -1,4 +1,4 @@
-//! `apply_patch` (tools.md §5) on real files: Codex's format and lenient parsing, the four
+//! `apply_patch` (docs/reference/tools.md#apply_patch) on real files: Codex's format and lenient parsing, the four
 //! matching passes, all-or-nothing application (nothing written when any part fails, files
 //! restored when a write fails partway), endings kept, history and ledger updated.
 

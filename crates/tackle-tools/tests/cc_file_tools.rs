@@ -1,4 +1,4 @@
-//! Claude Code-style `read_file`, `write_file` and `edit_file` (tools.md §4) on real files:
+//! Claude Code-style `read_file`, `write_file` and `edit_file` (docs/reference/tools.md#read_file) on real files:
 //! every message, the read requirement and stale check (enforced in sessions, skipped in a
 //! one-shot call), and the bytes outside an edit kept exactly.
 

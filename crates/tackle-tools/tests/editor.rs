@@ -1,4 +1,4 @@
-//! `str_replace_based_edit_tool` (tools.md §3) on real files through the executor: every
+//! `str_replace_based_edit_tool` (docs/reference/tools.md#str_replace_based_edit_tool) on real files through the executor: every
 //! message, every check in its order, the Trae bugs that must not come back, and the bytes
 //! outside an edit left exactly as they were.
 

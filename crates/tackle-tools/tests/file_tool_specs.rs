@@ -1,4 +1,4 @@
-//! What the file and search tools declare about themselves (tools.md §0.5, safety.md §2):
+//! What the file and search tools declare about themselves (docs/reference/tools.md#tool-index, docs/reference/safety.md#permission-modes):
 //! annotations, path parameters, file edits, output budgets, and the read-only and
 //! concurrency-safe answers that depend on the input — the permission modes and the
 //! scheduler act on these.

@@ -1,4 +1,4 @@
-//! gptme's block tools `save`, `append` and `patch` (formats.md §6) on real files, through the
+//! gptme's block tools `save`, `append` and `patch` (docs/reference/formats.md#block-tools) on real files, through the
 //! executor: messages, the placeholder refusal, all-or-nothing patches, and the machinery they
 //! share with the other file tools (path policy, atomic writes, history, ledger).
 

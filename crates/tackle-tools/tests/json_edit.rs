@@ -1,4 +1,4 @@
-//! `json_edit_tool` (tools.md §8) on real files: every operation and message, filters,
+//! `json_edit_tool` (docs/reference/tools.md#json_edit_tool) on real files: every operation and message, filters,
 //! `null` as a value, the file's own layout kept, nothing written when anything fails, and
 //! `value` as JSON text only in a session that showed the `openai-strict` dialect.
 
@@ -184,7 +184,7 @@ async fn argument_and_file_errors_leave_the_file_untouched() {
     );
     assert_eq!(ws.read("f.json"), "{\n  \"a\": 1,\n  \"b\": ,\n}\n");
     // JSON is UTF-8: another byte is placed like any syntax error; a NUL byte makes the file
-    // binary (tools.md §0.4).
+    // binary (docs/reference/tools.md#session-state).
     for (content, at) in [
         (&b"{\"a\": \"caf\xe9\"}"[..], "0xe9 at line 1 column 11"),
         (b"{\n  \"a\": 1,\n  \"\xc3\xa9\xff\": 2\n}\n", "0xff at line 3 column 6"),

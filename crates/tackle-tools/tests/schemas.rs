@@ -1,5 +1,5 @@
 //! Every built-in tool's definition in every dialect: one insta snapshot each, and a check of
-//! each provider's rules (providers.md §5), so a schema change is always seen and a schema a
+//! each provider's rules (docs/reference/providers.md#schemas-sent-to-providers), so a schema change is always seen and a schema a
 //! provider would reject (Trae's recurring HTTP 400) never ships.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

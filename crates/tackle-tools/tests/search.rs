@@ -1,4 +1,4 @@
-//! `glob` and `grep` (tools.md §6–§7) on a real git repository: the same files and the same
+//! `glob` and `grep` (docs/reference/tools.md#glob) on a real git repository: the same files and the same
 //! lines as the real `rg` with the same options (ignore files, hidden entries, binary files,
 //! BOMs, globs, types, context, multiline), plus the paging, ordering and every message.
 

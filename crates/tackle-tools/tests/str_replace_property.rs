@@ -1,4 +1,4 @@
-//! The property of tools.md §0.4: for any file content (tabs, CRLF, Unicode, with or without
+//! The property of docs/reference/tools.md#session-state: for any file content (tabs, CRLF, Unicode, with or without
 //! a final newline) and any substring that occurs exactly once, `str_replace` changes exactly
 //! that span and nothing else; and an LF `old_str` that matches a CRLF file only through the
 //! retry is replaced with the file's own endings.

@@ -1,6 +1,6 @@
 //! Calls as a model in OpenAI's strict mode sends them: every property present, the optional
 //! ones `null`. For every file and search tool such a call must do exactly what the same call
-//! without those properties does (tools.md §0.1: optional means absent or null).
+//! without those properties does (docs/reference/tools.md#names-and-aliases: optional means absent or null).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -186,7 +186,8 @@ pub async fn run(server: &FakeLlm, spec: RunSpec, task: &str) -> Ran {
         call_format: spec.format,
         ..AgentConfig::default()
     };
-    let mut agent = Agent::new(client, session, ExecutorConfig::default(), permissions, config, Some(trajectory));
+    let mut agent =
+        Agent::new(Arc::new(client), session, ExecutorConfig::default(), permissions, config, Some(trajectory));
     if let Some(refresh) = spec.refresh {
         agent = agent.with_tool_refresh(refresh);
     }

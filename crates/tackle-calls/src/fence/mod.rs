@@ -1,4 +1,4 @@
-//! One open code block and the per-line rules that decide where it ends (formats.md §2.1
+//! One open code block and the per-line rules that decide where it ends (docs/reference/formats.md#fence-scanner
 //! step 5): glued closers, heredocs and quotes in shell blocks, triple quotes in Python blocks,
 //! nesting depth, and the look-ahead that tells a nested opener from a closer.
 //!

@@ -1,4 +1,4 @@
-//! `ipython` / `py` blocks: Python's triple-quoted strings (formats.md §2.1 step 5).
+//! `ipython` / `py` blocks: Python's triple-quoted strings (docs/reference/formats.md#fence-scanner step 5).
 //!
 //! A fence line inside `"""…"""` or `'''…'''` is Python source, not a markdown delimiter.
 //! Ordinary `'…'` / `"…"` strings are tracked too, so `'"""'` opens nothing and a `#` inside a

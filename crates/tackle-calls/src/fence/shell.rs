@@ -1,4 +1,4 @@
-//! Shell blocks: heredoc openers and quote state (formats.md §2.1 step 5, "Shell langs").
+//! Shell blocks: heredoc openers and quote state (docs/reference/formats.md#fence-scanner step 5, "Shell langs").
 //!
 //! A fence line inside a heredoc body or inside an open quote is content, so a script that
 //! writes a markdown file (`cat > README.md << 'EOF'` … `EOF`) keeps its fences. This follows

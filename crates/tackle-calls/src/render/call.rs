@@ -1,4 +1,4 @@
-//! Writing one call in a text format (formats.md §2.3, §3 rendering, §4 rendering).
+//! Writing one call in a text format (docs/reference/formats.md#rendering, docs/reference/formats.md#xml rendering, docs/reference/formats.md#tool rendering).
 //!
 //! Every rendering is checked by parsing it back: a call that the format cannot express (a
 //! shell block whose command leaves a quote open, a markdown block for a tool's parameters
@@ -60,7 +60,7 @@ pub fn render_call(
 }
 
 /// The fence for a body: `max(3, L + 1)` backticks, `L` the longest run starting a line;
-/// never exactly six, which followed by a langtag reads as a glued close and open (§2.1).
+/// never exactly six, which followed by a langtag reads as a glued close and open (docs/reference/formats.md#fence-scanner).
 pub(crate) fn fence_for(body: &str) -> String {
     let longest = body.split('\n').map(pytext::backtick_run).max().unwrap_or(0);
     let len = (longest + 1).max(3);

@@ -1,4 +1,4 @@
-//! The system-prompt section that teaches a text format (formats.md §8): the format's rules,
+//! The system-prompt section that teaches a text format (docs/reference/formats.md#results-back-to-the-model): the format's rules,
 //! each loaded tool's description with an example call, its parameters (the JSON Schema for
 //! tools that take a JSON object), and the warning that examples meant to be shown, not run,
 //! go in a fence with a non-tool langtag.

@@ -1,4 +1,4 @@
-//! Results back to the model in a text format (formats.md §8): every output of one assistant
+//! Results back to the model in a text format (docs/reference/formats.md#results-back-to-the-model): every output of one assistant
 //! message goes in one user message, in call order.
 
 use serde_json::json;

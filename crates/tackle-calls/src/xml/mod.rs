@@ -1,4 +1,4 @@
-//! The `xml` format (formats.md §3): `<function_calls><invoke name="TOOL">` with
+//! The `xml` format (docs/reference/formats.md#xml): `<function_calls><invoke name="TOOL">` with
 //! `<parameter name="P">` children, and `<tool-use><TOOL attr="…">BODY</TOOL>`.
 //!
 //! A wrapper opens where its tag appears in prose (outside code blocks and thinking regions,

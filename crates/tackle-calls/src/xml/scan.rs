@@ -1,4 +1,4 @@
-//! The lenient tag scanner (formats.md §3): wrapper tags in prose, and each call element from
+//! The lenient tag scanner (docs/reference/formats.md#xml): wrapper tags in prose, and each call element from
 //! its start tag to its closing tag, resumable at any byte.
 //!
 //! Not an XML parser: parameter text is taken raw up to the first matching closing tag (a

@@ -1,4 +1,4 @@
-//! XML text as the lenient scanner reads and writes it (formats.md §3): `<![CDATA[ … ]]>` is
+//! XML text as the lenient scanner reads and writes it (docs/reference/formats.md#xml): `<![CDATA[ … ]]>` is
 //! unwrapped, the five predefined entities and numeric character references are decoded, and
 //! nothing else is touched, so `a < b && cat <file>` survives as written.
 
@@ -141,7 +141,7 @@ pub(crate) fn attributes(text: &str) -> Vec<(String, String)> {
     }
 }
 
-/// Strips the newlines a string parameter's raw text is written with (§3 typed arguments):
+/// Strips the newlines a string parameter's raw text is written with (docs/reference/formats.md#xml typed arguments):
 /// one leading newline, and one trailing newline only when no other newline is left.
 pub(crate) fn trim_newlines(raw: &str) -> &str {
     let text = raw.strip_prefix("\r\n").or_else(|| raw.strip_prefix('\n')).unwrap_or(raw);

@@ -1,4 +1,4 @@
-//! From a read element to a call: names, ids and typed arguments (formats.md §3).
+//! From a read element to a call: names, ids and typed arguments (docs/reference/formats.md#xml).
 //!
 //! A parameter's text is converted by the type the tool's schema gives it: strings raw (one
 //! leading newline dropped, one trailing newline dropped when no other is left), numbers and
@@ -81,7 +81,7 @@ fn tool_use(element: &Element, attrs: Vec<(String, String)>, input: &Input, tool
         let raw = input.str(from, to);
         // Elements that name no parameter are the body of a tool that takes one (html for
         // `save`); otherwise they are parameters, and names not in the schema are passed on as
-        // strings for validation to report (§3).
+        // strings for validation to report (docs/reference/formats.md#xml).
         match children(raw, input) {
             Some(children) if spec.and_then(|s| s.mapping()).is_none() || children.iter().any(|c| is_param(c.name)) => {
                 for child in children {

@@ -276,8 +276,8 @@ pub fn codeblocks_chunked(text: &str, sizes: &[usize]) -> Vec<Codeblock> {
     blocks
 }
 
-/// Specs for the rule tests: the block-mapped tools of §2.2, a JSON-body file reader, and a
-/// tool whose parameters cover every schema type of §3.
+/// Specs for the rule tests: the block-mapped tools of docs/reference/formats.md#langtag-dispatch, a JSON-body file reader, and a
+/// tool whose parameters cover every schema type of docs/reference/formats.md#xml.
 pub fn test_specs() -> Vec<tackle_core::ToolSpec> {
     use serde_json::json;
     use tackle_core::{BlockMapping, ToolSpec};

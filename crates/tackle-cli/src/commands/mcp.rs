@@ -1,16 +1,14 @@
-//! `tackle mcp serve`: Tackle's tools for any MCP client (mcp.md §1). The command assembles
+//! `tackle mcp serve`: Tackle's tools for any MCP client (docs/mcp.md#serving-tackle-mcp-serve). The command assembles
 //! the registry, the selection, the executor and a session factory, then hands them to
-//! `tackle_mcp::server`, which does the rest.
+//! `tackle::mcp::server`, which does the rest.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
-use tackle_core::permission::PermissionMode;
-use tackle_core::registry::Selection;
-use tackle_core::{Registry, Session};
-use tackle_mcp::server::{self, McpServer, ServerOptions};
+use tackle::mcp::server::{self, McpServer, ServerOptions};
+use tackle::{McpImport, PermissionMode, SessionBuilder};
 
 use crate::cli::ServeArgs;
 use crate::exit::{CommandResult, Failure, OK};
@@ -32,8 +30,8 @@ const TOKEN_VAR: &str = "TACKLE_MCP_TOKEN";
 /// `[mcp.serve]` from the user config, lowered (never raised) by the workspace's: a file in
 /// the workspace may tighten the server's bounds, not loosen them (both keys are `Narrowing`
 /// in the table of docs/configuration.md; a value that would loosen is ignored with a notice).
-fn serve_settings(config: &tackle_core::config::Config) -> Result<ServeSettings, Failure> {
-    let usage = |err: tackle_core::config::ConfigError| Failure::usage(err.to_string());
+fn serve_settings(config: &tackle::Config) -> Result<ServeSettings, Failure> {
+    let usage = |err: tackle::core::config::ConfigError| Failure::usage(err.to_string());
     let user: ServeSettings = config.user_section("mcp.serve").map_err(usage)?.unwrap_or_default();
     let mut notices = Vec::new();
     let mut lower = |key: &str, mine: Option<u64>, default: u64| -> Result<Option<u64>, Failure> {
@@ -59,7 +57,7 @@ fn auth_token(flag: Option<server::AuthToken>) -> Result<Option<server::AuthToke
     }
     // Through the secrets store: a name with TOKEN in it is moved out of the environment
     // before Tackle re-executes itself (docs/configuration.md, "Secrets").
-    match tackle_core::secrets::var(TOKEN_VAR) {
+    match tackle::core::secrets::var(TOKEN_VAR) {
         Some(token) if !token.is_empty() => {
             server::AuthToken::new(&token).map(Some).map_err(|err| Failure::usage(format!("{TOKEN_VAR}: {err}")))
         }
@@ -70,44 +68,34 @@ fn auth_token(flag: Option<server::AuthToken>) -> Result<Option<server::AuthToke
 /// `tackle mcp serve`.
 pub async fn serve(args: ServeArgs) -> CommandResult {
     let http = args.http.as_deref().map(server::check_loopback).transpose().map_err(Failure::usage)?;
-    let mode: PermissionMode = args
-        .permission_mode
-        .parse()
-        .map_err(|err: tackle_core::permission::UnknownMode| Failure::usage(err.to_string()))?;
-    let executor = session::executor(&args.permission_mode)?;
     let workspace = session::workspace(args.workspace.as_ref())?;
     let config = session::config(&workspace, args.trust_workspace, false)?;
     let settings = serve_settings(&config)?;
     let auth_token = auth_token(args.auth_token)?;
-    let mut registry = session::registry();
     // MCP servers are started only when the allowlist names imported tools (and never ask:
     // stdin belongs to the MCP client).
-    let hub = if server::names_imported_tools(args.tools.as_deref()) {
-        Some(session::import_mcp(&mut registry, &config, &workspace, args.allow_project_mcp, false).await)
-    } else {
-        None
-    };
-    let selection = match select(&registry, args.tools.as_deref()) {
-        Ok(selection) => selection,
-        Err(failure) => {
-            if let Some(hub) = &hub {
-                hub.shutdown().await;
-            }
-            return Err(failure);
-        }
-    };
-    let session_config = session::session_config(&config, &workspace, true)?;
-    // The first session says which sandbox its commands run in; the others are alike.
-    let announced = std::sync::Once::new();
-    let factory: server::SessionFactory = Arc::new(move || {
-        let session = Session::new(session_config.clone(), registry.instantiate(&selection));
-        session::tool_settings(&config, &session).map_err(|failure| failure.message)?;
-        announced.call_once(|| session::announce_sandbox(&session));
-        Ok(session)
-    });
+    let import =
+        if server::names_imported_tools(args.tools.as_deref()) { McpImport::UserAndWorkspace } else { McpImport::None };
+    let tools = args.tools.clone();
+    let template = SessionBuilder::new(&workspace)
+        .config(config)
+        .on_notice(|line| diagln!("tackle: {line}"))
+        .mcp(import)
+        .mcp_required(false)
+        .allow_project_mcp(args.allow_project_mcp)
+        .select_with(move |registry| server::selection(registry, tools.as_deref()))
+        .permission_mode(args.permission_mode)
+        .build_template()
+        .await?;
+    if let Err(failure) = session::announce_sandbox(&template) {
+        template.close().await;
+        return Err(failure);
+    }
+    let sessions = template.clone();
+    let factory: server::SessionFactory = Arc::new(move || Ok(sessions.session()));
     let options = ServerOptions {
         page_size: args.page_size.and_then(|n| usize::try_from(n).ok()),
-        approvals: mode != PermissionMode::Bypass,
+        approvals: args.permission_mode != PermissionMode::Bypass,
         idle_timeout: settings.idle_timeout_s.map_or(server::DEFAULT_IDLE_TIMEOUT, Duration::from_secs),
         max_sessions: args
             .max_sessions
@@ -115,11 +103,9 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
             .map_or(server::DEFAULT_MAX_SESSIONS, |n| usize::try_from(n).unwrap_or(usize::MAX)),
         auth_token,
     };
-    let server = McpServer::new(factory, executor, options);
+    let server = McpServer::new(factory, template.executor(), options);
     let served = serve_on(&server, http).await;
-    if let Some(hub) = &hub {
-        hub.shutdown().await;
-    }
+    template.close().await;
     served
 }
 
@@ -146,13 +132,4 @@ async fn serve_on(server: &McpServer, http: Option<std::net::SocketAddr>) -> Com
         }
     }
     Ok(ExitCode::from(OK))
-}
-
-/// Applies `--tools`, or the serve default (mcp.md §1.3).
-fn select(registry: &Registry, tools: Option<&str>) -> Result<Selection, Failure> {
-    let selection = server::selection(registry, tools).map_err(|err| Failure::usage(err.to_string()))?;
-    for warning in &selection.warnings {
-        tracing::warn!("{warning}");
-    }
-    Ok(selection)
 }

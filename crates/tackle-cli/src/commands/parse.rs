@@ -1,5 +1,5 @@
 //! `tackle parse`: the calls (or code blocks) a model message holds, as the agent loop would
-//! see them (formats.md §9). Reads stdin, prints one JSON array; `--streaming` feeds stdin to
+//! see them (docs/reference/formats.md#tackle-parse). Reads stdin, prints one JSON array; `--streaming` feeds stdin to
 //! the incremental parser as it arrives and must print the same array; `--events` prints one
 //! JSON line per call or block instead, with the input offset it was found at.
 
@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use tackle_calls::{CallFormat, Codeblock, CodeblockScanner, ParsedCall, Parser, ToolIndex, Utf8Stream};
+use tackle::calls::{CallFormat, Codeblock, CodeblockScanner, ParsedCall, Parser, ToolIndex, Utf8Stream};
 
 use super::tools::{print_json, write_failure};
 use crate::cli::ParseArgs;
@@ -69,10 +69,10 @@ impl Finder<'_> {
 
 /// `tackle parse`.
 pub fn run(args: ParseArgs) -> CommandResult {
-    let format: CallFormat =
-        args.format.parse().map_err(|err: tackle_calls::UnknownFormat| Failure::usage(err.to_string()))?;
-    let registry = session::registry();
-    let selection = session::select(&registry, args.selection.tools.as_deref())?;
+    let format: CallFormat = args.format;
+    let registry = tackle::builtin_registry();
+    let list = args.selection.tools.as_deref().unwrap_or(session::TOOLS_DEFAULT);
+    let selection = registry.select(list, session::TOOLS_DEFAULT).map_err(|err| Failure::usage(err.to_string()))?;
     let tools = ToolIndex::from_toolset(&registry.instantiate(&selection));
     let mut finder = if args.codeblocks {
         Finder::Blocks(CodeblockScanner::new())
@@ -136,6 +136,6 @@ pub fn run(args: ParseArgs) -> CommandResult {
     Ok(ExitCode::from(OK))
 }
 
-fn utf8_failure(err: tackle_calls::InvalidUtf8) -> Failure {
+fn utf8_failure(err: tackle::calls::InvalidUtf8) -> Failure {
     Failure::usage(format!("stdin is not valid UTF-8 (byte {}); tackle parse reads UTF-8 text", err.offset))
 }

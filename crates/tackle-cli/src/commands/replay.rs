@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tackle_agent::replay::{copy_workspace, read_events, recorded_setup, rerun, transcript};
-use tackle_core::permission::{AutoApprover, ModePolicy, PermissionMode};
-use tackle_core::{Executor, ExecutorConfig, Session};
+use tackle::agent::replay::{copy_workspace, read_events, recorded_setup, rerun, transcript};
+use tackle::core::permission::AutoApprover;
+use tackle::{PermissionMode, SessionBuilder};
 
 use crate::cli::ReplayArgs;
 use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED};
@@ -16,7 +16,7 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
     if args.check {
         let file = std::fs::File::open(&args.file)
             .map_err(|e| Failure::usage(format!("cannot read {}: {e}", args.file.display())))?;
-        return match tackle_agent::trajectory::check(std::io::BufReader::new(file)) {
+        return match tackle::agent::trajectory::check(std::io::BufReader::new(file)) {
             Ok(summary) => {
                 let unknown = if summary.unknown.is_empty() {
                     String::new()
@@ -57,18 +57,19 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
         }
     };
     let config = session::config(&workspace, false, false)?;
-    let registry = session::registry();
-    let list = tools.join(",");
-    let selection = session::select_from(&registry, Some(&list), "all")?;
-    // Read-before-edit stays on: the recorded reads are re-run too, so the edits behave as they did.
-    let session = Session::new(session::session_config(&config, &workspace, true)?, registry.instantiate(&selection));
-    session::tool_settings(&config, &session)?;
-    // Calls that were denied in the run are skipped; the rest ran then and run again now.
-    let executor = Executor::new(ExecutorConfig::default())
-        .with_policy(Arc::new(ModePolicy::new(PermissionMode::Bypass)))
-        .with_approver(Arc::new(AutoApprover));
-    let report = rerun(&events, &session, &executor).await;
-    session.close().await;
+    // Read-before-edit stays on: the recorded reads are re-run too, so the edits behave as they
+    // did. Calls that were denied in the run are skipped; the rest ran then and run again now.
+    let tackle = SessionBuilder::new(&workspace)
+        .config(config)
+        .on_notice(|line| diagln!("tackle: {line}"))
+        .default_tools("all")
+        .tools(&tools.join(","))
+        .permission_mode(PermissionMode::Bypass)
+        .approver(Arc::new(AutoApprover))
+        .build()
+        .await?;
+    let report = rerun(&events, tackle.session(), tackle.executor()).await;
+    tackle.close().await;
     for difference in &report.differences {
         let flag = |error: bool| if error { " (error)" } else { "" };
         println!(

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use tackle_core::registry::RegistryEntry;
-use tackle_core::schema::{Dialect, render_tools};
-use tackle_core::{OutputMeta, Registry, Session, ToolCall, ToolOutput};
+use tackle::core::registry::{RegistryEntry, Selection};
+use tackle::core::schema::render_tools;
+use tackle::core::{OutputMeta, Registry, Session, ToolCall, ToolOutput};
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 
@@ -30,8 +30,8 @@ struct ListedTool<'a> {
 impl<'a> ListedTool<'a> {
     fn new(entry: &'a RegistryEntry) -> Self {
         let mut toolsets = entry.toolsets.clone();
-        if entry.in_toolset(tackle_core::registry::ALL_TOOLSET) {
-            toolsets.push(tackle_core::registry::ALL_TOOLSET.to_owned());
+        if entry.in_toolset(tackle::core::registry::ALL_TOOLSET) {
+            toolsets.push(tackle::core::registry::ALL_TOOLSET.to_owned());
         }
         ListedTool {
             name: &entry.spec.name,
@@ -45,23 +45,21 @@ impl<'a> ListedTool<'a> {
     }
 }
 
-/// The registry of the `tools list` and `tools schema` commands: built-ins and the tools of
-/// the MCP servers configured for the current directory (which are then shut down).
-async fn listing_registry(selection: &ToolSelection) -> Result<Registry, Failure> {
+/// The registry and selection of the `tools list` and `tools schema` commands: built-ins and
+/// the tools of the MCP servers configured for the current directory (which are then shut
+/// down).
+async fn listing(selection: &ToolSelection) -> Result<(Registry, Selection), Failure> {
     let workspace = session::workspace(None)?;
     let config = session::config(&workspace, false, session::interactive())?;
-    let mut registry = session::registry();
-    let hub =
-        session::import_mcp(&mut registry, &config, &workspace, selection.allow_project_mcp, session::interactive())
-            .await;
-    hub.shutdown().await;
-    Ok(registry)
+    let template =
+        session::builder(&workspace, config, selection).default_tools(session::TOOLS_DEFAULT).build_template().await?;
+    template.close().await;
+    Ok((template.registry().clone(), template.selection().clone()))
 }
 
 /// `tackle tools list`.
 pub async fn list(args: ListArgs) -> CommandResult {
-    let registry = listing_registry(&args.selection).await?;
-    let selection = session::select(&registry, args.selection.tools.as_deref())?;
+    let (registry, selection) = listing(&args.selection).await?;
     let entries: Vec<&RegistryEntry> = selection.names.iter().filter_map(|name| registry.get(name)).collect();
     let mut stdout = std::io::stdout().lock();
     if args.json {
@@ -82,10 +80,7 @@ pub async fn list(args: ListArgs) -> CommandResult {
 
 /// `tackle tools schema`.
 pub async fn schema(args: SchemaArgs) -> CommandResult {
-    let dialect: Dialect =
-        args.dialect.parse().map_err(|err: tackle_core::schema::UnknownDialect| Failure::usage(err.to_string()))?;
-    let registry = listing_registry(&args.selection).await?;
-    let selection = session::select(&registry, args.selection.tools.as_deref())?;
+    let (registry, selection) = listing(&args.selection).await?;
     let tools = registry.instantiate(&selection);
     let specs: Vec<_> = if args.names.is_empty() {
         tools.specs().collect()
@@ -97,7 +92,7 @@ pub async fn schema(args: SchemaArgs) -> CommandResult {
             })
             .collect::<Result<_, _>>()?
     };
-    print_json(&mut std::io::stdout().lock(), &render_tools(specs, dialect))?;
+    print_json(&mut std::io::stdout().lock(), &render_tools(specs, args.dialect))?;
     Ok(ExitCode::from(OK))
 }
 
@@ -138,12 +133,16 @@ pub async fn call(args: CallArgs) -> CommandResult {
         }
         Some(text) => text.to_owned(),
     };
-    let (session, executor) = session::open(&args.session, false, Some(&args.name)).await?;
-    session::announce_sandbox(&session);
+    let tackle =
+        session::tools_builder(&args.session)?.narrow_to(&args.name).enforce_read_before_edit(false).build().await?;
+    if let Err(failure) = session::announce_sandbox(tackle.template()) {
+        tackle.close().await;
+        return Err(failure);
+    }
     let interrupt = signals::interrupt();
     let call = ToolCall::from_text("call_1", args.name.clone(), raw);
-    let output = executor.run(&session, call, &interrupt.token).await;
-    session::close(&session).await;
+    let output = tackle.executor().run(tackle.session(), call, &interrupt.token).await;
+    let session = tackle.session();
 
     let code = if let Some(code) = interrupt.exit_code() {
         code
@@ -155,7 +154,7 @@ pub async fn call(args: CallArgs) -> CommandResult {
         OK
     };
     if args.json {
-        print_json(&mut std::io::stdout().lock(), &call_result(&session, Some(&args.name), &output))?;
+        print_json(&mut std::io::stdout().lock(), &call_result(session, Some(&args.name), &output))?;
     } else if output.meta.rejected {
         diagln!("tackle: {}", output.text_content());
     } else {
@@ -166,13 +165,18 @@ pub async fn call(args: CallArgs) -> CommandResult {
             writeln!(stdout).map_err(write_failure)?;
         }
     }
+    tackle.close().await;
     Ok(ExitCode::from(code))
 }
 
 /// `tackle tools batch`: JSON Lines in, one JSON output per call out, one session throughout.
 /// Each line runs as soon as it arrives and its outputs are flushed before the next is read.
 pub async fn batch(args: BatchArgs) -> CommandResult {
-    let (mut session, executor) = session::open(&args.session, true, None).await?;
+    let mut tackle = session::tools_builder(&args.session)?.build().await?;
+    if let Err(failure) = session::check_sandbox(tackle.template()) {
+        tackle.close().await;
+        return Err(failure);
+    }
     let interrupt = signals::interrupt();
     let cancel = &interrupt.token;
     let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
@@ -195,8 +199,8 @@ pub async fn batch(args: BatchArgs) -> CommandResult {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        session::refresh_mcp(&mut session, args.session.selection.tools.as_deref()).await;
-        let lines = run_batch_line(&session, &executor, &line, line_number, cancel).await;
+        tackle.refresh_tools().await;
+        let lines = run_batch_line(tackle.session(), tackle.executor(), &line, line_number, cancel).await;
         let mut out = stdout.lock();
         let written = lines.iter().try_for_each(|l| writeln!(out, "{l}")).and_then(|()| out.flush());
         if let Err(err) = written {
@@ -206,7 +210,7 @@ pub async fn batch(args: BatchArgs) -> CommandResult {
             break Ok(ExitCode::from(interrupt.exit_code().unwrap_or(130)));
         }
     };
-    session::close(&session).await;
+    tackle.close().await;
     result
 }
 
@@ -218,7 +222,7 @@ enum Entry {
 
 async fn run_batch_line(
     session: &Session,
-    executor: &tackle_core::Executor,
+    executor: &tackle::core::Executor,
     line: &[u8],
     line_number: usize,
     cancel: &CancellationToken,
@@ -249,7 +253,7 @@ fn parse_batch_line(line: &[u8], line_number: usize) -> Vec<Entry> {
     let shape = "each line must be a call object {\"name\": ..., \"args\": {...}} or an array of them";
     let value: Value = match std::str::from_utf8(line)
         .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(t).map_err(|e| tackle_core::text::json_error(&e)))
+        .and_then(|t| serde_json::from_str(t).map_err(|e| tackle::core::text::json_error(&e)))
     {
         Ok(value) => value,
         Err(err) => {
@@ -313,7 +317,7 @@ fn parse_batch_line(line: &[u8], line_number: usize) -> Vec<Entry> {
 
 fn invalid_line(id: &str, message: &str) -> String {
     let meta =
-        OutputMeta { rejected: true, error_kind: Some(tackle_core::ErrorKind::InvalidInput), ..OutputMeta::default() };
+        OutputMeta { rejected: true, error_kind: Some(tackle::core::ErrorKind::InvalidInput), ..OutputMeta::default() };
     to_json_line(&json!({"id": id, "tool": null, "is_error": true, "output": message, "meta": meta}))
 }
 

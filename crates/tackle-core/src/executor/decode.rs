@@ -1,7 +1,7 @@
 //! Turning raw call arguments into the JSON object the validator sees: parse text, accept an
 //! object given as a string, rename parameter aliases, read JSON-text parameters of the
 //! strict dialect, drop `null` for optional parameters, and apply the safe coercions of
-//! tools.md §0.1 (`"10"` → `10`, `"true"` → `true`, a string holding a JSON object or array).
+//! docs/reference/tools.md#names-and-aliases (`"10"` → `10`, `"true"` → `true`, a string holding a JSON object or array).
 
 use serde_json::{Map, Value};
 

@@ -1,4 +1,4 @@
-//! The executor: the pipeline every call goes through, as small layers (DESIGN §1).
+//! The executor: the pipeline every call goes through, as small layers (docs/architecture.md#one-pipeline).
 //!
 //! A turn runs in two phases. **Admission**, in call order: resolve the name, decode and
 //! validate the arguments, ask the permission policy, run pre-call hooks, and resolve "ask"
@@ -14,7 +14,7 @@ mod decode;
 pub mod schedule;
 pub(crate) mod validate;
 
-pub use budget::{DEFAULT_MAX_OUTPUT_CHARS, OutputBudget, create_spill_file, safe_file_stem};
+pub use budget::{DEFAULT_MAX_OUTPUT_CHARS, OutputBudget};
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -47,7 +47,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// before the executor gives up on it.
 pub const DEFAULT_ABORT_GRACE: Duration = Duration::from_secs(5);
 
-/// The output of a call cancelled by the user before it ran to its end (providers.md §6.2).
+/// The output of a call cancelled by the user before it ran to its end (docs/reference/providers.md#rules-for-calls).
 pub const CANCELLED: &str = "Cancelled by the user.";
 
 /// The output of a call that never started because the user cancelled the run.
@@ -388,7 +388,7 @@ impl Executor {
         output.meta.coerced = coerced;
         // The spill file keeps the raw text; the model's text loses its escape sequences.
         if !spec.manages_output_budget {
-            self.config.budget.apply(&mut output, &session.spill_dir, &session.spill_rel);
+            self.config.budget.apply(&mut output, &session.info().spill);
         }
         clean_text(&mut output);
         let hook_call = HookCall { call_id: &output.call_id.clone(), spec, args: &args };
@@ -449,7 +449,7 @@ fn flatten<T>(result: Result<Result<T, ToolError>, Box<dyn std::any::Any + Send>
     })
 }
 
-/// The path-policy layer (safety.md §3.3, step 1): every path parameter the call gives must
+/// The path-policy layer (docs/reference/safety.md#order-of-evaluation, step 1): every path parameter the call gives must
 /// resolve under the session's policy, before any rule, hook or approver sees the call. A
 /// write parameter of a call that is read-only for this input (`view`) is checked for
 /// reading. Tools resolve the path again when they use it, so a path that changes between

@@ -1,5 +1,5 @@
 //! Validation of decoded arguments against a tool's JSON Schema, with the normative messages
-//! of tools.md §0.1, each naming the parameter's path.
+//! of docs/reference/tools.md#names-and-aliases, each naming the parameter's path.
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
@@ -183,7 +183,7 @@ pub(crate) fn display_path(instance: &Value, pointer: &str) -> String {
     out
 }
 
-/// A serde error on arguments the schema accepted, worded as §0.1 words validation problems:
+/// A serde error on arguments the schema accepted, worded as docs/reference/tools.md#arguments words validation problems:
 /// `invalid value: integer `N`, expected u32` becomes `{path} must be <= 4294967295`, and
 /// `invalid type: …, expected u64` becomes `{path} should be integer`. `path` is serde's
 /// (`.` for the whole input).

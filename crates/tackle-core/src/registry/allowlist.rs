@@ -1,4 +1,4 @@
-//! The allowlist grammar of `--tools` and `[tools] enabled` (DESIGN §3): toolset names, exact
+//! The allowlist grammar of `--tools` and `[tools] enabled` (docs/architecture.md): toolset names, exact
 //! tool names (aliases accepted), globs, `hint:read-only` / `hint:destructive`, and `-ENTRY` to
 //! drop. Entries apply left to right; a list that starts with a removal starts from the
 //! command's default selection. Opt-in tools join only when named exactly or through `all`.
@@ -19,20 +19,21 @@ pub struct Selection {
 /// An allowlist that names something that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AllowlistError {
-    #[error("unknown tool or toolset '{entry}' in the tool list{}", suggestion_text(.suggestion))]
-    Unknown { entry: String, suggestion: Option<String> },
+    #[error("unknown tool or toolset '{entry}' in the tool list{}", suggestion_text(.suggestion, .toolsets))]
+    Unknown {
+        entry: String,
+        suggestion: Option<String>,
+        /// The toolsets the registry knows, for the message.
+        toolsets: Vec<String>,
+    },
     #[error("invalid glob '{entry}' in the tool list: {message}")]
     InvalidGlob { entry: String, message: String },
 }
 
-fn suggestion_text(suggestion: &Option<String>) -> String {
+fn suggestion_text(suggestion: &Option<String>, toolsets: &[String]) -> String {
     match suggestion {
         Some(s) => format!("; did you mean '{s}'?"),
-        None => format!(
-            "; run 'tackle tools list' to see the tools (toolsets: {}, {})",
-            super::TOOLSETS.join(", "),
-            super::ALL_TOOLSET
-        ),
+        None => format!("; run 'tackle tools list' to see the tools (toolsets: {})", toolsets.join(", ")),
     }
 }
 
@@ -89,6 +90,7 @@ impl Registry {
                         entry: item.to_owned(),
                         suggestion: closest(hint, ["read-only", "destructive"].into_iter())
                             .map(|s| format!("hint:{s}")),
+                        toolsets: self.toolset_names(),
                     });
                 }
             };
@@ -113,13 +115,14 @@ impl Registry {
         }
 
         let Some(index) = self.find(item) else {
+            let toolsets = self.toolset_names();
             let candidates = self
                 .entries
                 .iter()
                 .flat_map(|e| std::iter::once(e.spec.name.as_str()).chain(e.spec.aliases.iter().map(String::as_str)))
-                .chain(super::TOOLSETS.iter().copied())
-                .chain(std::iter::once(super::ALL_TOOLSET));
-            return Err(AllowlistError::Unknown { entry: item.to_owned(), suggestion: closest(item, candidates) });
+                .chain(toolsets.iter().map(String::as_str));
+            let suggestion = closest(item, candidates);
+            return Err(AllowlistError::Unknown { entry: item.to_owned(), suggestion, toolsets });
         };
         let entry = &self.entries[index];
         if let (true, Availability::Unavailable(reason)) = (add, &entry.spec.availability) {

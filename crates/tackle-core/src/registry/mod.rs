@@ -22,6 +22,8 @@ pub enum ToolSource {
     Builtin,
     /// Imported from the named MCP server.
     Mcp(String),
+    /// Given by the program that embeds Tackle (`tackle::SessionBuilder::tool`).
+    Embedded,
 }
 
 impl std::fmt::Display for ToolSource {
@@ -29,6 +31,7 @@ impl std::fmt::Display for ToolSource {
         match self {
             ToolSource::Builtin => f.write_str("builtin"),
             ToolSource::Mcp(server) => write!(f, "mcp:{server}"),
+            ToolSource::Embedded => f.write_str("embedded"),
         }
     }
 }
@@ -38,11 +41,6 @@ pub type ToolFactory = Arc<dyn Fn() -> Arc<dyn DynTool> + Send + Sync>;
 
 /// The toolset that names every built-in, opt-in ones included.
 pub const ALL_TOOLSET: &str = "all";
-
-/// The named toolsets (besides `all`): those of the built-ins, and `mcp`, which holds the
-/// imported MCP tools (they join every other toolset too, but never `all`, which names the
-/// built-ins only).
-pub const TOOLSETS: &[&str] = &["default", "trae", "bare", "codex", "mcp"];
 
 /// One registered tool.
 #[derive(Clone)]
@@ -87,6 +85,8 @@ impl std::fmt::Debug for RegistryEntry {
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
     entries: Vec<RegistryEntry>,
+    /// The named toolsets, in the order their owners declared them (besides `all`).
+    toolsets: Vec<String>,
 }
 
 impl Registry {
@@ -128,9 +128,20 @@ impl Registry {
         self.entries.iter().find(|e| e.spec.name == name)
     }
 
-    /// The toolset names known to this registry.
+    /// Declares named toolsets, so an allowlist may name them even while they hold no tool
+    /// (the built-ins' toolsets are declared by `tackle-tools`, `mcp` by the MCP client).
+    pub fn declare_toolsets(&mut self, names: &[&str]) {
+        for name in names {
+            if !self.toolsets.iter().any(|known| known == name) {
+                self.toolsets.push((*name).to_owned());
+            }
+        }
+    }
+
+    /// The toolset names known to this registry: the declared ones, those its tools name,
+    /// and `all`.
     pub fn toolset_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = TOOLSETS.iter().map(|t| (*t).to_owned()).collect();
+        let mut names: Vec<String> = self.toolsets.clone();
         for entry in &self.entries {
             for toolset in &entry.toolsets {
                 if !names.contains(toolset) {

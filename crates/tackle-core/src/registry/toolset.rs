@@ -94,7 +94,7 @@ impl ToolSet {
         self.handles.get(self.names.resolve(name)?)
     }
 
-    /// The message for a name that resolves to nothing (tools.md §0.1).
+    /// The message for a name that resolves to nothing (docs/reference/tools.md#names-and-aliases).
     pub fn not_found_message(&self, name: &str) -> String {
         let names: Vec<&str> = self.handles.iter().map(|h| h.spec().name.as_str()).collect();
         format!("Tool '{name}' not found. Available tools: {}", names.join(", "))

@@ -10,7 +10,7 @@ use super::sanitize::sanitize;
 use super::strict::strict_schema;
 use crate::spec::ToolSpec;
 
-/// A schema dialect (DESIGN §3).
+/// A schema dialect (docs/architecture.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
     /// OpenAI chat-completions function tools, `strict: false`.

@@ -3,7 +3,7 @@
 //!
 //! The canonical form is a draft 2020-12 object schema with no `$schema`, no root `title`, no
 //! `$ref` (local references are inlined), optional properties not nullable (absent and `null`
-//! mean the same, tools.md §0.1), `additionalProperties: false` at the root (an unexpected
+//! mean the same, docs/reference/tools.md#names-and-aliases), `additionalProperties: false` at the root (an unexpected
 //! parameter is an error the model can fix) and no schemars-only integer `format`s. Each
 //! [`Dialect`] is a pure function of it.
 

@@ -11,7 +11,7 @@ pub enum SanitizeWarning {
     RecursiveRef(String),
     /// A `$ref` that is not local, or names nothing in the document.
     UnresolvedRef(String),
-    /// Inlining the references would make the schema larger than [`MAX_NODES`]; the rest was
+    /// Inlining the references would make the schema larger than `MAX_NODES`; the rest was
     /// cut to `{}` (any value).
     TooLarge,
 }

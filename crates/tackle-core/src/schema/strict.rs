@@ -1,7 +1,7 @@
 //! The `openai-strict` transform: OpenAI's structured-outputs subset of JSON Schema.
 //!
-//! Rules (providers.md §5): every property is listed in `required`; properties that were
-//! optional become nullable (so absent and `null` mean the same, tools.md §0.1);
+//! Rules (docs/reference/providers.md#schemas-sent-to-providers): every property is listed in `required`; properties that were
+//! optional become nullable (so absent and `null` mean the same, docs/reference/tools.md#names-and-aliases);
 //! `additionalProperties: false` on every object at every depth; only the keywords strict
 //! mode accepts remain (`type`, `properties`, `required`, `additionalProperties`, `items`,
 //! `enum`, `anyOf`, `description`); removed constraints are kept as words in the description,
@@ -10,7 +10,7 @@
 //! Strict mode cannot say "any JSON value" or "an object with free-form keys". Such a
 //! parameter is advertised as a string holding JSON text; its path is reported in
 //! [`StrictSchema::json_text_params`] so that the session that showed this dialect parses the
-//! string back before validation (tools.md §8, `json_edit_tool.value`).
+//! string back before validation (docs/reference/tools.md#json_edit_tool, `json_edit_tool.value`).
 
 use serde_json::{Map, Value, json};
 

@@ -1,4 +1,4 @@
-"""The official SDKs as the oracle for stream assembly (providers.md §8.3).
+"""The official SDKs as the oracle for stream assembly (docs/reference/providers.md#cross-checks).
 
 Reads a JSON array of jobs `{"protocol": "openai"|"anthropic", "base_url", "stream"}` on stdin,
 sends one request per job, and prints a JSON array of what the SDK assembled, one

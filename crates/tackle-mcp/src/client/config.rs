@@ -1,4 +1,4 @@
-//! Which MCP servers a session imports (mcp.md §2.1): `[mcp.servers.NAME]` in the user's
+//! Which MCP servers a session imports (docs/mcp.md#configuration): `[mcp.servers.NAME]` in the user's
 //! config and in the workspace's `tackle.toml`, and `.mcp.json` at the workspace root in
 //! Claude Code's format. Per name, `tackle.toml` wins over `.mcp.json`, which wins over the
 //! user config. `${VAR}` and `${VAR:-default}` are expanded. Servers the workspace defines

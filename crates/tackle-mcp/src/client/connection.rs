@@ -1,4 +1,4 @@
-//! One connection to one MCP server (mcp.md §2.3, §2.5): start it (initialize, then list its
+//! One connection to one MCP server (docs/mcp.md#startup, #timeouts-cancellation-crashes): start it (initialize, then list its
 //! tools, within the startup timeout), call its tools (timeout restarted by progress, at most
 //! ten times the call timeout in all; cancellation sent as `notifications/cancelled`), notice
 //! a crash (a stdio server's exit, or a lost HTTP connection: every call in flight fails at

@@ -1,4 +1,4 @@
-//! The client face: importing MCP servers' tools into Tackle's registry (mcp.md §2).
+//! The client face: importing MCP servers' tools into Tackle's registry (docs/mcp.md#importing-mcp-servers-tools-in-tackle).
 //!
 //! An [`McpHub`] owns the connections of one Tackle session (subagents and teammates share
 //! them). It starts every configured server concurrently, names each server's tools
@@ -20,9 +20,9 @@ use std::sync::{Arc, Mutex};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use tackle_core::config::Config;
-use tackle_core::registry::{TOOLSETS, ToolHandle, ToolSource};
+use tackle_core::registry::{ToolHandle, ToolSource};
 use tackle_core::spec::Loading;
-use tackle_core::{DynTool, Notifications, Registry, Session, ToolSet};
+use tackle_core::{BoxFuture, DynTool, Notifications, Registry, Session, SessionResource, SessionState, ToolSet};
 
 use self::config::{Candidate, Defaults, Defer, McpSection, ServerConfig};
 use self::connection::{Connection, Listing, RemoteTool};
@@ -35,9 +35,20 @@ pub const MCP_TOOLSET: &str = "mcp";
 
 /// The servers to import: every definition, per name the highest-precedence one the person
 /// consented to (a workspace definition without consent gives way to the user's own of the
-/// same name, if any), resolved and expanded. The notices are for the person.
-pub fn servers(config: &Config, workspace: &Path, consent: &ConsentPolicy<'_>) -> (Vec<ServerConfig>, Vec<String>) {
-    let (by_name, mut notices) = config::candidates(config, workspace);
+/// same name, if any), resolved and expanded. With `workspace_servers` false only the user's
+/// own definitions count. The notices are for the person.
+pub fn servers(
+    config: &Config,
+    workspace: &Path,
+    consent: &ConsentPolicy<'_>,
+    workspace_servers: bool,
+) -> (Vec<ServerConfig>, Vec<String>) {
+    let (mut by_name, mut notices) = config::candidates(config, workspace);
+    if !workspace_servers {
+        for candidates in by_name.values_mut() {
+            candidates.retain(|candidate| !candidate.origin.is_workspace());
+        }
+    }
     let defaults = Defaults::from_env();
     // `${VAR}` may name a secret Tackle moved out of its own environment (a server's token).
     let lookup = tackle_core::secrets::var;
@@ -103,6 +114,8 @@ pub struct McpHub {
     /// Names no imported tool may take (the built-ins').
     reserved: HashSet<String>,
     defer_threshold: usize,
+    /// The servers that could not start, with the reason.
+    left_out: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for McpHub {
@@ -115,7 +128,12 @@ impl std::fmt::Debug for McpHub {
 impl McpHub {
     /// A hub with no servers.
     pub fn empty() -> McpHub {
-        McpHub { servers: Vec::new(), reserved: HashSet::new(), defer_threshold: config::DEFAULT_DEFER_THRESHOLD }
+        McpHub {
+            servers: Vec::new(),
+            reserved: HashSet::new(),
+            defer_threshold: config::DEFAULT_DEFER_THRESHOLD,
+            left_out: Vec::new(),
+        }
     }
 
     /// Starts every server concurrently and imports their tools; a server that fails or is
@@ -133,16 +151,18 @@ impl McpHub {
         let started = futures::future::join_all(connections.iter().map(|c| c.start())).await;
         let mut notices = Vec::new();
         let mut listed = Vec::new();
+        let mut left_out = Vec::new();
         for (connection, outcome) in connections.into_iter().zip(started) {
             match outcome {
                 Ok(listing) => listed.push((connection, listing)),
                 Err(reason) => {
                     notices.push(format!("MCP server '{}' was left out: {reason}", connection.name()));
                     connection.shutdown().await;
+                    left_out.push((connection.name().to_owned(), reason.to_string()));
                 }
             }
         }
-        let mut hub = McpHub { servers: Vec::new(), reserved, defer_threshold };
+        let mut hub = McpHub { servers: Vec::new(), reserved, defer_threshold, left_out };
         let mut taken = hub.reserved.clone();
         let total: usize = listed.iter().map(|(_, listing)| listing.tools.len()).sum();
         for (connection, listing) in listed {
@@ -161,6 +181,11 @@ impl McpHub {
         (hub, notices)
     }
 
+    /// The servers that could not start, each with the reason.
+    pub fn left_out(&self) -> &[(String, String)] {
+        &self.left_out
+    }
+
     /// The connection to `server`, if it started.
     pub fn connection(&self, server: &str) -> Option<Arc<Connection>> {
         self.servers.iter().find(|s| s.connection.name() == server).map(|s| Arc::clone(&s.connection))
@@ -171,12 +196,13 @@ impl McpHub {
         self.servers.iter().flat_map(|s| lock(&s.tools).clone()).collect()
     }
 
-    /// Registers every imported tool (replacing what each server registered before).
+    /// Registers every imported tool (replacing what each server registered before), in
+    /// every toolset the registry knows besides `all`, and in `mcp`.
     pub fn register(&self, registry: &mut Registry) {
-        let mut toolsets: Vec<&str> = TOOLSETS.to_vec();
-        if !toolsets.contains(&MCP_TOOLSET) {
-            toolsets.push(MCP_TOOLSET);
-        }
+        registry.declare_toolsets(&[MCP_TOOLSET]);
+        let names: Vec<String> = registry.toolset_names();
+        let toolsets: Vec<&str> =
+            names.iter().map(String::as_str).filter(|name| *name != tackle_core::registry::ALL_TOOLSET).collect();
         for server in &self.servers {
             let source = ToolSource::Mcp(server.connection.name().to_owned());
             registry.remove_source(&source);
@@ -294,9 +320,25 @@ impl McpHub {
         session.state().get_or_insert_with(|| self)
     }
 
+    /// Makes a shared hub reachable from a session's state (its owner closes it).
+    pub fn share_with(self: &Arc<Self>, state: &SessionState) {
+        state.insert_shared(Arc::clone(self));
+    }
+
     /// The hub attached to `session`.
     pub fn of(session: &Session) -> Option<Arc<McpHub>> {
         session.state().existing::<McpHub>()
+    }
+}
+
+/// The hub is what a session owns of its MCP servers: closing it shuts them down.
+impl SessionResource for McpHub {
+    fn name(&self) -> &str {
+        "mcp"
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.shutdown())
     }
 }
 

@@ -1,4 +1,4 @@
-//! Wire names of imported tools (mcp.md §2.2, Codex's scheme): `mcp__{server}__{tool}`, each
+//! Wire names of imported tools (docs/mcp.md#names, Codex's scheme): `mcp__{server}__{tool}`, each
 //! part sanitized to `[A-Za-z0-9_-]`, at most 64 characters, with `_` and 12 hex digits of
 //! SHA-1(`server \0 raw_tool_name`) replacing the end when the name is too long or taken.
 //! Providers reject names outside `^[a-zA-Z0-9_-]{1,64}$` although MCP allows `.`, `/` and

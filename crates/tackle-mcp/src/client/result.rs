@@ -1,4 +1,4 @@
-//! An MCP `tools/call` result as a [`ToolOutput`] (mcp.md §2.4): text blocks joined, other
+//! An MCP `tools/call` result as a [`ToolOutput`] (docs/mcp.md#schemas-and-results): text blocks joined, other
 //! blocks described in text, `structuredContent` kept, `isError` honoured (a missing one is
 //! success), and a JSON-RPC error turned into a tool error the model can read.
 

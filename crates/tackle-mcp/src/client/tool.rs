@@ -68,7 +68,7 @@ impl McpTool {
         let mut spec = ToolSpec::new(wire_name, description).input_schema(provider_schema(&original)).loading(loading);
         spec.title = listed.title.clone().or(hints.title.clone());
         spec.search_hint = Some(spec.summary().to_owned());
-        // Hints from a server that is not trusted are ignored for permissions (safety.md §2).
+        // Hints from a server that is not trusted are ignored for permissions (docs/reference/safety.md#permission-modes).
         let read_only = trusted && hints.read_only_hint == Some(true);
         spec.annotations.read_only = read_only;
         spec.annotations.destructive = !read_only && hints.destructive_hint.unwrap_or(true);

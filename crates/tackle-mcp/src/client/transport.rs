@@ -1,6 +1,6 @@
 //! How the client reaches a server: a child process on stdio (started in its own process
 //! group, stderr to `.tackle/logs/mcp-{server}.log`, shut down by closing stdin, then SIGTERM
-//! and SIGKILL to the group; mcp.md §2.3), or streamable HTTP through reqwest.
+//! and SIGKILL to the group; docs/mcp.md#startup), or streamable HTTP through reqwest.
 //!
 //! Both transports let the client see the raw `tools/list` results, because rmcp's `Tool`
 //! drops `execution.taskSupport`, which decides whether a tool can be imported at all.
@@ -9,7 +9,7 @@
 //! reach the server, an event stream that breaks, a session the server no longer knows (`404`,
 //! or an error answer that is not about the request, as a `400` for an unknown session is).
 //! rmcp alone would leave the calls in flight waiting for their timeouts; the connection
-//! treats a lost one as a crash (mcp.md §2.5).
+//! treats a lost one as a crash (docs/mcp.md#timeouts-cancellation-crashes).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Approvals for `tackle mcp serve --permission-mode MODE` when the mode asks (mcp.md §1.6):
+//! Approvals for `tackle mcp serve --permission-mode MODE` when the mode asks (docs/mcp.md#sessions-and-permissions):
 //! the client's user is asked through `elicitation/create` (a message describing the call and
 //! a boolean `approve` field); a client without that capability gets a denial that says how
 //! to allow the call.
@@ -43,6 +43,10 @@ fn describe(request: &PermissionRequest<'_>, reason: &str) -> String {
 }
 
 impl Approver for ElicitApprover {
+    fn asks_a_person(&self) -> bool {
+        true
+    }
+
     fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, reason: &'a str) -> BoxFuture<'a, Approval> {
         let tool = request.spec.name.clone();
         let params = json!({

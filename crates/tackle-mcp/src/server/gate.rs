@@ -1,6 +1,6 @@
 //! The gate every incoming JSON-RPC message passes before rmcp sees it, on both transports.
 //!
-//! It exists so that the answers to bad or foreign input are exactly those of mcp.md §1.2,
+//! It exists so that the answers to bad or foreign input are exactly those of docs/mcp.md#versions,
 //! whatever rmcp would do on its own: text that is not JSON gets `-32700`, JSON that is not a
 //! JSON-RPC message gets `-32600`, a method Tackle does not serve gets `-32601` (including the
 //! 2026-07-28 era's `server/discover` probe and any request that names that era in its
@@ -10,7 +10,7 @@
 use rmcp::model::ClientJsonRpcMessage;
 use serde_json::{Value, json};
 
-/// The request methods Tackle's server answers (mcp.md §1.2).
+/// The request methods Tackle's server answers (docs/mcp.md#versions).
 pub const SUPPORTED_METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/call", "logging/setLevel"];
 
 /// The first protocol version Tackle does not implement (the stateless era).

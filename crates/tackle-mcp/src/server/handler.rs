@@ -1,6 +1,6 @@
-//! The MCP request handler of one MCP session: `initialize` (versions of mcp.md §1.2),
-//! `tools/list` (§1.3), `tools/call` through the core executor (§1.4) with progress and
-//! cancellation (§1.5), `logging/setLevel`, and nothing of the 2026-07-28 era.
+//! The MCP request handler of one MCP session: `initialize` (versions of docs/mcp.md#versions),
+//! `tools/list` (docs/mcp.md#tools), `tools/call` through the core executor (docs/mcp.md#calls) with progress and
+//! cancellation (docs/mcp.md#calls), `logging/setLevel`, and nothing of the 2026-07-28 era.
 
 use std::borrow::Cow;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! The streamable HTTP transport of `tackle mcp serve --http ADDR` (mcp.md §1.1): rmcp's
+//! The streamable HTTP transport of `tackle mcp serve --http ADDR` (docs/mcp.md#transports): rmcp's
 //! tower service at `/mcp`, served by axum on a loopback address only, behind one layer (the
 //! guard) that checks every request before anything else, then gives bad or foreign input the
 //! answers of the [`gate`](super::gate).

@@ -1,4 +1,4 @@
-//! `tools/list` (mcp.md §1.3): each tool in the `mcp` dialect of its spec (input schema,
+//! `tools/list` (docs/mcp.md#tools): each tool in the `mcp` dialect of its spec (input schema,
 //! output schema where promised, annotations), and pagination with an opaque cursor (the
 //! base64 of the offset) when `--page-size` asks for it. Sessions whose tools render alike
 //! (all of them, unless the factory varies its tools) share one rendered list.

@@ -1,4 +1,4 @@
-//! The server face: `tackle mcp serve` (mcp.md §1). Any MCP client (Claude Code, Codex,
+//! The server face: `tackle mcp serve` (docs/mcp.md#serving-tackle-mcp-serve). Any MCP client (Claude Code, Codex,
 //! Cursor, the official SDKs) lists Tackle's tools and calls them through the same executor
 //! as every other front end.
 //!
@@ -172,7 +172,7 @@ impl McpServer {
     }
 }
 
-/// Tools that steer an agent's own loop and mean nothing to another agent (mcp.md §1.3); the
+/// Tools that steer an agent's own loop and mean nothing to another agent (docs/mcp.md#tools); the
 /// default of `tackle mcp serve` leaves them out.
 pub fn is_loop_control(name: &str) -> bool {
     matches!(name, "task_done" | "tool_search" | "subagent" | "sequentialthinking")

@@ -1,4 +1,4 @@
-//! Progress notifications for a `tools/call` that asked for them (mcp.md §1.5): the call's
+//! Progress notifications for a `tools/call` that asked for them (docs/mcp.md#calls): the call's
 //! `ExecEvent::Progress` events become `notifications/progress` whose `progress` strictly
 //! increases, at most ten a second, with messages cut to 200 characters, and none after the
 //! result (the forwarding stops before the result is returned).

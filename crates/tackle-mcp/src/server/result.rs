@@ -1,4 +1,4 @@
-//! A tool's [`ToolOutput`] as an MCP `tools/call` result (mcp.md §1.4): the model-facing
+//! A tool's [`ToolOutput`] as an MCP `tools/call` result (docs/mcp.md#calls): the model-facing
 //! text as content, `isError` always present, `structuredContent` for a successful call with
 //! an object payload, and the run's facts under `_meta`.
 

@@ -1,5 +1,5 @@
 //! The stdio transport of `tackle mcp serve`: one JSON-RPC message per line in, one per line
-//! out, nothing else on the output (mcp.md §1.1).
+//! out, nothing else on the output (docs/mcp.md#transports).
 //!
 //! Tackle keeps its own line transport instead of rmcp's so that every line passes the
 //! [`gate`](super::gate) first: rmcp silently drops text that is not JSON, while Tackle answers

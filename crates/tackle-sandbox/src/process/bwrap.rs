@@ -25,7 +25,7 @@ pub const BWRAP: &str = "bwrap";
 pub const SECCOMP_FD: i32 = 3;
 
 /// The bubblewrap options for a command started in `cwd` (everything before `--`). With
-/// `seccomp`, the command must inherit the program on [`SECCOMP_FD`] ([`seccomp_pipe`]).
+/// `seccomp`, the command must inherit the program on [`SECCOMP_FD`] (`seccomp_pipe`).
 pub fn args(policy: &SandboxPolicy, cwd: &Path, seccomp: bool) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::new();
     let mut push = |parts: &[&std::ffi::OsStr]| args.extend(parts.iter().map(|p| p.to_os_string()));

@@ -94,7 +94,7 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// Picks the mechanism for `policy` (safety.md §6): `auto` takes the first of bubblewrap,
+    /// Picks the mechanism for `policy` (docs/reference/safety.md#process-sandbox): `auto` takes the first of bubblewrap,
     /// Landlock and none that works; an explicit mode that does not work is an error.
     pub fn resolve(policy: SandboxPolicy) -> Result<Sandbox, SandboxError> {
         let landlock_reason = || match landlock::kernel_abi() {

@@ -1,4 +1,4 @@
-//! The `[sandbox]` settings (safety.md §6): which mechanism, whether the network is reachable,
+//! The `[sandbox]` settings (docs/reference/safety.md#process-sandbox): which mechanism, whether the network is reachable,
 //! what is writable besides the workspace, what is hidden, and whether `.git` is protected.
 //!
 //! Which of these a workspace's own `tackle.toml` may set is decided by the table of

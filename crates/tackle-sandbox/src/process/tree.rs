@@ -1,5 +1,5 @@
 //! Finding and ending the processes a command left behind, by process session and by parent
-//! (safety.md §7).
+//! (docs/reference/safety.md#command-environment).
 //!
 //! Every shell session and background job starts in its own process session, and bubblewrap's
 //! `--new-session` adds one more inside the sandbox. Processes that leave their parent

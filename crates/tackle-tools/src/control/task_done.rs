@@ -1,4 +1,4 @@
-//! `task_done`: the model's signal that the task is finished (tools.md §10). The tool itself
+//! `task_done`: the model's signal that the task is finished (docs/reference/tools.md#task_done). The tool itself
 //! only answers; the agent loop runs it after its sibling calls and then ends the run.
 
 use schemars::JsonSchema;

@@ -1,5 +1,5 @@
 //! `sequentialthinking`: a scratchpad for step-by-step reasoning with revisions and branches
-//! (tools.md §9). The fields are those of the MCP sequential-thinking server; wire names are
+//! (docs/reference/tools.md#sequentialthinking). The fields are those of the MCP sequential-thinking server; wire names are
 //! Trae's snake_case and the MCP server's camelCase names are accepted as aliases. Only the
 //! four fields a thought cannot do without are required (Trae advertised all nine).
 
@@ -117,7 +117,7 @@ impl Tool for SequentialThinking {
         let thought = Thought {
             thought: input.thought,
             thought_number: input.thought_number,
-            // A thought past the estimate raises the estimate (tools.md §9).
+            // A thought past the estimate raises the estimate (docs/reference/tools.md#sequentialthinking).
             total_thoughts: input.total_thoughts.max(input.thought_number),
             is_revision: input.is_revision.unwrap_or(false),
             revises_thought: nonzero(input.revises_thought),

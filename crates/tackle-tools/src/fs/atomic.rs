@@ -1,4 +1,4 @@
-//! Atomic writes and removals (tools.md §0.4, safety.md §1): no reader and no crash ever sees
+//! Atomic writes and removals (docs/reference/tools.md#session-state, docs/reference/safety.md#path-policy): no reader and no crash ever sees
 //! a half-written file, and a path swapped under the tool cannot redirect the write.
 //!
 //! A write creates a temporary file next to the target (in the same directory, so the rename
@@ -10,7 +10,7 @@
 //! swapped for a symlink fails the identity check. Hard links to the target keep the old
 //! content, as with every editor that saves atomically. An existing target is replaced by
 //! swapping it with the temporary file (`RENAME_EXCHANGE`) and removing the old content
-//! under the temporary name (see [`exchange`] for why).
+//! under the temporary name (see `exchange` for why).
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write as _;

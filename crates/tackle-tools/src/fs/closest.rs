@@ -1,4 +1,4 @@
-//! The closest-candidate finder (tools.md §4.3): when an edit's old text is not in the file,
+//! The closest-candidate finder (docs/reference/tools.md#edit_file): when an edit's old text is not in the file,
 //! show the model the lines that most resemble it, so it can copy the real text instead of
 //! guessing again.
 //!

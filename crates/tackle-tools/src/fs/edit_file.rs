@@ -1,6 +1,6 @@
-//! `edit_file` (Claude Code's `Edit`, tools.md §4.3): exact string replacement in a file the
+//! `edit_file` (Claude Code's `Edit`, docs/reference/tools.md#edit_file): exact string replacement in a file the
 //! session has read, one occurrence or all of them. When the old text is not there, the
-//! closest lines are shown (§4.3's candidate search), so the model can copy the real text.
+//! closest lines are shown (docs/reference/tools.md#edit_file), so the model can copy the real text.
 
 use schemars::JsonSchema;
 use serde::Deserialize;

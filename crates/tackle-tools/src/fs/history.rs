@@ -1,4 +1,4 @@
-//! The edit history (tools.md §0.4): per path, a stack of what the file was before each
+//! The edit history (docs/reference/tools.md#session-state): per path, a stack of what the file was before each
 //! write by a file tool in this session, so `undo_edit` can put it back.
 //!
 //! Each path keeps at most [`MAX_ENTRIES_PER_PATH`] entries and the whole history at most

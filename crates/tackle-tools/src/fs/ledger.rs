@@ -1,4 +1,4 @@
-//! The read ledger (tools.md §0.4): for each file, the `(size, mtime_ns, content hash)` this
+//! The read ledger (docs/reference/tools.md#session-state): for each file, the `(size, mtime_ns, content hash)` this
 //! session last saw, so that an edit can tell whether the file changed on disk since the
 //! model viewed it, and `write_file` / `edit_file` can insist on a read first.
 //!

@@ -1,4 +1,4 @@
-//! The file tools and the machinery they share (tools.md §0.4).
+//! The file tools and the machinery they share (docs/reference/tools.md#session-state).
 //!
 //! The tools: [`editor`] (`str_replace_based_edit_tool`), [`read_file`], [`write_file`],
 //! [`edit_file`], [`patch`] (`apply_patch`).

@@ -1,4 +1,4 @@
-//! `read_file` (Claude Code's `Read`, tools.md §4.1): a file, or a window of its lines, as
+//! `read_file` (Claude Code's `Read`, docs/reference/tools.md#read_file): a file, or a window of its lines, as
 //! `cat -n` shows them. The tool keeps its own output within 50,000 characters (whole lines
 //! only), streams the file so a huge one is never loaded whole, and records the read in the
 //! ledger (a partial read counts).

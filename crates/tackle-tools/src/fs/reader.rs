@@ -1,6 +1,6 @@
 //! Streaming a text file line by line, for the tools that show files (`view`, `read_file`):
 //! a 1 GB file is never loaded whole. One pass counts the lines, hashes the content for the
-//! read ledger, checks that the file is text (§0.4: no NUL in the first 8,192 bytes, valid
+//! read ledger, checks that the file is text (docs/reference/tools.md#session-state: no NUL in the first 8,192 bytes, valid
 //! UTF-8 throughout; it stops at the first sign of a binary file), and hands the caller only
 //! the lines it asked for, each cut to a byte limit.
 

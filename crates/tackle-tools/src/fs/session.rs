@@ -14,38 +14,38 @@ use std::fs::Metadata;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::Deserialize;
 use tackle_core::config::{Config, ConfigError};
-use tackle_core::{Access, SessionState, ToolContext, ToolError};
+use tackle_core::tools_config::ToolsConfig;
+use tackle_core::{Access, ToolContext, ToolError};
 
 use crate::fs::atomic::{WriteError, WriteOptions, remove_atomic, write_atomic};
 use crate::fs::history::{Before, EditHistory};
 use crate::fs::ledger::{FileStamp, Freshness, ReadLedger};
 
-/// The largest file the edit tools load whole (the history cap, tools.md §0.4).
+/// The largest file the edit tools load whole (the history cap, docs/reference/tools.md#session-state).
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The file tools' settings, from `[tools]` (other keys of that section belong to others).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
+/// The file tools' settings: `[tools] durable_writes`, and whether reads must come before
+/// edits (off for a one-shot `tackle tools call`, where the person typing is the reader).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FsSettings {
     /// fsync each written file before its rename, and its directory after.
     pub durable_writes: bool,
+    /// Edits of a file need a read of it first, and fail if it changed since (docs/reference/tools.md#session-state).
+    pub enforce_read_before_edit: bool,
+}
+
+impl Default for FsSettings {
+    fn default() -> Self {
+        FsSettings { durable_writes: false, enforce_read_before_edit: true }
+    }
 }
 
 impl FsSettings {
     /// The settings from the merged `[tools]` section (they do not widen access).
     pub fn from_config(config: &Config) -> Result<Self, ConfigError> {
-        config.section("tools")
-    }
-
-    /// Makes these the settings of the session that owns `state`. Call it before the first
-    /// file tool runs; a session without it uses the defaults.
-    pub fn install(self, state: &SessionState) {
-        let installed = state.get_or_insert_with(|| self);
-        if *installed != self {
-            tracing::warn!("file tool settings were installed twice; keeping the first");
-        }
+        let tools = ToolsConfig::from_config(config)?;
+        Ok(FsSettings { durable_writes: tools.durable_writes, ..FsSettings::default() })
     }
 }
 
@@ -158,7 +158,7 @@ impl<'a> Files<'a> {
 
     /// Whether read-before-edit and the stale check apply (not in a one-shot `tools call`).
     pub fn enforce_reads(&self) -> bool {
-        self.ctx.session().enforce_read_before_edit
+        self.settings.enforce_read_before_edit
     }
 
     /// Resolves a path argument through the policy.

@@ -1,5 +1,5 @@
 //! "Did you mean …?" for a file that does not exist: a name in the same directory that
-//! differs only in case, or is a close misspelling (tools.md §4.1).
+//! differs only in case, or is a close misspelling (docs/reference/tools.md#read_file).
 
 use std::path::Path;
 

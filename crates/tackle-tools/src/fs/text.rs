@@ -1,4 +1,4 @@
-//! Text rules every file tool shares (tools.md §0.4): what counts as a binary file, how line
+//! Text rules every file tool shares (docs/reference/tools.md#session-state): what counts as a binary file, how line
 //! endings are detected and matched without ever being converted, how lines are numbered
 //! (`cat -n`), and how a replacement is located.
 
@@ -109,7 +109,7 @@ pub fn find_disjoint(haystack: &str, needle: &str) -> Vec<usize> {
 }
 
 /// The occurrences of `old` in `text`, retried with CRLF line breaks when there are none and
-/// the file has CRLF (tools.md §0.4). Returns the offsets and the old and new strings as
+/// the file has CRLF (docs/reference/tools.md#session-state). Returns the offsets and the old and new strings as
 /// matched (converted when the retry matched), so the replacement takes the file's endings.
 pub fn locate<'a>(text: &str, old: &'a str, new: &'a str) -> (Vec<usize>, Cow<'a, str>, Cow<'a, str>) {
     let found = find_all(text, old);
@@ -194,7 +194,7 @@ pub fn edit_snippet(
     numbered(split_lines(&local).take(count), line - back + 1)
 }
 
-/// The comma-separated list `[a, b, c]` of 1-based line numbers (tools.md §3, §4.3).
+/// The comma-separated list `[a, b, c]` of 1-based line numbers (docs/reference/tools.md#str_replace_based_edit_tool, #edit_file).
 pub fn line_list(lines: impl IntoIterator<Item = usize>) -> String {
     let items: Vec<String> = lines.into_iter().map(|n| n.to_string()).collect();
     format!("[{}]", items.join(", "))

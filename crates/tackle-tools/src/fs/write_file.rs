@@ -1,4 +1,4 @@
-//! `write_file` (Claude Code's `Write`, tools.md §4.2): creates a file or replaces one the
+//! `write_file` (Claude Code's `Write`, docs/reference/tools.md#write_file): creates a file or replaces one the
 //! session has read, atomically. The read requirement and the stale check use Claude Code's
 //! own sentences, so models trained on it react as they learned.
 

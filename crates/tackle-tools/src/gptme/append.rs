@@ -1,4 +1,4 @@
-//! `append PATH` (formats.md §6): add lines to the end of a file, creating it if missing.
+//! `append PATH` (docs/reference/formats.md#block-tools): add lines to the end of a file, creating it if missing.
 
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -7,7 +7,7 @@ use tackle_core::spec::BlockMapping;
 use crate::fs::write_file::load_existing;
 use crate::fs::{Existing, Target};
 
-/// The block mapping `TAG PATH` + body → `body_param` (formats.md §2.2).
+/// The block mapping `TAG PATH` + body → `body_param` (docs/reference/formats.md#langtag-dispatch).
 pub(crate) fn mapping(tag: &str, body_param: &str) -> BlockMapping {
     BlockMapping {
         langtags: vec![tag.to_owned()],

@@ -1,4 +1,4 @@
-//! gptme's block tools, `save`, `append` and `patch` (formats.md §6): opt-in tools that let
+//! gptme's block tools, `save`, `append` and `patch` (docs/reference/formats.md#block-tools): opt-in tools that let
 //! the markdown and xml call formats write files the way gptme-trained models expect
 //! (```` ```save PATH ````, ```` ```append PATH ````, ```` ```patch PATH ```` with
 //! ORIGINAL/UPDATED hunks).

@@ -1,4 +1,4 @@
-//! `save PATH` (formats.md §6): write a whole file, creating missing folders.
+//! `save PATH` (docs/reference/formats.md#block-tools): write a whole file, creating missing folders.
 
 use std::collections::HashMap;
 

@@ -1,4 +1,4 @@
-//! `json_edit_tool` (tools.md §8): view and change a JSON file through RFC 9535 JSONPath
+//! `json_edit_tool` (docs/reference/tools.md#json_edit_tool): view and change a JSON file through RFC 9535 JSONPath
 //! (`serde_json_path`, filters included). Trae's names and messages, with its bugs fixed:
 //! `null` is a value, `add` never overwrites silently, relative paths work, and the file
 //! keeps its key order, indentation and final newline.

@@ -1,4 +1,4 @@
-//! `glob` (Claude Code's `Glob`, tools.md §6): files whose path, relative to the searched
+//! `glob` (Claude Code's `Glob`, docs/reference/tools.md#glob): files whose path, relative to the searched
 //! directory, matches a glob, newest first. `*` stays within one path component (`*.rs` is
 //! the top level only; `**/*.rs` is every depth), as in Claude Code and shells.
 
@@ -76,7 +76,7 @@ fn literal_prefix(components: &[&str]) -> usize {
 
 /// The refusal of a pattern with a `..` component. `glob` lists files below `path` only (as
 /// `rg --files` does, whose paths never hold `..`), so such a pattern could never match. One
-/// that climbs out of the workspace gets the path policy's own refusal (safety.md §1);
+/// that climbs out of the workspace gets the path policy's own refusal (docs/reference/safety.md#path-policy);
 /// otherwise the message says which `path` and pattern would search what was meant.
 fn climbing_refusal(ctx: &ToolContext, input: &GlobInput, components: &[&str]) -> ToolError {
     let last = components.iter().rposition(|c| *c == "..").unwrap_or_default();

@@ -1,4 +1,4 @@
-//! `grep` (Claude Code's `Grep`, tools.md §7): a regex search over files, built on
+//! `grep` (Claude Code's `Grep`, docs/reference/tools.md#grep): a regex search over files, built on
 //! ripgrep's crates with ripgrep's defaults, so it searches the same files and finds the same
 //! lines as `rg` with the same options. Files are searched in parallel; the results are put
 //! in a stable order (path order for lines and counts, newest first for file lists) and

@@ -1,4 +1,4 @@
-//! `bash`: run a command in the session's persistent shell (tools.md §1), or hand it to the
+//! `bash`: run a command in the session's persistent shell (docs/reference/tools.md#bash), or hand it to the
 //! job manager (`run_in_background`), or restart the shell.
 
 use std::time::{Duration, Instant};
@@ -11,7 +11,7 @@ use tackle_core::{BlockMapping, Tool, ToolContext, ToolError, ToolOutput, ToolSp
 use super::jobs::Job;
 use super::process::{CallResult, Ended};
 use super::render::{StreamText, fit, split_budget};
-use super::{ShellState, Tracker, readonly};
+use super::{ShellState, readonly};
 
 /// The wire name.
 pub const NAME: &str = "bash";
@@ -50,9 +50,7 @@ pub struct BashInput {
 
 /// The `bash` tool.
 #[derive(Debug, Default)]
-pub struct Bash {
-    tracker: Tracker,
-}
+pub struct Bash;
 
 impl Tool for Bash {
     type Input = BashInput;
@@ -62,6 +60,7 @@ impl Tool for Bash {
             .title("Bash")
             .alias("Bash")
             .destructive()
+            .command_param("command")
             .manages_output_budget()
             .param_hint_above_maximum("timeout", "use run_in_background for longer commands")
             .block(BlockMapping {
@@ -84,7 +83,7 @@ impl Tool for Bash {
     }
 
     async fn call(&self, input: BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let state = self.tracker.state(ctx);
+        let state = ShellState::of(ctx)?;
         if input.restart == Some(true) {
             return restart(&state).await;
         }
@@ -110,14 +109,10 @@ impl Tool for Bash {
         let timeout_ms = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).min(MAX_TIMEOUT_MS);
         run(&state, &command, timeout_ms, ctx).await
     }
-
-    async fn close(&self) {
-        self.tracker.close().await;
-    }
 }
 
 /// The patch of a command that is exactly `apply_patch` (or `applypatch`) with a heredoc body
-/// or with the patch as its one quoted argument (tools.md §1).
+/// or with the patch as its one quoted argument (docs/reference/tools.md#bash).
 fn routed_patch(command: &str) -> Option<String> {
     crate::fs::patch::patch_from_command(command).or_else(|| quoted_patch(command))
 }

@@ -31,7 +31,7 @@ impl SpillTarget {
     pub fn create(&mut self) -> std::io::Result<std::fs::File> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let wanted = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let (file, name) = tackle_core::executor::create_spill_file(dir, &wanted)?;
+        let (file, name) = tackle_core::spill::create_spill_file(dir, &wanted)?;
         if name != wanted {
             self.path = dir.join(&name);
             self.rel = match self.rel.rsplit_once('/') {

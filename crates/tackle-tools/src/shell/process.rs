@@ -1,4 +1,4 @@
-//! The persistent `bash --noprofile --norc` of a session (tools.md §1).
+//! The persistent `bash --noprofile --norc` of a session (docs/reference/tools.md#bash).
 //!
 //! The shell runs a small loop (its `-c` script): read a command from the private control pipe
 //! on fd 63, `eval` it in the shell itself (so `cd`, `export`, functions and aliases persist),
@@ -18,9 +18,10 @@
 //! sentinels, signalled through a [`Notify`], with no polling.
 
 use std::os::fd::AsRawFd as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tackle_core::spill::SpillDir;
 
 use tackle_sandbox::process::{ProcessSessions, descendants, pipe, snapshot, spawn_session};
 use tokio::io::AsyncWriteExt as _;
@@ -145,8 +146,7 @@ pub struct ShellProcess {
     tasks: Vec<JoinHandle<()>>,
     sessions: ProcessSessions,
     kill_grace: Duration,
-    spill_dir: PathBuf,
-    spill_rel: String,
+    spill: SpillDir,
     abandoned: bool,
 }
 
@@ -158,11 +158,7 @@ impl ShellProcess {
 
     /// Starts a shell in the workspace, inside the session's sandbox, and waits until it
     /// answers. `Err` is the reason for `Error starting bash session: {reason}`.
-    pub async fn start(
-        env: &ShellEnvironment,
-        workspace: &Path,
-        spill: (PathBuf, String),
-    ) -> Result<ShellProcess, String> {
+    pub async fn start(env: &ShellEnvironment, workspace: &Path, spill: SpillDir) -> Result<ShellProcess, String> {
         // The sandbox protects `.tackle` only if it exists when the sandbox starts.
         let _ = std::fs::create_dir_all(workspace.join(".tackle"));
         let (control_read, control_write) = pipe().map_err(|err| format!("cannot create a pipe: {err}"))?;
@@ -193,13 +189,12 @@ impl ShellProcess {
             }
         }
         let control = pipe::Sender::from_owned_fd(control_write).map_err(|err| err.to_string())?;
-        let (spill_dir, spill_rel) = spill;
         let factory = |stream: &str| {
             let name = format!("between-calls.{stream}.txt");
             CaptureFactory {
                 head_limit: env.memory_per_part(),
                 tail_limit: env.memory_per_part(),
-                idle_target: SpillTarget { path: spill_dir.join(&name), rel: format!("{spill_rel}/{name}") },
+                idle_target: SpillTarget { path: spill.path.join(&name), rel: spill.rel_of(&name) },
             }
         };
         let stdout: SharedStream = Arc::new(Mutex::new(StreamState::new(factory("stdout"))));
@@ -231,8 +226,7 @@ impl ShellProcess {
             tasks,
             sessions: ProcessSessions::default(),
             kill_grace: env.kill_grace,
-            spill_dir,
-            spill_rel,
+            spill,
             abandoned: false,
         };
         shell.sessions = ProcessSessions::of_tree(root);
@@ -289,10 +283,10 @@ impl ShellProcess {
     ) -> CallResult {
         let token = random_token();
         let pattern = format!("\n{token}");
-        let stem = tackle_core::executor::safe_file_stem(call_id);
+        let stem = tackle_core::spill::safe_file_stem(call_id);
         for (stream, name) in [(&self.stdout, "stdout"), (&self.stderr, "stderr")] {
             let file = format!("{stem}.{name}.txt");
-            let target = SpillTarget { path: self.spill_dir.join(&file), rel: format!("{}/{file}", self.spill_rel) };
+            let target = SpillTarget { path: self.spill.path.join(&file), rel: self.spill.rel_of(&file) };
             stream::lock(stream).arm(pattern.as_bytes(), target);
         }
         let mut message = Vec::with_capacity(command.len() + token.len() + 4);

@@ -1,5 +1,5 @@
-//! Turning captured streams into the model's text within the output budget (tools.md §0.3,
-//! §1): each stream is decoded (lossy UTF-8), loses its final newline and its terminal escapes,
+//! Turning captured streams into the model's text within the output budget (docs/reference/tools.md#outputs,
+//! docs/reference/tools.md#bash): each stream is decoded (lossy UTF-8), loses its final newline and its terminal escapes,
 //! and, when too long, keeps its head and tail around the budget marker naming its spill file.
 //! When both streams overflow, stderr gets up to a third of the budget.
 //!

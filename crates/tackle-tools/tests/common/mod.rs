@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use tackle_core::{Executor, PathPolicy, Session, SessionConfig, ToolCall, ToolOutput};
+use tackle_core::{Executor, PathPolicy, Session, SessionConfig, SessionState, ToolCall, ToolOutput};
 use tackle_sandbox::WorkspacePolicy;
+use tackle_tools::fs::FsSettings;
 use tokio_util::sync::CancellationToken;
 
 pub struct Ws {
@@ -40,9 +41,10 @@ impl Ws {
         let registry = tackle_tools::builtin_registry();
         let selection = registry.select("all", "all").unwrap();
         let mut config = SessionConfig::new(root.clone());
-        config.enforce_read_before_edit = enforce;
         config.path_policy = Some(Arc::new(policy) as Arc<dyn PathPolicy>);
-        let session = Session::new(config, registry.instantiate(&selection));
+        let state = SessionState::default();
+        state.insert(FsSettings { enforce_read_before_edit: enforce, ..FsSettings::default() });
+        let session = Session::with_state(config, registry.instantiate(&selection), state);
         Ws { dir, root, session, executor: Executor::default() }
     }
 

@@ -1,4 +1,4 @@
-//! The writing commands of `str_replace_based_edit_tool` (tools.md §3): `create`,
+//! The writing commands of `str_replace_based_edit_tool` (docs/reference/tools.md#str_replace_based_edit_tool): `create`,
 //! `str_replace`, `insert` and `undo_edit`. Every byte outside the edited span stays as it
 //! was (tabs, CRLF, a missing final newline, a BOM).
 

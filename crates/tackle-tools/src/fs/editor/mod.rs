@@ -1,4 +1,4 @@
-//! `str_replace_based_edit_tool` (tools.md §3): Trae's and Anthropic's file editor, with
+//! `str_replace_based_edit_tool` (docs/reference/tools.md#str_replace_based_edit_tool): Trae's and Anthropic's file editor, with
 //! `view`, `create`, `str_replace`, `insert` and `undo_edit`. Names and messages are Trae's
 //! (its tests assert them); the known Trae bugs are fixed: relative paths work, tabs are
 //! shown as they are, CRLF files stay CRLF, `insert` at the end does not add a blank line,

@@ -1,4 +1,4 @@
-//! `view` of `str_replace_based_edit_tool` (tools.md §3): a file as `cat -n` shows it, capped
+//! `view` of `str_replace_based_edit_tool` (docs/reference/tools.md#str_replace_based_edit_tool): a file as `cat -n` shows it, capped
 //! and streamed so a huge file is never loaded whole, or a directory two levels deep.
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Applying a parsed patch, all or nothing (tools.md §5): every new file content is computed
+//! Applying a parsed patch, all or nothing (docs/reference/tools.md#apply_patch): every new file content is computed
 //! in memory against a virtual view of the files the patch touches; only when every
 //! operation succeeded are the files written (temp file + rename each), and a write that
 //! fails partway puts back the files already replaced.

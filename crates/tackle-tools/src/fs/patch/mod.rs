@@ -1,4 +1,4 @@
-//! `apply_patch` (tools.md §5): Codex's patch format, applied all or nothing.
+//! `apply_patch` (docs/reference/tools.md#apply_patch): Codex's patch format, applied all or nothing.
 //!
 //! Besides the tool, this module is the one place a Codex patch is applied, so other entry
 //! points behave the same: the shell routes an `apply_patch <<'EOF' … EOF` command here

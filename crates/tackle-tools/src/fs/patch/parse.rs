@@ -1,4 +1,4 @@
-//! Parsing Codex's patch format (tools.md §5), leniently as Codex does: a heredoc around the
+//! Parsing Codex's patch format (docs/reference/tools.md#apply_patch), leniently as Codex does: a heredoc around the
 //! patch is stripped, whitespace around marker lines is ignored, the first hunk of an update
 //! may omit its `@@`, and an empty line inside a hunk is an empty context line.
 

@@ -1,4 +1,4 @@
-//! gptme's ORIGINAL/UPDATED patch blocks (formats.md §6): reading the hunks and applying them,
+//! gptme's ORIGINAL/UPDATED patch blocks (docs/reference/formats.md#block-tools): reading the hunks and applying them,
 //! all or nothing, to a file's text.
 //!
 //! ```text

@@ -1,5 +1,5 @@
-//! `patch PATH` (formats.md §6): ORIGINAL/UPDATED hunks applied all or nothing to an existing
-//! file ([`hunks`] reads and applies them).
+//! `patch PATH` (docs/reference/formats.md#block-tools): ORIGINAL/UPDATED hunks applied all or nothing to an existing
+//! file (`hunks` reads and applies them).
 
 mod hunks;
 

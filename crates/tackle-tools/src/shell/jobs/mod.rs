@@ -1,4 +1,4 @@
-//! Background jobs (tools.md §2): the job table of a session, its notifications, and the
+//! Background jobs (docs/reference/tools.md#background_run): the job table of a session, its notifications, and the
 //! `background_run`, `job_output` and `job_kill` tools.
 
 mod notify;

@@ -1,4 +1,4 @@
-//! Finished background jobs as notifications (tools.md §2, providers.md §6.4).
+//! Finished background jobs as notifications (docs/reference/tools.md#background_run, docs/reference/providers.md#notifications).
 //!
 //! When a job ends on its own, its text goes into the session's [`Notifications`] queue, which
 //! the agent loop drains into one `<notifications>` message before its next model request;

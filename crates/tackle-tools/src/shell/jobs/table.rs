@@ -1,4 +1,4 @@
-//! The background jobs of a session (tools.md §2): each is `bash -c {command}` in its own
+//! The background jobs of a session (docs/reference/tools.md#background_run): each is `bash -c {command}` in its own
 //! process session (and, with bubblewrap, its own sandbox), stdout and stderr merged into
 //! `.tackle/outputs/{session}/jobs/{job_id}.log` by Tackle itself, outside the sandbox. A
 //! supervisor task per job waits for the exit, the job's timeout or a kill request, ends every
@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tackle_core::spill::SpillDir;
 
 use tackle_core::{Notifications, ToolError, ToolOutput};
 use tackle_sandbox::process::{ProcessSessions, pipe, spawn_session};
@@ -73,7 +74,7 @@ pub struct Job {
 }
 
 impl Job {
-    /// The answer to the call that started the job (tools.md §2).
+    /// The answer to the call that started the job (docs/reference/tools.md#background_run).
     pub fn started_output(&self) -> ToolOutput {
         ToolOutput::text(format!(
             "Started background job {}: {}. Use job_output to read its output and job_kill to stop it.",
@@ -154,7 +155,7 @@ pub struct JobStart<'a> {
     /// Variables exported in the session shell, added to the command environment.
     pub exports: Vec<(OsString, OsString)>,
     /// The directory of job logs, absolute and workspace-relative.
-    pub log_dir: (PathBuf, String),
+    pub log_dir: SpillDir,
     pub command: &'a str,
     pub timeout: Duration,
     /// Notices what the job changed of the protected paths.
@@ -218,9 +219,9 @@ impl JobTable {
             )));
         }
         let id = format!("job-{}", self.next.fetch_add(1, Ordering::SeqCst));
-        let (log_dir, log_dir_rel) = start.log_dir;
+        let log_dir = start.log_dir.path.clone();
         let log_path = log_dir.join(format!("{id}.log"));
-        let log_rel = format!("{log_dir_rel}/{id}.log");
+        let log_rel = start.log_dir.rel_of(&format!("{id}.log"));
         let failed = |what: &str, err: &dyn std::fmt::Display| {
             ToolError::Failed(format!("Cannot start the background job: {what}: {err}"))
         };

@@ -1,4 +1,4 @@
-//! Which `bash` commands only read (safety.md §2.1), for the permission modes: such a call runs
+//! Which `bash` commands only read (docs/reference/safety.md#read-only-shell-commands), for the permission modes: such a call runs
 //! without asking in every mode. The answer is conservative: anything this small lexer does not
 //! fully understand (control keywords, arithmetic, a command name from a variable, a write
 //! redirection, an unknown option that could write or run a program) is not read-only.

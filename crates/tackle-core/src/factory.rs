@@ -1,0 +1,49 @@
+//! Building further sessions from inside one. Subagents and teammates get a child session
+//! built exactly as their parent's was (the same configuration, path policy, sandbox settings,
+//! permission policy and MCP connections), through this small object-safe trait: the crates
+//! that hold those tools need not depend on the `tackle` crate, which implements it.
+//!
+//! A child never gains a tool its parent lacks: whatever its allowlist says, its tools are a
+//! subset of the parent's.
+
+use std::sync::Arc;
+
+use crate::executor::Executor;
+use crate::session::Session;
+use crate::tool::BoxFuture;
+
+/// What a child session should hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChildRequest {
+    /// An allowlist (the `--tools` grammar) applied to the parent's tools; `None` keeps them
+    /// all.
+    pub tools: Option<String>,
+}
+
+/// A child session and the executor that runs its calls. Closing the child closes its own
+/// tools and resources (its shell, its jobs), never the parent's shared MCP connections.
+#[derive(Debug)]
+pub struct ChildSession {
+    /// The child's session.
+    pub session: Session,
+    /// The executor, with the parent's permission policy and approver.
+    pub executor: Executor,
+}
+
+/// Builds child sessions like the session it belongs to.
+pub trait SessionFactory: Send + Sync + 'static {
+    /// A fresh child session; the error says why it cannot be built (an allowlist naming no
+    /// tool, ...).
+    fn child(&self, request: ChildRequest) -> BoxFuture<'_, Result<ChildSession, String>>;
+}
+
+/// How a tool finds the factory of the session it runs in: it is kept in the session state
+/// (`ctx.state().existing::<Factory>()`) by whoever built the session.
+#[derive(Clone)]
+pub struct Factory(pub Arc<dyn SessionFactory>);
+
+impl std::fmt::Debug for Factory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Factory")
+    }
+}

@@ -1,0 +1,164 @@
+//! [`Agent`]: a model and a [`TackleSession`] running a task to its end, with the loop of
+//! `tackle-agent` (steps, parallel calls, `task_done`, notifications, trajectory). The rest of
+//! the loop's parts (configuration, events and observers, trajectories, replay) are
+//! re-exported here.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tackle_core::{BoxFuture, Session};
+use tackle_llm::ChatModel;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::BuildError;
+use crate::session::TackleSession;
+use crate::template::SessionTemplate;
+
+pub use tackle_agent::*;
+
+/// An agent: a model, a session and a conversation.
+pub struct Agent {
+    inner: tackle_agent::Agent,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent").field("inner", &self.inner).finish()
+    }
+}
+
+/// Builds an [`Agent`].
+pub struct AgentBuilder {
+    model: Arc<dyn ChatModel>,
+    session: TackleSession,
+    config: AgentConfig,
+    trajectory: Option<PathBuf>,
+    observer: Option<Arc<dyn Observer>>,
+}
+
+impl std::fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentBuilder").field("config", &self.config).field("trajectory", &self.trajectory).finish()
+    }
+}
+
+impl Agent {
+    /// A builder for an agent that asks `model` and runs its calls in `session`.
+    pub fn builder(model: impl ChatModel + 'static, session: TackleSession) -> AgentBuilder {
+        AgentBuilder::new(Arc::new(model), session)
+    }
+
+    /// Runs `task` to its end: until `task_done`, a reply without calls, the step limit or an
+    /// error. Every call gets an output; the conversation is kept for the next task.
+    pub async fn run(&mut self, task: &str) -> RunOutcome {
+        self.run_with_cancel(task, &CancellationToken::new()).await
+    }
+
+    /// [`Agent::run`], stopped when `cancel` fires (the running calls still answer, and the
+    /// outcome is `interrupted`).
+    pub async fn run_with_cancel(&mut self, task: &str, cancel: &CancellationToken) -> RunOutcome {
+        self.inner.run(task, cancel).await
+    }
+
+    /// The session the agent's calls run in.
+    pub fn session(&self) -> &Session {
+        self.inner.session()
+    }
+
+    /// The trajectory being written, if any.
+    pub fn trajectory(&self) -> Option<Arc<Trajectory>> {
+        self.inner.trajectory()
+    }
+
+    /// Ends the session: its tools, shells, jobs and MCP servers.
+    pub async fn close(self) {
+        self.inner.session().close().await;
+    }
+}
+
+impl AgentBuilder {
+    /// A builder with a shared model (the command line picks the provider at run time).
+    pub fn new(model: Arc<dyn ChatModel>, session: TackleSession) -> AgentBuilder {
+        AgentBuilder { model, session, config: AgentConfig::default(), trajectory: None, observer: None }
+    }
+
+    /// Replaces the role and working rules at the head of the system prompt (the environment,
+    /// the call-format instructions and the workspace's `AGENTS.md` still follow).
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.config.base_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Stops after this many model requests (default 200).
+    pub fn max_steps(mut self, steps: u32) -> Self {
+        self.config.max_steps = steps;
+        self
+    }
+
+    /// How the model calls tools: native tool calls (default) or a text format.
+    pub fn call_format(mut self, format: CallFormat) -> Self {
+        self.config.call_format = format;
+        self
+    }
+
+    /// Writes the run, one JSON event per line, to `path` (default: no trajectory).
+    pub fn trajectory(mut self, path: impl Into<PathBuf>) -> Self {
+        self.trajectory = Some(path.into());
+        self
+    }
+
+    /// Records each request's complete body in the trajectory.
+    pub fn trajectory_full(mut self, full: bool) -> Self {
+        self.config.trajectory_full = full;
+        self
+    }
+
+    /// Shows the run's events (text as it streams, calls, outputs) to `observer`.
+    pub fn observer(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// The agent. Fails only when the trajectory file cannot be created.
+    pub fn build(self) -> Result<Agent, BuildError> {
+        let trajectory = match &self.trajectory {
+            Some(path) => {
+                Some(Trajectory::create(path).map_err(|source| BuildError::Trajectory { path: path.clone(), source })?)
+            }
+            None => None,
+        };
+        let template = self.session.template().clone();
+        let mut config = self.config;
+        config.permission_mode = template.permission_mode();
+        config.sandbox = match template.sandbox() {
+            None => "none (no shell tools)".to_owned(),
+            Some(Ok(sandbox)) => sandbox.kind().name().to_owned(),
+            Some(Err(err)) => return Err(err),
+        };
+        let (policy, approver) = template.permissions();
+        let permissions = Permissions { interactive: approver.asks_a_person(), policy, approver };
+        let (session, _) = self.session.into_parts();
+        let mut inner = tackle_agent::Agent::new(
+            self.model,
+            session,
+            template.executor_config().clone(),
+            permissions,
+            config,
+            trajectory,
+        )
+        .with_tool_refresh(Arc::new(McpRefresh(template)));
+        if let Some(observer) = self.observer {
+            inner = inner.with_observer(observer);
+        }
+        Ok(Agent { inner })
+    }
+}
+
+/// Takes up MCP servers' tool-list changes before each model request.
+struct McpRefresh(SessionTemplate);
+
+impl ToolRefresh for McpRefresh {
+    fn refresh<'a>(&'a self, session: &'a mut Session) -> BoxFuture<'a, bool> {
+        Box::pin(self.0.refresh(session))
+    }
+}

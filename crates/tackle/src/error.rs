@@ -1,0 +1,58 @@
+//! Why a session could not be built. Every variant names its cause (and, for configuration,
+//! the file and key), so a front end can show it as is; nothing started before the failure is
+//! left running.
+
+use std::path::PathBuf;
+
+/// A session that could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The workspace directory does not exist or cannot be used.
+    #[error("workspace {path} is not usable: {source}; pass an existing directory")]
+    Workspace {
+        /// The directory as given.
+        path: PathBuf,
+        /// Why it cannot be used.
+        source: std::io::Error,
+    },
+    /// A configuration file or section is invalid (the message names the file and key).
+    #[error("{0}")]
+    Config(String),
+    /// The tool allowlist names no known tool or toolset, or is malformed.
+    #[error("{0}")]
+    Tools(String),
+    /// The process sandbox cannot be set up as configured.
+    #[error("{0}")]
+    Sandbox(String),
+    /// A configured MCP server could not start (the others were shut down).
+    #[error("MCP server '{server}' could not start: {reason}")]
+    Mcp {
+        /// The server's name in the configuration.
+        server: String,
+        /// Why it could not start.
+        reason: String,
+    },
+    /// The trajectory file cannot be created.
+    #[error("cannot create the trajectory {path}: {source}")]
+    Trajectory {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An extra tool's name is already taken.
+    #[error("cannot add the tool '{0}': a tool of that name already exists")]
+    DuplicateTool(String),
+}
+
+impl From<tackle_core::config::ConfigError> for BuildError {
+    fn from(err: tackle_core::config::ConfigError) -> Self {
+        BuildError::Config(err.to_string())
+    }
+}
+
+impl From<tackle_sandbox::PolicyError> for BuildError {
+    fn from(err: tackle_sandbox::PolicyError) -> Self {
+        BuildError::Config(err.to_string())
+    }
+}

@@ -1,0 +1,87 @@
+//! [`TackleSession`]: a built tool session and the executor that runs its calls, with one
+//! `close` for everything it owns.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::Value;
+use tackle_core::{Executor, Session, ToolCall, ToolOutput};
+use tokio_util::sync::CancellationToken;
+
+use crate::template::SessionTemplate;
+
+/// A tool session ready to run calls.
+#[derive(Debug)]
+pub struct TackleSession {
+    session: Session,
+    executor: Executor,
+    template: SessionTemplate,
+    next_call: AtomicU64,
+}
+
+impl TackleSession {
+    pub(crate) fn new(session: Session, template: SessionTemplate) -> TackleSession {
+        let executor = template.executor();
+        TackleSession { session, executor, template, next_call: AtomicU64::new(1) }
+    }
+
+    /// Calls one tool with JSON arguments; the output says what happened (errors included:
+    /// an unknown tool, invalid arguments or a denial are outputs with `is_error`).
+    pub async fn call(&self, name: &str, args: Value) -> ToolOutput {
+        self.call_with_cancel(name, args, &CancellationToken::new()).await
+    }
+
+    /// [`TackleSession::call`], cancelled when `cancel` fires (the tool still answers).
+    pub async fn call_with_cancel(&self, name: &str, args: Value, cancel: &CancellationToken) -> ToolOutput {
+        let id = format!("call_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        self.executor.run(&self.session, ToolCall::new(id, name, args), cancel).await
+    }
+
+    /// Runs the calls of one model turn: concurrency-safe calls together, the others alone,
+    /// in order. Exactly one output per call, in call order.
+    pub async fn run_turn(&self, calls: Vec<ToolCall>) -> Vec<ToolOutput> {
+        self.run_turn_with_cancel(calls, &CancellationToken::new()).await
+    }
+
+    /// [`TackleSession::run_turn`], cancelled when `cancel` fires.
+    pub async fn run_turn_with_cancel(&self, calls: Vec<ToolCall>, cancel: &CancellationToken) -> Vec<ToolOutput> {
+        self.executor.run_turn(&self.session, calls, cancel).await
+    }
+
+    /// The core session (tools, state, events).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The core session, to change its tools between turns.
+    pub fn session_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+
+    /// The executor (settings, permission policy, approver).
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    /// What the session was built from (registry, configuration, sandbox).
+    pub fn template(&self) -> &SessionTemplate {
+        &self.template
+    }
+
+    /// Takes up the tool changes MCP servers announced (`tools/list_changed`), keeping to the
+    /// session's allowlist; each change is a notice. True when the tools changed. Call it
+    /// between turns.
+    pub async fn refresh_tools(&mut self) -> bool {
+        self.template.refresh(&mut self.session).await
+    }
+
+    /// Splits the session into its parts (the agent loop takes them over).
+    pub(crate) fn into_parts(self) -> (Session, SessionTemplate) {
+        (self.session, self.template)
+    }
+
+    /// Ends the session: closes its tools, shells, jobs and MCP servers, everything it owns,
+    /// once.
+    pub async fn close(self) {
+        self.session.close().await;
+    }
+}

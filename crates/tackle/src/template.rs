@@ -1,0 +1,210 @@
+//! Everything a session is built from, prepared once: the configuration, the registry with the
+//! imported MCP tools, the selection, the tools' settings, the permission policy and approver.
+//!
+//! One template makes many sessions cheaply: `tackle mcp serve` makes one per MCP client
+//! session, and subagents and teammates get child sessions through the template's
+//! [`SessionFactory`] implementation. Sessions made from one template share its MCP
+//! connections; the template's owner closes them ([`SessionTemplate::close`]), or the session
+//! built by [`crate::SessionBuilder::build`] owns them as a resource.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tackle_core::config::Config;
+use tackle_core::factory::{ChildRequest, ChildSession, Factory, SessionFactory};
+use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
+use tackle_core::registry::Selection;
+use tackle_core::session::new_session_id;
+use tackle_core::{BoxFuture, DynTool, Executor, ExecutorConfig, Registry, Session, SessionConfig, ToolSource};
+use tackle_mcp::client::McpHub;
+use tackle_sandbox::process::Sandbox;
+
+use crate::error::BuildError;
+use crate::notice::Notice;
+use crate::settings::ToolSettings;
+
+/// What a session is built from; cheap to clone (one shared allocation).
+#[derive(Clone)]
+pub struct SessionTemplate {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) workspace: PathBuf,
+    pub(crate) config: Config,
+    pub(crate) registry: Registry,
+    pub(crate) selection: Selection,
+    /// The allowlist and its base, to admit the tools MCP servers add later.
+    pub(crate) tools: (String, String),
+    pub(crate) extra: Vec<Arc<dyn DynTool>>,
+    pub(crate) hub: Option<Arc<McpHub>>,
+    pub(crate) settings: ToolSettings,
+    pub(crate) mode: PermissionMode,
+    pub(crate) policy: Arc<dyn PermissionPolicy>,
+    pub(crate) approver: Arc<dyn Approver>,
+    pub(crate) executor_config: ExecutorConfig,
+    pub(crate) notice: Notice,
+}
+
+impl std::fmt::Debug for SessionTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionTemplate")
+            .field("workspace", &self.inner.workspace)
+            .field("tools", &self.inner.selection.names)
+            .field("mode", &self.inner.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionTemplate {
+    pub(crate) fn new(inner: Inner) -> SessionTemplate {
+        SessionTemplate { inner: Arc::new(inner) }
+    }
+
+    /// A fresh session with the template's tools. Nothing is probed or started yet: the
+    /// process sandbox is resolved when a command first runs (a sandbox chosen explicitly but
+    /// unavailable is then that call's error; [`SessionTemplate::sandbox`] finds it sooner).
+    pub fn session(&self) -> Session {
+        self.session_of(&self.inner.selection)
+    }
+
+    /// A fresh session holding the `selection` of the template's registry.
+    fn session_of(&self, selection: &Selection) -> Session {
+        let inner = &self.inner;
+        let id = new_session_id();
+        let state = inner.settings.state_for(&id, &inner.workspace);
+        state.insert(Factory(Arc::new(self.clone())));
+        if let Some(hub) = &inner.hub {
+            hub.share_with(&state);
+        }
+        let mut config = SessionConfig::new(inner.workspace.clone());
+        config.id = Some(id);
+        config.path_policy = Some(Arc::clone(&inner.settings.path_policy));
+        Session::with_state(config, inner.registry.instantiate(selection), state)
+    }
+
+    /// The executor that runs the calls of the template's sessions: the executor settings of
+    /// `[tools]`, the permission policy and the approver.
+    pub fn executor(&self) -> Executor {
+        let inner = &self.inner;
+        Executor::new(inner.executor_config.clone())
+            .with_policy(Arc::clone(&inner.policy))
+            .with_approver(Arc::clone(&inner.approver))
+    }
+
+    /// The workspace root (absolute, canonical).
+    pub fn workspace(&self) -> &Path {
+        &self.inner.workspace
+    }
+
+    /// The configuration the template was built from.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// Every tool known: built-ins, the embedder's, and the imported MCP tools.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The tools each session gets.
+    pub fn selection(&self) -> &Selection {
+        &self.inner.selection
+    }
+
+    /// The permission mode in force.
+    pub fn permission_mode(&self) -> PermissionMode {
+        self.inner.mode
+    }
+
+    /// The permission policy and the approver.
+    pub fn permissions(&self) -> (Arc<dyn PermissionPolicy>, Arc<dyn Approver>) {
+        (Arc::clone(&self.inner.policy), Arc::clone(&self.inner.approver))
+    }
+
+    /// The executor settings.
+    pub fn executor_config(&self) -> &ExecutorConfig {
+        &self.inner.executor_config
+    }
+
+    /// The process sandbox commands run in, when the sessions have a tool that runs
+    /// processes (resolved now if no session was made yet: an explicitly chosen mode that is
+    /// unavailable is the error).
+    pub fn sandbox(&self) -> Option<Result<&Sandbox, BuildError>> {
+        self.inner.settings.sandbox()
+    }
+
+    /// The MCP connections the template's sessions share.
+    pub fn mcp(&self) -> Option<&Arc<McpHub>> {
+        self.inner.hub.as_ref()
+    }
+
+    /// Shuts down the MCP servers the template started (the owner of a template used for
+    /// many sessions calls this once, after the last session closed).
+    pub async fn close(&self) {
+        if let Some(hub) = &self.inner.hub {
+            hub.shutdown().await;
+        }
+    }
+
+    /// Takes up the tool changes the MCP servers announced into `session`, keeping to the
+    /// allowlist; each change is a notice. True when the tools changed.
+    pub async fn refresh(&self, session: &mut Session) -> bool {
+        let Some(hub) = &self.inner.hub else { return false };
+        let changes = hub.refresh().await;
+        if changes.is_empty() {
+            return false;
+        }
+        let admitted = self.admitted();
+        hub.update_session(session, &changes, &|name| admitted.iter().any(|n| n == name));
+        for change in &changes {
+            self.inner.notice.say(&change.to_string());
+        }
+        true
+    }
+
+    /// The names the allowlist admits among the registry's tools and the hub's current ones
+    /// (for tools an MCP server announces later).
+    fn admitted(&self) -> Vec<String> {
+        let inner = &self.inner;
+        let Ok(mut registry) = crate::builder::base_registry(&inner.extra) else { return Vec::new() };
+        if let Some(hub) = &inner.hub {
+            hub.register(&mut registry);
+        }
+        let (list, base) = &inner.tools;
+        let mut names = registry.select(list, base).map(|s| s.names).unwrap_or_default();
+        names.extend(inner.extra.iter().map(|tool| tool.spec().name.clone()));
+        names
+    }
+}
+
+/// Child sessions: the parent's tools narrowed by the request's allowlist, the same settings,
+/// policy, approver and MCP connections.
+impl SessionFactory for SessionTemplate {
+    fn child(&self, request: ChildRequest) -> BoxFuture<'_, Result<ChildSession, String>> {
+        Box::pin(async move {
+            let parent = &self.inner.selection;
+            let selection = match &request.tools {
+                None => parent.clone(),
+                Some(list) => {
+                    let mut chosen = self
+                        .inner
+                        .registry
+                        .select(list, &parent.names.join(","))
+                        .map_err(|err| BuildError::Tools(err.to_string()).to_string())?;
+                    chosen.names.retain(|name| parent.names.contains(name));
+                    chosen
+                }
+            };
+            if selection.names.is_empty() {
+                return Err("the tool list of the child session selects none of the parent's tools".to_owned());
+            }
+            let session = self.session_of(&selection);
+            Ok(ChildSession { session, executor: self.executor() })
+        })
+    }
+}
+
+/// Where an embedder's tool is registered: its own source, in no toolset (it is added to every
+/// selection by name).
+pub(crate) const EMBEDDED: ToolSource = ToolSource::Embedded;

@@ -1,0 +1,270 @@
+//! The front door as an embedder uses it: a typed tool and the built-ins in one turn, the
+//! builder's errors, one close for everything a session owns, `[tools] timeout_ms`, child
+//! sessions through the factory, and an agent against the scripted fake LLM server.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tackle::core::factory::{ChildRequest, Factory};
+use tackle::{
+    Agent, BuildError, Config, PermissionMode, SessionBuilder, Tool, ToolCall, ToolContext, ToolError, ToolOutput,
+    ToolSpec,
+};
+use tackle_testkit::{Expect, FakeLlm, Reply, Script, Turn};
+
+/// The input of `echo_upper`.
+#[derive(Deserialize, JsonSchema)]
+struct EchoInput {
+    /// The text to repeat.
+    text: String,
+    /// Milliseconds to wait first.
+    #[serde(default)]
+    wait_ms: u64,
+}
+
+struct EchoUpper;
+
+impl Tool for EchoUpper {
+    type Input = EchoInput;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("echo_upper", "Repeats the text in capitals.").read_only().concurrency_safe()
+    }
+
+    async fn call(&self, input: EchoInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(input.wait_ms)) => Ok(ToolOutput::text(input.text.to_uppercase())),
+            () = ctx.cancel_token().cancelled() => Err(ToolError::Cancelled("stopped".into())),
+        }
+    }
+}
+
+fn table(text: &str) -> toml::Table {
+    text.parse().unwrap()
+}
+
+/// A workspace with a README, and a configuration that reads no file of the machine.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "hello tackle\nsecond line\n").unwrap();
+    dir
+}
+
+fn builder(dir: &Path) -> SessionBuilder {
+    SessionBuilder::new(dir).config(Config::default())
+}
+
+#[tokio::test]
+async fn a_typed_tool_and_read_file_run_in_one_turn() {
+    let dir = workspace();
+    let session = builder(dir.path()).tools("read_file").tool(EchoUpper).build().await.unwrap();
+    let names: Vec<&str> = session.session().tools().specs().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["read_file", "echo_upper"]);
+    let outputs = session
+        .run_turn(vec![
+            ToolCall::new("a", "echo_upper", json!({"text": "hi"})),
+            ToolCall::new("b", "read_file", json!({"file_path": "README.md"})),
+            ToolCall::new("c", "no_such_tool", json!({})),
+        ])
+        .await;
+    let ids: Vec<&str> = outputs.iter().map(|o| o.call_id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    assert_eq!(outputs[0].text_content(), "HI");
+    assert!(outputs[1].text_content().contains("hello tackle"), "{}", outputs[1].text_content());
+    assert!(outputs[2].is_error && outputs[2].text_content().contains("echo_upper"));
+    let single = session.call("echo_upper", json!({"text": "x"})).await;
+    assert_eq!((single.is_error, single.text_content()), (false, "X".to_owned()));
+    session.close().await;
+}
+
+#[tokio::test]
+async fn build_errors_name_their_cause() {
+    let missing = SessionBuilder::new("/nonexistent/tackle-workspace").config(Config::default()).build().await;
+    let err = missing.unwrap_err();
+    assert!(matches!(err, BuildError::Workspace { .. }), "{err}");
+    assert!(err.to_string().contains("/nonexistent/tackle-workspace"), "{err}");
+
+    let dir = workspace();
+    let err = builder(dir.path()).tools("read_file,no_such_tool").build().await.unwrap_err().to_string();
+    assert!(err.contains("unknown tool or toolset 'no_such_tool'"), "{err}");
+
+    let config = Config::from_tables(toml::Table::new(), table("[tools]\ntimout_ms = 5"), false);
+    let err = SessionBuilder::new(dir.path()).config(config).build().await.unwrap_err().to_string();
+    assert!(err.contains("[tools]") && err.contains("timout_ms"), "{err}");
+
+    let err = builder(dir.path()).tool(EchoUpper).tool(EchoUpper).build().await.unwrap_err().to_string();
+    assert_eq!(err, "cannot add the tool 'echo_upper': a tool of that name already exists");
+}
+
+#[tokio::test]
+async fn the_executor_deadline_comes_from_tools_timeout_ms() {
+    let dir = workspace();
+    let config = Config::from_tables(table("[tools]\ntimeout_ms = 300"), toml::Table::new(), false);
+    let session =
+        SessionBuilder::new(dir.path()).config(config).tools("read_file").tool(EchoUpper).build().await.unwrap();
+    let slow = session.call("echo_upper", json!({"text": "x", "wait_ms": 30_000})).await;
+    assert!(slow.is_error, "{}", slow.text_content());
+    assert!(
+        slow.text_content().starts_with("Tool 'echo_upper' timed out and was aborted after 0."),
+        "{}",
+        slow.text_content()
+    );
+    assert!(slow.meta.duration_ms.unwrap() < 5_000, "the deadline was the default, not [tools] timeout_ms");
+    session.close().await;
+}
+
+/// The processes (by host pid) whose environment carries this session id: the shell, its
+/// children and the jobs, whatever sandbox and pid namespace they run in.
+fn processes_of(session_id: &str) -> Vec<u32> {
+    let needle = format!("TACKLE_SESSION_ID={session_id}");
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else { continue };
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')));
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        if !zombie && environ.split(|b| *b == 0).any(|var| var == needle.as_bytes()) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[tokio::test]
+async fn close_ends_shells_and_jobs_once() {
+    let dir = workspace();
+    let session =
+        builder(dir.path()).tools("bash,background_run").permission_mode(PermissionMode::Bypass).build().await;
+    let session = session.unwrap();
+    let id = session.session().id().to_owned();
+    let shell = session.call("bash", json!({"command": "echo started"})).await;
+    assert!(!shell.is_error, "{}", shell.text_content());
+    let job = session.call("background_run", json!({"command": "exec sleep 300"})).await;
+    assert!(!job.is_error, "{}", job.text_content());
+    assert!(processes_of(&id).len() >= 2, "the shell and the job run: {:?}", processes_of(&id));
+    let state = Arc::clone(session.session().state());
+    session.close().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !processes_of(&id).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(processes_of(&id), Vec::<u32>::new(), "processes outlived the session");
+    drop(state);
+}
+
+#[tokio::test]
+async fn child_sessions_never_gain_a_tool() {
+    let dir = workspace();
+    let session = builder(dir.path()).tools("read_file,glob,grep").build().await.unwrap();
+    let factory = session.session().state().existing::<Factory>().expect("the session carries its factory");
+    let child = factory.0.child(ChildRequest { tools: Some("read_file,bash".into()) }).await.unwrap();
+    let names: Vec<&str> = child.session.tools().specs().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["read_file"], "bash is not the parent's, so the child does not get it");
+    let all = factory.0.child(ChildRequest::default()).await.unwrap();
+    assert_eq!(all.session.tools().len(), 3);
+    assert_ne!(all.session.id(), session.session().id());
+    let none = factory.0.child(ChildRequest { tools: Some("bash".into()) }).await.unwrap_err();
+    assert!(none.contains("none of the parent's tools"), "{none}");
+    child.session.close().await;
+    all.session.close().await;
+    session.close().await;
+}
+
+#[tokio::test]
+async fn notices_go_to_the_callback_never_to_stdout() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("tackle.toml"), "[sandbox]\nnetwork = true\n").unwrap();
+    let heard = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = Arc::clone(&heard);
+    let config = Config::load(dir.path(), false).unwrap();
+    let session = SessionBuilder::new(dir.path())
+        .config(config)
+        .tools("bash")
+        .on_notice(move |line| sink.lock().unwrap().push(line.to_owned()))
+        .build()
+        .await
+        .unwrap();
+    session.close().await;
+    let heard = heard.lock().unwrap();
+    assert!(heard.iter().any(|line| line.contains("network")), "{heard:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_runs_on_an_openai_compatible_server() {
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("Reading.").call("c1", "read_file", json!({"file_path": "README.md"}))),
+        Turn::reply(Reply::text("It says hello.").call("c2", "task_done", json!({})))
+            .expect(Expect::result("c1", "hello tackle")),
+    ]))
+    .await;
+    let dir = workspace();
+    let model = tackle::llm::from_model_string("openai/fake", Some(&server.openai_base_url())).unwrap();
+    let session = builder(dir.path()).build().await.unwrap();
+    let trajectory = dir.path().join("run.jsonl");
+    let mut agent = Agent::builder(model, session).max_steps(5).trajectory(&trajectory).build().unwrap();
+    let outcome = agent.run("What does the README say?").await;
+    agent.close().await;
+    server.assert_clean();
+    assert_eq!((outcome.status.name(), outcome.steps), ("success", 2));
+    let recorded = std::fs::read_to_string(&trajectory).unwrap();
+    assert!(recorded.contains("\"session_end\""), "{recorded}");
+}
+
+/// The pids whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else { continue };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if cmdline.split(|b| *b == 0).any(|arg| arg == marker.as_bytes()) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_server_that_cannot_start_fails_the_build_and_stops_the_others() {
+    let dir = workspace();
+    let record = dir.path().join("good-server.jsonl").display().to_string();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tackle-mcp/tests/peers/fake_server.py");
+    let user = format!(
+        "[mcp.servers.good]\ncommand = \"python3\"\nargs = [\"-u\", {script:?}, \"--record\", {record:?}]\n\
+         [mcp.servers.broken]\ncommand = \"/nonexistent/mcp-server\"\n",
+        script = script.display().to_string(),
+    );
+    let config = || Config::from_tables(table(&user), toml::Table::new(), false);
+    let err = SessionBuilder::new(dir.path()).config(config()).mcp(tackle::McpImport::User).build().await.unwrap_err();
+    assert!(matches!(&err, BuildError::Mcp { server, .. } if server == "broken"), "{err}");
+    assert!(err.to_string().starts_with("MCP server 'broken' could not start: "), "{err}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !processes_with(&record).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(processes_with(&record), Vec::<u32>::new(), "the server that started was left running");
+    assert!(std::path::Path::new(&record).exists(), "the good server did start (and record its messages)");
+
+    // Left out with a notice instead, as the command line does.
+    let heard = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = Arc::clone(&heard);
+    let session = SessionBuilder::new(dir.path())
+        .config(config())
+        .mcp(tackle::McpImport::User)
+        .mcp_required(false)
+        .tools("mcp")
+        .on_notice(move |line| sink.lock().unwrap().push(line.to_owned()))
+        .build()
+        .await
+        .unwrap();
+    assert!(session.session().tools().resolve("mcp__good__echo").is_some());
+    assert!(heard.lock().unwrap().iter().any(|line| line.starts_with("MCP server 'broken' was left out")));
+    session.close().await;
+    assert_eq!(processes_with(&record), Vec::<u32>::new(), "close shut the server down");
+}
