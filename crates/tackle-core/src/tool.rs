@@ -163,8 +163,7 @@ impl<T: Tool> DynTool for TypedTool<T> {
             Ok(input) => input,
             Err(_) => serde_path_to_error::deserialize(args).map_err(|err| {
                 let path = err.path().to_string();
-                let problem =
-                    crate::executor::validate::describe_deserialize_error(&path, &err.into_inner().to_string());
+                let problem = crate::schema::validate::describe_deserialize_error(&path, &err.into_inner().to_string());
                 ToolError::InvalidInput(format!("Invalid parameters for tool '{}': {problem}", self.spec.name))
             })?,
         };

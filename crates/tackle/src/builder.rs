@@ -274,7 +274,7 @@ impl SessionBuilder {
                     store: tackle_mcp::client::consent::default_store(),
                     prompt: self.consent_prompt.as_deref(),
                 };
-                let hub = start_mcp(&mut registry, &config, &workspace, &consent, import, &self.notice).await;
+                let hub = start_mcp(&mut registry, &config, &workspace, &consent, import, &self.notice).await?;
                 if self.mcp_required
                     && let Some((server, reason)) = hub.left_out().first().cloned()
                 {
@@ -356,8 +356,8 @@ async fn start_mcp(
     consent: &ConsentPolicy<'_>,
     import: McpImport,
     notice: &Notice,
-) -> McpHub {
-    let section = tackle_mcp::client::user_section(config);
+) -> Result<McpHub, BuildError> {
+    let section = tackle_mcp::client::user_section(config)?;
     let (servers, notices) =
         tackle_mcp::client::servers(config, workspace, consent, import == McpImport::UserAndWorkspace);
     let threshold = section.defer_threshold.unwrap_or(DEFAULT_DEFER_THRESHOLD);
@@ -366,7 +366,7 @@ async fn start_mcp(
         notice.say(line);
     }
     hub.register(registry);
-    hub
+    Ok(hub)
 }
 
 /// The steps after the registry is complete: the selection, the tools' settings and the

@@ -89,6 +89,17 @@ pub const RULES: &[Rule] = &[
     rule("mcp.defer_threshold", Always, "tackle-mcp"),
 ];
 
+/// The top-level names of every row (`sandbox`, `trusted_workspaces`, ...): what a
+/// configuration file may contain at its top level.
+pub fn top_level_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> =
+        RULES.iter().map(|rule| rule.key.split_once('.').map_or(rule.key, |(first, _)| first)).collect();
+    names.dedup();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 /// The row that governs `key`: its own, or its nearest listed ancestor's.
 pub fn rule_for(key: &str) -> Option<&'static Rule> {
     let mut candidate = key;

@@ -12,7 +12,6 @@
 pub(crate) mod budget;
 mod decode;
 pub mod schedule;
-pub(crate) mod validate;
 
 pub use budget::{DEFAULT_MAX_OUTPUT_CHARS, OutputBudget};
 

@@ -4,7 +4,7 @@
 //! [`edit_file`], [`patch`] (`apply_patch`).
 //!
 //! The shared pieces are public so that every tool that touches files behaves the same:
-//! - [`session`]: [`Files`], a tool's handle on its session (path policy, read ledger, edit
+//! - [`files`]: [`Files`], a tool's handle on its session (path policy, read ledger, edit
 //!   history, write settings), and [`FsSettings`] (`[tools] durable_writes`);
 //! - [`atomic`]: temp file + `renameat` writes that a swapped path cannot redirect;
 //! - [`ledger`]: what the session last saw of each file, and the stale check;
@@ -17,16 +17,16 @@ pub mod closest;
 pub mod diff;
 pub mod edit_file;
 pub mod editor;
+pub mod files;
 pub mod history;
 pub mod ledger;
 pub mod patch;
 pub mod read_file;
 pub mod reader;
-pub mod session;
 pub mod suggest;
 pub mod text;
 pub mod write_file;
 
+pub use files::{Existing, Files, FsSettings, LoadError, Target, blocking, read_existing, write_failure};
 pub use history::Before;
 pub use ledger::{FileStamp, Freshness};
-pub use session::{Existing, Files, FsSettings, LoadError, Target, blocking, read_existing, write_failure};
