@@ -66,6 +66,14 @@ pub struct ServeArgs {
     /// List at most N tools per tools/list page (default: all in one page).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub page_size: Option<u64>,
+    /// With --http: at most N sessions at once (default 64, or [mcp.serve] max_sessions);
+    /// when full, the session idle the longest ends.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_sessions: Option<u64>,
+    /// With --http: every request must carry `Authorization: Bearer TOKEN` (also
+    /// TACKLE_MCP_TOKEN, which other users cannot read in the process list).
+    #[arg(long, value_name = "TOKEN", value_parser = parse_token)]
+    pub auth_token: Option<tackle::mcp::server::AuthToken>,
     /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
     /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
@@ -74,6 +82,11 @@ pub struct ServeArgs {
     /// names imported tools; also TACKLE_ALLOW_PROJECT_MCP=1).
     #[arg(long)]
     pub allow_project_mcp: bool,
+}
+
+/// `--auth-token`: the token, kept where `Debug` cannot show it.
+fn parse_token(token: &str) -> Result<tackle::mcp::server::AuthToken, String> {
+    tackle::mcp::server::AuthToken::new(token).map_err(|err| err.to_string())
 }
 
 #[derive(Debug, Subcommand)]

@@ -6,55 +6,15 @@
 
 #[path = "../../tackle-mcp/tests/support/peers.rs"]
 mod peers;
+#[path = "support/serve.rs"]
+mod serve;
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Child, Command, Stdio};
+use std::io::Write as _;
+use std::process::{Command, Stdio};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-
-const TACKLE: &str = env!("CARGO_BIN_EXE_tackle");
-
-/// `tackle mcp serve --http 127.0.0.1:0 ...`, killed on drop.
-struct HttpServe {
-    child: Child,
-    url: String,
-}
-
-impl HttpServe {
-    fn start(workspace: &std::path::Path, extra: &[&str]) -> HttpServe {
-        let mut child = Command::new(TACKLE)
-            .args(["mcp", "serve", "--http", "127.0.0.1:0", "--workspace"])
-            .arg(workspace)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        // Notices (`tackle: …`, such as the sandbox in force) may come first.
-        let mut line = String::new();
-        while line.is_empty() || line.starts_with("tackle: ") {
-            line.clear();
-            stderr.read_line(&mut line).unwrap();
-        }
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected line before the address: {line}"))
-            .to_owned();
-        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
-        HttpServe { child, url }
-    }
-}
-
-impl Drop for HttpServe {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use serve::{HttpServe, TACKLE};
 
 fn thought() -> String {
     json!({"thought": "plan", "next_thought_needed": false, "thought_number": 1, "total_thoughts": 1}).to_string()

@@ -83,7 +83,9 @@ pub const RULES: &[Rule] = &[
     rule("permissions.deny", Always, "later"),
     rule("permissions.ask", Always, "later"),
     rule("tools", Always, "tackle-tools"),
-    rule("mcp.serve", Always, "tackle-cli"),
+    // The bounds of `tackle mcp serve --http`: a workspace may lower them, never raise them.
+    rule("mcp.serve.idle_timeout_s", Narrowing, "tackle-cli"),
+    rule("mcp.serve.max_sessions", Narrowing, "tackle-cli"),
     rule("mcp.defer_threshold", Always, "tackle-mcp"),
 ];
 
@@ -222,6 +224,9 @@ mod tests {
         assert_eq!(from_workspace("tools.timeout_ms"), Always);
         assert_eq!(from_workspace("mcp.servers.git.command"), Consent);
         assert_eq!(from_workspace("mcp.trusted_workspaces"), Never);
+        assert_eq!(from_workspace("mcp.serve.max_sessions"), Narrowing);
+        assert_eq!(from_workspace("mcp.serve.idle_timeout_s"), Narrowing);
+        assert_eq!(from_workspace("mcp.serve.bogus"), Never);
         assert_eq!(from_workspace("sandbox.unknown"), Never, "an unknown key fails closed");
         assert_eq!(from_workspace("nothing"), Never);
         assert_eq!(display_key("sandbox.mode"), "[sandbox] mode");

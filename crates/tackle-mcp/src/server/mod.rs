@@ -7,15 +7,20 @@
 //! [`Executor`] with its permission policy.
 
 mod approval;
+mod auth;
 pub mod gate;
 mod handler;
 mod http;
+mod intake;
 mod listing;
 mod live;
 mod progress;
 mod result;
+mod scheduler;
+mod sessions;
 mod stdio;
 
+pub use auth::AuthToken;
 pub use handler::SUPPORTED_VERSIONS;
 pub use http::{HttpServer, check_loopback};
 pub use progress::Limiter as ProgressLimiter;
@@ -31,13 +36,17 @@ use tackle_core::{Executor, Registry, Session};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use self::handler::Handler;
+use self::intake::{InFlight, Intake};
 use self::live::{LiveSession, Tracker};
 
 /// Makes a fresh tool session; the error is shown to the client.
 pub type SessionFactory = Arc<dyn Fn() -> Result<Session, String> + Send + Sync>;
 
 /// The default idle timeout of an HTTP session (`[mcp.serve] idle_timeout_s`).
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
+/// The default cap on live HTTP sessions (`--max-sessions`, `[mcp.serve] max_sessions`).
+pub const DEFAULT_MAX_SESSIONS: usize = 64;
 
 /// How the server behaves.
 #[derive(Debug, Clone)]
@@ -47,13 +56,24 @@ pub struct ServerOptions {
     /// Whether the permission mode can ask (anything but `bypass`): asks then go to the
     /// client through elicitation.
     pub approvals: bool,
-    /// How long an HTTP session may stay idle before it ends.
+    /// How long an HTTP session may stay idle (no request in flight) before it ends.
     pub idle_timeout: Duration,
+    /// The most HTTP sessions alive at once (at least 1); when full, the session idle the
+    /// longest ends to make room, and without an idle one `initialize` is refused.
+    pub max_sessions: usize,
+    /// The bearer token every HTTP request must carry; `None` asks for none.
+    pub auth_token: Option<AuthToken>,
 }
 
 impl Default for ServerOptions {
     fn default() -> Self {
-        ServerOptions { page_size: None, approvals: false, idle_timeout: DEFAULT_IDLE_TIMEOUT }
+        ServerOptions {
+            page_size: None,
+            approvals: false,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            auth_token: None,
+        }
     }
 }
 
@@ -74,6 +94,7 @@ pub(crate) struct ServerShared {
     executor: Executor,
     options: ServerOptions,
     tracker: Tracker,
+    rendered: listing::Shared,
 }
 
 /// Tackle's MCP server.
@@ -91,14 +112,22 @@ impl std::fmt::Debug for McpServer {
 impl McpServer {
     /// A server whose MCP sessions each get a session from `factory`, run by `executor`.
     pub fn new(factory: SessionFactory, executor: Executor, options: ServerOptions) -> Self {
-        McpServer { shared: Arc::new(ServerShared { factory, executor, options, tracker: Tracker::default() }) }
+        McpServer {
+            shared: Arc::new(ServerShared {
+                factory,
+                executor,
+                options,
+                tracker: Tracker::default(),
+                rendered: listing::Shared::default(),
+            }),
+        }
     }
 
-    /// A handler with a fresh tool session.
-    fn handler(&self) -> Result<Handler, ServeError> {
+    /// A handler with a fresh tool session, and that session.
+    fn handler(&self) -> Result<(Handler, Arc<LiveSession>), ServeError> {
         let session = (self.shared.factory)().map_err(ServeError::Session)?;
         let live = LiveSession::new(session, &self.shared.tracker);
-        Ok(Handler::new(Arc::clone(&self.shared), live))
+        Ok((Handler::new(Arc::clone(&self.shared), Arc::clone(&live)), live))
     }
 
     /// Serves one MCP session over stdin and stdout until stdin ends.
@@ -107,14 +136,15 @@ impl McpServer {
     }
 
     /// Serves one MCP session over a reader and a writer (newline-delimited JSON-RPC) until
-    /// the reader ends; then every tool of the session is closed.
+    /// the reader ends; then every tool of the session is closed (shells and jobs killed)
+    /// before this returns.
     pub async fn serve_io<R, W>(&self, reader: R, writer: W) -> Result<(), ServeError>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let handler = self.handler()?;
-        let running = handler.serve(LineTransport::new(reader, writer)).await;
+        let (handler, live) = self.handler()?;
+        let running = handler.serve(Intake::new(LineTransport::new(reader, writer), InFlight::new())).await;
         let result = match running {
             Ok(running) => {
                 let _ = running.waiting().await;
@@ -124,11 +154,14 @@ impl McpServer {
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
             Err(err) => Err(ServeError::Handshake(err.to_string())),
         };
-        self.shutdown().await;
+        // This session's own close, awaited here: by now rmcp has let go of the handler, and
+        // a close left to `Drop` would run in the background while the process exits.
+        live.close().await;
         result
     }
 
-    /// Closes the tools of every live session (shells and jobs are killed).
+    /// Closes the tools of every live session (shells and jobs are killed), and waits for
+    /// the sessions that ended on their own to finish closing.
     pub async fn shutdown(&self) {
         self.shared.tracker.close_all().await;
     }

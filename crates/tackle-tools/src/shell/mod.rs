@@ -105,6 +105,9 @@ pub struct ShellState {
     closed: AtomicBool,
 }
 
+/// The answer to a command or job asked of a session that has closed.
+const SESSION_ENDED: &str = "The session has ended; no command or background job can start.";
+
 /// How a session's [`ShellEnvironment`] is made, once, when its first command runs (the
 /// sandbox is resolved then, not when the session is built). The error is the reason commands
 /// cannot run, such as an explicitly chosen sandbox that is unavailable.
@@ -144,7 +147,7 @@ impl ShellState {
         let notify = jobs::Notify { queue, events: state.get::<JobNotifications>() };
         let spill = ctx.spill_dir().clone();
         let workspace = ctx.workspace().to_owned();
-        Ok(state.resource_or_insert_with(move || ShellState {
+        let made = state.resource_or_insert_with(move || ShellState {
             spill,
             jobs: JobTable::new(notify),
             guard,
@@ -153,7 +156,8 @@ impl ShellState {
             shell: tokio::sync::Mutex::new(None),
             shell_sessions: Mutex::new(None),
             closed: AtomicBool::new(false),
-        }))
+        });
+        made.ok_or_else(|| ToolError::Failed(SESSION_ENDED.into()))
     }
 
     /// Starts a shell (the caller holds the lock).
