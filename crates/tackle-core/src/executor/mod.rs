@@ -247,6 +247,7 @@ impl Executor {
                 spec,
                 args: &args,
                 read_only: prepared.read_only,
+                written_paths: &prepared.written_paths,
                 preview: None,
             };
             let mut decision = self.policy.decide(&request);
@@ -277,6 +278,7 @@ impl Executor {
                     spec,
                     args: &args,
                     read_only: prepared.read_only,
+                    written_paths: &prepared.written_paths,
                     preview: preview.as_deref(),
                 };
                 // Ctrl-C answers a pending prompt: the approver (a blocking terminal read) is

@@ -170,6 +170,7 @@ impl Walker<'_, '_> {
                 }
             }
             "file_redirect" => self.redirect(node),
+            "heredoc_redirect" => self.heredoc_backticks(node, depth),
             _ => {}
         }
         let mut cursor = node.walk();
@@ -201,6 +202,48 @@ impl Walker<'_, '_> {
         let to_descriptor = duplicates && (destination.text == "-" || destination.text.parse::<u32>().is_ok());
         if writes && !to_descriptor && destination.text != "/dev/null" {
             self.analysis.writes_files = true;
+        }
+    }
+
+    /// Backticks in the body of an unquoted heredoc run commands, but the grammar leaves them
+    /// as text: each backtick segment is parsed as a command.
+    fn heredoc_backticks(&mut self, node: Node<'_>, depth: usize) {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        let quoted = children
+            .iter()
+            .find(|c| c.kind() == "heredoc_start")
+            .is_some_and(|start| self.text(*start).contains(['\'', '"', '\\']));
+        if quoted {
+            return;
+        }
+        let source = self.source;
+        for body in children.iter().filter(|c| c.kind() == "heredoc_body") {
+            let text = source.get(body.byte_range()).unwrap_or("");
+            let mut segments = Vec::new();
+            let mut current: Option<String> = None;
+            let mut chars = text.chars();
+            while let Some(c) = chars.next() {
+                match (c, current.as_mut()) {
+                    ('\\', Some(segment)) => {
+                        segment.push(c);
+                        segment.extend(chars.next());
+                    }
+                    ('\\', None) => {
+                        chars.next();
+                    }
+                    ('`', Some(_)) => segments.extend(current.take()),
+                    ('`', None) => current = Some(String::new()),
+                    (_, Some(segment)) => segment.push(c),
+                    (_, None) => {}
+                }
+            }
+            if current.is_some() {
+                self.unanalyzable("an unterminated backtick in a heredoc");
+            }
+            for segment in segments {
+                parse_into(&segment, depth + 10, self.analysis);
+            }
         }
     }
 
