@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 
-use crate::cli::{Cli, Command, McpCommand, ToolsCommand};
+use crate::cli::{Cli, Command, McpCommand, PermissionsCommand, ToolsCommand};
 use crate::exit::Failure;
 
 fn main() -> ExitCode {
@@ -51,6 +51,10 @@ fn main() -> ExitCode {
                 McpCommand::Serve(args) => commands::mcp::serve(args).await,
             },
             Command::Parse(args) => commands::parse::run(args),
+            Command::Permissions { command } => match command {
+                PermissionsCommand::Check(args) => commands::permissions::check(args).await,
+                PermissionsCommand::List(args) => commands::permissions::list(args).await,
+            },
         }
     });
     // The command is done (its session closed); a blocking read of stdin may still wait for a

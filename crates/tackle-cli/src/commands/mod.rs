@@ -2,6 +2,7 @@
 
 pub mod mcp;
 pub mod parse;
+pub mod permissions;
 pub mod replay;
 pub mod run;
 pub mod tools;

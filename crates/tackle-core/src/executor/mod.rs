@@ -256,7 +256,7 @@ impl Executor {
             }
             if !hooks_ran {
                 hooks_ran = true;
-                let hook_call = HookCall { call_id: &call.id, spec, args: &args };
+                let hook_call = HookCall { call_id: &call.id, session: session.info(), spec, args: &args };
                 match self.run_pre_hooks(&hook_call, &mut decision).await {
                     HookResult::Proceed => {}
                     HookResult::Denied(message) => return Err(reject(ToolError::Denied(message))),
@@ -393,7 +393,7 @@ impl Executor {
             self.config.budget.apply(&mut output, &session.info().spill);
         }
         clean_text(&mut output);
-        let hook_call = HookCall { call_id: &output.call_id.clone(), spec, args: &args };
+        let hook_call = HookCall { call_id: &output.call_id.clone(), session: session.info(), spec, args: &args };
         for hook in &self.hooks {
             hook.after_call(&hook_call, &mut output).await;
         }

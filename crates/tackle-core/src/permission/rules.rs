@@ -358,3 +358,16 @@ pub fn denial(tool: &str, subject: Option<&str>, rule: &SourcedRule) -> String {
         None => format!("Permission to use {tool} has been denied by rule {}.", rule.rule.text),
     }
 }
+
+/// The session's `Read(...)` deny rules, kept in the session state for the tools that list or
+/// search files: a path they cover is skipped as if it did not exist
+/// (docs/reference/safety.md#rules). The default hides nothing.
+#[derive(Debug, Clone, Default)]
+pub struct ReadRules(pub Option<Arc<RuleBook>>);
+
+impl ReadRules {
+    /// Whether `path` (absolute) is hidden by a `Read(...)` deny rule.
+    pub fn hides(&self, path: &Path) -> bool {
+        self.0.as_ref().is_some_and(|book| book.read_denial(path).is_some())
+    }
+}
