@@ -37,6 +37,82 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::commands::ckg::CkgCommand,
     },
+    /// Check what the permission rules decide for a call, or list every rule.
+    Permissions {
+        #[command(subcommand)]
+        command: PermissionsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PermissionsCommand {
+    /// Print the decision (allow, ask, deny) for a call, the rule and the file it came from.
+    Check(CheckArgs),
+    /// Print every rule with its source.
+    List(PermissionsListArgs),
+}
+
+/// Permission rules given on the command line (Claude Code syntax, repeatable).
+#[derive(Debug, Args, Clone, Default)]
+pub struct RuleArgs {
+    /// Allow calls this rule matches, e.g. 'Bash(npm test:*)' or 'Edit(src/**)'.
+    #[arg(long = "allow", value_name = "RULE")]
+    pub allow: Vec<String>,
+    /// Ask before calls this rule matches, e.g. 'Bash(git push:*)'.
+    #[arg(long = "ask", value_name = "RULE")]
+    pub ask: Vec<String>,
+    /// Deny calls this rule matches, e.g. 'Read(./.env)' or 'Bash(rm -rf *)'.
+    #[arg(long = "deny", value_name = "RULE")]
+    pub deny: Vec<String>,
+}
+
+impl RuleArgs {
+    /// The flags as the builder takes them.
+    pub fn flags(&self) -> tackle::RuleFlags {
+        tackle::RuleFlags { allow: self.allow.clone(), ask: self.ask.clone(), deny: self.deny.clone() }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The call as a rule names it, e.g. 'Bash(git push origin main)' or 'Edit(src/a.rs)'.
+    #[arg(value_name = "CALL", required_unless_present = "tool")]
+    pub call: Option<String>,
+    /// The tool to check (with --args).
+    #[arg(long, value_name = "NAME", conflicts_with = "call")]
+    pub tool: Option<String>,
+    /// The arguments of --tool as one JSON object (default: `{}`).
+    #[arg(long, value_name = "JSON", requires = "tool")]
+    pub args: Option<String>,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// default, accept-edits, plan, dont-ask or bypass.
+    #[arg(long, value_name = "MODE", default_value = "default")]
+    pub permission_mode: PermissionMode,
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Consent to the workspace's own settings for this run; also TACKLE_TRUST_WORKSPACE=1.
+    #[arg(long)]
+    pub trust_workspace: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PermissionsListArgs {
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Consent to the workspace's own settings for this run; also TACKLE_TRUST_WORKSPACE=1.
+    #[arg(long)]
+    pub trust_workspace: bool,
+    /// Print one JSON array.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -82,6 +158,8 @@ pub struct ServeArgs {
     /// names imported tools; also TACKLE_ALLOW_PROJECT_MCP=1).
     #[arg(long)]
     pub allow_project_mcp: bool,
+    #[command(flatten)]
+    pub rules: RuleArgs,
 }
 
 /// `--auth-token`: the token, kept where `Debug` cannot show it.
@@ -130,6 +208,8 @@ pub struct SessionArgs {
     /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
     pub trust_workspace: bool,
+    #[command(flatten)]
+    pub rules: RuleArgs,
 }
 
 #[derive(Debug, Args)]
@@ -195,6 +275,8 @@ pub struct RunArgs {
     /// Approve every call that would ask (like --permission-mode bypass, but deny rules still apply).
     #[arg(long)]
     pub yes: bool,
+    #[command(flatten)]
+    pub rules: RuleArgs,
     /// Stop after this many model requests.
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub max_steps: u32,

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 
-use crate::cli::{Cli, Command, McpCommand, ToolsCommand};
+use crate::cli::{Cli, Command, McpCommand, PermissionsCommand, ToolsCommand};
 use crate::exit::Failure;
 
 fn main() -> ExitCode {
@@ -52,6 +52,10 @@ fn main() -> ExitCode {
             },
             Command::Parse(args) => commands::parse::run(args),
             Command::Ckg { command } => commands::ckg::run(command),
+            Command::Permissions { command } => match command {
+                PermissionsCommand::Check(args) => commands::permissions::check(args).await,
+                PermissionsCommand::List(args) => commands::permissions::list(args).await,
+            },
         }
     });
     // The command is done (its session closed); a blocking read of stdin may still wait for a

@@ -90,7 +90,10 @@ pub fn builder(workspace: &Path, config: Config, selection: &ToolSelection) -> S
 pub fn tools_builder(args: &SessionArgs) -> Result<SessionBuilder, Failure> {
     let workspace = workspace(args.workspace.as_ref())?;
     let config = config(&workspace, args.trust_workspace, interactive())?;
-    Ok(builder(&workspace, config, &args.selection).default_tools(TOOLS_DEFAULT).permission_mode(args.permission_mode))
+    Ok(builder(&workspace, config, &args.selection)
+        .default_tools(TOOLS_DEFAULT)
+        .permission_mode(args.permission_mode)
+        .rules(args.rules.flags()))
 }
 
 /// The terminal prompt for a workspace MCP server (the answer is remembered).

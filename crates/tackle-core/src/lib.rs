@@ -29,6 +29,7 @@ pub mod resource;
 pub mod schema;
 pub mod secrets;
 pub mod session;
+pub mod shell;
 pub mod spec;
 pub mod spill;
 pub mod text;

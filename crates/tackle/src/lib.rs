@@ -49,6 +49,7 @@
 
 pub mod agent;
 mod builder;
+mod check;
 mod error;
 pub mod llm;
 mod notice;
@@ -58,8 +59,10 @@ mod template;
 
 pub use agent::{Agent, AgentBuilder};
 pub use builder::{McpImport, SessionBuilder, builtin_registry};
+pub use check::PermissionCheck;
 pub use error::BuildError;
 pub use session::TackleSession;
+pub use tackle_core::permission::sources::RuleFlags;
 pub use template::SessionTemplate;
 
 pub use tackle_agent::{CallFormat, Observer, RunOutcome, RunStatus};

@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use tackle_core::config::Config;
 use tackle_core::factory::{ChildRequest, ChildSession, Factory, SessionFactory};
+use tackle_core::hooks::ToolHook;
+use tackle_core::permission::rules::{ReadRules, RuleBook};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
 use tackle_core::registry::Selection;
 use tackle_core::session::new_session_id;
@@ -41,6 +43,10 @@ pub(crate) struct Inner {
     pub(crate) settings: ToolSettings,
     pub(crate) mode: PermissionMode,
     pub(crate) policy: Arc<dyn PermissionPolicy>,
+    /// Every permission rule, with its source.
+    pub(crate) rules: Arc<RuleBook>,
+    /// The command hooks (when configured) and the embedder's hooks, in that order.
+    pub(crate) hooks: Vec<Arc<dyn ToolHook>>,
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) executor_config: ExecutorConfig,
     pub(crate) notice: Notice,
@@ -74,6 +80,7 @@ impl SessionTemplate {
         let id = new_session_id();
         let state = inner.settings.state_for(&id, &inner.workspace);
         state.insert(Factory(Arc::new(self.clone())));
+        state.insert(ReadRules(Some(Arc::clone(&inner.rules))));
         if let Some(hub) = &inner.hub {
             hub.share_with(&state);
         }
@@ -87,9 +94,23 @@ impl SessionTemplate {
     /// `[tools]`, the permission policy and the approver.
     pub fn executor(&self) -> Executor {
         let inner = &self.inner;
-        Executor::new(inner.executor_config.clone())
+        let mut executor = Executor::new(inner.executor_config.clone())
             .with_policy(Arc::clone(&inner.policy))
-            .with_approver(Arc::clone(&inner.approver))
+            .with_approver(Arc::clone(&inner.approver));
+        for hook in &inner.hooks {
+            executor = executor.with_hook(Arc::clone(hook));
+        }
+        executor
+    }
+
+    /// Every permission rule in force, with its source (`tackle permissions list`).
+    pub fn rules(&self) -> &Arc<RuleBook> {
+        &self.inner.rules
+    }
+
+    /// The hooks around every call.
+    pub fn hooks(&self) -> &[Arc<dyn ToolHook>] {
+        &self.inner.hooks
     }
 
     /// The workspace root (absolute, canonical).

@@ -85,6 +85,7 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         .allow_project_mcp(args.allow_project_mcp)
         .select_with(move |registry| server::selection(registry, tools.as_deref()))
         .permission_mode(args.permission_mode)
+        .rules(args.rules.flags())
         .build_template()
         .await?;
     if let Err(failure) = session::announce_sandbox(&template) {

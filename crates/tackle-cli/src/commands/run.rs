@@ -60,6 +60,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
     let tackle = session::builder(&workspace, config, &selection)
         .default_tools(default)
         .permission_mode(args.permission_mode)
+        .rules(args.rules.flags())
         .approver(approver)
         .build()
         .await?;

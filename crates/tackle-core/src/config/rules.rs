@@ -76,12 +76,12 @@ pub const RULES: &[Rule] = &[
     // What runs or is reached on the person's behalf.
     rule("providers", Consent, "tackle-agent"),
     rule("mcp.servers", Consent, "tackle-mcp"),
-    rule("permissions.allow", Consent, "later"),
-    rule("hooks", Consent, "later"),
-    rule("compat.claude", Consent, "later"),
+    rule("permissions.allow", Consent, "tackle-core"),
+    rule("hooks", Consent, "tackle-core"),
+    rule("compat.claude", Consent, "tackle-core"),
     // Narrowing or neutral.
-    rule("permissions.deny", Always, "later"),
-    rule("permissions.ask", Always, "later"),
+    rule("permissions.deny", Always, "tackle-core"),
+    rule("permissions.ask", Always, "tackle-core"),
     rule("tools", Always, "tackle-tools"),
     // The bounds of `tackle mcp serve --http`: a workspace may lower them, never raise them.
     rule("mcp.serve.idle_timeout_s", Narrowing, "tackle-cli"),

@@ -18,6 +18,8 @@ use tackle_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::fs::blocking;
 use crate::search::bounds::{MAX_GLOB_BYTES, check_length};
+use tackle_core::permission::rules::ReadRules;
+
 use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
 
 /// The wire name.
@@ -122,7 +124,16 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
     let literal = literal_prefix(&components);
     let within = components[..literal].iter().map(|c| (*c).to_owned()).collect();
     let max_depth = (!components[literal..].iter().any(|c| c.contains("**"))).then_some(components.len());
-    let builder = walker(&root, WalkOptions { hidden, max_depth, within, ..WalkOptions::default() });
+    let builder = walker(
+        &root,
+        WalkOptions {
+            hidden,
+            max_depth,
+            within,
+            hidden_by_rules: (*ctx.state().get::<ReadRules>()).clone(),
+            ..WalkOptions::default()
+        },
+    );
     let root_bytes = root.as_os_str().as_bytes();
     let skip = if root_bytes.ends_with(b"/") { root_bytes.len() } else { root_bytes.len() + 1 };
     let mut found: Vec<(SystemTime, PathBuf)> =

@@ -19,6 +19,8 @@ use crate::fs::blocking;
 use crate::search::bounds::{
     MAX_GLOB_BYTES, MAX_REGEX_BYTES, REGEX_DFA_SIZE_LIMIT, REGEX_NEST_LIMIT, REGEX_SIZE_LIMIT, check_length,
 };
+use tackle_core::permission::rules::ReadRules;
+
 use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
 
 /// The wire name.
@@ -156,6 +158,7 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
     };
     let numbers = input.line_numbers.unwrap_or(true);
     let workspace = ctx.workspace().to_owned();
+    options.hidden_by_rules = (*ctx.state().get::<ReadRules>()).clone();
     let builder = walker(&root, options);
     let new_searcher = || {
         SearcherBuilder::new()

@@ -12,6 +12,7 @@ use ignore::WalkBuilder;
 use ignore::overrides::Override;
 use ignore::types::Types;
 use tackle_core::ToolError;
+use tackle_core::permission::rules::ReadRules;
 
 /// How to walk.
 #[derive(Debug, Default)]
@@ -27,6 +28,8 @@ pub struct WalkOptions {
     /// Directory names the walk must go through first: the entry at depth `d` (1-based) must
     /// be named `within[d - 1]`; deeper entries are not constrained.
     pub within: Vec<String>,
+    /// Paths `Read(...)` deny rules hide: skipped silently, as if they did not exist.
+    pub hidden_by_rules: ReadRules,
 }
 
 /// A walker over `root` with ripgrep's defaults and `options`.
@@ -40,10 +43,13 @@ pub fn walker(root: &Path, options: WalkOptions) -> WalkBuilder {
     if let Some(types) = options.types {
         builder.types(types);
     }
-    let (skip_git, within) = (options.hidden, options.within);
-    if skip_git || !within.is_empty() {
+    let (skip_git, within, rules) = (options.hidden, options.within, options.hidden_by_rules);
+    if skip_git || !within.is_empty() || rules.0.is_some() {
         builder.filter_entry(move |entry| {
             if skip_git && entry.file_name() == ".git" {
+                return false;
+            }
+            if rules.hides(entry.path()) {
                 return false;
             }
             entry

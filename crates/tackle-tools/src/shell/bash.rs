@@ -71,6 +71,16 @@ impl Tool for Bash {
             })
     }
 
+    fn written_paths(&self, input: &BashInput) -> Vec<String> {
+        // A routed `apply_patch` command edits files like the apply_patch tool.
+        input
+            .command
+            .as_deref()
+            .and_then(routed_patch)
+            .map(|patch| crate::fs::patch::patch_paths(&patch))
+            .unwrap_or_default()
+    }
+
     fn is_read_only(&self, input: &BashInput) -> bool {
         input.restart != Some(true) && input.command.as_deref().is_some_and(readonly::is_read_only)
     }

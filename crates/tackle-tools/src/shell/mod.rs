@@ -19,7 +19,8 @@ mod events;
 mod jobs;
 mod process;
 mod protected;
-pub mod readonly;
+/// Which commands only read: the shell analysis of the permission engine.
+pub use tackle_core::shell as readonly;
 mod render;
 mod stream;
 

@@ -6,6 +6,10 @@
 //! denial). This module holds the seam, the permission modes of docs/reference/safety.md#permission-modes and the simple
 //! approvers; the rule engine plugs in as another policy.
 
+pub mod rule;
+pub mod rules;
+pub mod sources;
+
 use std::str::FromStr;
 
 use serde_json::Value;
@@ -21,6 +25,8 @@ pub struct PermissionRequest<'a> {
     pub args: &'a Value,
     /// The call only reads (`Tool::is_read_only` for this input).
     pub read_only: bool,
+    /// Paths the call writes beyond its path parameters (`Tool::written_paths`).
+    pub written_paths: &'a [String],
     /// What the call would change (a unified diff for a file edit), when the tool can say;
     /// filled in only for the approver.
     pub preview: Option<&'a str>,
@@ -51,8 +57,12 @@ impl PermissionRequest<'_> {
         }
         if self.is_file_edit() {
             let path = spec.path_params.iter().find_map(|p| self.args.get(&p.name).and_then(Value::as_str));
+            let path = path.or_else(|| self.written_paths.first().map(String::as_str));
             return match path {
-                Some(path) => format!("Edit({path})"),
+                // An absolute path is written `//abs` (a leading `/` is relative to the file
+                // holding the rule).
+                Some(path) if path.starts_with('/') => format!("Edit(/{path})"),
+                Some(path) => format!("Edit({})", path.strip_prefix("./").unwrap_or(path)),
                 None => "Edit".to_owned(),
             };
         }
@@ -252,7 +262,7 @@ mod tests {
     use serde_json::json;
 
     fn request<'a>(spec: &'a ToolSpec, args: &'a Value, read_only: bool) -> PermissionRequest<'a> {
-        PermissionRequest { call_id: "c1", spec, args, read_only, preview: None }
+        PermissionRequest { call_id: "c1", spec, args, read_only, written_paths: &[], preview: None }
     }
 
     #[test]
