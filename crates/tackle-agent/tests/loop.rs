@@ -71,6 +71,7 @@ async fn a_task_runs_to_task_done_in_both_providers_streamed_and_not() {
                     "tool_call",
                     "permission",
                     "tool_output",
+                    "conversation",
                     "session_end"
                 ]
             );
@@ -384,7 +385,7 @@ async fn without_a_terminal_a_call_that_needs_approval_is_denied_naming_the_flag
     assert!(error);
     assert_eq!(
         text,
-        "notify needs approval, but this run is non-interactive. Allow it with a rule (e.g. notify) or a permission mode (--permission-mode bypass)."
+        "notify needs approval, but this run is non-interactive. Allow it with a permission mode (--permission-mode bypass), or --yes."
     );
     assert_eq!(ran.output("e1"), ("echo: y".into(), false));
     let decisions: Vec<(&str, &str)> = ran

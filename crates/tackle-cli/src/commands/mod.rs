@@ -1,5 +1,7 @@
 //! One module per command group.
 
+pub mod chat;
+pub mod init;
 pub mod mcp;
 pub mod parse;
 pub mod replay;
