@@ -185,8 +185,6 @@ impl Agent {
             let id = &calls[index].call.id;
             let output = if cancel.is_cancelled() {
                 not_run(id, "Not executed: the run stopped (cancelled by the user).".to_owned())
-            } else if let Some(unreminded) = denied.take_unreminded() {
-                not_run(id, denied_reminder(&unreminded))
             } else if failed > 0 {
                 not_run(
                     id,
@@ -194,6 +192,8 @@ impl Agent {
                         "task_done refused: {failed} other call(s) in this reply failed. Check their errors, then call task_done again."
                     ),
                 )
+            } else if let Some(unreminded) = denied.take_unreminded() {
+                not_run(id, denied_reminder(&unreminded))
             } else {
                 let mut ran = self.run_calls(vec![calls[index].call.clone()], cancel, &mut |_, _| {}).await;
                 ran.pop().unwrap_or_else(|| not_run(id, "task_done was not answered.".to_owned()))

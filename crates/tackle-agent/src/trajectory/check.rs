@@ -147,7 +147,12 @@ mod tests {
             (
                 lines(&[start.clone(), ev(1, "session_end", end.clone()), ev(2, "error", json!({}))]),
                 3,
-                "an event follows session_end",
+                "an event other than task follows session_end",
+            ),
+            (
+                lines(&[start.clone(), ev(1, "task", json!({"task": "t"}))]),
+                2,
+                "a task before the previous task's session_end",
             ),
             (lines(&[start.clone(), ev(1, "tool_call", json!({"call_id": "a"}))]), 2, "tool_call a has no tool_output"),
             (
