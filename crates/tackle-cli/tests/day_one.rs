@@ -340,8 +340,7 @@ async fn chat_runs_tasks_in_one_conversation_on_a_terminal() {
         pty.type_line("/exit");
         let status = pty.child.wait().unwrap();
         assert_eq!(status.code(), Some(0), "{}", pty.seen.lock().unwrap());
-        let seen = pty.seen.lock().unwrap().clone();
-        seen
+        pty.seen.lock().unwrap().clone()
     })
     .await
     .unwrap();
