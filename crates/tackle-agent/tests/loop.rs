@@ -397,6 +397,31 @@ async fn without_a_terminal_a_call_that_needs_approval_is_denied_naming_the_flag
 }
 
 #[tokio::test]
+async fn task_done_after_a_denied_call_is_reminded_once_then_accepted() {
+    let script = Script::new([
+        Turn::reply(Reply::text("").call("n1", "notify", json!({"text": "x"}))),
+        Turn::reply(Reply::text("Done.").call("d1", "task_done", json!({}))),
+        Turn::reply(Reply::text("I could not notify; done anyway.").call("d2", "task_done", json!({}))),
+    ]);
+    let server = FakeLlm::start(script).await;
+    let mut spec = RunSpec::new(Protocol::OpenAi);
+    spec.mode = PermissionMode::Default;
+    let ran = run(&server, spec, "notify").await;
+    server.assert_clean();
+    let (reminder, error) = ran.output("d1");
+    assert!(error);
+    assert_eq!(
+        reminder,
+        "task_done refused: 1 call(s) in this run were denied permission, so the task may not be done:\n\
+         - notify x: notify needs approval, but this run is non-interactive. Allow it with a permission mode \
+         (--permission-mode bypass), or --yes.\nTry another way the permissions allow, or tell the user what you \
+         could not do and why; then call task_done again."
+    );
+    assert_eq!(ran.output("d2"), ("Task done.".into(), false));
+    assert_eq!((ran.outcome.status, ran.outcome.denied), (RunStatus::Success, 1));
+}
+
+#[tokio::test]
 async fn each_text_call_format_runs_end_to_end() {
     let cases = [
         (
