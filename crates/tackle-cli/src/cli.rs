@@ -7,8 +7,14 @@ use tackle::agent::CallFormat;
 use tackle::{Dialect, PermissionMode};
 
 /// Tackle: the hands of an LLM agent.
+///
+/// Tackle gives a model tools to read, search and edit files and run commands in your
+/// project, with permissions, a sandbox and a trajectory of every step. Run a task with
+/// `tackle run "TASK"` or talk with `tackle chat` (with OPENAI_API_KEY or ANTHROPIC_API_KEY
+/// set), call the tools yourself with `tackle tools`, or serve them to another agent with
+/// `tackle mcp serve`.
 #[derive(Debug, Parser)]
-#[command(name = "tackle", version, about, propagate_version = true)]
+#[command(name = "tackle", version, about, long_about, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -18,6 +24,12 @@ pub struct Cli {
 pub enum Command {
     /// Run a task with a model: the agent reads, edits and runs commands until it is done.
     Run(RunArgs),
+    /// Talk with a model in a session on this terminal; each message is a task.
+    Chat(ChatArgs),
+    /// Write a commented tackle.toml (and an AGENTS.md stub when there is none).
+    Init(InitArgs),
+    /// Print a shell completion script (e.g. `tackle completions bash > ~/.local/share/bash-completion/completions/tackle`).
+    Completions(CompletionsArgs),
     /// Show, check or re-run a trajectory written by `tackle run`.
     Replay(ReplayArgs),
     /// List, describe and call tools.
@@ -128,8 +140,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
     /// Allowlist of tools to serve (default: the default toolset plus the file editors,
-    /// without loop-control tools; `all` serves every built-in; imported MCP tools only when
-    /// named, e.g. mcp__git__*).
+    /// without loop-control tools). A list of only +NAME and -NAME items adjusts that default
+    /// (`+apply_patch`, `-bash`); `all` serves every built-in; imported MCP tools only when
+    /// named, e.g. mcp__git__*.
     #[arg(long, value_name = "LIST")]
     pub tools: Option<String>,
     /// The workspace root (default: the current directory).
@@ -173,7 +186,7 @@ pub enum ToolsCommand {
     List(ListArgs),
     /// Print tool definitions in a provider's schema dialect, as one JSON array.
     Schema(SchemaArgs),
-    /// Call one tool and print its output.
+    /// Call one tool and print its output (`tackle tools schema NAME` shows its arguments).
     Call(CallArgs),
     /// Run calls read as JSON Lines from stdin in one session, writing one JSON output per call.
     Batch(BatchArgs),
@@ -233,6 +246,7 @@ pub struct SchemaArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "The arguments of a tool: tackle tools schema NAME (e.g. tackle tools schema read_file).")]
 pub struct CallArgs {
     /// The tool to call (its name, a Claude Code alias, or any case/separator variant).
     pub name: String,
@@ -251,15 +265,15 @@ pub struct BatchArgs {
     pub session: SessionArgs,
 }
 
+/// The options of the commands that run an agent (`run`, `chat`).
 #[derive(Debug, Args)]
-pub struct RunArgs {
-    /// The task, as you would tell a colleague.
-    pub task: String,
+pub struct AgentArgs {
     /// PROVIDER/MODEL, e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, openai/llama3.2 (default:
     /// TACKLE_MODEL, else a default for whichever API key is set).
     #[arg(long, value_name = "P/M")]
     pub model: Option<String>,
-    /// The provider's endpoint, for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, OpenRouter, Azure).
+    /// The provider's endpoint, with or without /v1 (Ollama http://localhost:11434, vLLM,
+    /// llama.cpp, OpenRouter, Azure, an Anthropic gateway).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
     /// Allowlist of tools (default: the `default` toolset, plus save, append and patch with
@@ -277,7 +291,7 @@ pub struct RunArgs {
     pub yes: bool,
     #[command(flatten)]
     pub rules: RuleArgs,
-    /// Stop after this many model requests.
+    /// Stop a task after this many model requests.
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub max_steps: u32,
     /// Where to write the trajectory (default: .tackle/trajectories/ in the workspace).
@@ -289,9 +303,6 @@ pub struct RunArgs {
     /// The workspace root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// Print one JSON object at the end instead of the transcript.
-    #[arg(long)]
-    pub json: bool,
     /// Ask for whole responses instead of streams.
     #[arg(long)]
     pub no_stream: bool,
@@ -303,6 +314,59 @@ pub struct RunArgs {
     /// (also TACKLE_ALLOW_PROJECT_MCP=1).
     #[arg(long)]
     pub allow_project_mcp: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = RUN_AFTER_HELP)]
+pub struct RunArgs {
+    /// The task, as you would tell a colleague; `-` reads it from stdin.
+    #[arg(required_unless_present = "task_file", conflicts_with = "task_file")]
+    pub task: Option<String>,
+    /// Read the task from this file.
+    #[arg(long, value_name = "FILE")]
+    pub task_file: Option<PathBuf>,
+    /// Carry on the conversation of the latest trajectory in this workspace.
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_latest: bool,
+    /// Carry on the conversation of this trajectory file.
+    #[arg(long, value_name = "TRAJECTORY")]
+    pub resume: Option<PathBuf>,
+    /// Print one JSON object at the end instead of the transcript.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+}
+
+/// The variables `tackle run --help` names.
+const RUN_AFTER_HELP: &str = "\
+Environment:
+  OPENAI_API_KEY, ANTHROPIC_API_KEY  the provider's key (also api_key_env in [providers.NAME])
+  TACKLE_MODEL                       the model when --model is not given
+  TACKLE_TRUST_WORKSPACE=1           like --trust-workspace
+  TACKLE_ALLOW_PROJECT_MCP=1         like --allow-project-mcp
+  TACKLE_LOG                         log filter (default warn), e.g. debug
+
+Exit codes: 0 done, 1 the task failed or hit --max-steps, 2 usage error, 130 interrupted.
+In CI: tackle run --permission-mode accept-edits --json \"TASK\" (add --yes to allow commands too).";
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    #[command(flatten)]
+    pub agent: AgentArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The workspace to set up (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

@@ -40,6 +40,9 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async move {
         match cli.command {
             Command::Run(args) => commands::run::run(args).await,
+            Command::Chat(args) => commands::chat::chat(args).await,
+            Command::Init(args) => commands::init::init(args),
+            Command::Completions(args) => completions(args.shell),
             Command::Replay(args) => commands::replay::replay(args).await,
             Command::Tools { command } => match command {
                 ToolsCommand::List(args) => commands::tools::list(args).await,
@@ -70,6 +73,14 @@ fn main() -> ExitCode {
             code
         }
     }
+}
+
+/// `tackle completions SHELL`: the completion script on stdout.
+fn completions(shell: clap_complete::Shell) -> exit::CommandResult {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "tackle", &mut script);
+    exit::print(&String::from_utf8_lossy(&script))?;
+    Ok(ExitCode::from(exit::OK))
 }
 
 /// A command line clap refused. A value its type rejects (`--permission-mode yolo`) is one

@@ -213,6 +213,30 @@ fn the_default_tool_list_leaves_out_loop_control_tools() {
 }
 
 #[test]
+fn plus_and_minus_entries_adjust_the_default_tool_list() {
+    let list = |args: &[&str]| {
+        let (messages, code) =
+            stdio_session(args, &[initialize(), json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]);
+        assert_eq!(code, 0);
+        messages[1]["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let default = list(&[]);
+    assert!(!default.contains(&"apply_patch".to_owned()) && default.contains(&"bash".to_owned()), "{default:?}");
+    let adjusted = list(&["--tools", "+apply_patch,-bash"]);
+    let mut expected: Vec<String> = default.iter().filter(|name| *name != "bash").cloned().collect();
+    expected.push("apply_patch".to_owned());
+    let mut sorted = adjusted.clone();
+    sorted.sort();
+    expected.sort();
+    assert_eq!(sorted, expected);
+}
+
+#[test]
 fn every_built_in_is_listed_with_all_annotations_and_a_closed_world() {
     let (messages, code) =
         stdio_session(&["--tools", "all"], &[initialize(), json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]);

@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tackle::ckg::{self, Category, Index, IndexOptions, RefreshReport, Within};
 
-use crate::commands::tools::write_failure;
+use crate::exit::write_failure;
 use crate::exit::{CommandResult, Failure};
 
 /// The `tackle ckg` commands.

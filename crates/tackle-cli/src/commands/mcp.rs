@@ -115,6 +115,11 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
 async fn serve_on(server: &McpServer, http: Option<std::net::SocketAddr>) -> CommandResult {
     match http {
         None => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                diagln!(
+                    "tackle: waiting for an MCP client on stdin (an MCP client such as Claude Code starts this command; Ctrl-C stops it)"
+                );
+            }
             let served = tokio::select! {
                 served = server.serve_stdio() => served.map_err(|err| Failure::failed(err.to_string())),
                 () = signals::terminated() => Ok(()),

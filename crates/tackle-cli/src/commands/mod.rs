@@ -1,6 +1,8 @@
 //! One module per command group.
 
+pub mod chat;
 pub mod ckg;
+pub mod init;
 pub mod mcp;
 pub mod parse;
 pub mod permissions;

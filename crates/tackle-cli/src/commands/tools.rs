@@ -12,7 +12,7 @@ use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{BatchArgs, CallArgs, ListArgs, SchemaArgs, ToolSelection};
-use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED, USAGE};
+use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED, USAGE, write_failure};
 use crate::{session, signals};
 
 /// One element of `tools list --json`.
@@ -327,11 +327,9 @@ fn to_json_line(value: &impl Serialize) -> String {
 }
 
 pub(crate) fn print_json(out: &mut impl std::io::Write, value: &impl Serialize) -> Result<(), Failure> {
-    serde_json::to_writer_pretty(&mut *out, value)
-        .map_err(|err| Failure::failed(format!("cannot write output: {err}")))?;
-    writeln!(out).map_err(write_failure)
-}
-
-pub(crate) fn write_failure(err: std::io::Error) -> Failure {
-    Failure::failed(format!("cannot write output: {err}"))
+    serde_json::to_writer_pretty(&mut *out, value).map_err(|err| match err.io_error_kind() {
+        Some(kind) => write_failure(kind.into()),
+        None => Failure::failed(format!("cannot write output: {err}")),
+    })?;
+    writeln!(out).and_then(|()| out.flush()).map_err(write_failure)
 }

@@ -68,6 +68,18 @@ impl PermissionRequest<'_> {
         }
         display.clone()
     }
+
+    /// The ways to allow this call that work today, for denial messages ("Allow it with …"):
+    /// the permission modes that would allow it and, where the command has the flag
+    /// (`tackle run`), `--yes`. Every denial message names its way out through this one
+    /// function, so the permission rules (`--allow`, `[permissions]`) join here, with
+    /// [`PermissionRequest::suggested_rule`], once they exist; until then no message points to
+    /// a rule.
+    pub fn ways_to_allow(&self, yes_flag: bool) -> String {
+        let modes = if self.is_file_edit() { "accept-edits or bypass" } else { "bypass" };
+        let yes = if yes_flag { ", or --yes" } else { "" };
+        format!("a permission mode (--permission-mode {modes}){yes}")
+    }
 }
 
 /// A tentative or final decision.
@@ -211,8 +223,8 @@ impl PermissionPolicy for ModePolicy {
             },
             PermissionMode::DontAsk => Decision::Deny {
                 message: format!(
-                    "{tool} needs permission, and mode dont-ask denies anything that no allow rule covers. Add a rule such as {}.",
-                    request.suggested_rule()
+                    "{tool} needs permission, and mode dont-ask denies what is not allowed without asking. Allow it with {}.",
+                    request.ways_to_allow(false)
                 ),
             },
         }
@@ -245,12 +257,10 @@ pub struct NonInteractiveApprover;
 
 impl Approver for NonInteractiveApprover {
     fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, _reason: &'a str) -> BoxFuture<'a, Approval> {
-        // `accept-edits` would allow only file edits; anything else needs `bypass`.
-        let modes = if request.is_file_edit() { "accept-edits or bypass" } else { "bypass" };
         let message = format!(
-            "{} needs approval, but this run is non-interactive. Allow it with a rule (e.g. {}) or a permission mode (--permission-mode {modes}).",
+            "{} needs approval, but this run is non-interactive. Allow it with {}.",
             request.spec.name,
-            request.suggested_rule()
+            request.ways_to_allow(true)
         );
         Box::pin(async move { Approval::Deny { message } })
     }
@@ -301,7 +311,7 @@ mod tests {
         };
         assert_eq!(
             message,
-            "bash needs permission, and mode dont-ask denies anything that no allow rule covers. Add a rule such as Bash(git push:*)."
+            "bash needs permission, and mode dont-ask denies what is not allowed without asking. Allow it with a permission mode (--permission-mode bypass)."
         );
         let Decision::Deny { message } = ModePolicy::new(PermissionMode::Plan).decide(&request(&shell, &args, false))
         else {
@@ -323,10 +333,12 @@ mod tests {
         }
         assert_eq!(
             denial(&shell, &args).await,
-            "bash needs approval, but this run is non-interactive. Allow it with a rule (e.g. Bash(git push:*)) or a permission mode (--permission-mode bypass)."
+            "bash needs approval, but this run is non-interactive. Allow it with a permission mode (--permission-mode bypass), or --yes."
         );
         assert!(
-            denial(&edit, &args).await.ends_with("or a permission mode (--permission-mode accept-edits or bypass).")
+            denial(&edit, &args)
+                .await
+                .ends_with("with a permission mode (--permission-mode accept-edits or bypass), or --yes.")
         );
     }
 

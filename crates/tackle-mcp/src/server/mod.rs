@@ -197,12 +197,22 @@ pub fn default_selection(registry: &Registry) -> Result<Selection, AllowlistErro
 /// starts from [`default_selection`]), where imported MCP tools count only when an entry
 /// names them (`mcp__git__*`, `mcp__git__git_status`), so that Tackle never re-exports a
 /// server's tools by accident and no two servers feed each other in a loop.
+///
+/// A list of only `+NAME` and `-NAME` entries adjusts the default (`+apply_patch`, `-bash`)
+/// instead of replacing it.
 pub fn selection(registry: &Registry, list: Option<&str>) -> Result<Selection, AllowlistError> {
     let default = default_selection(registry)?;
     let Some(list) = list else { return Ok(default) };
-    let mut selection = registry.select(list, &default.names.join(","))?;
-    let named: Vec<globset::GlobMatcher> = list
-        .split(|c: char| c == ',' || c.is_whitespace())
+    let entries: Vec<&str> = list_entries(list).collect();
+    let adjusts = !entries.is_empty() && entries.iter().all(|entry| entry.starts_with(['+', '-']));
+    let list = if adjusts {
+        let added = entries.iter().map(|entry| entry.strip_prefix('+').unwrap_or(entry));
+        default.names.iter().map(String::as_str).chain(added).collect::<Vec<_>>().join(",")
+    } else {
+        list.to_owned()
+    };
+    let mut selection = registry.select(&list, &default.names.join(","))?;
+    let named: Vec<globset::GlobMatcher> = list_entries(&list)
         .filter(|entry| entry.starts_with("mcp__"))
         .filter_map(|entry| globset::Glob::new(entry).ok().map(|glob| glob.compile_matcher()))
         .collect();
@@ -214,9 +224,14 @@ fn is_builtin(registry: &Registry, name: &str) -> bool {
     registry.get(name).is_some_and(|entry| entry.source == ToolSource::Builtin)
 }
 
+/// The entries of an allowlist.
+fn list_entries(list: &str) -> impl Iterator<Item = &str> {
+    list.split(|c: char| c == ',' || c.is_whitespace()).filter(|entry| !entry.is_empty())
+}
+
 /// Whether an allowlist names imported MCP tools (only then does `serve` start MCP servers).
 pub fn names_imported_tools(list: Option<&str>) -> bool {
-    list.is_some_and(|list| list.split(|c: char| c == ',' || c.is_whitespace()).any(|entry| entry.starts_with("mcp__")))
+    list.is_some_and(|list| list_entries(list).any(|entry| entry.trim_start_matches('+').starts_with("mcp__")))
 }
 
 #[cfg(test)]
@@ -272,6 +287,10 @@ mod tests {
         assert_eq!(names("read_file,mcp__git__*"), ["read_file", "mcp__git__git_status", "mcp__git__git_log"]);
         assert_eq!(names("mcp__git__git_log"), ["mcp__git__git_log"]);
         assert_eq!(names("-json_edit_tool"), ["read_file"]);
+        assert_eq!(names("+sequentialthinking"), ["read_file", "sequentialthinking", "json_edit_tool"]);
+        assert_eq!(names("+sequentialthinking,-read_file"), ["sequentialthinking", "json_edit_tool"]);
+        assert_eq!(names("+mcp__git__git_log"), ["read_file", "json_edit_tool", "mcp__git__git_log"]);
+        assert!(names_imported_tools(Some("+mcp__git__git_log")));
         assert!(names_imported_tools(Some("default, mcp__git__*")));
         assert!(!names_imported_tools(Some("default,-mcp")));
         assert!(!names_imported_tools(None));

@@ -29,7 +29,10 @@ pagers, `git rebase -i`, bare REPLs). Output over 30,000 characters keeps its he
 is saved to the file named in the output. A command is killed after `timeout` ms (default 120000, at most \
 600000): start servers, watchers and other long-running work with run_in_background (then read it with \
 job_output) instead of `&`. Prefer the file tools for reading, searching and editing files. Commands run in a \
-sandbox that may block writes outside the workspace and network access.";
+sandbox that may block writes outside the workspace and network access. /tmp: under the bubblewrap sandbox it is \
+private to this shell session (each background job has its own, and it is emptied when the session restarts); \
+under Landlock or no sandbox it is the machine's /tmp. Keep files that other commands, jobs or tools must see in \
+the workspace.";
 
 /// The arguments of `bash`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
