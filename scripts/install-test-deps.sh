@@ -22,6 +22,13 @@ if ! command -v bwrap >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap=0.8.0-2+deb12u1 >/dev/null
 fi
 
+# jq: the Claude Code guard-hook test runs a PreToolUse script written as Claude Code's docs
+# show it, which reads tool_input.command with jq.
+if ! command -v jq >/dev/null 2>&1; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq=1.6-2.1+deb12u1 >/dev/null
+fi
+
 # MCP peers for the interop tests (docs/mcp.md#tests): npm and PyPI packages, pinned.
 scripts/install-mcp-peers.sh
 

@@ -25,7 +25,7 @@ use crate::format::CallFormat;
 use crate::prompt::{BASE_PROMPT, system_prompt};
 use crate::trajectory::event::{DecisionSource, ResponseCall};
 use crate::trajectory::{Trajectory, TrajectoryEvent};
-use crate::turn::{PlannedCall, not_run};
+use crate::turn::{DeniedCalls, PlannedCall, not_run};
 
 /// The message added after a reply cut off at the output limit (docs/reference/providers.md#truncated-replies).
 pub const TRUNCATED_MESSAGE: &str = "Your reply was cut off at the output token limit. Continue, and keep each reply shorter (split large file writes into several calls).";
@@ -122,6 +122,8 @@ pub struct RunOutcome {
     /// For `error`: the kind (a provider error class, `refused`, `truncated`, `empty_reply`).
     pub error_kind: Option<String>,
     pub trajectory: Option<PathBuf>,
+    /// How many calls were denied permission (by the mode, the approver or a hook).
+    pub denied: u32,
 }
 
 /// A run in progress: a provider, a session, an executor and a history.
@@ -138,6 +140,8 @@ pub struct Agent {
     /// The tools as the text formats see them.
     tool_index: ToolIndex,
     refresh: Option<Arc<dyn ToolRefresh>>,
+    /// Tasks run so far (the first writes `session_start`, later ones `task`).
+    runs: u32,
 }
 
 impl std::fmt::Debug for Agent {
@@ -204,6 +208,7 @@ impl Agent {
             call_ids: HashSet::new(),
             tool_index,
             refresh: None,
+            runs: 0,
         }
     }
 
@@ -227,6 +232,33 @@ impl Agent {
     /// The conversation so far.
     pub fn history(&self) -> &[Message] {
         &self.history
+    }
+
+    /// Starts from an earlier conversation (a trajectory's, [`crate::trajectory::conversation`]):
+    /// the next task is added after it. Ids of its calls stay taken.
+    pub fn with_history(mut self, history: Vec<Message>) -> Agent {
+        for message in &history {
+            if let Message::Assistant(reply) = message {
+                self.call_ids.extend(reply.tool_calls.iter().map(|call| call.id.clone()));
+            }
+        }
+        self.history = history;
+        self
+    }
+
+    /// Forgets the conversation: the next task starts a new one (`/clear` in `tackle chat`).
+    pub fn clear_history(&mut self) {
+        self.history.clear();
+    }
+
+    /// Asks `model` from the next request on (`/model` in `tackle chat`).
+    pub fn set_model(&mut self, model: Arc<dyn ChatModel>) {
+        self.model = model;
+    }
+
+    /// The model asked.
+    pub fn model(&self) -> &Arc<dyn ChatModel> {
+        &self.model
     }
 
     /// The trajectory, if one is written (for [`Trajectory::end_now`] when the process
@@ -258,7 +290,8 @@ impl Agent {
         let mut steps = 0u32;
         let prepared = self.prepare();
         let model = self.model.info();
-        self.record(TrajectoryEvent::SessionStart {
+        self.runs += 1;
+        let start = TrajectoryEvent::SessionStart {
             tackle_version: env!("CARGO_PKG_VERSION").to_owned(),
             task: task.to_owned(),
             provider: model.provider,
@@ -271,13 +304,19 @@ impl Agent {
             max_steps: self.config.max_steps,
             sandbox: self.config.sandbox.clone(),
             session_id: self.session.id().to_owned(),
-        });
+        };
+        // One trajectory per conversation: later tasks continue it.
+        self.record(if self.runs == 1 { start } else { TrajectoryEvent::Task { task: task.to_owned() } });
         self.history.push(Message::user_text(task));
-        let stop = self.steps(prepared, &mut steps, &mut usage, cancel).await;
+        let mut denied = DeniedCalls::default();
+        let stop = self.steps(prepared, &mut steps, &mut usage, cancel, &mut denied).await;
         if let Some(kind) = &stop.error_kind {
             self.record(TrajectoryEvent::Error { kind: kind.clone(), message: stop.final_result.clone() });
         }
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if self.trajectory.is_some() {
+            self.record(TrajectoryEvent::Conversation { messages: self.history.clone() });
+        }
         self.record(TrajectoryEvent::SessionEnd {
             status: stop.status,
             steps,
@@ -293,6 +332,7 @@ impl Agent {
             final_result: stop.final_result,
             error_kind: stop.error_kind,
             trajectory: self.trajectory_path(),
+            denied: u32::try_from(denied.count()).unwrap_or(u32::MAX),
         }
     }
 
@@ -323,6 +363,7 @@ impl Agent {
         steps: &mut u32,
         usage: &mut Usage,
         cancel: &CancellationToken,
+        denied: &mut DeniedCalls,
     ) -> Stop {
         let notifications = self.session.state().get::<Notifications>();
         let mut truncations = 0u32;
@@ -334,7 +375,11 @@ impl Agent {
             if *steps >= self.config.max_steps {
                 return Stop {
                     status: RunStatus::MaxSteps,
-                    final_result: format!("Stopped after {} steps without finishing.", self.config.max_steps),
+                    final_result: format!(
+                        "Stopped after {} step{} without finishing.",
+                        self.config.max_steps,
+                        if self.config.max_steps == 1 { "" } else { "s" }
+                    ),
                     error_kind: None,
                 };
             }
@@ -424,7 +469,7 @@ impl Agent {
             }
             empty_replies = 0;
 
-            let outcome = self.answer(step, &planned, cancel).await;
+            let outcome = self.answer(step, &planned, cancel, denied).await;
             let mut parts = self.result_parts(&planned, &outcome.outputs);
             if truncated {
                 parts.push(UserPart::Text { text: TRUNCATED_MESSAGE.to_owned() });

@@ -272,7 +272,7 @@ mod tests {
     }
 
     fn request<'a>(spec: &'a ToolSpec, args: &'a Value) -> PermissionRequest<'a> {
-        PermissionRequest { call_id: "c", spec, args, read_only: false, preview: None }
+        PermissionRequest { call_id: "c", spec, args, read_only: false, written_paths: &[], preview: None }
     }
 
     #[tokio::test]

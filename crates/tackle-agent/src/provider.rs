@@ -98,8 +98,11 @@ pub fn provider_config(
     })?;
     let mut out = ProviderConfig::new(kind, model_name);
     out.name = provider.to_owned();
-    if let Some(url) = base_url.map(str::to_owned).or(settings.base_url) {
-        out.base_url = url.trim_end_matches('/').to_owned();
+    if let Some(url) = base_url {
+        out.base_url = tackle_llm::check_base_url(url).map_err(|e| ProviderError(format!("--base-url: {e}")))?;
+    } else if let Some(url) = settings.base_url {
+        out.base_url =
+            tackle_llm::check_base_url(&url).map_err(|e| ProviderError(format!("[providers.{provider}] {e}")))?;
     }
     if let Some(var) = settings.api_key_env {
         out.api_key_env = var;
@@ -180,6 +183,25 @@ mod tests {
         assert!(err("mistral/large").starts_with("unknown provider 'mistral'"));
         assert!(default_model(&env(&[])).is_err());
         assert_eq!(default_model(&env(&[("OPENAI_API_KEY", "k")])).unwrap(), "openai/gpt-4.1");
+    }
+
+    #[test]
+    fn base_urls_are_accepted_with_or_without_v1_and_malformed_ones_refused() {
+        let config = Config::default();
+        let endpoint =
+            |model: &str, url: &str| provider_config(&config, model, Some(url), &env(&[])).unwrap().endpoint();
+        for url in
+            ["http://127.0.0.1:8080", "http://127.0.0.1:8080/", "http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1/"]
+        {
+            assert_eq!(endpoint("openai/m", url), "http://127.0.0.1:8080/v1/chat/completions", "{url}");
+            assert_eq!(endpoint("anthropic/m", url), "http://127.0.0.1:8080/v1/messages", "{url}");
+        }
+        // Another path is an OpenAI-compatible gateway's own (Groq, OpenRouter, Azure): as written.
+        assert_eq!(endpoint("openai/m", "http://localhost/openai/v1"), "http://localhost/openai/v1/chat/completions");
+        let err = |url: &str| provider_config(&config, "openai/m", Some(url), &env(&[])).unwrap_err().0;
+        assert!(err("notaurl").starts_with("--base-url: base URL \"notaurl\" is not a URL"), "{}", err("notaurl"));
+        assert!(err("ftp://localhost/v1").contains("must start with http:// or https://"), "{}", err("ftp://x"));
+        assert!(err("http://").contains("is not a URL"), "{}", err("http://"));
     }
 
     #[test]

@@ -92,17 +92,21 @@ pub fn transcript(events: &[Line]) -> String {
                 format!("  (permission {} by {} for {call_id})\n", decision.name(), source.name())
             }
             TrajectoryEvent::Notification { text } => format!("  (notification) {text}\n"),
+            TrajectoryEvent::Task { task } => format!("\nTask: {task}\n"),
             TrajectoryEvent::Error { kind, message } => format!("\nError ({kind}): {message}\n"),
             TrajectoryEvent::SessionEnd { status, steps, final_result, usage_total, duration_ms } => format!(
-                "\nEnd: {} after {steps} steps, {} tokens, {:.1} s\n{final_result}\n",
+                "\nEnd: {} after {steps} step{}, {} tokens, {:.1} s\n{final_result}\n",
                 status.name(),
+                if *steps == 1 { "" } else { "s" },
                 usage_total.input_tokens + usage_total.output_tokens,
                 *duration_ms as f64 / 1000.0,
             ),
             TrajectoryEvent::Unknown => {
                 format!("  (skipped a {} event: this version of Tackle does not know it)\n", line.kind)
             }
-            TrajectoryEvent::LlmRequest { .. } | TrajectoryEvent::Permission { .. } => String::new(),
+            TrajectoryEvent::LlmRequest { .. }
+            | TrajectoryEvent::Permission { .. }
+            | TrajectoryEvent::Conversation { .. } => String::new(),
         };
         out.push_str(&shown);
     }

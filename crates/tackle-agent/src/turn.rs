@@ -4,7 +4,7 @@
 //! and in the trajectory as soon as it exists.
 
 use serde_json::Value;
-use tackle_core::{ToolCall, ToolOutput};
+use tackle_core::{ErrorKind, ToolCall, ToolOutput};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
@@ -33,10 +33,54 @@ pub struct TurnOutcome {
     pub task_done: bool,
 }
 
+/// The answer to `task_done` after calls of the run were denied permission: the task may not
+/// be done, so the model hears what was denied and may try another way or explain.
+pub fn denied_reminder(denied: &[String]) -> String {
+    let list: Vec<String> = denied.iter().map(|call| format!("- {call}")).collect();
+    format!(
+        "task_done refused: {} call(s) in this run were denied permission, so the task may not be done:\n{}\n\
+         Try another way the permissions allow, or tell the user what you could not do and why; then call task_done again.",
+        denied.len(),
+        list.join("\n")
+    )
+}
+
+/// Whether `output` answers a call that was denied permission (by the mode, the approver or a hook).
+pub fn is_denied(output: &ToolOutput) -> bool {
+    output.meta.rejected && output.meta.error_kind == Some(ErrorKind::Denied)
+}
+
 /// A read-only call's output given to an identical call of the same turn.
 fn answer_as(mut output: ToolOutput, call_id: &str) -> ToolOutput {
     output.call_id = call_id.to_owned();
     output
+}
+
+/// The calls of a run that were denied permission.
+#[derive(Debug, Default)]
+pub struct DeniedCalls {
+    /// One line per denied call: the call and the first line of its denial.
+    all: Vec<String>,
+    /// How many of them `task_done` already reminded the model of.
+    reminded: usize,
+}
+
+impl DeniedCalls {
+    fn add(&mut self, line: String) {
+        self.all.push(line);
+    }
+
+    /// How many calls were denied.
+    pub fn count(&self) -> usize {
+        self.all.len()
+    }
+
+    /// The denials the model was not reminded of yet (now marked reminded), if any.
+    fn take_unreminded(&mut self) -> Option<Vec<String>> {
+        let new = self.all.get(self.reminded..).filter(|rest| !rest.is_empty())?.to_vec();
+        self.reminded = self.all.len();
+        Some(new)
+    }
 }
 
 /// The output of a call that was never run.
@@ -48,7 +92,15 @@ pub fn not_run(call_id: &str, text: String) -> ToolOutput {
 }
 
 impl Agent {
-    pub(crate) async fn answer(&self, step: u32, calls: &[PlannedCall], cancel: &CancellationToken) -> TurnOutcome {
+    /// Answers the calls of one reply. Denied calls are added to `denied` (one line each);
+    /// `task_done` after denials not yet reminded of is answered with [`denied_reminder`].
+    pub(crate) async fn answer(
+        &self,
+        step: u32,
+        calls: &[PlannedCall],
+        cancel: &CancellationToken,
+        denied: &mut DeniedCalls,
+    ) -> TurnOutcome {
         let limit = self.config.max_calls_per_reply;
         let tools = self.session.tools();
         let resolved: Vec<Option<String>> =
@@ -118,6 +170,15 @@ impl Agent {
             }
         }
 
+        for (index, output) in outputs.iter().enumerate() {
+            if let Some(output) = output.as_ref().filter(|o| is_denied(o)) {
+                let spec = resolved[index].as_deref().and_then(|name| tools.resolve(name)).map(|h| h.spec());
+                let name = resolved[index].clone().unwrap_or_else(|| calls[index].call.name.clone());
+                let summary = call_summary(spec, &calls[index].args);
+                let reason = output.text_content().lines().next().unwrap_or_default().to_owned();
+                denied.add(format!("{name} {summary}: {reason}").replace("  ", " "));
+            }
+        }
         let failed = outputs.iter().flatten().filter(|o| o.is_error).count();
         let mut accepted = false;
         for index in task_done {
@@ -131,6 +192,8 @@ impl Agent {
                         "task_done refused: {failed} other call(s) in this reply failed. Check their errors, then call task_done again."
                     ),
                 )
+            } else if let Some(unreminded) = denied.take_unreminded() {
+                not_run(id, denied_reminder(&unreminded))
             } else {
                 let mut ran = self.run_calls(vec![calls[index].call.clone()], cancel, &mut |_, _| {}).await;
                 ran.pop().unwrap_or_else(|| not_run(id, "task_done was not answered.".to_owned()))

@@ -71,6 +71,7 @@ async fn a_task_runs_to_task_done_in_both_providers_streamed_and_not() {
                     "tool_call",
                     "permission",
                     "tool_output",
+                    "conversation",
                     "session_end"
                 ]
             );
@@ -384,7 +385,7 @@ async fn without_a_terminal_a_call_that_needs_approval_is_denied_naming_the_flag
     assert!(error);
     assert_eq!(
         text,
-        "notify needs approval, but this run is non-interactive. Allow it with a rule (e.g. notify) or a permission mode (--permission-mode bypass)."
+        "notify needs approval, but this run is non-interactive. Allow it with a permission mode (--permission-mode bypass), or --yes."
     );
     assert_eq!(ran.output("e1"), ("echo: y".into(), false));
     let decisions: Vec<(&str, &str)> = ran
@@ -393,6 +394,31 @@ async fn without_a_terminal_a_call_that_needs_approval_is_denied_naming_the_flag
         .map(|e| (e["decision"].as_str().unwrap(), e["source"].as_str().unwrap()))
         .collect();
     assert_eq!(decisions, [("ask", "mode"), ("deny", "policy"), ("allow", "mode")]);
+}
+
+#[tokio::test]
+async fn task_done_after_a_denied_call_is_reminded_once_then_accepted() {
+    let script = Script::new([
+        Turn::reply(Reply::text("").call("n1", "notify", json!({"text": "x"}))),
+        Turn::reply(Reply::text("Done.").call("d1", "task_done", json!({}))),
+        Turn::reply(Reply::text("I could not notify; done anyway.").call("d2", "task_done", json!({}))),
+    ]);
+    let server = FakeLlm::start(script).await;
+    let mut spec = RunSpec::new(Protocol::OpenAi);
+    spec.mode = PermissionMode::Default;
+    let ran = run(&server, spec, "notify").await;
+    server.assert_clean();
+    let (reminder, error) = ran.output("d1");
+    assert!(error);
+    assert_eq!(
+        reminder,
+        "task_done refused: 1 call(s) in this run were denied permission, so the task may not be done:\n\
+         - notify x: notify needs approval, but this run is non-interactive. Allow it with a permission mode \
+         (--permission-mode bypass), or --yes.\nTry another way the permissions allow, or tell the user what you \
+         could not do and why; then call task_done again."
+    );
+    assert_eq!(ran.output("d2"), ("Task done.".into(), false));
+    assert_eq!((ran.outcome.status, ran.outcome.denied), (RunStatus::Success, 1));
 }
 
 #[tokio::test]

@@ -7,8 +7,14 @@ use tackle::agent::CallFormat;
 use tackle::{Dialect, PermissionMode};
 
 /// Tackle: the hands of an LLM agent.
+///
+/// Tackle gives a model tools to read, search and edit files and run commands in your
+/// project, with permissions, a sandbox and a trajectory of every step. Run a task with
+/// `tackle run "TASK"` or talk with `tackle chat` (with OPENAI_API_KEY or ANTHROPIC_API_KEY
+/// set), call the tools yourself with `tackle tools`, or serve them to another agent with
+/// `tackle mcp serve`.
 #[derive(Debug, Parser)]
-#[command(name = "tackle", version, about, propagate_version = true)]
+#[command(name = "tackle", version, about, long_about, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -18,6 +24,12 @@ pub struct Cli {
 pub enum Command {
     /// Run a task with a model: the agent reads, edits and runs commands until it is done.
     Run(RunArgs),
+    /// Talk with a model in a session on this terminal; each message is a task.
+    Chat(ChatArgs),
+    /// Write a commented tackle.toml (and an AGENTS.md stub when there is none).
+    Init(InitArgs),
+    /// Print a shell completion script (e.g. `tackle completions bash > ~/.local/share/bash-completion/completions/tackle`).
+    Completions(CompletionsArgs),
     /// Show, check or re-run a trajectory written by `tackle run`.
     Replay(ReplayArgs),
     /// List, describe and call tools.
@@ -32,6 +44,87 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Index source code and ask it: definitions, references, outlines, a repository map.
+    Ckg {
+        #[command(subcommand)]
+        command: crate::commands::ckg::CkgCommand,
+    },
+    /// Check what the permission rules decide for a call, or list every rule.
+    Permissions {
+        #[command(subcommand)]
+        command: PermissionsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PermissionsCommand {
+    /// Print the decision (allow, ask, deny) for a call, the rule and the file it came from.
+    Check(CheckArgs),
+    /// Print every rule with its source.
+    List(PermissionsListArgs),
+}
+
+/// Permission rules given on the command line (Claude Code syntax, repeatable).
+#[derive(Debug, Args, Clone, Default)]
+pub struct RuleArgs {
+    /// Allow calls this rule matches, e.g. 'Bash(npm test:*)' or 'Edit(src/**)'.
+    #[arg(long = "allow", value_name = "RULE")]
+    pub allow: Vec<String>,
+    /// Ask before calls this rule matches, e.g. 'Bash(git push:*)'.
+    #[arg(long = "ask", value_name = "RULE")]
+    pub ask: Vec<String>,
+    /// Deny calls this rule matches, e.g. 'Read(./.env)' or 'Bash(rm -rf *)'.
+    #[arg(long = "deny", value_name = "RULE")]
+    pub deny: Vec<String>,
+}
+
+impl RuleArgs {
+    /// The flags as the builder takes them.
+    pub fn flags(&self) -> tackle::RuleFlags {
+        tackle::RuleFlags { allow: self.allow.clone(), ask: self.ask.clone(), deny: self.deny.clone() }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The call as a rule names it, e.g. 'Bash(git push origin main)' or 'Edit(src/a.rs)'.
+    #[arg(value_name = "CALL", required_unless_present = "tool")]
+    pub call: Option<String>,
+    /// The tool to check (with --args).
+    #[arg(long, value_name = "NAME", conflicts_with = "call")]
+    pub tool: Option<String>,
+    /// The arguments of --tool as one JSON object (default: `{}`).
+    #[arg(long, value_name = "JSON", requires = "tool")]
+    pub args: Option<String>,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// default, accept-edits, plan, dont-ask or bypass.
+    #[arg(long, value_name = "MODE", default_value = "default")]
+    pub permission_mode: PermissionMode,
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Consent to the workspace's own settings for this run; also TACKLE_TRUST_WORKSPACE=1.
+    #[arg(long)]
+    pub trust_workspace: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PermissionsListArgs {
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Consent to the workspace's own settings for this run; also TACKLE_TRUST_WORKSPACE=1.
+    #[arg(long)]
+    pub trust_workspace: bool,
+    /// Print one JSON array.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -47,8 +140,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
     /// Allowlist of tools to serve (default: the default toolset plus the file editors,
-    /// without loop-control tools; `all` serves every built-in; imported MCP tools only when
-    /// named, e.g. mcp__git__*).
+    /// without loop-control tools). A list of only +NAME and -NAME items adjusts that default
+    /// (`+apply_patch`, `-bash`); `all` serves every built-in; imported MCP tools only when
+    /// named, e.g. mcp__git__*.
     #[arg(long, value_name = "LIST")]
     pub tools: Option<String>,
     /// The workspace root (default: the current directory).
@@ -61,6 +155,14 @@ pub struct ServeArgs {
     /// List at most N tools per tools/list page (default: all in one page).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub page_size: Option<u64>,
+    /// With --http: at most N sessions at once (default 64, or [mcp.serve] max_sessions);
+    /// when full, the session idle the longest ends.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_sessions: Option<u64>,
+    /// With --http: every request must carry `Authorization: Bearer TOKEN` (also
+    /// TACKLE_MCP_TOKEN, which other users cannot read in the process list).
+    #[arg(long, value_name = "TOKEN", value_parser = parse_token)]
+    pub auth_token: Option<tackle::mcp::server::AuthToken>,
     /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
     /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
@@ -69,6 +171,13 @@ pub struct ServeArgs {
     /// names imported tools; also TACKLE_ALLOW_PROJECT_MCP=1).
     #[arg(long)]
     pub allow_project_mcp: bool,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+}
+
+/// `--auth-token`: the token, kept where `Debug` cannot show it.
+fn parse_token(token: &str) -> Result<tackle::mcp::server::AuthToken, String> {
+    tackle::mcp::server::AuthToken::new(token).map_err(|err| err.to_string())
 }
 
 #[derive(Debug, Subcommand)]
@@ -77,7 +186,7 @@ pub enum ToolsCommand {
     List(ListArgs),
     /// Print tool definitions in a provider's schema dialect, as one JSON array.
     Schema(SchemaArgs),
-    /// Call one tool and print its output.
+    /// Call one tool and print its output (`tackle tools schema NAME` shows its arguments).
     Call(CallArgs),
     /// Run calls read as JSON Lines from stdin in one session, writing one JSON output per call.
     Batch(BatchArgs),
@@ -112,6 +221,8 @@ pub struct SessionArgs {
     /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
     pub trust_workspace: bool,
+    #[command(flatten)]
+    pub rules: RuleArgs,
 }
 
 #[derive(Debug, Args)]
@@ -135,6 +246,7 @@ pub struct SchemaArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "The arguments of a tool: tackle tools schema NAME (e.g. tackle tools schema read_file).")]
 pub struct CallArgs {
     /// The tool to call (its name, a Claude Code alias, or any case/separator variant).
     pub name: String,
@@ -153,15 +265,15 @@ pub struct BatchArgs {
     pub session: SessionArgs,
 }
 
+/// The options of the commands that run an agent (`run`, `chat`).
 #[derive(Debug, Args)]
-pub struct RunArgs {
-    /// The task, as you would tell a colleague.
-    pub task: String,
+pub struct AgentArgs {
     /// PROVIDER/MODEL, e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, openai/llama3.2 (default:
     /// TACKLE_MODEL, else a default for whichever API key is set).
     #[arg(long, value_name = "P/M")]
     pub model: Option<String>,
-    /// The provider's endpoint, for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, OpenRouter, Azure).
+    /// The provider's endpoint, with or without /v1 (Ollama http://localhost:11434, vLLM,
+    /// llama.cpp, OpenRouter, Azure, an Anthropic gateway).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
     /// Allowlist of tools (default: the `default` toolset, plus save, append and patch with
@@ -177,7 +289,9 @@ pub struct RunArgs {
     /// Approve every call that would ask (like --permission-mode bypass, but deny rules still apply).
     #[arg(long)]
     pub yes: bool,
-    /// Stop after this many model requests.
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Stop a task after this many model requests.
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub max_steps: u32,
     /// Where to write the trajectory (default: .tackle/trajectories/ in the workspace).
@@ -189,9 +303,6 @@ pub struct RunArgs {
     /// The workspace root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// Print one JSON object at the end instead of the transcript.
-    #[arg(long)]
-    pub json: bool,
     /// Ask for whole responses instead of streams.
     #[arg(long)]
     pub no_stream: bool,
@@ -203,6 +314,59 @@ pub struct RunArgs {
     /// (also TACKLE_ALLOW_PROJECT_MCP=1).
     #[arg(long)]
     pub allow_project_mcp: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = RUN_AFTER_HELP)]
+pub struct RunArgs {
+    /// The task, as you would tell a colleague; `-` reads it from stdin.
+    #[arg(required_unless_present = "task_file", conflicts_with = "task_file")]
+    pub task: Option<String>,
+    /// Read the task from this file.
+    #[arg(long, value_name = "FILE")]
+    pub task_file: Option<PathBuf>,
+    /// Carry on the conversation of the latest trajectory in this workspace.
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_latest: bool,
+    /// Carry on the conversation of this trajectory file.
+    #[arg(long, value_name = "TRAJECTORY")]
+    pub resume: Option<PathBuf>,
+    /// Print one JSON object at the end instead of the transcript.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+}
+
+/// The variables `tackle run --help` names.
+const RUN_AFTER_HELP: &str = "\
+Environment:
+  OPENAI_API_KEY, ANTHROPIC_API_KEY  the provider's key (also api_key_env in [providers.NAME])
+  TACKLE_MODEL                       the model when --model is not given
+  TACKLE_TRUST_WORKSPACE=1           like --trust-workspace
+  TACKLE_ALLOW_PROJECT_MCP=1         like --allow-project-mcp
+  TACKLE_LOG                         log filter (default warn), e.g. debug
+
+Exit codes: 0 done, 1 the task failed or hit --max-steps, 2 usage error, 130 interrupted.
+In CI: tackle run --permission-mode accept-edits --json \"TASK\" (add --yes to allow commands too).";
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    #[command(flatten)]
+    pub agent: AgentArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The workspace to set up (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

@@ -32,3 +32,19 @@ impl Failure {
 
 /// The result of a command.
 pub type CommandResult = Result<ExitCode, Failure>;
+
+/// A failed write to stdout. A reader that went away (`tackle … | head`) ends the command
+/// quietly with exit 0, as other command-line tools do; any other error is a runtime failure.
+pub fn write_failure(err: std::io::Error) -> Failure {
+    if err.kind() == std::io::ErrorKind::BrokenPipe {
+        return Failure { code: ExitCode::from(OK), message: String::new() };
+    }
+    Failure::failed(format!("cannot write output: {err}"))
+}
+
+/// Writes `text` to stdout (see [`write_failure`] for a closed pipe).
+pub fn print(text: &str) -> Result<(), Failure> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()).map_err(write_failure)
+}

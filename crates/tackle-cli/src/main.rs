@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 
-use crate::cli::{Cli, Command, McpCommand, ToolsCommand};
+use crate::cli::{Cli, Command, McpCommand, PermissionsCommand, ToolsCommand};
 use crate::exit::Failure;
 
 fn main() -> ExitCode {
@@ -40,6 +40,9 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async move {
         match cli.command {
             Command::Run(args) => commands::run::run(args).await,
+            Command::Chat(args) => commands::chat::chat(args).await,
+            Command::Init(args) => commands::init::init(args),
+            Command::Completions(args) => completions(args.shell),
             Command::Replay(args) => commands::replay::replay(args).await,
             Command::Tools { command } => match command {
                 ToolsCommand::List(args) => commands::tools::list(args).await,
@@ -51,6 +54,11 @@ fn main() -> ExitCode {
                 McpCommand::Serve(args) => commands::mcp::serve(args).await,
             },
             Command::Parse(args) => commands::parse::run(args),
+            Command::Ckg { command } => commands::ckg::run(command),
+            Command::Permissions { command } => match command {
+                PermissionsCommand::Check(args) => commands::permissions::check(args).await,
+                PermissionsCommand::List(args) => commands::permissions::list(args).await,
+            },
         }
     });
     // The command is done (its session closed); a blocking read of stdin may still wait for a
@@ -65,6 +73,14 @@ fn main() -> ExitCode {
             code
         }
     }
+}
+
+/// `tackle completions SHELL`: the completion script on stdout.
+fn completions(shell: clap_complete::Shell) -> exit::CommandResult {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "tackle", &mut script);
+    exit::print(&String::from_utf8_lossy(&script))?;
+    Ok(ExitCode::from(exit::OK))
 }
 
 /// A command line clap refused. A value its type rejects (`--permission-mode yolo`) is one

@@ -90,7 +90,10 @@ pub fn builder(workspace: &Path, config: Config, selection: &ToolSelection) -> S
 pub fn tools_builder(args: &SessionArgs) -> Result<SessionBuilder, Failure> {
     let workspace = workspace(args.workspace.as_ref())?;
     let config = config(&workspace, args.trust_workspace, interactive())?;
-    Ok(builder(&workspace, config, &args.selection).default_tools(TOOLS_DEFAULT).permission_mode(args.permission_mode))
+    Ok(builder(&workspace, config, &args.selection)
+        .default_tools(TOOLS_DEFAULT)
+        .permission_mode(args.permission_mode)
+        .rules(args.rules.flags()))
 }
 
 /// The terminal prompt for a workspace MCP server (the answer is remembered).
@@ -117,13 +120,26 @@ pub fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-/// Says on stderr which sandbox confines the session's commands (`tackle: commands run under
-/// bubblewrap (network off)`), for `tools call` and `mcp serve`: only when the sessions have a
-/// shell tool, and not when Tackle already warned that commands run without a sandbox.
-pub fn announce_sandbox(template: &SessionTemplate) {
+/// Resolves the sandbox of sessions that run commands now, before any work (the library
+/// waits for the first command): an explicitly chosen sandbox that is unavailable is a usage
+/// error, and the no-sandbox warning comes first.
+pub fn check_sandbox(template: &SessionTemplate) -> Result<(), Failure> {
+    match template.sandbox() {
+        Some(Err(err)) => Err(err.into()),
+        _ => Ok(()),
+    }
+}
+
+/// [`check_sandbox`], then says on stderr which sandbox confines the session's commands
+/// (`tackle: commands run under bubblewrap (network off)`), for `tools call` and `mcp serve`:
+/// only when the sessions have a shell tool, and not when Tackle already warned that commands
+/// run without a sandbox.
+pub fn announce_sandbox(template: &SessionTemplate) -> Result<(), Failure> {
+    check_sandbox(template)?;
     if let Some(Ok(sandbox)) = template.sandbox()
         && sandbox.warning().is_none()
     {
         diagln!("tackle: {}", sandbox.summary());
     }
+    Ok(())
 }

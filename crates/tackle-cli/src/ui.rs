@@ -87,14 +87,20 @@ impl RunUi {
         let tokens = outcome.usage.total();
         let trajectory = outcome.trajectory.as_ref().map(|p| p.display().to_string());
         if self.mode == Mode::Json {
+            let success = outcome.status == RunStatus::Success;
             let mut object = serde_json::json!({
                 "status": outcome.status.name(), "steps": outcome.steps, "tokens": tokens,
-                "duration_ms": outcome.duration_ms, "trajectory": trajectory,
+                "duration_ms": outcome.duration_ms, "trajectory": trajectory, "denied": outcome.denied,
+                "answer": if success { Some(&outcome.final_result) } else { None },
             });
             if let Some(cost) = outcome.usage.cost {
                 object["cost_usd"] = serde_json::json!(cost);
             }
-            println!("{object}");
+            if !success {
+                let kind = outcome.error_kind.as_deref().unwrap_or(outcome.status.name());
+                object["error"] = serde_json::json!({"kind": kind, "message": outcome.final_result});
+            }
+            self.out(&format!("{object}\n"));
             if outcome.status != RunStatus::Success {
                 let class = outcome.error_kind.as_ref().map(|kind| format!(" ({kind})")).unwrap_or_default();
                 diagln!("✗ {}{class}: {}", outcome.status.name(), outcome.final_result);
@@ -114,6 +120,9 @@ impl RunUi {
             thousands(tokens),
             outcome.duration_ms as f64 / 1000.0
         );
+        if outcome.denied > 0 {
+            line.push_str(&format!(" · {} call{} denied", outcome.denied, if outcome.denied == 1 { "" } else { "s" }));
+        }
         if let Some(path) = trajectory {
             line.push_str(&format!(" · {path}"));
         }

@@ -5,12 +5,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Child, Command, Stdio};
+use std::io::Write as _;
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-const TACKLE: &str = env!("CARGO_BIN_EXE_tackle");
+#[path = "support/serve.rs"]
+mod serve;
+
+use serve::{HttpServe, TACKLE};
 
 /// The three JSONPaths that overflowed the stack (exit 134) before the bounds.
 fn attack_paths() -> [String; 3] {
@@ -64,96 +67,30 @@ fn tools_call_answers_the_jsonpath_attacks_with_an_error() {
     assert_eq!((code, &answer["output"]), (Some(0), &json!("JSONPath '$.a' matches:\n1")));
 }
 
-/// `tackle mcp serve --http 127.0.0.1:0 …`, killed on drop.
-struct HttpServe {
-    child: Child,
-    url: String,
-    http: reqwest::Client,
+/// The answer to request `id` of `session` for a `json_edit_tool` call (`raw_args` is the
+/// arguments' JSON text, sent as is).
+fn edit_call(serve: &HttpServe, session: &str, id: i64, raw_args: &str) -> Value {
+    let body = format!(
+        r#"{{"jsonrpc": "2.0", "id": {id}, "method": "tools/call", "params": {{"name": "json_edit_tool", "arguments": {raw_args}}}}}"#
+    );
+    let (_, _, answer) = serve.post(&[("Mcp-Session-Id", session)], &body);
+    HttpServe::messages(&answer)
+        .into_iter()
+        .find(|m| m["id"] == json!(id) || m.get("error").is_some())
+        .expect("no answer")
 }
 
-impl HttpServe {
-    fn start(workspace: &std::path::Path) -> HttpServe {
-        let mut child = Command::new(TACKLE)
-            .args(["mcp", "serve", "--http", "127.0.0.1:0", "--tools", "json_edit_tool", "--workspace"])
-            .arg(workspace)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("first line: {line}")).to_owned();
-        tackle::mcp::ensure_tls_provider();
-        HttpServe { child, url, http: reqwest::Client::new() }
-    }
-
-    /// POSTs one JSON-RPC message; the session id the server gave and the messages it sent
-    /// back (one JSON document, or the `data:` events of an SSE stream).
-    async fn post(&self, session: Option<&str>, body: String) -> (Option<String>, Vec<Value>) {
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(body);
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
-        }
-        let response = request.send().await.unwrap();
-        let session = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
-        let text = response.text().await.unwrap();
-        let messages = match serde_json::from_str::<Value>(&text) {
-            Ok(value) => vec![value],
-            Err(_) => text
-                .lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .filter_map(|data| serde_json::from_str(data.trim()).ok())
-                .collect(),
-        };
-        (session, messages)
-    }
-
-    async fn initialize(&self) -> String {
-        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-        let session = self.post(None, body.to_string()).await.0.expect("no Mcp-Session-Id");
-        self.post(Some(&session), json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string()).await;
-        session
-    }
-
-    /// The answer to request `id` (`raw_args` is the arguments' JSON text, sent as is).
-    async fn call(&self, session: &str, id: i64, raw_args: &str) -> Value {
-        let body = format!(
-            r#"{{"jsonrpc": "2.0", "id": {id}, "method": "tools/call", "params": {{"name": "json_edit_tool", "arguments": {raw_args}}}}}"#
-        );
-        let (_, messages) = self.post(Some(session), body).await;
-        messages.into_iter().find(|m| m["id"] == json!(id) || m.get("error").is_some()).expect("no answer")
-    }
-
-    fn alive(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-}
-
-impl Drop for HttpServe {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_mcp_session_sending_the_attacks_leaves_the_server_and_other_sessions_working() {
+#[test]
+fn an_mcp_session_sending_the_attacks_leaves_the_server_and_other_sessions_working() {
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("f.json"), "{\"a\": 1}\n").unwrap();
-    let mut serve = HttpServe::start(workspace.path());
-    let (attacker, bystander) = (serve.initialize().await, serve.initialize().await);
+    let mut serve = HttpServe::start(workspace.path(), &["--tools", "json_edit_tool"]);
+    let (attacker, bystander) = (serve.open_session(&[]), serve.open_session(&[]));
     let text = |answer: &Value| answer["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
 
     let mut id = 1;
     for path in attack_paths() {
-        let answer = serve.call(&attacker, id, &view(&path).to_string()).await;
+        let answer = edit_call(&serve, &attacker, id, &view(&path).to_string());
         assert_eq!(answer["result"]["isError"], true, "{answer}");
         assert!(text(&answer).contains("json_edit_tool accepts at most"), "{answer}");
         id += 1;
@@ -161,18 +98,18 @@ async fn an_mcp_session_sending_the_attacks_leaves_the_server_and_other_sessions
     // Arguments nested past the JSON limit are refused whole (a JSON-RPC error), within it the
     // tool's own schema check answers.
     let deep = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-    let answer = serve.call(&attacker, id, &format!(r#"{{"operation": "view", "file_path": {}}}"#, deep(2000))).await;
+    let answer = edit_call(&serve, &attacker, id, &format!(r#"{{"operation": "view", "file_path": {}}}"#, deep(2000)));
     let error = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(error.starts_with("Parse error: arrays and objects nested deeper than 127 levels"), "{answer}");
     id += 1;
-    let answer = serve.call(&attacker, id, &format!(r#"{{"operation": "view", "file_path": {}}}"#, deep(100))).await;
+    let answer = edit_call(&serve, &attacker, id, &format!(r#"{{"operation": "view", "file_path": {}}}"#, deep(100)));
     assert_eq!(answer["result"]["isError"], true, "{answer}");
-    assert!(serve.alive(), "the server died");
+    assert!(serve.child.try_wait().unwrap().is_none(), "the server died");
 
-    let answer = serve.call(&bystander, 1, &view("$.a").to_string()).await;
+    let answer = edit_call(&serve, &bystander, 1, &view("$.a").to_string());
     assert_eq!(answer["result"]["isError"], false, "{answer}");
     assert_eq!(text(&answer), "JSONPath '$.a' matches:\n1");
-    let answer = serve.call(&attacker, id + 1, &view("$.a").to_string()).await;
+    let answer = edit_call(&serve, &attacker, id + 1, &view("$.a").to_string());
     assert_eq!(text(&answer), "JSONPath '$.a' matches:\n1", "the attacker's own session goes on too");
 }
 

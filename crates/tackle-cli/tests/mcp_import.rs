@@ -91,7 +91,7 @@ fn workspace_servers_start_only_with_consent() {
     assert_eq!(
         listed[0],
         json!({"name": "mcp__fake__echo", "aliases": [], "description": "The echo tool.",
-               "toolsets": ["default", "trae", "bare", "codex", "mcp"], "read_only": false, "concurrency_safe": false,
+               "toolsets": ["default", "trae", "bare", "codex", "code", "mcp"], "read_only": false, "concurrency_safe": false,
                "source": "mcp:fake"})
     );
     let (listed, _) = setup.listed(&[], &[("TACKLE_ALLOW_PROJECT_MCP", "1")]);

@@ -6,55 +6,15 @@
 
 #[path = "../../tackle-mcp/tests/support/peers.rs"]
 mod peers;
+#[path = "support/serve.rs"]
+mod serve;
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Child, Command, Stdio};
+use std::io::Write as _;
+use std::process::{Command, Stdio};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-
-const TACKLE: &str = env!("CARGO_BIN_EXE_tackle");
-
-/// `tackle mcp serve --http 127.0.0.1:0 ...`, killed on drop.
-struct HttpServe {
-    child: Child,
-    url: String,
-}
-
-impl HttpServe {
-    fn start(workspace: &std::path::Path, extra: &[&str]) -> HttpServe {
-        let mut child = Command::new(TACKLE)
-            .args(["mcp", "serve", "--http", "127.0.0.1:0", "--workspace"])
-            .arg(workspace)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        // Notices (`tackle: …`, such as the sandbox in force) may come first.
-        let mut line = String::new();
-        while line.is_empty() || line.starts_with("tackle: ") {
-            line.clear();
-            stderr.read_line(&mut line).unwrap();
-        }
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected line before the address: {line}"))
-            .to_owned();
-        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
-        HttpServe { child, url }
-    }
-}
-
-impl Drop for HttpServe {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use serve::{HttpServe, TACKLE};
 
 fn thought() -> String {
     json!({"thought": "plan", "next_thought_needed": false, "thought_number": 1, "total_thoughts": 1}).to_string()
@@ -250,6 +210,30 @@ fn the_default_tool_list_leaves_out_loop_control_tools() {
     // An unknown name is a usage error.
     let out = Command::new(TACKLE).args(["mcp", "serve", "--tools", "no_such_tool"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn plus_and_minus_entries_adjust_the_default_tool_list() {
+    let list = |args: &[&str]| {
+        let (messages, code) =
+            stdio_session(args, &[initialize(), json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]);
+        assert_eq!(code, 0);
+        messages[1]["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let default = list(&[]);
+    assert!(!default.contains(&"apply_patch".to_owned()) && default.contains(&"bash".to_owned()), "{default:?}");
+    let adjusted = list(&["--tools", "+apply_patch,-bash"]);
+    let mut expected: Vec<String> = default.iter().filter(|name| *name != "bash").cloned().collect();
+    expected.push("apply_patch".to_owned());
+    let mut sorted = adjusted.clone();
+    sorted.sort();
+    expected.sort();
+    assert_eq!(sorted, expected);
 }
 
 #[test]

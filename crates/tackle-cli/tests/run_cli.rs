@@ -75,7 +75,7 @@ async fn run_json_then_replay_check_and_rerun() {
         let result: Value = serde_json::from_slice(&out.stdout).unwrap();
         let mut keys: Vec<&str> = result.as_object().unwrap().keys().map(String::as_str).collect();
         keys.sort_unstable();
-        assert_eq!(keys, ["duration_ms", "status", "steps", "tokens", "trajectory"]);
+        assert_eq!(keys, ["answer", "denied", "duration_ms", "status", "steps", "tokens", "trajectory"]);
         assert_eq!(
             (result["status"].clone(), result["steps"].clone(), result["tokens"].clone()),
             (json!("success"), json!(2), json!(40))
@@ -97,7 +97,7 @@ async fn run_json_then_replay_check_and_rerun() {
         let check = tackle(vec!["replay".into(), trajectory.clone(), "--check".into()], vec![]).await;
         assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stdout));
         assert!(
-            String::from_utf8_lossy(&check.stdout).contains("valid (15 events, 3 tool calls)"),
+            String::from_utf8_lossy(&check.stdout).contains("valid (16 events, 3 tool calls)"),
             "{}",
             String::from_utf8_lossy(&check.stdout)
         );
@@ -182,7 +182,9 @@ async fn stop_conditions_map_to_exit_codes() {
     .await;
     let out = tackle(run_args(&server, Protocol::OpenAi, workspace.path(), &[]), vec![]).await;
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("openai rejected the request (HTTP 400): model not found"));
+    let endpoint = format!("{}/chat/completions", server.openai_base_url());
+    let rejected = format!("openai rejected the request (HTTP 400) at {endpoint}: model not found");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&rejected));
 
     // The same with --json: the object on stdout, the message with its class on stderr.
     let server = FakeLlm::start(Script::new([Turn::fault(
@@ -195,7 +197,10 @@ async fn stop_conditions_map_to_exit_codes() {
     assert_eq!(result["status"], "error");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.ends_with("✗ error (bad_request): openai rejected the request (HTTP 400): model not found\n"),
+        stderr.ends_with(&format!(
+            "✗ error (bad_request): openai rejected the request (HTTP 400) at {}/chat/completions: model not found\n",
+            server.openai_base_url()
+        )),
         "{stderr}"
     );
 }

@@ -23,7 +23,14 @@ use crate::spill::SpillDir;
 #[derive(Default)]
 pub struct SessionState {
     items: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
-    resources: Mutex<Vec<Arc<dyn SessionResource>>>,
+    resources: Mutex<Resources>,
+}
+
+/// The resources registered so far, and whether the session has taken them to close them.
+#[derive(Default)]
+struct Resources {
+    list: Vec<Arc<dyn SessionResource>>,
+    closed: bool,
 }
 
 impl SessionState {
@@ -47,15 +54,41 @@ impl SessionState {
     /// Registers something the session owns; [`crate::Session::close`] closes it once, in
     /// reverse order of registration.
     pub fn add_resource(&self, resource: Arc<dyn SessionResource>) {
-        self.resources.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(resource);
+        self.lock_resources().list.push(resource);
     }
 
-    /// Takes every registered resource, latest first (the session is closing).
+    fn lock_resources(&self) -> std::sync::MutexGuard<'_, Resources> {
+        self.resources.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The session's `T`, created with `init` on first use and then registered as a resource
+    /// (in one step, so a `T` made by two racing calls is registered once). `None` when the
+    /// session has closed and `T` was not made before: a call that was still on its way then
+    /// must not make something (a shell, a job) that nothing would close.
+    pub fn resource_or_insert_with<T: SessionResource>(&self, init: impl FnOnce() -> T) -> Option<Arc<T>> {
+        let mut items = self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let key = TypeId::of::<T>();
+        if let Some(item) = items.get(&key).and_then(|item| Arc::clone(item).downcast::<T>().ok()) {
+            return Some(item);
+        }
+        let mut resources = self.lock_resources();
+        if resources.closed {
+            return None;
+        }
+        let fresh = Arc::new(init());
+        items.insert(key, Arc::clone(&fresh) as Arc<dyn Any + Send + Sync>);
+        resources.list.push(Arc::clone(&fresh) as Arc<dyn SessionResource>);
+        Some(fresh)
+    }
+
+    /// Takes every registered resource, latest first (the session is closing); from now on
+    /// [`SessionState::resource_or_insert_with`] makes no new one.
     pub(crate) fn take_resources(&self) -> Vec<Arc<dyn SessionResource>> {
-        let mut resources =
-            std::mem::take(&mut *self.resources.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
-        resources.reverse();
-        resources
+        let mut resources = self.lock_resources();
+        resources.closed = true;
+        let mut taken = std::mem::take(&mut resources.list);
+        taken.reverse();
+        taken
     }
 
     /// The session's `T`, created with `T::default()` on first use.
@@ -185,5 +218,45 @@ impl std::fmt::Debug for ToolContext {
             .field("tool", &self.tool)
             .field("session", &self.info.id)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::BoxFuture;
+
+    struct Shell;
+    struct Index;
+
+    impl SessionResource for Shell {
+        fn name(&self) -> &str {
+            "shell"
+        }
+        fn close(&self) -> BoxFuture<'_, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    impl SessionResource for Index {
+        fn name(&self) -> &str {
+            "index"
+        }
+        fn close(&self) -> BoxFuture<'_, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    #[test]
+    fn a_resource_is_made_once_and_never_after_the_session_took_them_to_close() {
+        let state = SessionState::default();
+        let shell = state.resource_or_insert_with(|| Shell).unwrap();
+        assert!(Arc::ptr_eq(&shell, &state.resource_or_insert_with(|| Shell).unwrap()));
+        assert_eq!(state.take_resources().len(), 1);
+        // What was made before stays the session's (and was closed); nothing new is made.
+        assert!(state.resource_or_insert_with(|| Shell).is_some_and(|again| Arc::ptr_eq(&shell, &again)));
+        assert!(state.resource_or_insert_with(|| Index).is_none());
+        assert!(state.existing::<Index>().is_none());
+        assert!(state.take_resources().is_empty());
     }
 }

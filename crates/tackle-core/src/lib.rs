@@ -12,6 +12,7 @@
 //! session state of file tools, the shell) it defines a seam and the owner implements it.
 
 pub mod call;
+pub mod changes;
 pub mod config;
 pub mod context;
 pub mod error;
@@ -28,6 +29,7 @@ pub mod resource;
 pub mod schema;
 pub mod secrets;
 pub mod session;
+pub mod shell;
 pub mod spec;
 pub mod spill;
 pub mod text;

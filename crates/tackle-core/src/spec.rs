@@ -157,6 +157,10 @@ pub struct ToolSpec {
     /// The parameter that holds a shell command, for a tool that runs one (`bash`,
     /// `background_run`): permission rules, approval prompts and summaries read it.
     pub command_param: Option<String>,
+    /// The parameter a rule's specifier is matched against for a tool that is not a shell or
+    /// a file tool (`Subagent(type)` → the subagent tool's type, `Skill(name)` → the skill's
+    /// name; docs/reference/safety.md#rule-syntax).
+    pub specifier_param: Option<String>,
 }
 
 impl ToolSpec {
@@ -182,6 +186,7 @@ impl ToolSpec {
             path_params: Vec::new(),
             edits_files: false,
             command_param: None,
+            specifier_param: None,
             manages_output_budget: false,
         }
     }
@@ -292,6 +297,12 @@ impl ToolSpec {
     /// Declares that parameter `name` holds a shell command the tool runs.
     pub fn command_param(mut self, name: impl Into<String>) -> Self {
         self.command_param = Some(name.into());
+        self
+    }
+
+    /// Declares that rules such as `Skill(name)` match parameter `name` of this tool.
+    pub fn specifier_param(mut self, name: impl Into<String>) -> Self {
+        self.specifier_param = Some(name.into());
         self
     }
 

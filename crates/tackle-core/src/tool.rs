@@ -68,6 +68,12 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// Paths this call writes that no path parameter holds (the files of a multi-file
+    /// patch), relative to the workspace or absolute: `Edit(...)` rules check each.
+    fn written_paths(&self, _input: &Self::Input) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Runs the call.
     fn call(&self, input: Self::Input, ctx: &ToolContext)
     -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
@@ -89,6 +95,8 @@ pub struct PreparedCall {
     pub concurrency_safe: bool,
     /// The deadline for this call, if the tool sets one.
     pub timeout: Option<Duration>,
+    /// Paths the call writes beyond its path parameters ([`Tool::written_paths`]).
+    pub written_paths: Vec<String>,
     run: RunFn,
 }
 
@@ -100,7 +108,7 @@ impl PreparedCall {
         timeout: Option<Duration>,
         run: impl FnOnce(ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + 'static,
     ) -> Self {
-        PreparedCall { read_only, concurrency_safe, timeout, run: Box::new(run) }
+        PreparedCall { read_only, concurrency_safe, timeout, written_paths: Vec::new(), run: Box::new(run) }
     }
 
     /// Starts the call.
@@ -170,8 +178,7 @@ impl<T: Tool> DynTool for TypedTool<T> {
             Ok(input) => input,
             Err(_) => serde_path_to_error::deserialize(args).map_err(|err| {
                 let path = err.path().to_string();
-                let problem =
-                    crate::executor::validate::describe_deserialize_error(&path, &err.into_inner().to_string());
+                let problem = crate::schema::validate::describe_deserialize_error(&path, &err.into_inner().to_string());
                 ToolError::InvalidInput(format!("Invalid parameters for tool '{}': {problem}", self.spec.name))
             })?,
         };
@@ -179,10 +186,13 @@ impl<T: Tool> DynTool for TypedTool<T> {
         let read_only = self.spec.annotations.read_only || self.tool.is_read_only(&input);
         let concurrency_safe = self.spec.concurrency_safe || self.tool.is_concurrency_safe(&input);
         let timeout = self.tool.timeout(&input);
+        let written_paths = self.tool.written_paths(&input);
         let tool = Arc::clone(&self.tool);
-        Ok(PreparedCall::new(read_only, concurrency_safe, timeout, move |ctx| {
+        let mut prepared = PreparedCall::new(read_only, concurrency_safe, timeout, move |ctx| {
             Box::pin(async move { tool.call(input, &ctx).await })
-        }))
+        });
+        prepared.written_paths = written_paths;
+        Ok(prepared)
     }
 
     fn preview(&self, args: &Value, ctx: &ToolContext) -> Option<String> {

@@ -164,7 +164,7 @@ fn config_files_nested_past_tomls_bound_are_refused() {
         let err = tackle_core::config::Config::load(workspace.path(), false).unwrap_err().to_string();
         assert!(err.contains("tackle.toml is not valid TOML") && err.contains("recurs"), "{err}");
     }
-    std::fs::write(&file, format!("a = {}{}", "[".repeat(40), "]".repeat(40))).unwrap();
+    std::fs::write(&file, format!("[tools]\na = {}{}", "[".repeat(40), "]".repeat(40))).unwrap();
     assert!(tackle_core::config::Config::load(workspace.path(), false).is_ok());
 }
 
@@ -210,7 +210,7 @@ proptest! {
             close.insert_str(0, if table { " }" } else { "]" });
         }
         let workspace = tempfile::tempdir().unwrap();
-        std::fs::write(workspace.path().join("tackle.toml"), format!("a = {open}1{close}")).unwrap();
+        std::fs::write(workspace.path().join("tackle.toml"), format!("[tools]\na = {open}1{close}")).unwrap();
         match tackle_core::config::Config::load(workspace.path(), false) {
             Ok(_) => prop_assert!(kinds.len() <= 80, "{} levels loaded", kinds.len()),
             Err(err) => {

@@ -111,14 +111,42 @@ impl ProviderConfig {
         }
     }
 
-    /// The endpoint requests go to.
+    /// The endpoint requests go to. The base URL may be written with or without the `/v1`
+    /// suffix for either provider (docs/reference/providers.md#selecting-a-provider): an
+    /// OpenAI-compatible base with no path gets `/v1` (one with another path, such as Azure's
+    /// deployments, is used as written), and an Anthropic base ending in `/v1` loses it.
     pub fn endpoint(&self) -> String {
         let base = self.base_url.trim_end_matches('/');
         match self.kind {
+            ProviderKind::OpenAi if url_path_is_empty(base) => format!("{base}/v1/chat/completions"),
             ProviderKind::OpenAi => format!("{base}/chat/completions"),
-            ProviderKind::Anthropic => format!("{base}/v1/messages"),
+            ProviderKind::Anthropic => format!("{}/v1/messages", base.strip_suffix("/v1").unwrap_or(base)),
         }
     }
+}
+
+/// Whether `url` (`scheme://authority[/path]`) has no path.
+fn url_path_is_empty(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    !rest.contains('/')
+}
+
+/// `url` checked as a provider's base URL: `http` or `https` with a host, returned without a
+/// trailing slash; otherwise a message saying what is wrong and what a valid one looks like.
+pub fn check_base_url(url: &str) -> Result<String, String> {
+    let example = "e.g. http://localhost:11434/v1 or https://api.anthropic.com";
+    let parsed =
+        reqwest::Url::parse(url.trim()).map_err(|err| format!("base URL {url:?} is not a URL ({err}); {example}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("base URL {url:?} must start with http:// or https://; {example}"));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(format!("base URL {url:?} has no host; {example}"));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(format!("base URL {url:?} must not have a query or fragment; {example}"));
+    }
+    Ok(url.trim().trim_end_matches('/').to_owned())
 }
 
 /// Tool definitions rendered for one provider.
@@ -437,7 +465,10 @@ impl LlmClient {
             ErrorClass::Overloaded => {
                 format!("{provider} is overloaded{status}{tries}{waited}: {detail}. Try again in a few minutes.")
             }
-            ErrorClass::Server => format!("{provider} had a server error{status}{tries}: {detail}. Try again later."),
+            ErrorClass::Server => format!(
+                "{provider} had a server error{status}{tries} at {}: {detail}. Try again later.",
+                self.config.endpoint()
+            ),
             ErrorClass::Timeout => format!(
                 "{provider} did not answer in time{tries}: {detail}. Check the endpoint {} or raise the timeouts in [providers.{provider}].",
                 self.config.base_url
@@ -450,7 +481,9 @@ impl LlmClient {
                 "the conversation is too long for {}'s context window: {detail}. Start a new run with a narrower task.",
                 self.config.model
             ),
-            ErrorClass::BadRequest => format!("{provider} rejected the request{status}: {detail}"),
+            ErrorClass::BadRequest => {
+                format!("{provider} rejected the request{status} at {}: {detail}", self.config.endpoint())
+            }
         };
         LlmError { message, ..error }
     }

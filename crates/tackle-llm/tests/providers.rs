@@ -168,12 +168,12 @@ async fn errors_that_are_not_retried() {
         (
             Fault::status(400).body(r#"{"type":"error","error":{"type":"invalid_request_error","message":"tools.0: unknown field"}}"#),
             ErrorClass::BadRequest,
-            "anthropic rejected the request (HTTP 400): tools.0: unknown field".to_owned(),
+            "anthropic rejected the request (HTTP 400) at {url}: tools.0: unknown field".to_owned(),
         ),
         (
             Fault::status(503).header("x-should-retry", "false"),
             ErrorClass::Server,
-            "anthropic had a server error (HTTP 503): injected HTTP 503. Try again later.".to_owned(),
+            "anthropic had a server error (HTTP 503) at {url}: injected HTTP 503. Try again later.".to_owned(),
         ),
         (
             Fault::status(429).header("retry-after", "500"),
@@ -185,6 +185,7 @@ async fn errors_that_are_not_retried() {
         let server = FakeLlm::start(Script::new([Turn::fault(fault), Turn::reply(Reply::text("never"))])).await;
         let (result, _) = complete(config(ProviderKind::Anthropic, &server, Protocol::Anthropic)).await;
         let err = result.unwrap_err();
+        let message = message.replace("{url}", &format!("{}/v1/messages", server.anthropic_base_url()));
         assert_eq!((err.class, err.message), (class, message));
         assert_eq!(server.requests().len(), 1, "{class:?} must not be retried");
     }

@@ -1,6 +1,7 @@
 //! The server over real streamable HTTP on 127.0.0.1: sessions and their ids, the status
-//! codes of docs/mcp.md#transports, DNS-rebinding protection, version headers, one tool session per
-//! `Mcp-Session-Id`, idle expiry, and a shutdown that closes every session's tools.
+//! codes of docs/mcp.md#transports, DNS-rebinding protection, version headers, one tool session
+//! per `Mcp-Session-Id`, idle expiry, and a shutdown that closes every session's tools. The
+//! bounds (the session cap, the token, reused ids, arrival order) are in `server_http_bounds.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -8,116 +9,13 @@ mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use support::{Probe, server};
+use support::http::{start, wait_for};
 use tackle_mcp::server::ServerOptions;
-use tokio::sync::oneshot;
-
-struct Running {
-    url: String,
-    probe: Arc<Probe>,
-    http: reqwest::Client,
-    stop: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<()>,
-    _dir: tempfile::TempDir,
-}
-
-async fn start(options: ServerOptions) -> Running {
-    let probe = Arc::new(Probe::default());
-    let dir = tempfile::tempdir().unwrap();
-    let server = server(&probe, dir.path(), options);
-    let bound = server.bind_http("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let url = format!("http://{}/mcp", bound.local_addr().unwrap());
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        bound
-            .run(async move {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-    });
-    tackle_mcp::ensure_tls_provider();
-    Running { url, probe, http: reqwest::Client::new(), stop: Some(stop), task, _dir: dir }
-}
-
-/// A response: status, session id header, and the JSON-RPC messages of the body (one JSON
-/// document, or the `data:` events of an SSE stream).
-#[derive(Debug)]
-struct Reply {
-    status: StatusCode,
-    session: Option<String>,
-    messages: Vec<Value>,
-    text: String,
-}
-
-impl Running {
-    async fn post(&self, session: Option<&str>, body: &str, headers: &[(&str, &str)]) -> Reply {
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(body.to_owned());
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
-        }
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status();
-        let session = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
-        let text = response.text().await.unwrap();
-        let messages = if let Ok(value) = serde_json::from_str::<Value>(&text) {
-            vec![value]
-        } else {
-            text.lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .filter_map(|data| serde_json::from_str(data.trim()).ok())
-                .collect()
-        };
-        Reply { status, session, messages, text }
-    }
-
-    async fn initialize(&self) -> String {
-        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-        let reply = self.post(None, &body.to_string(), &[]).await;
-        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
-        let session = reply.session.expect("no Mcp-Session-Id");
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let ack = self.post(Some(&session), &initialized.to_string(), &[]).await;
-        assert_eq!(ack.status, StatusCode::ACCEPTED);
-        session
-    }
-
-    async fn call(&self, session: &str, id: i64, name: &str, args: Value) -> Value {
-        let body =
-            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}});
-        let reply = self.post(Some(session), &body.to_string(), &[]).await;
-        assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
-        reply.messages.into_iter().find(|m| m["id"] == json!(id)).expect("no response")
-    }
-
-    async fn stop(mut self) -> Arc<Probe> {
-        self.stop.take().unwrap().send(()).unwrap();
-        tokio::time::timeout(Duration::from_secs(10), self.task).await.expect("the server did not stop").unwrap();
-        self.probe
-    }
-}
-
-async fn wait_for(what: &str, check: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 #[tokio::test]
 async fn sessions_have_random_hex_ids_and_the_status_codes_of_the_spec() {

@@ -1,6 +1,7 @@
 //! The server over a stdio-like pipe, byte for byte: the handshake and its versions, bad
 //! input of every kind (the server keeps serving), calls through the executor, progress,
-//! cancellation, a client that leaves mid-call, and the scheduler.
+//! cancellation, a client that leaves mid-call, the scheduler and its arrival order, and
+//! request ids reused while in flight.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -256,6 +257,73 @@ async fn concurrent_calls_share_the_scheduler_of_one_turn() {
         let reply = client.recv().await;
         assert_eq!(reply["result"]["content"][0]["text"], format!("Echo: {}", reply["id"]));
     }
+}
+
+/// A `tools/call` of `slow` labelled `label`.
+fn slow_call(id: Value, label: &str, steps: u32, step_ms: u64, safe: bool) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"steps": steps, "step_ms": step_ms, "label": label, "safe": safe}}})
+}
+
+// Multi-threaded, as `tackle mcp serve` runs: there rmcp's one task per request may start in
+// any order (the bug this catches answered most pipelined pairs the wrong way round).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsafe_calls_run_in_arrival_order_and_safe_calls_still_share() {
+    for run in 0..6 {
+        let (mut client, probe, _dir, _server) = started(ServerOptions::default()).await;
+        client.initialize("2025-11-25").await;
+        let labels: Vec<String> = (1..=6).map(|n| format!("call {n}")).collect();
+        for (id, label) in (1..).zip(&labels) {
+            client.send(slow_call(json!(id), label, 1, 5, false)).await;
+        }
+        let mut answered = Vec::new();
+        for _ in 0..labels.len() {
+            answered.push(client.recv().await["id"].as_i64().unwrap());
+        }
+        assert_eq!(*probe.started.lock().unwrap(), labels, "run {run}: unsafe calls started out of order");
+        assert_eq!(answered, [1, 2, 3, 4, 5, 6], "run {run}");
+        assert_eq!(probe.max_running.load(Ordering::SeqCst), 1);
+    }
+    // Safe calls sent together overlap; an unsafe one between them waits for the first ones,
+    // and the last ones wait for it.
+    let (mut client, probe, _dir, _server) = started(ServerOptions::default()).await;
+    client.initialize("2025-11-25").await;
+    for (id, label, safe) in [(1, "safe 1", true), (2, "safe 2", true), (3, "alone", false), (4, "safe 3", true)] {
+        client.send(slow_call(json!(id), label, 3, 40, safe)).await;
+    }
+    for _ in 0..4 {
+        client.recv().await;
+    }
+    let started = probe.started.lock().unwrap().clone();
+    assert_eq!(started[2..], ["alone", "safe 3"]);
+    assert_eq!(probe.max_running.load(Ordering::SeqCst), 2, "the first two safe calls did not share");
+}
+
+#[tokio::test]
+async fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_still_answers() {
+    let (mut client, probe, _dir, _server) = started(ServerOptions::default()).await;
+    client.initialize("2025-11-25").await;
+    client.send(slow_call(json!(1), "first", 3, 100, false)).await;
+    client.send(slow_call(json!(1), "second", 1, 1, false)).await;
+    let refusal = client.recv().await;
+    assert_eq!(refusal["id"], 1);
+    assert_eq!(refusal["error"]["code"], -32600);
+    assert!(refusal["error"]["message"].as_str().unwrap().contains("has not been answered yet"), "{refusal}");
+    let answer = client.recv().await;
+    assert_eq!((&answer["id"], &answer["result"]["content"][0]["text"]), (&json!(1), &json!("done after 3 steps")));
+    assert_eq!(*probe.started.lock().unwrap(), ["first"], "the refused request never ran");
+    // Answered, the id is free again; string ids are kept as they came.
+    let (again, _) = client.request(1, "tools/call", slow_call(json!(1), "third", 1, 1, false)["params"].clone()).await;
+    assert_eq!(again["result"]["isError"], false);
+    client.send(slow_call(json!("x"), "fourth", 1, 1, false)).await;
+    assert_eq!(client.recv().await["id"], "x");
+    // A cancelled request frees its id at once, and its late answer never comes.
+    client.send(slow_call(json!("c"), "cancelled", 100, 20, false)).await;
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "c"}})).await;
+    client.send(slow_call(json!("c"), "after", 1, 1, false)).await;
+    let after = client.recv().await;
+    assert_eq!((&after["id"], &after["result"]["content"][0]["text"]), (&json!("c"), &json!("done after 1 steps")));
+    assert_eq!(client.recv_within(Duration::from_millis(300)).await, None);
 }
 
 #[tokio::test]

@@ -20,8 +20,11 @@ pub mod toolset {
     pub const BARE: &str = "bare";
     /// Codex CLI's tools: `apply_patch`, read and search, `bash`, `task_done`.
     pub const CODEX: &str = "codex";
+    /// The code tools: read, write, edit and search files, and the code index (`ckg`, from
+    /// `tackle-ckg`, registered here by whoever adds it).
+    pub const CODE: &str = "code";
     /// Every named toolset of the built-ins, in documentation order.
-    pub const ALL_NAMED: &[&str] = &[DEFAULT, TRAE, BARE, CODEX];
+    pub const ALL_NAMED: &[&str] = &[DEFAULT, TRAE, BARE, CODEX, CODE];
 }
 
 /// A registry holding every built-in tool in its toolsets.
@@ -33,17 +36,17 @@ pub fn builtin_registry() -> Registry {
 
 /// Registers every built-in tool in its toolsets (docs/reference/tools.md lists them).
 pub fn register_builtins(registry: &mut Registry) {
-    use toolset::{BARE, CODEX, DEFAULT, TRAE};
+    use toolset::{BARE, CODE, CODEX, DEFAULT, TRAE};
     registry.declare_toolsets(toolset::ALL_NAMED);
     registry.register(&[TRAE], control::SequentialThinking::default);
     registry.register(&[DEFAULT, TRAE, CODEX], control::TaskDone::default);
     registry.register(&[TRAE], fs::editor::Editor::default);
-    registry.register(&[DEFAULT, BARE, CODEX], fs::read_file::ReadFile::default);
-    registry.register(&[DEFAULT, BARE], fs::write_file::WriteFile::default);
-    registry.register(&[DEFAULT, BARE], fs::edit_file::EditFile::default);
+    registry.register(&[DEFAULT, BARE, CODEX, CODE], fs::read_file::ReadFile::default);
+    registry.register(&[DEFAULT, BARE, CODE], fs::write_file::WriteFile::default);
+    registry.register(&[DEFAULT, BARE, CODE], fs::edit_file::EditFile::default);
     registry.register(&[CODEX], fs::patch::ApplyPatch::default);
-    registry.register(&[DEFAULT, BARE, CODEX], search::glob::Glob::default);
-    registry.register(&[DEFAULT, BARE, CODEX], search::grep::Grep::default);
+    registry.register(&[DEFAULT, BARE, CODEX, CODE], search::glob::Glob::default);
+    registry.register(&[DEFAULT, BARE, CODEX, CODE], search::grep::Grep::default);
     registry.register(&[], json_edit::JsonEdit::default);
     registry.register(&[], gptme::Save::default);
     registry.register(&[], gptme::Append::default);

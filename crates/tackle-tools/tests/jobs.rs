@@ -163,6 +163,21 @@ async fn closing_the_session_kills_every_job_and_their_children() {
     }
 }
 
+// A call still on its way when the session closed (`tackle mcp serve` ended by a signal) may
+// be the session's first command: it must not make a shell state nobody will close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_closed_before_its_first_command_starts_no_job_or_shell() {
+    let h = quick();
+    h.close().await;
+    let out = h.call("background_run", json!({"command": "sleep 1000"})).await;
+    assert!(out.is_error, "{}", out.text_content());
+    assert!(out.text_content().contains("The session has ended"), "{}", out.text_content());
+    let out = h.call("bash", json!({"command": "sleep 1000 &"})).await;
+    assert!(out.is_error && out.text_content().contains("The session has ended"), "{}", out.text_content());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(processes_of_session(h.session.id()), Vec::<(i32, String)>::new());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_job_output_is_cut_and_names_the_log() {
     let h = quick();

@@ -17,7 +17,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     let sessions = template.clone();
     let server = McpServer::new(
-        std::sync::Arc::new(move || sessions.session().map_err(|err| err.to_string())),
+        std::sync::Arc::new(move || Ok(sessions.session())),
         template.executor(),
         ServerOptions::default(),
     );

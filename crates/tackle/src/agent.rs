@@ -34,6 +34,7 @@ pub struct AgentBuilder {
     config: AgentConfig,
     trajectory: Option<PathBuf>,
     observer: Option<Arc<dyn Observer>>,
+    history: Vec<tackle_llm::Message>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -70,6 +71,26 @@ impl Agent {
         self.inner.trajectory()
     }
 
+    /// The conversation so far.
+    pub fn history(&self) -> &[tackle_llm::Message] {
+        self.inner.history()
+    }
+
+    /// Forgets the conversation: the next task starts a new one.
+    pub fn clear_history(&mut self) {
+        self.inner.clear_history();
+    }
+
+    /// Asks `model` from the next request on.
+    pub fn set_model(&mut self, model: Arc<dyn ChatModel>) {
+        self.inner.set_model(model);
+    }
+
+    /// The model asked.
+    pub fn model(&self) -> &Arc<dyn ChatModel> {
+        self.inner.model()
+    }
+
     /// Ends the session: its tools, shells, jobs and MCP servers.
     pub async fn close(self) {
         self.inner.session().close().await;
@@ -79,7 +100,14 @@ impl Agent {
 impl AgentBuilder {
     /// A builder with a shared model (the command line picks the provider at run time).
     pub fn new(model: Arc<dyn ChatModel>, session: TackleSession) -> AgentBuilder {
-        AgentBuilder { model, session, config: AgentConfig::default(), trajectory: None, observer: None }
+        AgentBuilder {
+            model,
+            session,
+            config: AgentConfig::default(),
+            trajectory: None,
+            observer: None,
+            history: Vec::new(),
+        }
     }
 
     /// Replaces the role and working rules at the head of the system prompt (the environment,
@@ -110,6 +138,13 @@ impl AgentBuilder {
     /// Records each request's complete body in the trajectory.
     pub fn trajectory_full(mut self, full: bool) -> Self {
         self.config.trajectory_full = full;
+        self
+    }
+
+    /// Carries on an earlier conversation: the first task is added after `history` (read one
+    /// from a trajectory with [`trajectory::conversation`]).
+    pub fn history(mut self, history: Vec<tackle_llm::Message>) -> Self {
+        self.history = history;
         self
     }
 
@@ -146,7 +181,8 @@ impl AgentBuilder {
             config,
             trajectory,
         )
-        .with_tool_refresh(Arc::new(McpRefresh(template)));
+        .with_tool_refresh(Arc::new(McpRefresh(template)))
+        .with_history(self.history);
         if let Some(observer) = self.observer {
             inner = inner.with_observer(observer);
         }

@@ -8,7 +8,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tackle_core::config::Config;
-use tackle_core::permission::{Approver, ModePolicy, NonInteractiveApprover, PermissionMode};
+use tackle_core::hooks::ToolHook;
+use tackle_core::hooks::protocol::CommandHooks;
+use tackle_core::permission::rules::RulePolicy;
+use tackle_core::permission::sources::RuleFlags;
+use tackle_core::permission::{Approver, NonInteractiveApprover, PermissionMode};
 use tackle_core::registry::{AllowlistError, NameIndex, Selection};
 use tackle_core::{DynTool, ExecutorConfig, Registry, SessionResource, Tool, ToolSpec, TypedTool};
 use tackle_mcp::client::McpHub;
@@ -71,6 +75,9 @@ pub struct SessionBuilder {
     narrow_to: Option<String>,
     extra: Vec<Arc<dyn DynTool>>,
     mode: PermissionMode,
+    mode_given: bool,
+    rule_flags: RuleFlags,
+    hooks: Vec<Arc<dyn ToolHook>>,
     approver: Option<Arc<dyn Approver>>,
     mcp: McpImport,
     allow_project_mcp: bool,
@@ -101,6 +108,9 @@ impl SessionBuilder {
             narrow_to: None,
             extra: Vec::new(),
             mode: PermissionMode::Default,
+            mode_given: false,
+            rule_flags: RuleFlags::default(),
+            hooks: Vec::new(),
             approver: None,
             mcp: McpImport::None,
             allow_project_mcp: false,
@@ -180,6 +190,22 @@ impl SessionBuilder {
     /// The permission mode (default [`PermissionMode::Default`]).
     pub fn permission_mode(mut self, mode: PermissionMode) -> Self {
         self.mode = mode;
+        self.mode_given = true;
+        self
+    }
+
+    /// Permission rules beyond the configuration's (`--allow`, `--ask`, `--deny`), in Claude
+    /// Code's syntax (docs/reference/safety.md#rules). The configuration's rules (the user
+    /// config, the workspace's `tackle.toml`, saved project rules, `.claude/` settings with
+    /// `[compat] claude = true`) are loaded by the builder.
+    pub fn rules(mut self, flags: RuleFlags) -> Self {
+        self.rule_flags = flags;
+        self
+    }
+
+    /// Adds an in-process hook around every call (after the configured command hooks).
+    pub fn hook(mut self, hook: Arc<dyn ToolHook>) -> Self {
+        self.hooks.push(hook);
         self
     }
 
@@ -233,13 +259,7 @@ impl SessionBuilder {
     /// Builds one session, which owns its MCP connections.
     pub async fn build(self) -> Result<TackleSession, BuildError> {
         let template = self.build_template().await?;
-        let session = match template.session() {
-            Ok(session) => session,
-            Err(err) => {
-                template.close().await;
-                return Err(err);
-            }
-        };
+        let session = template.session();
         if let Some(hub) = template.mcp() {
             session.state().add_resource(Arc::clone(hub) as Arc<dyn SessionResource>);
         }
@@ -264,6 +284,25 @@ impl SessionBuilder {
                 config
             }
         };
+        let loaded = tackle_core::permission::sources::load(&config, &workspace, &self.rule_flags)
+            .map_err(|err| BuildError::Config(err.to_string()))?;
+        let (hook_entries, hook_notices) =
+            tackle_core::hooks::config::load(&config).map_err(|err| BuildError::Config(err.to_string()))?;
+        for line in loaded.notices.iter().chain(&hook_notices) {
+            self.notice.say(line);
+        }
+        let mode = match loaded.default_mode {
+            Some(mode) if !self.mode_given => mode,
+            _ => self.mode,
+        };
+        let rules = Arc::new(loaded.book);
+        let mut hooks: Vec<Arc<dyn ToolHook>> = Vec::new();
+        if !hook_entries.is_empty() {
+            let notice = self.notice.clone();
+            let warn = Arc::new(move |line: &str| notice.say(line));
+            hooks.push(Arc::new(CommandHooks::new(hook_entries, workspace.clone(), mode, warn)));
+        }
+        hooks.extend(self.hooks.iter().cloned());
         let mut registry = base_registry(&self.extra)?;
         let hub = match self.mcp {
             McpImport::None => None,
@@ -280,7 +319,7 @@ impl SessionBuilder {
                     store: tackle_mcp::client::consent::default_store(),
                     prompt: self.consent_prompt.as_deref(),
                 };
-                let hub = start_mcp(&mut registry, &config, &workspace, &consent, import, &self.notice).await;
+                let hub = start_mcp(&mut registry, &config, &workspace, &consent, import, &self.notice).await?;
                 if self.mcp_required
                     && let Some((server, reason)) = hub.left_out().first().cloned()
                 {
@@ -314,6 +353,7 @@ impl SessionBuilder {
             Choice::Allowlist { list, base } => (list.clone().unwrap_or_else(|| base.clone()), base.clone()),
             Choice::Rule(_) => (selection.names.join(","), String::new()),
         };
+        let policy = Arc::new(RulePolicy { book: Arc::clone(&rules), mode, workspace: workspace.clone() });
         Ok(SessionTemplate::new(Inner {
             workspace,
             config,
@@ -323,8 +363,10 @@ impl SessionBuilder {
             extra: self.extra,
             hub,
             settings,
-            mode: self.mode,
-            policy: Arc::new(ModePolicy::new(self.mode)),
+            mode,
+            policy,
+            rules,
+            hooks,
             approver: self.approver.unwrap_or_else(|| Arc::new(NonInteractiveApprover)),
             executor_config,
             notice: self.notice,
@@ -332,10 +374,12 @@ impl SessionBuilder {
     }
 }
 
-/// Every built-in tool, with every toolset an allowlist may name declared (`mcp` too, whether
-/// or not an MCP tool is imported, so `-mcp` is always valid).
+/// Every built-in tool (the code index's `ckg` included, in the `code` toolset), with every
+/// toolset an allowlist may name declared (`mcp` too, whether or not an MCP tool is imported,
+/// so `-mcp` is always valid).
 pub fn builtin_registry() -> Registry {
     let mut registry = tackle_tools::builtin_registry();
+    tackle_ckg::register(&mut registry);
     registry.declare_toolsets(&[tackle_mcp::client::MCP_TOOLSET]);
     registry
 }
@@ -362,8 +406,8 @@ async fn start_mcp(
     consent: &ConsentPolicy<'_>,
     import: McpImport,
     notice: &Notice,
-) -> McpHub {
-    let section = tackle_mcp::client::user_section(config);
+) -> Result<McpHub, BuildError> {
+    let section = tackle_mcp::client::user_section(config)?;
     let (servers, notices) =
         tackle_mcp::client::servers(config, workspace, consent, import == McpImport::UserAndWorkspace);
     let threshold = section.defer_threshold.unwrap_or(DEFAULT_DEFER_THRESHOLD);
@@ -372,7 +416,7 @@ async fn start_mcp(
         notice.say(line);
     }
     hub.register(registry);
-    hub
+    Ok(hub)
 }
 
 /// The steps after the registry is complete: the selection, the tools' settings and the

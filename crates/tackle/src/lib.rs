@@ -49,6 +49,7 @@
 
 pub mod agent;
 mod builder;
+mod check;
 mod error;
 pub mod llm;
 mod notice;
@@ -58,8 +59,10 @@ mod template;
 
 pub use agent::{Agent, AgentBuilder};
 pub use builder::{McpImport, SessionBuilder, builtin_registry};
+pub use check::PermissionCheck;
 pub use error::BuildError;
 pub use session::TackleSession;
+pub use tackle_core::permission::sources::RuleFlags;
 pub use template::SessionTemplate;
 
 pub use tackle_agent::{CallFormat, Observer, RunOutcome, RunStatus};
@@ -87,4 +90,10 @@ pub mod calls {
 /// MCP: serve a session's tools, import other servers' tools.
 pub mod mcp {
     pub use tackle_mcp::*;
+}
+
+/// The code knowledge graph: the index of a source tree's definitions and references, and
+/// the `ckg` tool that asks it (docs/ckg.md).
+pub mod ckg {
+    pub use tackle_ckg::*;
 }

@@ -17,7 +17,7 @@ use tackle_core::{PathPolicy, SessionState};
 use tackle_sandbox::env::{CommandEnv, EnvSettings};
 use tackle_sandbox::process::{Sandbox, SandboxPolicy};
 use tackle_tools::fs::FsSettings;
-use tackle_tools::shell::ShellEnvironment;
+use tackle_tools::shell::{ShellEnvironment, ShellSetup};
 
 use crate::error::BuildError;
 use crate::notice::Notice;
@@ -33,8 +33,9 @@ pub(crate) struct ToolSettings {
 }
 
 /// What the shell tools run commands in, apart from the per-session environment. The
-/// sandbox is resolved (bubblewrap probed) when the first session is made, not before: a
-/// template that only lists tools never probes.
+/// sandbox is resolved (bubblewrap probed) when the first command of any of the template's
+/// sessions runs, or when someone asks for it ([`ToolSettings::sandbox`]), not before:
+/// building a session never probes.
 struct ShellSettings {
     policy: SandboxPolicy,
     sandbox: OnceLock<Result<Sandbox, String>>,
@@ -71,15 +72,18 @@ impl ToolSettings {
         Ok(ToolSettings { path_policy: Arc::new(built.policy), fs, shell })
     }
 
-    /// A fresh state for session `session_id`, holding the tools' settings. Fails when an
-    /// explicitly chosen sandbox is unavailable.
-    pub(crate) fn state_for(&self, session_id: &str, workspace: &Path) -> Result<SessionState, BuildError> {
+    /// A fresh state for session `session_id`, holding the tools' settings (the shell's as a
+    /// setup its first command runs).
+    pub(crate) fn state_for(&self, session_id: &str, workspace: &Path) -> SessionState {
         let state = SessionState::default();
         state.insert(self.fs);
         if let Some(shell) = &self.shell {
-            state.insert(shell.environment(session_id, workspace)?);
+            let (shell, session_id, workspace) = (Arc::clone(shell), session_id.to_owned(), workspace.to_owned());
+            state.insert(ShellSetup::new(move || {
+                shell.environment(&session_id, &workspace).map_err(|err| err.to_string())
+            }));
         }
-        Ok(state)
+        state
     }
 
     /// The process sandbox in force, when the session runs processes (resolved now if no

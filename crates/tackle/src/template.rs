@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use tackle_core::config::Config;
 use tackle_core::factory::{ChildRequest, ChildSession, Factory, SessionFactory};
+use tackle_core::hooks::ToolHook;
+use tackle_core::permission::rules::{ReadRules, RuleBook};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
 use tackle_core::registry::Selection;
 use tackle_core::session::new_session_id;
@@ -41,6 +43,10 @@ pub(crate) struct Inner {
     pub(crate) settings: ToolSettings,
     pub(crate) mode: PermissionMode,
     pub(crate) policy: Arc<dyn PermissionPolicy>,
+    /// Every permission rule, with its source.
+    pub(crate) rules: Arc<RuleBook>,
+    /// The command hooks (when configured) and the embedder's hooks, in that order.
+    pub(crate) hooks: Vec<Arc<dyn ToolHook>>,
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) executor_config: ExecutorConfig,
     pub(crate) notice: Notice,
@@ -61,34 +67,50 @@ impl SessionTemplate {
         SessionTemplate { inner: Arc::new(inner) }
     }
 
-    /// A fresh session with the template's tools. Fails only when the process sandbox,
-    /// chosen explicitly, is unavailable (found when the first session is made).
-    pub fn session(&self) -> Result<Session, BuildError> {
+    /// A fresh session with the template's tools. Nothing is probed or started yet: the
+    /// process sandbox is resolved when a command first runs (a sandbox chosen explicitly but
+    /// unavailable is then that call's error; [`SessionTemplate::sandbox`] finds it sooner).
+    pub fn session(&self) -> Session {
         self.session_of(&self.inner.selection)
     }
 
     /// A fresh session holding the `selection` of the template's registry.
-    fn session_of(&self, selection: &Selection) -> Result<Session, BuildError> {
+    fn session_of(&self, selection: &Selection) -> Session {
         let inner = &self.inner;
         let id = new_session_id();
-        let state = inner.settings.state_for(&id, &inner.workspace)?;
+        let state = inner.settings.state_for(&id, &inner.workspace);
         state.insert(Factory(Arc::new(self.clone())));
+        state.insert(ReadRules(Some(Arc::clone(&inner.rules))));
         if let Some(hub) = &inner.hub {
             hub.share_with(&state);
         }
         let mut config = SessionConfig::new(inner.workspace.clone());
         config.id = Some(id);
         config.path_policy = Some(Arc::clone(&inner.settings.path_policy));
-        Ok(Session::with_state(config, inner.registry.instantiate(selection), state))
+        Session::with_state(config, inner.registry.instantiate(selection), state)
     }
 
     /// The executor that runs the calls of the template's sessions: the executor settings of
     /// `[tools]`, the permission policy and the approver.
     pub fn executor(&self) -> Executor {
         let inner = &self.inner;
-        Executor::new(inner.executor_config.clone())
+        let mut executor = Executor::new(inner.executor_config.clone())
             .with_policy(Arc::clone(&inner.policy))
-            .with_approver(Arc::clone(&inner.approver))
+            .with_approver(Arc::clone(&inner.approver));
+        for hook in &inner.hooks {
+            executor = executor.with_hook(Arc::clone(hook));
+        }
+        executor
+    }
+
+    /// Every permission rule in force, with its source (`tackle permissions list`).
+    pub fn rules(&self) -> &Arc<RuleBook> {
+        &self.inner.rules
+    }
+
+    /// The hooks around every call.
+    pub fn hooks(&self) -> &[Arc<dyn ToolHook>] {
+        &self.inner.hooks
     }
 
     /// The workspace root (absolute, canonical).
@@ -198,7 +220,7 @@ impl SessionFactory for SessionTemplate {
             if selection.names.is_empty() {
                 return Err("the tool list of the child session selects none of the parent's tools".to_owned());
             }
-            let session = self.session_of(&selection).map_err(|err| err.to_string())?;
+            let session = self.session_of(&selection);
             Ok(ChildSession { session, executor: self.executor() })
         })
     }

@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::json;
 use tackle::core::factory::{ChildRequest, Factory};
 use tackle::{
-    Agent, BuildError, Config, PermissionMode, SessionBuilder, Tool, ToolCall, ToolContext, ToolError, ToolOutput,
-    ToolSpec,
+    Agent, BuildError, Config, McpImport, PermissionMode, SessionBuilder, Tool, ToolCall, ToolContext, ToolError,
+    ToolOutput, ToolSpec,
 };
 use tackle_testkit::{Expect, FakeLlm, Reply, Script, Turn};
 
@@ -95,9 +95,16 @@ async fn build_errors_name_their_cause() {
     let err = builder(dir.path()).tools("read_file,no_such_tool").build().await.unwrap_err().to_string();
     assert!(err.contains("unknown tool or toolset 'no_such_tool'"), "{err}");
 
+    // A misspelt key or a wrong type names the file, the section and the key.
     let config = Config::from_tables(toml::Table::new(), table("[tools]\ntimout_ms = 5"), false);
     let err = SessionBuilder::new(dir.path()).config(config).build().await.unwrap_err().to_string();
-    assert!(err.contains("[tools]") && err.contains("timout_ms"), "{err}");
+    assert!(err.contains("[tools] in tackle.toml") && err.contains("timout_ms"), "{err}");
+    let config = Config::from_tables(table("[tools]\ntimeout_ms = \"soon\""), toml::Table::new(), false);
+    let err = SessionBuilder::new(dir.path()).config(config).build().await.unwrap_err().to_string();
+    assert!(err.contains("[tools] in the user config") && err.contains("invalid type"), "{err}");
+    let config = Config::from_tables(table("[mcp]\ndefer_treshold = 3"), toml::Table::new(), false);
+    let err = builder(dir.path()).config(config).mcp(McpImport::User).build().await.unwrap_err().to_string();
+    assert!(err.contains("[mcp]") && err.contains("defer_treshold"), "{err}");
 
     let err = builder(dir.path()).tool(EchoUpper).tool(EchoUpper).build().await.unwrap_err().to_string();
     assert_eq!(err, "cannot add the tool 'echo_upper': a tool of that name already exists");
@@ -267,4 +274,42 @@ async fn an_mcp_server_that_cannot_start_fails_the_build_and_stops_the_others() 
     assert!(heard.lock().unwrap().iter().any(|line| line.starts_with("MCP server 'broken' was left out")));
     session.close().await;
     assert_eq!(processes_with(&record), Vec::<u32>::new(), "close shut the server down");
+}
+
+/// Loads the configuration of `workspace` with the user config directory `user_dir`.
+fn load_config(workspace: &Path, user_dir: &Path) -> Result<(), String> {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "load_config_in_a_child", "--nocapture"])
+        .env("TACKLE_CONFIG_DIR", user_dir)
+        .env("LOAD_CONFIG_WORKSPACE", workspace)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    match stdout.lines().find_map(|line| line.strip_prefix("load error: ")) {
+        Some(err) => Err(err.to_owned()),
+        None => Ok(()),
+    }
+}
+
+/// Runs in a child process of [`load_config`] (the user config dir comes from the environment).
+#[test]
+fn load_config_in_a_child() {
+    let Some(workspace) = std::env::var_os("LOAD_CONFIG_WORKSPACE") else { return };
+    if let Err(err) = Config::load(Path::new(&workspace), false) {
+        println!("load error: {err}");
+    }
+}
+
+#[test]
+fn an_unknown_section_in_either_file_is_an_error_naming_the_file() {
+    let dir = workspace();
+    let user = tempfile::tempdir().unwrap();
+    assert!(load_config(dir.path(), user.path()).is_ok());
+    std::fs::write(user.path().join("config.toml"), "[sandbx]\nmode = \"none\"\n").unwrap();
+    let err = load_config(dir.path(), user.path()).unwrap_err();
+    assert!(err.contains("config.toml has an unknown section or key `sandbx`") && err.contains("`sandbox`"), "{err}");
+    std::fs::remove_file(user.path().join("config.toml")).unwrap();
+    std::fs::write(dir.path().join("tackle.toml"), "[tool]\ntimeout_ms = 5\n").unwrap();
+    let err = load_config(dir.path(), user.path()).unwrap_err();
+    assert!(err.contains("tackle.toml has an unknown section or key `tool`"), "{err}");
 }

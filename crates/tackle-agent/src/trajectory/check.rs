@@ -29,7 +29,8 @@ pub struct CheckSummary {
 
 /// Validates a trajectory: every line is an event of the format (a known type with fields of
 /// the right types, or a type this version does not know); `seq` is dense from 0; one
-/// `session_start`, at most one `session_end` and it is last; every `tool_call` has exactly
+/// `session_start`; a `session_end` is last or followed by a `task` (the next task of the same
+/// conversation), which needs one before it; every `tool_call` has exactly
 /// one later `tool_output`; every tool call of an `llm_response` has a `tool_call`.
 pub fn check(reader: impl BufRead) -> Result<CheckSummary, Violation> {
     let mut summary = CheckSummary::default();
@@ -43,8 +44,9 @@ pub fn check(reader: impl BufRead) -> Result<CheckSummary, Violation> {
         let violation = |message: String| Violation { line: number, message };
         let text = text.map_err(|e| violation(format!("cannot read: {e}")))?;
         let value: Value = serde_json::from_str(&text).map_err(|e| violation(format!("not valid JSON: {e}")))?;
-        if summary.ended {
-            return Err(violation("an event follows session_end".into()));
+        let next_task = value.get("type").and_then(Value::as_str) == Some("task");
+        if summary.ended && !next_task {
+            return Err(violation("an event other than task follows session_end".into()));
         }
         let seq = value.get("seq").and_then(Value::as_u64);
         if seq != Some(summary.events as u64) {
@@ -61,6 +63,10 @@ pub fn check(reader: impl BufRead) -> Result<CheckSummary, Violation> {
             }
             _ if starts == 0 => return Err(violation(format!("{} before session_start", line.kind))),
             TrajectoryEvent::SessionEnd { .. } => summary.ended = true,
+            TrajectoryEvent::Task { .. } if !summary.ended => {
+                return Err(violation("a task before the previous task's session_end".into()));
+            }
+            TrajectoryEvent::Task { .. } => summary.ended = false,
             TrajectoryEvent::ToolCall { call_id: id, .. } => {
                 if calls.iter().any(|(c, _, _)| *c == id) {
                     return Err(violation(format!("a second tool_call with call_id {id}")));
@@ -88,6 +94,7 @@ pub fn check(reader: impl BufRead) -> Result<CheckSummary, Violation> {
             | TrajectoryEvent::LlmRetry { .. }
             | TrajectoryEvent::Permission { .. }
             | TrajectoryEvent::Notification { .. }
+            | TrajectoryEvent::Conversation { .. }
             | TrajectoryEvent::Error { .. } => {}
         }
     }
@@ -140,7 +147,12 @@ mod tests {
             (
                 lines(&[start.clone(), ev(1, "session_end", end.clone()), ev(2, "error", json!({}))]),
                 3,
-                "an event follows session_end",
+                "an event other than task follows session_end",
+            ),
+            (
+                lines(&[start.clone(), ev(1, "task", json!({"task": "t"}))]),
+                2,
+                "a task before the previous task's session_end",
             ),
             (lines(&[start.clone(), ev(1, "tool_call", json!({"call_id": "a"}))]), 2, "tool_call a has no tool_output"),
             (

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use tackle_llm::Usage;
+use tackle_llm::{Message, Usage};
 
 use crate::agent::RunStatus;
 
@@ -165,6 +165,19 @@ pub enum TrajectoryEvent {
         usage_total: Usage,
         #[serde(default)]
         duration_ms: u64,
+    },
+    /// The whole conversation so far (the task, replies, calls and results, and the
+    /// conversation a continued run started from), written before each `session_end` so a
+    /// later run can carry it on (`tackle run --continue`, `--resume`).
+    Conversation {
+        #[serde(default)]
+        messages: Vec<Message>,
+    },
+    /// Another task in the same conversation (`tackle chat`, or [`crate::Agent::run`] again):
+    /// it follows the previous task's `session_end`, and the events of its run follow it.
+    Task {
+        #[serde(default)]
+        task: String,
     },
     /// An event of a type this version does not know (written by a newer Tackle). Read only:
     /// the writer never writes one, and the line's `type` is in [`Line::kind`].

@@ -22,6 +22,44 @@ pub use event::{Line, LineError, TrajectoryEvent};
 use crate::agent::{INTERRUPTED, RunStatus};
 use crate::time::{file_stamp, rfc3339_millis};
 
+/// The trajectory written last in `workspace`'s `.tackle/trajectories/` (by modification
+/// time), for `tackle run --continue`.
+pub fn latest(workspace: &Path) -> Option<PathBuf> {
+    let dir = workspace.join(".tackle").join("trajectories");
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
+        .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
+        .max()
+        .map(|(_, path)| path)
+}
+
+/// Why a trajectory's conversation cannot be carried on.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    #[error(transparent)]
+    Read(#[from] crate::replay::ReplayError),
+    #[error(
+        "{0} holds no conversation to carry on (its run was ended by a second Ctrl-C, or written by an older Tackle); start a new run"
+    )]
+    NoConversation(PathBuf),
+}
+
+/// The conversation a trajectory ended with (its last `conversation` event), to carry on in a
+/// new run.
+pub fn conversation(path: &Path) -> Result<Vec<tackle_llm::Message>, ResumeError> {
+    let events = crate::replay::read_events(path)?;
+    events
+        .into_iter()
+        .rev()
+        .find_map(|line| match line.event {
+            TrajectoryEvent::Conversation { messages } => Some(messages),
+            _ => None,
+        })
+        .ok_or_else(|| ResumeError::NoConversation(path.to_owned()))
+}
+
 /// The default trajectory path of a session: `.tackle/trajectories/{stamp}-{session}.jsonl`.
 pub fn default_path(workspace: &Path, session_id: &str) -> PathBuf {
     workspace.join(".tackle").join("trajectories").join(format!("{}-{session_id}.jsonl", file_stamp(SystemTime::now())))
@@ -31,8 +69,11 @@ struct Inner {
     file: File,
     seq: u64,
     failed: bool,
-    /// `session_end` is written: later events are dropped.
+    /// `session_end` is written: later events are dropped, except a `task` that starts the
+    /// next task of the conversation.
     ended: bool,
+    /// [`Trajectory::end_now`] closed the file: every later event is dropped.
+    closed: bool,
     ledger: Ledger,
 }
 
@@ -80,7 +121,7 @@ impl Trajectory {
             std::fs::create_dir_all(parent)?;
         }
         let file = File::create(&path)?;
-        let inner = Inner { file, seq: 0, failed: false, ended: false, ledger: Ledger::default() };
+        let inner = Inner { file, seq: 0, failed: false, ended: false, closed: false, ledger: Ledger::default() };
         Ok(Trajectory { path, agent_id: "main".to_owned(), inner: Mutex::new(inner) })
     }
 
@@ -117,10 +158,12 @@ impl Trajectory {
             duration_ms: ledger.started.map_or(0, millis),
         };
         self.write(&mut inner, &end);
+        inner.closed = true;
     }
 
     fn write(&self, inner: &mut Inner, event: &TrajectoryEvent) {
-        if inner.failed || inner.ended {
+        let next_task = matches!(event, TrajectoryEvent::Task { .. });
+        if inner.failed || inner.closed || (inner.ended && !next_task) {
             return;
         }
         let mut line = match event.to_line(inner.seq, &rfc3339_millis(SystemTime::now()), &self.agent_id) {

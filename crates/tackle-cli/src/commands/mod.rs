@@ -1,7 +1,11 @@
 //! One module per command group.
 
+pub mod chat;
+pub mod ckg;
+pub mod init;
 pub mod mcp;
 pub mod parse;
+pub mod permissions;
 pub mod replay;
 pub mod run;
 pub mod tools;

@@ -10,9 +10,9 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tackle::calls::{CallFormat, Codeblock, CodeblockScanner, ParsedCall, Parser, ToolIndex, Utf8Stream};
 
-use super::tools::{print_json, write_failure};
+use super::tools::print_json;
 use crate::cli::ParseArgs;
-use crate::exit::{CommandResult, Failure, OK};
+use crate::exit::{CommandResult, Failure, OK, write_failure};
 use crate::session;
 
 /// One element of the output array.

@@ -8,7 +8,7 @@ use tackle::core::permission::AutoApprover;
 use tackle::{PermissionMode, SessionBuilder};
 
 use crate::cli::ReplayArgs;
-use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED};
+use crate::exit::{self, CommandResult, Failure, OK, TOOL_FAILED};
 use crate::session;
 
 /// `tackle replay`.
@@ -23,24 +23,24 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
                 } else {
                     format!(", events of types this version does not know: {}", summary.unknown.join(", "))
                 };
-                println!(
-                    "{}: valid ({} events, {} tool calls{}{unknown})",
+                exit::print(&format!(
+                    "{}: valid ({} events, {} tool calls{}{unknown})\n",
                     args.file.display(),
                     summary.events,
                     summary.tool_calls,
                     if summary.ended { "" } else { ", no session_end" }
-                );
+                ))?;
                 Ok(ExitCode::from(OK))
             }
             Err(violation) => {
-                println!("{}: {violation}", args.file.display());
+                exit::print(&format!("{}: {violation}\n", args.file.display()))?;
                 Ok(ExitCode::from(TOOL_FAILED))
             }
         };
     }
     let events = read_events(&args.file).map_err(|e| Failure::usage(e.to_string()))?;
     if !args.rerun {
-        print!("{}", transcript(&events));
+        exit::print(&transcript(&events))?;
         return Ok(ExitCode::from(OK));
     }
     let (tools, recorded_workspace) = recorded_setup(&events).map_err(|e| Failure::usage(e.to_string()))?;
@@ -72,17 +72,22 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
     tackle.close().await;
     for difference in &report.differences {
         let flag = |error: bool| if error { " (error)" } else { "" };
-        println!(
-            "call {} ({}) differs:\n  recorded{}: {}\n  now{}: {}",
+        exit::print(&format!(
+            "call {} ({}) differs:\n  recorded{}: {}\n  now{}: {}\n",
             difference.call_id,
             difference.name,
             flag(difference.recorded_error),
             difference.recorded.replace('\n', "\n    "),
             flag(difference.now_error),
             difference.now.replace('\n', "\n    ")
-        );
+        ))?;
     }
-    println!("{} call(s) re-run, {} differ, {} skipped", report.rerun, report.differences.len(), report.skipped.len());
+    exit::print(&format!(
+        "{} call(s) re-run, {} differ, {} skipped\n",
+        report.rerun,
+        report.differences.len(),
+        report.skipped.len()
+    ))?;
     Ok(ExitCode::from(if report.differences.is_empty() { OK } else { TOOL_FAILED }))
 }
 

@@ -2,19 +2,21 @@
 //! permissions and trajectory into a `tackle::agent::Agent`, shows the run, and maps its end to
 //! the exit codes of docs/reference/providers.md#rules-for-calls.
 
-use std::io::IsTerminal as _;
+use std::io::{IsTerminal as _, Read as _};
+use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tackle::agent::{AgentBuilder, CallFormat, StdioPrompter, TerminalApprover, Trajectory};
+use tackle::Agent;
+use tackle::agent::{AgentBuilder, CallFormat, Observer, StdioPrompter, TerminalApprover, Trajectory, trajectory};
 use tackle::core::SessionState;
 use tackle::core::permission::{Approver, AutoApprover, NonInteractiveApprover};
 use tackle::llm::default_model;
 use tackle::tools::shell::ShellState;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{RunArgs, ToolSelection};
+use crate::cli::{AgentArgs, RunArgs, ToolSelection};
 use crate::exit::{CommandResult, Failure};
 use crate::session;
 use crate::ui::{Mode, RunUi};
@@ -32,17 +34,74 @@ fn env(name: &str) -> Option<String> {
 
 /// `tackle run`.
 pub async fn run(args: RunArgs) -> CommandResult {
-    let workspace = session::workspace(args.workspace.as_ref())?;
-    let config = session::config(&workspace, args.trust_workspace, session::interactive())?;
-    let model = match &args.model {
-        Some(model) => model.clone(),
-        None => default_model(&env).map_err(|e| Failure::usage(e.to_string()))?,
+    let task = read_task(args.task.as_deref(), args.task_file.as_deref())?;
+    let workspace = session::workspace(args.agent.workspace.as_ref())?;
+    let earlier = match (&args.resume, args.continue_latest) {
+        (Some(path), _) => Some(path.clone()),
+        (None, true) => Some(trajectory::latest(&workspace).ok_or_else(|| {
+            Failure::usage(format!(
+                "--continue: no trajectory in {} yet; run a task first, or pass --resume TRAJECTORY",
+                workspace.join(".tackle/trajectories").display()
+            ))
+        })?),
+        (None, false) => None,
     };
-    let mut client = tackle::llm::from_config(&config, &model, args.base_url.as_deref())
-        .map_err(|e| Failure::usage(e.to_string()))?;
-    client = client.streaming(!args.no_stream);
-
+    let history = match &earlier {
+        Some(path) => trajectory::conversation(path).map_err(|e| Failure::usage(e.to_string()))?,
+        None => Vec::new(),
+    };
     let interactive = !args.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let ui_mode = if args.json {
+        Mode::Json
+    } else if std::io::stdout().is_terminal() {
+        Mode::Rich
+    } else {
+        Mode::Plain
+    };
+    let ui = Arc::new(RunUi::new(ui_mode));
+    let config = session::config(&workspace, args.agent.trust_workspace, session::interactive())?;
+    let mut agent = build_agent(&args.agent, &workspace, config, interactive, ui.clone(), history).await?;
+    let cancel = CancellationToken::new();
+    let _interrupt = interrupt_handler(agent_hard_exit(&agent), Arc::new(Mutex::new(cancel.clone())));
+    crate::signals::cancel_on(cancel.clone(), &crate::signals::TERM_AND_HUP);
+    let outcome = agent.run_with_cancel(&task, &cancel).await;
+    agent.close().await;
+    ui.finish(&outcome);
+    Ok(ExitCode::from(outcome.status.exit_code()))
+}
+
+/// The task: the argument, stdin for `-`, or `--task-file`.
+fn read_task(task: Option<&str>, file: Option<&Path>) -> Result<String, Failure> {
+    let text = match (task, file) {
+        (_, Some(file)) => std::fs::read_to_string(file)
+            .map_err(|err| Failure::usage(format!("--task-file {}: {err}", file.display())))?,
+        (Some("-"), None) => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|err| Failure::usage(format!("cannot read the task from stdin: {err}")))?;
+            text
+        }
+        (Some(task), None) => task.to_owned(),
+        (None, None) => String::new(),
+    };
+    if text.trim().is_empty() {
+        return Err(Failure::usage("the task is empty: say what to do, e.g. tackle run \"fix the failing test\""));
+    }
+    Ok(text)
+}
+
+/// The agent of `tackle run` and `tackle chat`: the provider, the session (built by the
+/// library's `SessionBuilder`), the trajectory and the observer, carrying on `history`.
+pub async fn build_agent(
+    args: &AgentArgs,
+    workspace: &Path,
+    config: tackle::Config,
+    interactive: bool,
+    observer: Arc<dyn Observer>,
+    history: Vec<tackle::llm::Message>,
+) -> Result<Agent, Failure> {
+    let client = model_client(&config, args.model.as_deref(), args.base_url.as_deref(), !args.no_stream)?;
     let approver: Arc<dyn Approver> = if args.yes {
         Arc::new(AutoApprover)
     } else if interactive {
@@ -57,43 +116,78 @@ pub async fn run(args: RunArgs) -> CommandResult {
         RUN_DEFAULT
     };
     let selection = ToolSelection { tools: args.tools.clone(), allow_project_mcp: args.allow_project_mcp };
-    let tackle = session::builder(&workspace, config, &selection)
+    let tackle = session::builder(workspace, config, &selection)
         .default_tools(default)
         .permission_mode(args.permission_mode)
+        .rules(args.rules.flags())
         .approver(approver)
         .build()
         .await?;
-
-    let path = args
-        .trajectory
-        .clone()
-        .unwrap_or_else(|| tackle::agent::trajectory::default_path(&workspace, tackle.session().id()));
-    let ui_mode = if args.json {
-        Mode::Json
-    } else if std::io::stdout().is_terminal() {
-        Mode::Rich
-    } else {
-        Mode::Plain
-    };
-    let ui = Arc::new(RunUi::new(ui_mode));
-    let mut agent = AgentBuilder::new(Arc::new(client), tackle)
+    if let Err(failure) = session::check_sandbox(tackle.template()) {
+        tackle.close().await;
+        return Err(failure);
+    }
+    exclude_tackle_dir(workspace);
+    let path = args.trajectory.clone().unwrap_or_else(|| trajectory::default_path(workspace, tackle.session().id()));
+    Ok(AgentBuilder::new(Arc::new(client), tackle)
         .max_steps(args.max_steps)
         .call_format(args.call_format)
         .trajectory(path)
         .trajectory_full(args.trajectory_full)
-        .observer(ui.clone())
-        .build()?;
+        .observer(observer)
+        .history(history)
+        .build()?)
+}
 
-    let cancel = interrupt_token(Hard { shells: Arc::clone(agent.session().state()), trajectory: agent.trajectory() });
-    crate::signals::cancel_on(cancel.clone(), &crate::signals::TERM_AND_HUP);
-    let outcome = agent.run_with_cancel(&args.task, &cancel).await;
-    agent.close().await;
-    ui.finish(&outcome);
-    Ok(ExitCode::from(outcome.status.exit_code()))
+/// The client for `model` (default: `TACKLE_MODEL` or the key's default) at `base_url`.
+pub fn model_client(
+    config: &tackle::Config,
+    model: Option<&str>,
+    base_url: Option<&str>,
+    stream: bool,
+) -> Result<tackle::llm::LlmClient, Failure> {
+    let model = match model {
+        Some(model) => model.to_owned(),
+        None => default_model(&env).map_err(|e| Failure::usage(e.to_string()))?,
+    };
+    let client = tackle::llm::from_config(config, &model, base_url).map_err(|e| Failure::usage(e.to_string()))?;
+    Ok(client.streaming(stream))
+}
+
+/// Adds `.tackle/` (trajectories, spilled outputs) to the workspace's `.git/info/exclude` on
+/// first use, so git does not show it; the user's `.gitignore` is never edited. Nothing happens
+/// outside a git work tree (a `.git` directory at the workspace root) or when it is listed.
+/// A `.git`, `.git/info` or `exclude` that is a symbolic link is left alone: the workspace's
+/// files are untrusted, and a link could point the write anywhere.
+fn exclude_tackle_dir(workspace: &Path) {
+    let git = workspace.join(".git");
+    let exclude = git.join("info").join("exclude");
+    let is_link = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink());
+    if !git.is_dir() || [git.as_path(), &git.join("info"), &exclude].into_iter().any(is_link) {
+        return;
+    }
+    let current = std::fs::read_to_string(&exclude).unwrap_or_default();
+    if current.lines().any(|line| matches!(line.trim(), ".tackle" | ".tackle/" | "/.tackle" | "/.tackle/")) {
+        return;
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# Tackle's trajectories and saved outputs (added by tackle)\n/.tackle/\n");
+    let written = std::fs::create_dir_all(git.join("info")).and_then(|()| std::fs::write(&exclude, text));
+    if let Err(err) = written {
+        tracing::debug!("cannot add .tackle/ to {}: {err}", exclude.display());
+    }
+}
+
+/// What a second Ctrl-C must end, from `agent`.
+pub fn agent_hard_exit(agent: &Agent) -> Hard {
+    Hard { shells: Arc::clone(agent.session().state()), trajectory: agent.trajectory() }
 }
 
 /// What a second Ctrl-C ends before Tackle exits.
-struct Hard {
+pub struct Hard {
     /// The session state, where the shell and its jobs live once a shell tool ran.
     shells: Arc<SessionState>,
     trajectory: Option<Arc<Trajectory>>,
@@ -114,19 +208,27 @@ impl Hard {
     }
 }
 
-/// Ctrl-C cancels the run (each running call still answers); a second press within 2 s
-/// exits at once, after killing the session's processes.
-fn interrupt_token(hard: Hard) -> CancellationToken {
-    let token = CancellationToken::new();
-    let cancel = token.clone();
+/// Ctrl-C cancels the running task (the token in `current`; each running call still
+/// answers); a second press within 2 s exits at once, after killing the session's processes.
+/// `tackle chat` puts a new token in `current` for each task. The handler ends when the
+/// returned guard is dropped.
+pub fn interrupt_handler(hard: Hard, current: Arc<Mutex<CancellationToken>>) -> tokio_util::sync::DropGuard {
+    let stop = CancellationToken::new();
+    let guard = stop.clone().drop_guard();
     tokio::spawn(async move {
         let mut first: Option<Instant> = None;
-        while tokio::signal::ctrl_c().await.is_ok() {
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                signal = tokio::signal::ctrl_c() => if signal.is_err() { return },
+            }
             match first {
                 Some(at) if at.elapsed() <= Duration::from_secs(2) => hard.exit(),
                 _ => {
                     first = Some(Instant::now());
-                    cancel.cancel();
+                    if let Ok(token) = current.lock() {
+                        token.cancel();
+                    }
                     diagln!(
                         "\nInterrupting: running tools are being cancelled. Press Ctrl-C again within 2 s to exit at once."
                     );
@@ -134,5 +236,5 @@ fn interrupt_token(hard: Hard) -> CancellationToken {
             }
         }
     });
-    token
+    guard
 }

@@ -12,7 +12,7 @@ use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{BatchArgs, CallArgs, ListArgs, SchemaArgs, ToolSelection};
-use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED, USAGE};
+use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED, USAGE, write_failure};
 use crate::{session, signals};
 
 /// One element of `tools list --json`.
@@ -135,7 +135,10 @@ pub async fn call(args: CallArgs) -> CommandResult {
     };
     let tackle =
         session::tools_builder(&args.session)?.narrow_to(&args.name).enforce_read_before_edit(false).build().await?;
-    session::announce_sandbox(tackle.template());
+    if let Err(failure) = session::announce_sandbox(tackle.template()) {
+        tackle.close().await;
+        return Err(failure);
+    }
     let interrupt = signals::interrupt();
     let call = ToolCall::from_text("call_1", args.name.clone(), raw);
     let output = tackle.executor().run(tackle.session(), call, &interrupt.token).await;
@@ -170,6 +173,10 @@ pub async fn call(args: CallArgs) -> CommandResult {
 /// Each line runs as soon as it arrives and its outputs are flushed before the next is read.
 pub async fn batch(args: BatchArgs) -> CommandResult {
     let mut tackle = session::tools_builder(&args.session)?.build().await?;
+    if let Err(failure) = session::check_sandbox(tackle.template()) {
+        tackle.close().await;
+        return Err(failure);
+    }
     let interrupt = signals::interrupt();
     let cancel = &interrupt.token;
     let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
@@ -320,11 +327,9 @@ fn to_json_line(value: &impl Serialize) -> String {
 }
 
 pub(crate) fn print_json(out: &mut impl std::io::Write, value: &impl Serialize) -> Result<(), Failure> {
-    serde_json::to_writer_pretty(&mut *out, value)
-        .map_err(|err| Failure::failed(format!("cannot write output: {err}")))?;
-    writeln!(out).map_err(write_failure)
-}
-
-pub(crate) fn write_failure(err: std::io::Error) -> Failure {
-    Failure::failed(format!("cannot write output: {err}"))
+    serde_json::to_writer_pretty(&mut *out, value).map_err(|err| match err.io_error_kind() {
+        Some(kind) => write_failure(kind.into()),
+        None => Failure::failed(format!("cannot write output: {err}")),
+    })?;
+    writeln!(out).and_then(|()| out.flush()).map_err(write_failure)
 }

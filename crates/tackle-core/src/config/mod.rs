@@ -45,14 +45,21 @@ pub enum ConfigError {
     Unusable { path: PathBuf, why: String },
     #[error("{path} is not valid TOML: {message}")]
     Parse { path: PathBuf, message: String },
-    #[error("invalid [{section}] in the configuration: {message}")]
-    Section { section: String, message: String },
+    #[error("invalid [{section}] in {file}: {message}; fix or remove the key (docs/configuration.md)")]
+    Section { file: String, section: String, message: String },
+    #[error(
+        "{file} has an unknown section or key `{key}`; Tackle reads {known} (docs/configuration.md), so fix \
+         the name or remove it"
+    )]
+    UnknownSection { file: String, key: String, known: String },
 }
 
 /// The loaded configuration layers.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     user: Table,
+    /// The user file's path, for messages (`the user config` when there is none).
+    user_file: Option<PathBuf>,
     /// The workspace's `tackle.toml` without the keys it may never set.
     workspace: Table,
     snapshot: SettingsSnapshot,
@@ -93,15 +100,21 @@ impl Config {
     /// settings are trusted (see [`consent::decide`]). Notices for the person are kept in
     /// [`Config::notices`].
     pub fn load_with(workspace: &Path, options: LoadOptions<'_>) -> Result<Config, ConfigError> {
-        let user = match user_config_dir() {
-            Some(dir) => read_table(&dir.join("config.toml"))?,
+        let user_file = user_config_dir().map(|dir| dir.join("config.toml"));
+        let user = match &user_file {
+            Some(path) => read_table(path)?,
             None => Table::new(),
         };
+        check_sections(&user, &user_label(user_file.as_deref()))?;
         let snapshot = SettingsSnapshot::read(workspace);
         let path = workspace.join(WORKSPACE_FILE);
         let raw = match snapshot.file(WORKSPACE_FILE) {
             SettingsFile::Absent => Table::new(),
-            SettingsFile::Present(bytes) => parse_table(&path, bytes)?,
+            SettingsFile::Present(bytes) => {
+                let table = parse_table(&path, bytes)?;
+                check_sections(&table, WORKSPACE_FILE)?;
+                table
+            }
             SettingsFile::Unusable(why) => return Err(ConfigError::Unusable { path, why: why.clone() }),
         };
         let (filtered, mut notices) = rules::filter_workspace(&raw, WORKSPACE_FILE);
@@ -120,14 +133,14 @@ impl Config {
             prompt: options.prompt,
         });
         notices.extend(decision.notices);
-        Ok(Config { user, workspace: filtered, snapshot, workspace_trusted: decision.trusted, notices })
+        Ok(Config { user, user_file, workspace: filtered, snapshot, workspace_trusted: decision.trusted, notices })
     }
 
     /// A configuration from tables (tests, embedding); the workspace table goes through the
     /// same rules as a loaded one.
     pub fn from_tables(user: Table, workspace: Table, workspace_trusted: bool) -> Config {
         let (workspace, notices) = rules::filter_workspace(&workspace, WORKSPACE_FILE);
-        Config { user, workspace, snapshot: SettingsSnapshot::default(), workspace_trusted, notices }
+        Config { user, user_file: None, workspace, snapshot: SettingsSnapshot::default(), workspace_trusted, notices }
     }
 
     /// This configuration with `snapshot` as the workspace's settings files (tests, embedding).
@@ -156,24 +169,34 @@ impl Config {
     /// workspace's over them where [`rules::RULES`] lets the workspace set them as written
     /// (`Always`, and `Consent` when the workspace is trusted; `Narrowing` keys are read with
     /// [`Config::narrowing`]). Tables merge deeply. A missing section is `T::default()`.
+    ///
+    /// Each file's part is checked on its own first, so a misspelt key or a wrong type is an
+    /// error naming the file, the section and the key (the owner's type rejects unknown keys).
     pub fn section<T: DeserializeOwned + Default>(&self, name: &str) -> Result<T, ConfigError> {
-        let mut merged = lookup(&self.user, name).cloned().unwrap_or_default();
-        if let Some(overlay) = lookup(&self.workspace, name) {
-            merge_allowed(&mut merged, overlay, name, self.workspace_trusted);
+        let user = self.user_section::<T>(name)?;
+        let overlay = lookup(&self.workspace, name);
+        match overlay {
+            None => Ok(user.unwrap_or_default()),
+            Some(overlay) => {
+                self.workspace_section::<T>(name)?;
+                let mut merged = lookup(&self.user, name).cloned().unwrap_or_default();
+                merge_allowed(&mut merged, overlay, name, self.workspace_trusted);
+                deserialize(WORKSPACE_FILE, name, merged)
+            }
         }
-        deserialize(name, merged)
     }
 
     /// The section as the user's file has it.
     pub fn user_section<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, ConfigError> {
-        lookup(&self.user, name).cloned().map(|table| deserialize(name, table)).transpose()
+        let file = user_label(self.user_file.as_deref());
+        lookup(&self.user, name).cloned().map(|table| deserialize(&file, name, table)).transpose()
     }
 
     /// The section as the workspace's file has it, without the keys the rules never take from
     /// a workspace (the rest is untrusted: `Consent` keys count only when
     /// [`Config::workspace_trusted`], `Narrowing` keys only where they narrow).
     pub fn workspace_section<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, ConfigError> {
-        lookup(&self.workspace, name).cloned().map(|table| deserialize(name, table)).transpose()
+        lookup(&self.workspace, name).cloned().map(|table| deserialize(WORKSPACE_FILE, name, table)).transpose()
     }
 
     /// The workspace's value of the `Narrowing` setting `key` (dotted), when `narrows` says it
@@ -187,8 +210,9 @@ impl Config {
         debug_assert_eq!(rules::from_workspace(key), FromWorkspace::Narrowing, "{key} is not a narrowing setting");
         let Some(value) = lookup_value(&self.workspace, key) else { return Ok(None) };
         let typed: T = value.clone().try_into().map_err(|err: toml::de::Error| ConfigError::Section {
+            file: WORKSPACE_FILE.to_owned(),
             section: key.rsplit_once('.').map_or(key, |(section, _)| section).to_owned(),
-            message: format!("{}: {err}", rules::display_key(key)),
+            message: format!("{}: {}", rules::display_key(key), err.message().trim_end()),
         })?;
         if narrows(&typed) {
             return Ok(Some(typed));
@@ -289,10 +313,31 @@ fn merge_allowed(base: &mut Table, overlay: &Table, prefix: &str, trusted: bool)
     }
 }
 
-fn deserialize<T: DeserializeOwned>(name: &str, table: Table) -> Result<T, ConfigError> {
-    Value::Table(table)
-        .try_into()
-        .map_err(|err: toml::de::Error| ConfigError::Section { section: name.to_owned(), message: err.to_string() })
+fn deserialize<T: DeserializeOwned>(file: &str, name: &str, table: Table) -> Result<T, ConfigError> {
+    Value::Table(table).try_into().map_err(|err: toml::de::Error| ConfigError::Section {
+        file: file.to_owned(),
+        section: name.to_owned(),
+        message: err.message().trim_end().to_owned(),
+    })
+}
+
+/// How messages name the user's file.
+fn user_label(path: Option<&Path>) -> String {
+    path.map_or_else(|| "the user config".to_owned(), |path| path.display().to_string())
+}
+
+/// Refuses a top-level name no part of Tackle reads (a misspelt `[sandbx]` would otherwise be
+/// silence): the known names are the first parts of the keys in [`rules::RULES`].
+fn check_sections(table: &Table, file: &str) -> Result<(), ConfigError> {
+    let known = rules::top_level_names();
+    match table.keys().find(|key| !known.contains(&key.as_str())) {
+        None => Ok(()),
+        Some(key) => Err(ConfigError::UnknownSection {
+            file: file.to_owned(),
+            key: key.clone(),
+            known: known.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", "),
+        }),
+    }
 }
 
 /// Whether two paths name the same directory (compared canonically when both exist).
@@ -372,14 +417,15 @@ mod tests {
             ]
         );
         let err = config.narrowing::<String>("sandbox.network", |_| true, &mut notices).unwrap_err().to_string();
-        assert!(err.starts_with("invalid [sandbox] in the configuration: [sandbox] network:"), "{err}");
+        assert!(err.starts_with("invalid [sandbox] in tackle.toml: [sandbox] network: invalid type"), "{err}");
+        assert!(err.ends_with("; fix or remove the key (docs/configuration.md)"), "{err}");
     }
 
     #[test]
     fn bad_sections_and_files_are_clear_errors() {
         let config = Config::from_tables(Table::new(), table("[tools]\ntimeout_ms = \"soon\""), false);
         let err = config.section::<Tools>("tools").unwrap_err().to_string();
-        assert!(err.starts_with("invalid [tools] in the configuration:"), "{err}");
+        assert!(err.starts_with("invalid [tools] in tackle.toml: invalid type: string \"soon\""), "{err}");
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(WORKSPACE_FILE), "[tools\n").unwrap();
         let err = Config::load(dir.path(), false).unwrap_err().to_string();

@@ -76,16 +76,29 @@ pub const RULES: &[Rule] = &[
     // What runs or is reached on the person's behalf.
     rule("providers", Consent, "tackle-agent"),
     rule("mcp.servers", Consent, "tackle-mcp"),
-    rule("permissions.allow", Consent, "later"),
-    rule("hooks", Consent, "later"),
-    rule("compat.claude", Consent, "later"),
+    rule("permissions.allow", Consent, "tackle-core"),
+    rule("hooks", Consent, "tackle-core"),
+    rule("compat.claude", Consent, "tackle-core"),
     // Narrowing or neutral.
-    rule("permissions.deny", Always, "later"),
-    rule("permissions.ask", Always, "later"),
+    rule("permissions.deny", Always, "tackle-core"),
+    rule("permissions.ask", Always, "tackle-core"),
     rule("tools", Always, "tackle-tools"),
-    rule("mcp.serve", Always, "tackle-cli"),
+    // The bounds of `tackle mcp serve --http`: a workspace may lower them, never raise them.
+    rule("mcp.serve.idle_timeout_s", Narrowing, "tackle-cli"),
+    rule("mcp.serve.max_sessions", Narrowing, "tackle-cli"),
     rule("mcp.defer_threshold", Always, "tackle-mcp"),
 ];
+
+/// The top-level names of every row (`sandbox`, `trusted_workspaces`, ...): what a
+/// configuration file may contain at its top level.
+pub fn top_level_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> =
+        RULES.iter().map(|rule| rule.key.split_once('.').map_or(rule.key, |(first, _)| first)).collect();
+    names.dedup();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
 
 /// The row that governs `key`: its own, or its nearest listed ancestor's.
 pub fn rule_for(key: &str) -> Option<&'static Rule> {
@@ -211,6 +224,9 @@ mod tests {
         assert_eq!(from_workspace("tools.timeout_ms"), Always);
         assert_eq!(from_workspace("mcp.servers.git.command"), Consent);
         assert_eq!(from_workspace("mcp.trusted_workspaces"), Never);
+        assert_eq!(from_workspace("mcp.serve.max_sessions"), Narrowing);
+        assert_eq!(from_workspace("mcp.serve.idle_timeout_s"), Narrowing);
+        assert_eq!(from_workspace("mcp.serve.bogus"), Never);
         assert_eq!(from_workspace("sandbox.unknown"), Never, "an unknown key fails closed");
         assert_eq!(from_workspace("nothing"), Never);
         assert_eq!(display_key("sandbox.mode"), "[sandbox] mode");

@@ -12,7 +12,6 @@
 pub(crate) mod budget;
 mod decode;
 pub mod schedule;
-pub(crate) mod validate;
 
 pub use budget::{DEFAULT_MAX_OUTPUT_CHARS, OutputBudget};
 
@@ -247,6 +246,7 @@ impl Executor {
                 spec,
                 args: &args,
                 read_only: prepared.read_only,
+                written_paths: &prepared.written_paths,
                 preview: None,
             };
             let mut decision = self.policy.decide(&request);
@@ -255,7 +255,7 @@ impl Executor {
             }
             if !hooks_ran {
                 hooks_ran = true;
-                let hook_call = HookCall { call_id: &call.id, spec, args: &args };
+                let hook_call = HookCall { call_id: &call.id, session: session.info(), spec, args: &args };
                 match self.run_pre_hooks(&hook_call, &mut decision).await {
                     HookResult::Proceed => {}
                     HookResult::Denied(message) => return Err(reject(ToolError::Denied(message))),
@@ -277,6 +277,7 @@ impl Executor {
                     spec,
                     args: &args,
                     read_only: prepared.read_only,
+                    written_paths: &prepared.written_paths,
                     preview: preview.as_deref(),
                 };
                 // Ctrl-C answers a pending prompt: the approver (a blocking terminal read) is
@@ -396,7 +397,7 @@ impl Executor {
             self.config.budget.apply(&mut output, &session.info().spill);
         }
         clean_text(&mut output);
-        let hook_call = HookCall { call_id: &output.call_id.clone(), spec, args: &args };
+        let hook_call = HookCall { call_id: &output.call_id.clone(), session: session.info(), spec, args: &args };
         for hook in &self.hooks {
             hook.after_call(&hook_call, &mut output).await;
         }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use super::ToolSource;
-use crate::executor::validate::CompiledSchema;
+use crate::schema::validate::CompiledSchema;
 use crate::spec::ToolSpec;
 use crate::tool::DynTool;
 

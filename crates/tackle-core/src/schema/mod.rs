@@ -10,6 +10,7 @@
 mod dialect;
 mod sanitize;
 mod strict;
+pub(crate) mod validate;
 
 pub use dialect::{Dialect, UnknownDialect, render_tool, render_tools};
 pub use sanitize::{SanitizeWarning, sanitize};

@@ -82,12 +82,16 @@ pub enum Defer {
     Auto,
 }
 
-/// The `[mcp]` section.
+/// The `[mcp]` section. A key it does not know is an error naming it.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct McpSection {
     pub servers: BTreeMap<String, RawServer>,
     pub defer_threshold: Option<usize>,
+    /// Workspaces whose MCP servers start without asking (read by the consent module).
+    pub trusted_workspaces: Vec<String>,
+    /// `[mcp.serve]`, owned by `tackle mcp serve`.
+    pub serve: Option<serde::de::IgnoredAny>,
 }
 
 /// `.mcp.json`.

@@ -74,9 +74,10 @@ pub fn servers(
     (servers, notices)
 }
 
-/// The user's `[mcp]` section (the deferral threshold).
-pub fn user_section(config: &Config) -> McpSection {
-    config.user_section::<McpSection>("mcp").ok().flatten().unwrap_or_default()
+/// The user's `[mcp]` section (the deferral threshold); a malformed one is an error naming the
+/// file and the key.
+pub fn user_section(config: &Config) -> Result<McpSection, tackle_core::config::ConfigError> {
+    Ok(config.user_section::<McpSection>("mcp")?.unwrap_or_default())
 }
 
 /// One server and its current tools.

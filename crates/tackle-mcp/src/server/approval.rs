@@ -91,9 +91,9 @@ impl Approver for NoElicitation {
     fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, _reason: &'a str) -> BoxFuture<'a, Approval> {
         let message = format!(
             "{} needs approval, and this MCP client cannot be asked (it does not support elicitation). Restart \
-             `tackle mcp serve` with --permission-mode bypass (the default), or allow the call with a rule such as {}.",
+             `tackle mcp serve` with {} (bypass is the default).",
             request.spec.name,
-            request.suggested_rule()
+            request.ways_to_allow(false)
         );
         Box::pin(async move { Approval::Deny { message } })
     }

@@ -25,6 +25,8 @@ pub mod code {
     pub const INVALID_REQUEST: i64 = -32600;
     pub const METHOD_NOT_FOUND: i64 = -32601;
     pub const INVALID_PARAMS: i64 = -32602;
+    /// Implementation-defined (JSON-RPC's server-error range): every HTTP session is busy.
+    pub const SERVER_BUSY: i64 = -32000;
 }
 
 /// What to do with one incoming message.

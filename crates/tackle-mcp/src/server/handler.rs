@@ -18,6 +18,7 @@ use tackle_core::{Executor, ToolCall};
 
 use super::ServerShared;
 use super::approval;
+use super::intake;
 use super::listing;
 use super::live::LiveSession;
 use super::progress;
@@ -116,14 +117,18 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let cursor = request.and_then(|r| r.cursor);
-        listing::page(self.live.rendered_tools(), cursor.as_deref(), self.shared.options.page_size)
+        listing::page(self.live.rendered_tools(&self.shared.rendered), cursor.as_deref(), self.shared.options.page_size)
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Taken first, so that a call refused below gives up its place at once.
+        let Some(ticket) = intake::ticket(&mut context.extensions) else {
+            return Err(ErrorData::internal_error("the call reached the server without a place in line", None));
+        };
         let session = self.live.session();
         let Some(handle) = session.tools().resolve(&request.name) else {
             let available = session.tools().specs().map(|spec| spec.name.clone()).collect();
@@ -132,8 +137,8 @@ impl ServerHandler for Handler {
         let args = request.arguments.map_or_else(|| json!({}), Value::Object);
         let concurrency_safe = handle.tool.prepare(&args).is_ok_and(|prepared| prepared.concurrency_safe);
         let cancel = context.ct.clone();
-        let _turn = tokio::select! {
-            turn = self.live.schedule(concurrency_safe) => turn,
+        tokio::select! {
+            () = ticket.turn(concurrency_safe) => {}
             () = cancel.cancelled() => {
                 return Err(ErrorData::new(ErrorCode::INTERNAL_ERROR, "cancelled before it ran", None));
             }

@@ -6,18 +6,22 @@
 //! The guard, in order:
 //! 1. `Host` must name the bound address and a present `Origin` must be a loopback origin,
 //!    else `403`, before the body is read (DNS-rebinding protection);
-//! 2. an `MCP-Protocol-Version` header naming a version Tackle does not speak gets `400`
+//! 2. with a token ([`super::auth`]), `Authorization: Bearer TOKEN` must carry it, else `401`;
+//! 3. an `MCP-Protocol-Version` header naming a version Tackle does not speak gets `400`
 //!    (for a POST, only once the gate has passed the body, so the era probe gets its `-32601`);
-//! 3. a POST body goes through the gate; a message the gate answers or drops itself still
+//! 4. a POST body goes through the gate; a message the gate answers or drops itself still
 //!    needs a live session, as rmcp would ask (`400` without `Mcp-Session-Id`, `404` for an
 //!    unknown or ended one), unless it may come before a session (`initialize`,
 //!    `server/discover`, a request naming the 2026-07-28 era);
-//! 4. a `DELETE` of an unknown or ended session gets `404`.
+//! 5. an `initialize` that would open a session needs room for it ([`super::sessions`]):
+//!    the session idle the longest ends to make it, and without one the answer is `503` with
+//!    a JSON-RPC error;
+//! 6. a `DELETE` of an unknown or ended session gets `404`.
 //!
-//! rmcp does the rest: `Mcp-Session-Id` sessions (random 128-bit hex ids here), the session
-//! checks of the messages it handles, `DELETE` to end one, SSE answers so progress can precede
-//! a result, the `GET` stream for list changes, its own `Host` and `Origin` checks (the same
-//! rules, kept as a second line), idle sessions ended.
+//! rmcp does the rest: `Mcp-Session-Id` sessions, the session checks of the messages it
+//! handles, `DELETE` to end one, SSE answers so progress can precede a result, the `GET`
+//! stream for list changes, and its own `Host` and `Origin` checks (the same rules, kept as a
+//! second line). The sessions' ids, bounds and expiry are [`super::sessions`]'.
 
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -28,21 +32,19 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use futures::Stream;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::transport::WorkerTransport;
-use rmcp::transport::streamable_http_server::session::ServerSseMessage;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionWorker;
-use rmcp::transport::streamable_http_server::session::local::{
-    LocalSessionManager, SessionConfig, create_local_session,
-};
+use std::time::Duration;
+
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use rmcp::transport::streamable_http_server::{
-    RestoreOutcome, SessionId, SessionManager, StreamableHttpServerConfig, StreamableHttpService,
+    SessionId, SessionManager, StreamableHttpServerConfig, StreamableHttpService,
 };
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::auth::AuthToken;
 use super::gate::{self, Screened};
 use super::handler::SUPPORTED_VERSIONS;
+use super::sessions::Sessions;
 use super::{McpServer, ServeError};
 use crate::lines::MAX_LINE_BYTES;
 
@@ -77,6 +79,7 @@ pub struct HttpServer {
     router: axum::Router,
     cancel: CancellationToken,
     server: McpServer,
+    sessions: Arc<Sessions>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -108,17 +111,22 @@ impl McpServer {
             .enforce_origin_validation()
             .with_max_request_body_bytes(MAX_LINE_BYTES)
             .with_cancellation_token(cancel.clone());
-        let mut session_config = SessionConfig::default();
-        session_config.keep_alive = Some(self.shared.options.idle_timeout);
-        let sessions = Arc::new(HexSessions::new(session_config));
-        let guard = Guard { hosts: hosts.into(), sessions: Arc::clone(&sessions) };
+        let sessions = Arc::new(Sessions::new(self.shared.options.max_sessions));
+        let guard = Guard {
+            hosts: hosts.into(),
+            token: self.shared.options.auth_token.clone().map(Arc::new),
+            sessions: Arc::clone(&sessions),
+        };
         let server = self.clone();
-        let service =
-            StreamableHttpService::new(move || server.handler().map_err(std::io::Error::other), sessions, config);
+        let service = StreamableHttpService::new(
+            move || server.handler().map(|(handler, _)| handler).map_err(std::io::Error::other),
+            Arc::clone(&sessions),
+            config,
+        );
         let router = axum::Router::new()
             .route_service(ENDPOINT, service)
             .layer(axum::middleware::from_fn_with_state(guard, Guard::check));
-        Ok(HttpServer { listener, router, cancel, server: self.clone() })
+        Ok(HttpServer { listener, router, cancel, server: self.clone(), sessions })
     }
 }
 
@@ -128,6 +136,11 @@ impl HttpServer {
         Ok(self.listener.local_addr()?)
     }
 
+    /// The number of HTTP sessions alive.
+    pub fn live_sessions(&self) -> usize {
+        self.sessions.live()
+    }
+
     /// Serves until `shutdown` completes; then ends every MCP session and closes its tools.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), ServeError> {
         let cancel = self.cancel.clone();
@@ -135,24 +148,44 @@ impl HttpServer {
             shutdown.await;
             cancel.cancel();
         };
+        let idle_timeout = self.server.shared.options.idle_timeout;
+        let sessions = Arc::clone(&self.sessions);
+        let expiry = tokio::spawn(async move {
+            let mut sweep = tokio::time::interval(sweep_period(idle_timeout));
+            sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                sweep.tick().await;
+                sessions.expire(idle_timeout).await;
+            }
+        });
         let served = axum::serve(self.listener, self.router).with_graceful_shutdown(stop).await;
+        expiry.abort();
         self.server.shutdown().await;
         Ok(served?)
     }
 }
 
-/// What the guard layer needs: the allowed `Host` values and the sessions.
+/// How often idle sessions are looked for: a quarter of the timeout, between 10 ms and 30 s.
+fn sweep_period(idle_timeout: Duration) -> Duration {
+    (idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(30))
+}
+
+/// What the guard layer needs: the allowed `Host` values, the token and the sessions.
 #[derive(Clone)]
 struct Guard {
     /// `HOST:PORT` of the bound address, and `localhost:PORT`, lower case.
     hosts: Arc<[String]>,
-    sessions: Arc<HexSessions>,
+    token: Option<Arc<AuthToken>>,
+    sessions: Arc<Sessions>,
 }
 
 impl Guard {
     /// Checks one request in the order the module header gives; passes it on to rmcp or answers it.
     async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Response {
         if let Some(refusal) = guard.foreign(&request) {
+            return refusal;
+        }
+        if let Some(refusal) = guard.token.as_ref().and_then(|token| token.refusal(request.headers())) {
             return refusal;
         }
         if request.method() != Method::POST
@@ -205,13 +238,22 @@ impl Guard {
                 tracing::debug!("dropped a message: {reason}");
                 StatusCode::ACCEPTED.into_response()
             }
-            Screened::Pass(_) => {
+            Screened::Pass(message) => {
                 let request = Request::from_parts(parts, Body::from(bytes));
                 // After the gate, so that the era probe gets its -32601 whatever its header says.
                 if let Some(refusal) = unsupported_version(&request) {
                     return refusal;
                 }
-                next.run(request).await
+                let Some(id) = opens_session(&message, request.headers()) else {
+                    return next.run(request).await;
+                };
+                match guard.sessions.admit().await {
+                    Ok(slot) => Sessions::admitted(slot, next.run(request)).await,
+                    Err(busy) => json_response(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        &gate::error_response(&id, gate::code::SERVER_BUSY, &busy),
+                    ),
+                }
             }
         }
     }
@@ -253,6 +295,19 @@ impl Guard {
     }
 }
 
+/// The id of an `initialize` that opens a session (one sent without `Mcp-Session-Id`).
+fn opens_session(message: &ClientJsonRpcMessage, headers: &HeaderMap) -> Option<Value> {
+    match message {
+        JsonRpcMessage::Request(request)
+            if matches!(request.request, ClientRequest::InitializeRequest(_))
+                && !headers.contains_key(SESSION_HEADER) =>
+        {
+            serde_json::to_value(&request.id).ok()
+        }
+        _ => None,
+    }
+}
+
 /// Whether an `Origin` header value is `http(s)://` a loopback host, on any port.
 fn is_loopback_origin(origin: &[u8]) -> bool {
     let Ok(uri) = axum::http::Uri::try_from(origin) else {
@@ -286,84 +341,6 @@ fn json_response(status: StatusCode, value: &serde_json::Value) -> Response {
     let mut response = (status, value.to_string()).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
-}
-
-/// rmcp's in-memory session manager with Tackle's session ids: 128 random bits as 32 hex
-/// digits (rmcp's own are UUIDs).
-struct HexSessions {
-    inner: LocalSessionManager,
-}
-
-impl HexSessions {
-    fn new(config: SessionConfig) -> Self {
-        let mut inner = LocalSessionManager::default();
-        inner.session_config = config;
-        HexSessions { inner }
-    }
-}
-
-fn hex_session_id() -> SessionId {
-    let bits: u128 = rand::random();
-    format!("{bits:032x}").into()
-}
-
-impl SessionManager for HexSessions {
-    type Error = <LocalSessionManager as SessionManager>::Error;
-    type Transport = WorkerTransport<LocalSessionWorker>;
-
-    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        let id = hex_session_id();
-        let (handle, worker) = create_local_session(id.clone(), self.inner.session_config.clone());
-        self.inner.sessions.write().await.insert(id.clone(), handle);
-        Ok((id, WorkerTransport::spawn(worker)))
-    }
-
-    async fn initialize_session(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.inner.initialize_session(id, message).await
-    }
-
-    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        self.inner.has_session(id).await
-    }
-
-    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.inner.close_session(id).await
-    }
-
-    async fn create_stream(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.create_stream(id, message).await
-    }
-
-    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
-        self.inner.accept_message(id, message).await
-    }
-
-    async fn create_standalone_stream(
-        &self,
-        id: &SessionId,
-    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.create_standalone_stream(id).await
-    }
-
-    async fn resume(
-        &self,
-        id: &SessionId,
-        last_event_id: String,
-    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.resume(id, last_event_id).await
-    }
-
-    async fn restore_session(&self, _id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        Ok(RestoreOutcome::NotSupported)
-    }
 }
 
 #[cfg(test)]
@@ -405,14 +382,5 @@ mod tests {
         ] {
             assert!(!is_loopback_origin(bad.as_bytes()), "{bad}");
         }
-    }
-
-    #[test]
-    fn session_ids_are_128_bit_hex() {
-        let a = hex_session_id().to_string();
-        let b = hex_session_id().to_string();
-        assert_eq!(a.len(), 32);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
-        assert_ne!(a, b);
     }
 }

@@ -1,6 +1,9 @@
 //! `tools/list` (docs/mcp.md#tools): each tool in the `mcp` dialect of its spec (input schema,
 //! output schema where promised, annotations), and pagination with an opaque cursor (the
-//! base64 of the offset) when `--page-size` asks for it.
+//! base64 of the offset) when `--page-size` asks for it. Sessions whose tools render alike
+//! (all of them, unless the factory varies its tools) share one rendered list.
+
+use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -21,6 +24,27 @@ pub fn render(specs: impl IntoIterator<Item = impl std::ops::Deref<Target = Tool
             }
         })
         .collect()
+}
+
+/// The rendered list the sessions of a server share.
+#[derive(Debug, Default)]
+pub struct Shared {
+    last: Mutex<Option<Arc<[Tool]>>>,
+}
+
+impl Shared {
+    /// `mine`, or the equal list already shared (then `mine` is dropped).
+    pub fn share(&self, mine: Vec<Tool>) -> Arc<[Tool]> {
+        let mut last = self.last.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match &*last {
+            Some(shared) if **shared == *mine => Arc::clone(shared),
+            _ => {
+                let mine: Arc<[Tool]> = mine.into();
+                *last = Some(Arc::clone(&mine));
+                mine
+            }
+        }
+    }
 }
 
 /// One page of `tools`, starting at `cursor`, of at most `page_size` tools (all when `None`).
@@ -46,6 +70,17 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn equal_lists_are_shared_and_a_different_one_is_not() {
+        let shared = Shared::default();
+        let first = shared.share(tools(3));
+        let second = shared.share(tools(3));
+        assert!(Arc::ptr_eq(&first, &second));
+        let other = shared.share(tools(2));
+        assert_eq!(other.len(), 2);
+        assert!(!Arc::ptr_eq(&first, &other));
+    }
 
     fn tools(n: usize) -> Vec<Tool> {
         let specs: Vec<ToolSpec> =

@@ -1,14 +1,14 @@
 //! One live tool session behind one MCP session: the core [`Session`] (its shell, read
-//! ledger, edit history, jobs), the scheduler that makes concurrent `tools/call` requests
-//! behave like calls of one turn, and the closing of its tools exactly once — when the MCP
-//! session ends, or at shutdown through the [`Tracker`].
+//! ledger, edit history, jobs), and the closing of its tools exactly once — when the MCP
+//! session ends, or at shutdown through the [`Tracker`], which also waits for the sessions
+//! that closed on their own, so that no shell or job outlives the server.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use rmcp::model::Tool;
 use tackle_core::Session;
-use tokio::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use tokio_util::task::TaskTracker;
 
 use super::listing;
 
@@ -16,18 +16,10 @@ use super::listing;
 pub struct LiveSession {
     session: Arc<Session>,
     closed: AtomicBool,
-    /// Concurrency-safe calls share it, every other call holds it alone. The lock is fair,
-    /// so calls that must run alone keep their arrival order.
-    scheduler: RwLock<()>,
     calls: AtomicU64,
-    rendered: OnceLock<Vec<Tool>>,
-}
-
-/// Permission to run one call.
-#[derive(Debug)]
-pub enum Turn<'a> {
-    Shared(#[allow(dead_code)] RwLockReadGuard<'a, ()>),
-    Alone(#[allow(dead_code)] RwLockWriteGuard<'a, ()>),
+    rendered: OnceLock<Arc<[Tool]>>,
+    /// Where a close that runs in the background (see `Drop`) is tracked.
+    closing: TaskTracker,
 }
 
 impl LiveSession {
@@ -36,9 +28,9 @@ impl LiveSession {
         let live = Arc::new(LiveSession {
             session: Arc::new(session),
             closed: AtomicBool::new(false),
-            scheduler: RwLock::new(()),
             calls: AtomicU64::new(0),
             rendered: OnceLock::new(),
+            closing: tracker.closing.clone(),
         });
         tracker.add(&live);
         live
@@ -49,23 +41,15 @@ impl LiveSession {
         &self.session
     }
 
-    /// The session's tools as MCP tools (rendered once).
-    pub fn rendered_tools(&self) -> &[Tool] {
-        self.rendered.get_or_init(|| listing::render(self.session.tools().specs()))
+    /// The session's tools as MCP tools (rendered once, and shared through `shared` with
+    /// the sessions whose tools render alike).
+    pub fn rendered_tools(&self, shared: &listing::Shared) -> &[Tool] {
+        self.rendered.get_or_init(|| shared.share(listing::render(self.session.tools().specs())))
     }
 
     /// A fresh call id for this session.
     pub fn next_call_id(&self) -> String {
         format!("mcp_{}", self.calls.fetch_add(1, Ordering::Relaxed) + 1)
-    }
-
-    /// Waits for the call's turn.
-    pub async fn schedule(&self, concurrency_safe: bool) -> Turn<'_> {
-        if concurrency_safe {
-            Turn::Shared(self.scheduler.read().await)
-        } else {
-            Turn::Alone(self.scheduler.write().await)
-        }
     }
 
     /// Closes every tool of the session (kills shells and jobs); later calls do nothing.
@@ -77,8 +61,9 @@ impl LiveSession {
 }
 
 impl Drop for LiveSession {
-    /// A session whose MCP session ended (HTTP `DELETE`, idle timeout, a dropped transport)
-    /// without an explicit close is closed in the background.
+    /// A session whose MCP session ended (HTTP `DELETE`, idle expiry, eviction, a dropped
+    /// transport) without an explicit close is closed in the background, where
+    /// [`Tracker::close_all`] waits for it.
     fn drop(&mut self) {
         if self.closed.swap(true, Ordering::SeqCst) {
             return;
@@ -86,7 +71,7 @@ impl Drop for LiveSession {
         let session = Arc::clone(&self.session);
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                runtime.spawn(async move { session.close().await });
+                self.closing.spawn_on(async move { session.close().await }, &runtime);
             }
             Err(_) => tracing::warn!("a tool session ended outside the runtime and could not be closed"),
         }
@@ -97,6 +82,7 @@ impl Drop for LiveSession {
 #[derive(Default)]
 pub struct Tracker {
     sessions: Mutex<Vec<Weak<LiveSession>>>,
+    closing: TaskTracker,
 }
 
 impl Tracker {
@@ -112,8 +98,11 @@ impl Tracker {
         sessions.iter().filter_map(Weak::upgrade).collect()
     }
 
-    /// Closes every live session.
+    /// Closes every live session, and waits for those closing in the background.
     pub async fn close_all(&self) {
         futures::future::join_all(self.live().iter().map(|live| async move { live.close().await })).await;
+        self.closing.close();
+        self.closing.wait().await;
+        self.closing.reopen();
     }
 }

@@ -7,15 +7,20 @@
 //! [`Executor`] with its permission policy.
 
 mod approval;
+mod auth;
 pub mod gate;
 mod handler;
 mod http;
+mod intake;
 mod listing;
 mod live;
 mod progress;
 mod result;
+mod scheduler;
+mod sessions;
 mod stdio;
 
+pub use auth::AuthToken;
 pub use handler::SUPPORTED_VERSIONS;
 pub use http::{HttpServer, check_loopback};
 pub use progress::Limiter as ProgressLimiter;
@@ -31,13 +36,17 @@ use tackle_core::{Executor, Registry, Session};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use self::handler::Handler;
+use self::intake::{InFlight, Intake};
 use self::live::{LiveSession, Tracker};
 
 /// Makes a fresh tool session; the error is shown to the client.
 pub type SessionFactory = Arc<dyn Fn() -> Result<Session, String> + Send + Sync>;
 
 /// The default idle timeout of an HTTP session (`[mcp.serve] idle_timeout_s`).
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
+/// The default cap on live HTTP sessions (`--max-sessions`, `[mcp.serve] max_sessions`).
+pub const DEFAULT_MAX_SESSIONS: usize = 64;
 
 /// How the server behaves.
 #[derive(Debug, Clone)]
@@ -47,13 +56,24 @@ pub struct ServerOptions {
     /// Whether the permission mode can ask (anything but `bypass`): asks then go to the
     /// client through elicitation.
     pub approvals: bool,
-    /// How long an HTTP session may stay idle before it ends.
+    /// How long an HTTP session may stay idle (no request in flight) before it ends.
     pub idle_timeout: Duration,
+    /// The most HTTP sessions alive at once (at least 1); when full, the session idle the
+    /// longest ends to make room, and without an idle one `initialize` is refused.
+    pub max_sessions: usize,
+    /// The bearer token every HTTP request must carry; `None` asks for none.
+    pub auth_token: Option<AuthToken>,
 }
 
 impl Default for ServerOptions {
     fn default() -> Self {
-        ServerOptions { page_size: None, approvals: false, idle_timeout: DEFAULT_IDLE_TIMEOUT }
+        ServerOptions {
+            page_size: None,
+            approvals: false,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            auth_token: None,
+        }
     }
 }
 
@@ -74,6 +94,7 @@ pub(crate) struct ServerShared {
     executor: Executor,
     options: ServerOptions,
     tracker: Tracker,
+    rendered: listing::Shared,
 }
 
 /// Tackle's MCP server.
@@ -91,14 +112,22 @@ impl std::fmt::Debug for McpServer {
 impl McpServer {
     /// A server whose MCP sessions each get a session from `factory`, run by `executor`.
     pub fn new(factory: SessionFactory, executor: Executor, options: ServerOptions) -> Self {
-        McpServer { shared: Arc::new(ServerShared { factory, executor, options, tracker: Tracker::default() }) }
+        McpServer {
+            shared: Arc::new(ServerShared {
+                factory,
+                executor,
+                options,
+                tracker: Tracker::default(),
+                rendered: listing::Shared::default(),
+            }),
+        }
     }
 
-    /// A handler with a fresh tool session.
-    fn handler(&self) -> Result<Handler, ServeError> {
+    /// A handler with a fresh tool session, and that session.
+    fn handler(&self) -> Result<(Handler, Arc<LiveSession>), ServeError> {
         let session = (self.shared.factory)().map_err(ServeError::Session)?;
         let live = LiveSession::new(session, &self.shared.tracker);
-        Ok(Handler::new(Arc::clone(&self.shared), live))
+        Ok((Handler::new(Arc::clone(&self.shared), Arc::clone(&live)), live))
     }
 
     /// Serves one MCP session over stdin and stdout until stdin ends.
@@ -107,14 +136,15 @@ impl McpServer {
     }
 
     /// Serves one MCP session over a reader and a writer (newline-delimited JSON-RPC) until
-    /// the reader ends; then every tool of the session is closed.
+    /// the reader ends; then every tool of the session is closed (shells and jobs killed)
+    /// before this returns.
     pub async fn serve_io<R, W>(&self, reader: R, writer: W) -> Result<(), ServeError>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let handler = self.handler()?;
-        let running = handler.serve(LineTransport::new(reader, writer)).await;
+        let (handler, live) = self.handler()?;
+        let running = handler.serve(Intake::new(LineTransport::new(reader, writer), InFlight::new())).await;
         let result = match running {
             Ok(running) => {
                 let _ = running.waiting().await;
@@ -124,11 +154,14 @@ impl McpServer {
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
             Err(err) => Err(ServeError::Handshake(err.to_string())),
         };
-        self.shutdown().await;
+        // This session's own close, awaited here: by now rmcp has let go of the handler, and
+        // a close left to `Drop` would run in the background while the process exits.
+        live.close().await;
         result
     }
 
-    /// Closes the tools of every live session (shells and jobs are killed).
+    /// Closes the tools of every live session (shells and jobs are killed), and waits for
+    /// the sessions that ended on their own to finish closing.
     pub async fn shutdown(&self) {
         self.shared.tracker.close_all().await;
     }
@@ -164,12 +197,22 @@ pub fn default_selection(registry: &Registry) -> Result<Selection, AllowlistErro
 /// starts from [`default_selection`]), where imported MCP tools count only when an entry
 /// names them (`mcp__git__*`, `mcp__git__git_status`), so that Tackle never re-exports a
 /// server's tools by accident and no two servers feed each other in a loop.
+///
+/// A list of only `+NAME` and `-NAME` entries adjusts the default (`+apply_patch`, `-bash`)
+/// instead of replacing it.
 pub fn selection(registry: &Registry, list: Option<&str>) -> Result<Selection, AllowlistError> {
     let default = default_selection(registry)?;
     let Some(list) = list else { return Ok(default) };
-    let mut selection = registry.select(list, &default.names.join(","))?;
-    let named: Vec<globset::GlobMatcher> = list
-        .split(|c: char| c == ',' || c.is_whitespace())
+    let entries: Vec<&str> = list_entries(list).collect();
+    let adjusts = !entries.is_empty() && entries.iter().all(|entry| entry.starts_with(['+', '-']));
+    let list = if adjusts {
+        let added = entries.iter().map(|entry| entry.strip_prefix('+').unwrap_or(entry));
+        default.names.iter().map(String::as_str).chain(added).collect::<Vec<_>>().join(",")
+    } else {
+        list.to_owned()
+    };
+    let mut selection = registry.select(&list, &default.names.join(","))?;
+    let named: Vec<globset::GlobMatcher> = list_entries(&list)
         .filter(|entry| entry.starts_with("mcp__"))
         .filter_map(|entry| globset::Glob::new(entry).ok().map(|glob| glob.compile_matcher()))
         .collect();
@@ -181,9 +224,14 @@ fn is_builtin(registry: &Registry, name: &str) -> bool {
     registry.get(name).is_some_and(|entry| entry.source == ToolSource::Builtin)
 }
 
+/// The entries of an allowlist.
+fn list_entries(list: &str) -> impl Iterator<Item = &str> {
+    list.split(|c: char| c == ',' || c.is_whitespace()).filter(|entry| !entry.is_empty())
+}
+
 /// Whether an allowlist names imported MCP tools (only then does `serve` start MCP servers).
 pub fn names_imported_tools(list: Option<&str>) -> bool {
-    list.is_some_and(|list| list.split(|c: char| c == ',' || c.is_whitespace()).any(|entry| entry.starts_with("mcp__")))
+    list.is_some_and(|list| list_entries(list).any(|entry| entry.trim_start_matches('+').starts_with("mcp__")))
 }
 
 #[cfg(test)]
@@ -239,6 +287,10 @@ mod tests {
         assert_eq!(names("read_file,mcp__git__*"), ["read_file", "mcp__git__git_status", "mcp__git__git_log"]);
         assert_eq!(names("mcp__git__git_log"), ["mcp__git__git_log"]);
         assert_eq!(names("-json_edit_tool"), ["read_file"]);
+        assert_eq!(names("+sequentialthinking"), ["read_file", "sequentialthinking", "json_edit_tool"]);
+        assert_eq!(names("+sequentialthinking,-read_file"), ["sequentialthinking", "json_edit_tool"]);
+        assert_eq!(names("+mcp__git__git_log"), ["read_file", "json_edit_tool", "mcp__git__git_log"]);
+        assert!(names_imported_tools(Some("+mcp__git__git_log")));
         assert!(names_imported_tools(Some("default, mcp__git__*")));
         assert!(!names_imported_tools(Some("default,-mcp")));
         assert!(!names_imported_tools(None));

@@ -1,7 +1,7 @@
 """An MCP client probe built on the official Python SDK (`mcp==2.3.0`, `from mcp import Client`).
 
 It connects to a server over stdio (`--stdio COMMAND ARG...`, which must come last) or
-streamable HTTP (`--url URL`), lists the tools (following cursors, failing on a cursor loop),
+streamable HTTP (`--url URL`, with `--bearer TOKEN` sent as `Authorization: Bearer`), lists the tools (following cursors, failing on a cursor loop),
 optionally calls one tool (with progress, or cancelled after a delay), and prints one JSON
 document on stdout.
 
@@ -22,6 +22,7 @@ from mcp import Client, MCPError, StdioServerParameters
 def parse_args():
     parser = argparse.ArgumentParser()
     parser.add_argument("--url")
+    parser.add_argument("--bearer", help="with --url: send Authorization: Bearer TOKEN")
     parser.add_argument("--mode", default="legacy", choices=["legacy", "auto"])
     parser.add_argument("--call", help="a tool to call")
     parser.add_argument("--args", default="{}", help="its arguments as JSON")
@@ -44,6 +45,12 @@ def result_doc(result):
 async def probe(args):
     if args.stdio:
         target = StdioServerParameters(command=args.stdio[0], args=args.stdio[1:])
+    elif args.url and args.bearer:
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {args.bearer}"})
+        target = streamable_http_client(args.url, http_client=http)
     elif args.url:
         target = args.url
     else:

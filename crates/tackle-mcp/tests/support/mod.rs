@@ -1,14 +1,16 @@
 //! Shared pieces of the tackle-mcp tests: small real tools whose behaviour the tests can
-//! observe (progress, cancellation, closing), an in-process server over a pipe, and a raw
-//! line client that sees exactly the bytes a stdio client would.
+//! observe (progress, cancellation, closing, the order calls start in), an in-process server
+//! over a pipe, and a raw line client that sees exactly the bytes a stdio client would; the
+//! same server over HTTP is [`http`].
 
 #![allow(dead_code)]
 
 pub mod client;
+pub mod http;
 pub mod peers;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -27,6 +29,8 @@ pub struct Probe {
     pub closed: AtomicUsize,
     pub running: AtomicUsize,
     pub max_running: AtomicUsize,
+    /// The labels of the `slow` calls, in the order they started.
+    pub started: Mutex<Vec<String>>,
 }
 
 /// `echo {text}`: read-only and concurrency-safe, with a structured payload.
@@ -51,13 +55,18 @@ impl Tool for Echo {
     }
 }
 
-/// `slow {steps, step_ms}`: reports progress after each step, honours cancellation, and
-/// counts how many calls overlap.
+/// `slow {steps, step_ms, label?, safe?}`: reports progress after each step, honours
+/// cancellation, counts how many calls overlap and records the order in which calls start;
+/// concurrency-safe when `safe` is true.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SlowInput {
     pub steps: u32,
     pub step_ms: u64,
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(default)]
+    pub safe: bool,
 }
 
 pub struct Slow {
@@ -71,7 +80,14 @@ impl Tool for Slow {
         ToolSpec::new("slow", "Wait in steps, reporting progress.")
     }
 
+    fn is_concurrency_safe(&self, input: &SlowInput) -> bool {
+        input.safe
+    }
+
     async fn call(&self, input: SlowInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if let Some(label) = &input.label {
+            self.probe.started.lock().unwrap().push(label.clone());
+        }
         let now = self.probe.running.fetch_add(1, Ordering::SeqCst) + 1;
         self.probe.max_running.fetch_max(now, Ordering::SeqCst);
         let result = async {

@@ -268,6 +268,9 @@ impl Sandbox {
             [
                 "Network is unreachable",
                 "Temporary failure in name resolution",
+                "Could not resolve host",
+                "Name or service not known",
+                "unable to resolve host address",
                 "/dev/tcp/",
                 "/dev/udp/",
                 "connect: Permission denied",
@@ -307,10 +310,18 @@ impl Sandbox {
                     && self.paths_in(line).any(|path| !self.policy.is_writable(&path))
             });
         let network = !self.policy.network && stderr.lines().any(network_line);
-        let what = match (writes, network) {
-            (true, _) => "writes outside the workspace are blocked",
-            (false, true) => "network access is off",
-            (false, false) => return None,
+        // Under bubblewrap each shell session and each background job has its own /tmp: a
+        // file another one wrote there is not visible (docs/shell.md).
+        let private_tmp = self.kind == SandboxKind::Bwrap
+            && stderr.lines().any(|line| line.contains("/tmp/") && line.contains("No such file or directory"));
+        let what = match (writes, network, private_tmp) {
+            (true, _, _) => "writes outside the workspace are blocked",
+            (false, true, _) => "network access is off",
+            (false, false, true) => {
+                "/tmp is private to this shell session and each background job has its own, so files another \
+                 one wrote there are not visible; keep files that must be shared in the workspace"
+            }
+            (false, false, false) => return None,
         };
         Some(format!("[sandbox: {what}; see [sandbox] in tackle.toml]"))
     }
@@ -346,6 +357,18 @@ mod tests {
             Some("[sandbox: writes outside the workspace are blocked; see [sandbox] in tackle.toml]")
         );
         assert_eq!(sandbox.hint("bash: /ws/script.sh: Permission denied"), None);
+        let network = Some("[sandbox: network access is off; see [sandbox] in tackle.toml]");
+        assert_eq!(sandbox.hint("curl: (6) Could not resolve host: example.com").as_deref(), network);
+        assert_eq!(sandbox.hint("ping: example.com: Name or service not known").as_deref(), network);
+        assert_eq!(
+            sandbox.hint("cat: /tmp/out.txt: No such file or directory").as_deref(),
+            Some(
+                "[sandbox: /tmp is private to this shell session and each background job has its own, so files \
+                 another one wrote there are not visible; keep files that must be shared in the workspace; see \
+                 [sandbox] in tackle.toml]"
+            )
+        );
+        assert_eq!(sandbox.hint("cat: /ws/out.txt: No such file or directory"), None);
         let git = "[sandbox: .git is read-only for commands, so git cannot write it (add, commit, checkout); the user \
                    can set [sandbox] protect_git = false in their user config]";
         assert_eq!(

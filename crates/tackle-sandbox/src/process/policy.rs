@@ -286,6 +286,6 @@ mod tests {
         let err = SandboxPolicy::from_config(&config("[sandbox]\nmode = \"docker\"", "", false), Path::new("/ws"))
             .unwrap_err()
             .to_string();
-        assert!(err.starts_with("invalid [sandbox] in the configuration:"), "{err}");
+        assert!(err.starts_with("invalid [sandbox] in the user config: unknown variant `docker`"), "{err}");
     }
 }

@@ -9,7 +9,7 @@ use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolO
 
 use crate::fs::closest::closest;
 use crate::fs::editor::{SNIPPET_LINES, start_lines};
-use crate::fs::session::MAX_EDIT_BYTES;
+use crate::fs::files::MAX_EDIT_BYTES;
 use crate::fs::suggest::missing_file_message;
 use crate::fs::text::{as_text, binary_message, find_disjoint, line_list, locate, snippet};
 use crate::fs::write_file::{check_read, load_existing};

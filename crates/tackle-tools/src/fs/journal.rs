@@ -36,8 +36,8 @@ use tackle_core::{Access, ToolContext};
 
 use crate::fs::atomic::is_temp_name;
 use crate::fs::beneath::{Beneath, DIR_READ, Links, OpenError, READ};
+use crate::fs::files::MAX_EDIT_BYTES;
 use crate::fs::ledger::StreamHasher;
-use crate::fs::session::MAX_EDIT_BYTES;
 
 /// The journal directory, relative to the workspace.
 pub const DIR: &str = ".tackle/journal";

@@ -4,7 +4,7 @@
 //! [`edit_file`], [`patch`] (`apply_patch`).
 //!
 //! The shared pieces are public so that every tool that touches files behaves the same:
-//! - [`session`]: [`Files`], a tool's handle on its session (path policy, read ledger, edit
+//! - [`files`]: [`Files`], a tool's handle on its session (path policy, read ledger, edit
 //!   history, write settings), and [`FsSettings`] (`[tools] durable_writes`);
 //! - [`beneath`]: every open relative to the root's directory, so a swapped symlink cannot
 //!   lead a read or a write outside it;
@@ -21,19 +21,19 @@ pub mod closest;
 pub mod diff;
 pub mod edit_file;
 pub mod editor;
+pub mod files;
 pub mod history;
 pub mod journal;
 pub mod ledger;
 pub mod patch;
 pub mod read_file;
 pub mod reader;
-pub mod session;
 pub mod suggest;
 pub mod text;
 pub mod write_file;
 
-pub use history::Before;
-pub use ledger::{FileStamp, Freshness};
-pub use session::{
+pub use files::{
     Existing, Files, FsSettings, LoadError, Target, blocking, open_read, read_existing, stat, target, write_failure,
 };
+pub use history::Before;
+pub use ledger::{FileStamp, Freshness};

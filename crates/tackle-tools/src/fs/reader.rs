@@ -7,8 +7,8 @@
 use std::io::Read;
 use std::ops::Range;
 
+use crate::fs::files::MAX_EDIT_BYTES;
 use crate::fs::ledger::StreamHasher;
-use crate::fs::session::MAX_EDIT_BYTES;
 use crate::fs::text::BINARY_SNIFF_BYTES;
 
 /// Bytes read at a time.

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter, Serializer};
 
-use crate::fs::session::MAX_EDIT_BYTES;
+use crate::fs::files::MAX_EDIT_BYTES;
 use crate::fs::text::{LineEnding, UTF8_BOM, dominant_ending, lf_to_crlf};
 
 /// The most bytes a document is written out as: what the edit tools read back.

@@ -19,7 +19,7 @@ use tackle_core::spec::PathAccess;
 use tackle_core::text::JSON_MAX_DEPTH;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
-use crate::fs::session::mode_of;
+use crate::fs::files::mode_of;
 use crate::fs::text::{UTF8_BOM, binary_message, has_nul_head};
 use crate::fs::{Before, Files, LoadError, Target, blocking, read_existing, write_failure};
 use format::{Layout, MAX_WRITTEN_BYTES, lossy_number, pretty_head};

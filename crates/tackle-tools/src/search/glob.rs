@@ -18,6 +18,7 @@ use crate::fs::beneath::regular_mtime;
 use crate::fs::blocking;
 use crate::search::bounds::{MAX_GLOB_BYTES, check_length};
 use crate::search::walk::{Kind, WalkOptions, display_path, search_root, walk};
+use tackle_core::permission::rules::ReadRules;
 
 /// The wire name.
 pub const NAME: &str = "glob";
@@ -122,7 +123,8 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
     let literal = literal_prefix(&components);
     let within = components[..literal].iter().map(|c| (*c).to_owned()).collect();
     let max_depth = (!components[literal..].iter().any(|c| c.contains("**"))).then_some(components.len());
-    let options = WalkOptions { hidden, max_depth, within, ..WalkOptions::default() };
+    let hidden_by_rules = (*ctx.state().get::<ReadRules>()).clone();
+    let options = WalkOptions { hidden, max_depth, within, hidden_by_rules, ..WalkOptions::default() };
     let root_bytes = root.as_os_str().as_bytes();
     let skip = if root_bytes.ends_with(b"/") { root_bytes.len() } else { root_bytes.len() + 1 };
     let mut found: Vec<(SystemTime, PathBuf)> = walk(

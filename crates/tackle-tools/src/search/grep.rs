@@ -21,6 +21,7 @@ use crate::search::bounds::{
     MAX_GLOB_BYTES, MAX_REGEX_BYTES, REGEX_DFA_SIZE_LIMIT, REGEX_NEST_LIMIT, REGEX_SIZE_LIMIT, check_length,
 };
 use crate::search::walk::{Entry, Kind, WalkOptions, display_path, search_root, walk};
+use tackle_core::permission::rules::ReadRules;
 
 /// The wire name.
 pub const NAME: &str = "grep";
@@ -158,6 +159,7 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
     };
     let numbers = input.line_numbers.unwrap_or(true);
     let workspace = ctx.workspace().to_owned();
+    options.hidden_by_rules = (*ctx.state().get::<ReadRules>()).clone();
     let new_state = || {
         SearcherBuilder::new()
             .line_number(true)

@@ -28,6 +28,7 @@ use ignore::overrides::Override;
 use ignore::types::Types;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
 use tackle_core::ToolError;
+use tackle_core::permission::rules::ReadRules;
 use tokio_util::sync::CancellationToken;
 
 use crate::fs::Target;
@@ -56,6 +57,8 @@ pub struct WalkOptions {
     /// Directory names the walk must go through first: the entry at depth `d` (1-based) must
     /// be named `within[d - 1]`; deeper entries are not constrained.
     pub within: Vec<String>,
+    /// Paths `Read(...)` deny rules hide: skipped silently, as if they did not exist.
+    pub hidden_by_rules: ReadRules,
 }
 
 /// What a walked entry is, as its directory's listing says (a symlink is never followed).
@@ -266,13 +269,16 @@ impl Walk {
     /// `level`) passes the filters, in ripgrep's order: a `-g` glob that matches decides
     /// alone; then the ignore files; a `-t` type leaves out what it does not select; a hidden
     /// entry is left out unless an ignore file's `!` line or the type keeps it. `.git` and the
-    /// leading names of `within` come first.
+    /// leading names of `within`, and the paths `Read(...)` deny rules hide, come first.
     fn keeps(&self, level: &Level, path: &Path, name: &OsStr, depth: usize, is_dir: bool) -> bool {
         let options = &self.options;
         if options.hidden && name == ".git" {
             return false;
         }
         if depth.checked_sub(1).and_then(|i| options.within.get(i)).is_some_and(|wanted| name != wanted.as_str()) {
+            return false;
+        }
+        if options.hidden_by_rules.hides(path) {
             return false;
         }
         if let Some(overrides) = &options.overrides {
@@ -310,7 +316,7 @@ pub fn display_path(path: &Path, workspace: &Path) -> String {
 /// the root it lies in: the walk ([`walk`]) starts beneath it.
 pub fn search_root(ctx: &tackle_core::ToolContext, path: Option<&str>) -> Result<(Target, Beneath), ToolError> {
     // The first file tool of a session completes an interrupted multi-file write first.
-    crate::fs::session::file_state(ctx);
+    crate::fs::files::file_state(ctx);
     let target = crate::fs::target(ctx, path.unwrap_or("."), tackle_core::Access::Read)?;
     let beneath = target
         .beneath()

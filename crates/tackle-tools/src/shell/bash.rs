@@ -11,7 +11,7 @@ use tackle_core::{BlockMapping, Tool, ToolContext, ToolError, ToolOutput, ToolSp
 use super::jobs::Job;
 use super::process::{CallResult, Ended};
 use super::render::{StreamText, fit, split_budget};
-use super::{ShellState, Tracker, readonly};
+use super::{ShellState, readonly};
 
 /// The wire name.
 pub const NAME: &str = "bash";
@@ -29,7 +29,10 @@ pagers, `git rebase -i`, bare REPLs). Output over 30,000 characters keeps its he
 is saved to the file named in the output. A command is killed after `timeout` ms (default 120000, at most \
 600000): start servers, watchers and other long-running work with run_in_background (then read it with \
 job_output) instead of `&`. Prefer the file tools for reading, searching and editing files. Commands run in a \
-sandbox that may block writes outside the workspace and network access.";
+sandbox that may block writes outside the workspace and network access. /tmp: under the bubblewrap sandbox it is \
+private to this shell session (each background job has its own, and it is emptied when the session restarts); \
+under Landlock or no sandbox it is the machine's /tmp. Keep files that other commands, jobs or tools must see in \
+the workspace.";
 
 /// The arguments of `bash`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -50,9 +53,7 @@ pub struct BashInput {
 
 /// The `bash` tool.
 #[derive(Debug, Default)]
-pub struct Bash {
-    tracker: Tracker,
-}
+pub struct Bash;
 
 impl Tool for Bash {
     type Input = BashInput;
@@ -71,6 +72,16 @@ impl Tool for Bash {
                 words_param: None,
                 strip_prompt: true,
             })
+    }
+
+    fn written_paths(&self, input: &BashInput) -> Vec<String> {
+        // A routed `apply_patch` command edits files like the apply_patch tool.
+        input
+            .command
+            .as_deref()
+            .and_then(routed_patch)
+            .map(|patch| crate::fs::patch::patch_paths(&patch))
+            .unwrap_or_default()
     }
 
     fn is_read_only(&self, input: &BashInput) -> bool {
@@ -92,7 +103,7 @@ impl Tool for Bash {
     }
 
     async fn call(&self, input: BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let state = self.tracker.state(ctx);
+        let state = ShellState::of(ctx)?;
         if input.restart == Some(true) {
             return restart(&state).await;
         }
@@ -114,10 +125,6 @@ impl Tool for Bash {
         }
         let timeout_ms = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).min(MAX_TIMEOUT_MS);
         run(&state, &command, timeout_ms, ctx).await
-    }
-
-    async fn close(&self) {
-        self.tracker.close().await;
     }
 }
 

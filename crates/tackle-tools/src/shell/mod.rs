@@ -2,10 +2,12 @@
 //! background jobs `background_run`, `job_output`, `job_kill`.
 //!
 //! What commands run in — the process sandbox, the command environment, the output budget and
-//! the kill grace period — is a [`ShellEnvironment`] in the session state, put there by whoever
-//! assembles the session (the command line reads `[sandbox]`, `[env]` and `[tools]`); a
-//! session without one detects the sandbox with default settings. The shell and the jobs of a
-//! session live in one [`ShellState`]; a job that finishes on its own is queued in the
+//! the kill grace period — is a [`ShellEnvironment`], made when the session's first command
+//! runs by the [`ShellSetup`] whoever assembled the session put in its state (the `tackle`
+//! crate reads `[sandbox]`, `[env]` and `[tools]`), so a session that runs no command never
+//! probes the sandbox; a session without a setup detects the sandbox with default settings.
+//! The shell and the jobs of a session live in one [`ShellState`], a session resource that
+//! `Session::close` ends with everything it started; a job that finishes on its own is queued in the
 //! session's `tackle_core::Notifications` (which the agent loop drains before each model
 //! request) and broadcast as a typed event to subscribers of [`JobNotifications`]. A change to
 //! a protected path that the sandbox could not stop is reported the same ways, and recorded in
@@ -17,7 +19,8 @@ mod events;
 mod jobs;
 mod process;
 mod protected;
-pub mod readonly;
+/// Which commands only read: the shell analysis of the permission engine.
+pub use tackle_core::shell as readonly;
 mod render;
 mod stream;
 
@@ -25,12 +28,12 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tackle_core::executor::DEFAULT_MAX_OUTPUT_CHARS;
 use tackle_core::spill::SpillDir;
-use tackle_core::{Notifications, ToolContext};
+use tackle_core::{BoxFuture, Notifications, SessionResource, ToolContext, ToolError};
 use tackle_sandbox::env::{CommandEnv, EnvSettings, SESSION_ID_VAR};
 use tackle_sandbox::process::{DEFAULT_KILL_GRACE, ProcessSessions, Sandbox, SandboxKind, SandboxPolicy};
 
@@ -103,16 +106,41 @@ pub struct ShellState {
     closed: AtomicBool,
 }
 
+/// The answer to a command or job asked of a session that has closed.
+const SESSION_ENDED: &str = "The session has ended; no command or background job can start.";
+
+/// How a session's [`ShellEnvironment`] is made, once, when its first command runs (the
+/// sandbox is resolved then, not when the session is built). The error is the reason commands
+/// cannot run, such as an explicitly chosen sandbox that is unavailable.
+pub struct ShellSetup(Box<dyn Fn() -> Result<ShellEnvironment, String> + Send + Sync>);
+
+impl ShellSetup {
+    /// A setup that makes the environment with `make`.
+    pub fn new(make: impl Fn() -> Result<ShellEnvironment, String> + Send + Sync + 'static) -> ShellSetup {
+        ShellSetup(Box::new(make))
+    }
+}
+
+impl std::fmt::Debug for ShellSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ShellSetup")
+    }
+}
+
 impl ShellState {
-    /// The session's shell state, created on first use.
-    fn of(ctx: &ToolContext) -> Arc<ShellState> {
+    /// The session's shell state, created (and registered for `Session::close`) on first use.
+    fn of(ctx: &ToolContext) -> Result<Arc<ShellState>, ToolError> {
         let state = ctx.state();
         if let Some(existing) = state.existing::<ShellState>() {
-            return existing;
+            return Ok(existing);
         }
-        let env = match state.existing::<ShellEnvironment>() {
-            Some(env) => env,
-            None => state.get_or_insert_with(|| ShellEnvironment::detect(ctx.workspace(), ctx.session_id())),
+        let env = match (state.existing::<ShellEnvironment>(), state.existing::<ShellSetup>()) {
+            (Some(env), _) => env,
+            (None, Some(setup)) => {
+                let env = (setup.0)().map_err(|reason| ToolError::Failed(format!("Commands cannot run: {reason}")))?;
+                state.get_or_insert_with(|| env)
+            }
+            (None, None) => state.get_or_insert_with(|| ShellEnvironment::detect(ctx.workspace(), ctx.session_id())),
         };
         let queue = state.get::<Notifications>();
         let guard =
@@ -120,7 +148,7 @@ impl ShellState {
         let notify = jobs::Notify { queue, events: state.get::<JobNotifications>() };
         let spill = ctx.spill_dir().clone();
         let workspace = ctx.workspace().to_owned();
-        state.get_or_insert_with(move || ShellState {
+        let made = state.resource_or_insert_with(move || ShellState {
             spill,
             jobs: JobTable::new(notify),
             guard,
@@ -129,7 +157,8 @@ impl ShellState {
             shell: tokio::sync::Mutex::new(None),
             shell_sessions: Mutex::new(None),
             closed: AtomicBool::new(false),
-        })
+        });
+        made.ok_or_else(|| ToolError::Failed(SESSION_ENDED.into()))
     }
 
     /// Starts a shell (the caller holds the lock).
@@ -259,28 +288,12 @@ impl std::fmt::Debug for ShellState {
     }
 }
 
-/// The shell states a tool instance has used, so that its `close` can end them.
-#[derive(Debug, Default)]
-struct Tracker(Mutex<Vec<Weak<ShellState>>>);
-
-impl Tracker {
-    /// The session's shell state, remembered for `close`.
-    fn state(&self, ctx: &ToolContext) -> Arc<ShellState> {
-        let state = ShellState::of(ctx);
-        let mut seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        seen.retain(|weak| weak.strong_count() > 0);
-        if !seen.iter().any(|weak| std::ptr::eq(weak.as_ptr(), Arc::as_ptr(&state))) {
-            seen.push(Arc::downgrade(&state));
-        }
-        state
+impl SessionResource for ShellState {
+    fn name(&self) -> &str {
+        "shell"
     }
 
-    /// Ends every shell state this tool used.
-    async fn close(&self) {
-        let states: Vec<Arc<ShellState>> =
-            self.0.lock().unwrap_or_else(|p| p.into_inner()).drain(..).filter_map(|weak| weak.upgrade()).collect();
-        for state in states {
-            state.shutdown().await;
-        }
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.shutdown())
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tackle_core::ToolError;
 
 use crate::fs::closest::closest;
-use crate::fs::session::mode_of;
+use crate::fs::files::mode_of;
 use crate::fs::text::{
     LineEnding, as_text, binary_message, dominant_ending, edit_snippet, line_list, locate, snippet, with_ending,
 };

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use tackle_core::permission::rules::ReadRules;
 use tackle_core::{ToolContext, ToolError};
 
 use crate::fs::reader::{Line, scan};
@@ -122,7 +123,9 @@ pub fn view_dir(target: &Target, ctx: &ToolContext) -> Result<String, ToolError>
     let beneath = target
         .beneath()
         .map_err(|err| ToolError::Failed(format!("Ran into {err} while trying to read {}", target.raw)))?;
-    let options = WalkOptions { max_depth: Some(2), ..WalkOptions::default() };
+    // Paths `Read(...)` deny rules hide are left out, as `glob` and `grep` leave them out.
+    let hidden_by_rules = (*ctx.state().get::<ReadRules>()).clone();
+    let options = WalkOptions { max_depth: Some(2), hidden_by_rules, ..WalkOptions::default() };
     let mut entries: Vec<(PathBuf, bool)> = walk(
         target,
         &beneath,

@@ -61,9 +61,30 @@ impl Tool for ApplyPatch {
         .param_alias("patch", "input")
     }
 
+    fn written_paths(&self, input: &ApplyPatchInput) -> Vec<String> {
+        patch_paths(&input.input)
+    }
+
     async fn call(&self, input: ApplyPatchInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         apply_patch(ctx, input.input).await
     }
+}
+
+/// Every path a patch adds, deletes, updates or moves to (for `Edit(...)` rules, checked
+/// per path); a patch that does not parse has none (it is refused when it runs).
+pub fn patch_paths(patch: &str) -> Vec<String> {
+    let Ok(parsed) = parse(patch) else { return Vec::new() };
+    let mut paths = Vec::new();
+    for op in parsed.ops {
+        match op {
+            FileOp::Add { path, .. } | FileOp::Delete { path } => paths.push(path),
+            FileOp::Update { path, move_to, .. } => {
+                paths.push(path);
+                paths.extend(move_to);
+            }
+        }
+    }
+    paths
 }
 
 /// Applies a Codex patch against `ctx`'s session (what the `apply_patch` tool does): parse,

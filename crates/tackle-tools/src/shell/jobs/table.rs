@@ -169,6 +169,11 @@ pub struct JobTable {
     jobs: Mutex<Vec<Arc<Job>>>,
     notify: Notify,
     closed: AtomicBool,
+    /// Held shared by each start from its `closed` check until its job is in the table, and
+    /// alone by [`JobTable::kill_all`] to set `closed`: so the end of the session waits for a
+    /// start under way and then kills that job too, instead of missing one that was being
+    /// spawned (`tackle mcp serve` ended by a signal right after a `background_run`).
+    starting: tokio::sync::RwLock<()>,
 }
 
 /// Where finished jobs are announced: the session's queue for the model and the typed stream.
@@ -188,7 +193,13 @@ impl Notify {
 impl JobTable {
     /// An empty table that announces finished jobs through `notify`.
     pub fn new(notify: Notify) -> JobTable {
-        JobTable { next: AtomicU64::new(1), jobs: Mutex::new(Vec::new()), notify, closed: AtomicBool::new(false) }
+        JobTable {
+            next: AtomicU64::new(1),
+            jobs: Mutex::new(Vec::new()),
+            notify,
+            closed: AtomicBool::new(false),
+            starting: tokio::sync::RwLock::new(()),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Job>>> {
@@ -197,6 +208,7 @@ impl JobTable {
 
     /// Starts a job.
     pub async fn start(&self, start: JobStart<'_>) -> Result<Arc<Job>, ToolError> {
+        let _starting = self.starting.read().await;
         if self.closed.load(Ordering::SeqCst) {
             return Err(ToolError::Failed("The session has ended; no background job can start.".into()));
         }
@@ -266,7 +278,10 @@ impl JobTable {
 
     /// Kills every running job (the end of the session) and refuses new ones.
     pub async fn kill_all(&self, grace: Duration) {
-        self.closed.store(true, Ordering::SeqCst);
+        {
+            let _no_start = self.starting.write().await;
+            self.closed.store(true, Ordering::SeqCst);
+        }
         let jobs: Vec<Arc<Job>> = self.lock().clone();
         futures::future::join_all(jobs.iter().map(|job| job.kill(grace))).await;
     }

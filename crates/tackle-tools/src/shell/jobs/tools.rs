@@ -8,7 +8,7 @@ use serde_json::json;
 use tackle_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::shell::render::fit;
-use crate::shell::{Tracker, readonly};
+use crate::shell::{ShellState, readonly};
 
 use super::JobStatus;
 
@@ -34,9 +34,7 @@ pub struct BackgroundRunInput {
 
 /// The `background_run` tool.
 #[derive(Debug, Default)]
-pub struct BackgroundRun {
-    tracker: Tracker,
-}
+pub struct BackgroundRun;
 
 impl Tool for BackgroundRun {
     type Input = BackgroundRunInput;
@@ -62,13 +60,9 @@ impl Tool for BackgroundRun {
         if input.command.trim().is_empty() {
             return Err(ToolError::InvalidInput("No command provided for the background_run tool".into()));
         }
-        let state = self.tracker.state(ctx);
+        let state = ShellState::of(ctx)?;
         let job = state.start_job(&input.command, input.timeout.map(Duration::from_millis)).await?;
         Ok(job.started_output())
-    }
-
-    async fn close(&self) {
-        self.tracker.close().await;
     }
 }
 
@@ -89,9 +83,7 @@ pub struct JobOutputInput {
 
 /// The `job_output` tool.
 #[derive(Debug, Default)]
-pub struct JobOutput {
-    tracker: Tracker,
-}
+pub struct JobOutput;
 
 impl Tool for JobOutput {
     type Input = JobOutputInput;
@@ -115,7 +107,7 @@ impl Tool for JobOutput {
     }
 
     async fn call(&self, input: JobOutputInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let state = self.tracker.state(ctx);
+        let state = ShellState::of(ctx)?;
         let job = state.jobs.get(&input.job_id)?;
         if input.block == Some(true) {
             let wait = Duration::from_millis(input.timeout.unwrap_or(DEFAULT_BLOCK_MS));
@@ -151,10 +143,6 @@ impl Tool for JobOutput {
         }
         Ok(output)
     }
-
-    async fn close(&self) {
-        self.tracker.close().await;
-    }
 }
 
 /// The arguments of `job_kill`.
@@ -167,9 +155,7 @@ pub struct JobKillInput {
 
 /// The `job_kill` tool.
 #[derive(Debug, Default)]
-pub struct JobKill {
-    tracker: Tracker,
-}
+pub struct JobKill;
 
 impl Tool for JobKill {
     type Input = JobKillInput;
@@ -185,7 +171,7 @@ impl Tool for JobKill {
     }
 
     async fn call(&self, input: JobKillInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let state = self.tracker.state(ctx);
+        let state = ShellState::of(ctx)?;
         let job = state.jobs.get(&input.job_id)?;
         let status = job.status();
         if status != JobStatus::Running {
@@ -200,9 +186,5 @@ impl Tool for JobKill {
             "job_id": job.id,
             "status": status.to_string(),
         })))
-    }
-
-    async fn close(&self) {
-        self.tracker.close().await;
     }
 }

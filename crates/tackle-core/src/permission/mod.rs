@@ -6,6 +6,10 @@
 //! denial). This module holds the seam, the permission modes of docs/reference/safety.md#permission-modes and the simple
 //! approvers; the rule engine plugs in as another policy.
 
+pub mod rule;
+pub mod rules;
+pub mod sources;
+
 use std::str::FromStr;
 
 use serde_json::Value;
@@ -21,6 +25,8 @@ pub struct PermissionRequest<'a> {
     pub args: &'a Value,
     /// The call only reads (`Tool::is_read_only` for this input).
     pub read_only: bool,
+    /// Paths the call writes beyond its path parameters (`Tool::written_paths`).
+    pub written_paths: &'a [String],
     /// What the call would change (a unified diff for a file edit), when the tool can say;
     /// filled in only for the approver.
     pub preview: Option<&'a str>,
@@ -51,12 +57,28 @@ impl PermissionRequest<'_> {
         }
         if self.is_file_edit() {
             let path = spec.path_params.iter().find_map(|p| self.args.get(&p.name).and_then(Value::as_str));
+            let path = path.or_else(|| self.written_paths.first().map(String::as_str));
             return match path {
-                Some(path) => format!("Edit({path})"),
+                // An absolute path is written `//abs` (a leading `/` is relative to the file
+                // holding the rule).
+                Some(path) if path.starts_with('/') => format!("Edit(/{path})"),
+                Some(path) => format!("Edit({})", path.strip_prefix("./").unwrap_or(path)),
                 None => "Edit".to_owned(),
             };
         }
         display.clone()
+    }
+
+    /// The ways to allow this call that work today, for denial messages ("Allow it with …"):
+    /// the permission modes that would allow it and, where the command has the flag
+    /// (`tackle run`), `--yes`. Every denial message names its way out through this one
+    /// function, so the permission rules (`--allow`, `[permissions]`) join here, with
+    /// [`PermissionRequest::suggested_rule`], once they exist; until then no message points to
+    /// a rule.
+    pub fn ways_to_allow(&self, yes_flag: bool) -> String {
+        let modes = if self.is_file_edit() { "accept-edits or bypass" } else { "bypass" };
+        let yes = if yes_flag { ", or --yes" } else { "" };
+        format!("a permission mode (--permission-mode {modes}){yes}")
     }
 }
 
@@ -201,8 +223,8 @@ impl PermissionPolicy for ModePolicy {
             },
             PermissionMode::DontAsk => Decision::Deny {
                 message: format!(
-                    "{tool} needs permission, and mode dont-ask denies anything that no allow rule covers. Add a rule such as {}.",
-                    request.suggested_rule()
+                    "{tool} needs permission, and mode dont-ask denies what is not allowed without asking. Allow it with {}.",
+                    request.ways_to_allow(false)
                 ),
             },
         }
@@ -235,12 +257,10 @@ pub struct NonInteractiveApprover;
 
 impl Approver for NonInteractiveApprover {
     fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, _reason: &'a str) -> BoxFuture<'a, Approval> {
-        // `accept-edits` would allow only file edits; anything else needs `bypass`.
-        let modes = if request.is_file_edit() { "accept-edits or bypass" } else { "bypass" };
         let message = format!(
-            "{} needs approval, but this run is non-interactive. Allow it with a rule (e.g. {}) or a permission mode (--permission-mode {modes}).",
+            "{} needs approval, but this run is non-interactive. Allow it with {}.",
             request.spec.name,
-            request.suggested_rule()
+            request.ways_to_allow(true)
         );
         Box::pin(async move { Approval::Deny { message } })
     }
@@ -252,7 +272,7 @@ mod tests {
     use serde_json::json;
 
     fn request<'a>(spec: &'a ToolSpec, args: &'a Value, read_only: bool) -> PermissionRequest<'a> {
-        PermissionRequest { call_id: "c1", spec, args, read_only, preview: None }
+        PermissionRequest { call_id: "c1", spec, args, read_only, written_paths: &[], preview: None }
     }
 
     #[test]
@@ -291,7 +311,7 @@ mod tests {
         };
         assert_eq!(
             message,
-            "bash needs permission, and mode dont-ask denies anything that no allow rule covers. Add a rule such as Bash(git push:*)."
+            "bash needs permission, and mode dont-ask denies what is not allowed without asking. Allow it with a permission mode (--permission-mode bypass)."
         );
         let Decision::Deny { message } = ModePolicy::new(PermissionMode::Plan).decide(&request(&shell, &args, false))
         else {
@@ -313,10 +333,12 @@ mod tests {
         }
         assert_eq!(
             denial(&shell, &args).await,
-            "bash needs approval, but this run is non-interactive. Allow it with a rule (e.g. Bash(git push:*)) or a permission mode (--permission-mode bypass)."
+            "bash needs approval, but this run is non-interactive. Allow it with a permission mode (--permission-mode bypass), or --yes."
         );
         assert!(
-            denial(&edit, &args).await.ends_with("or a permission mode (--permission-mode accept-edits or bypass).")
+            denial(&edit, &args)
+                .await
+                .ends_with("with a permission mode (--permission-mode accept-edits or bypass), or --yes.")
         );
     }
 

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use rustix::fs::OFlags;
 
+use tackle_core::changes;
 use tackle_core::config::{Config, ConfigError};
 use tackle_core::tools_config::ToolsConfig;
 use tackle_core::{Access, ToolContext, ToolError};
@@ -295,17 +296,22 @@ impl<'a> Files<'a> {
     }
 
     /// Puts a staged content (`parts`, for the ledger stamp) in place of `target`, after the
-    /// policy's re-check; does not record the edit.
+    /// policy's re-check; does not record the edit. Every write of every file tool passes
+    /// here (and every removal through [`Files::delete`]), so the announcement to the
+    /// session's change listeners (the code index) is never forgotten.
     pub fn commit(&self, target: &Target, staged: Staged, parts: &[&[u8]]) -> Result<FileStamp, WriteError> {
         let recheck = || self.ctx.resolve_path(&target.raw, Access::Write);
         let meta = staged.commit(self.options(), &recheck)?;
+        changes::announce(self.ctx.state(), &target.path);
         Ok(FileStamp::of_parts(&meta, parts))
     }
 
     /// Removes `target`, without recording it.
     pub fn delete(&self, target: &Target) -> Result<(), WriteError> {
         let recheck = || self.ctx.resolve_path(&target.raw, Access::Write);
-        remove_atomic(&target.root, &target.path, self.options(), &recheck)
+        remove_atomic(&target.root, &target.path, self.options(), &recheck)?;
+        changes::announce(self.ctx.state(), &target.path);
+        Ok(())
     }
 
     /// Records an edit: pushes the history entry and updates the ledger (`after: None` for a

@@ -1,9 +1,15 @@
 //! In-process hook points around every call: before it runs (block it, allow or ask, or
-//! rewrite its input) and after (amend its output). Claude Code's command hooks (docs/reference/safety.md
-//! docs/reference/safety.md#hooks) are one implementation, added by a later issue; tests and library users add their own.
+//! rewrite its input) and after (amend its output). Claude Code's command hooks
+//! (docs/reference/safety.md#hooks) are one implementation ([`protocol::CommandHooks`]); tests
+//! and library users add their own.
+
+pub mod command;
+pub mod config;
+pub mod protocol;
 
 use serde_json::Value;
 
+use crate::context::SessionInfo;
 use crate::output::ToolOutput;
 use crate::spec::ToolSpec;
 use crate::tool::BoxFuture;
@@ -12,6 +18,8 @@ use crate::tool::BoxFuture;
 #[derive(Debug, Clone, Copy)]
 pub struct HookCall<'a> {
     pub call_id: &'a str,
+    /// The session the call runs in.
+    pub session: &'a SessionInfo,
     pub spec: &'a ToolSpec,
     pub args: &'a Value,
 }

@@ -1,0 +1,118 @@
+//! `tackle chat`: an interactive session on a terminal. Each line is a task for the same
+//! agent (built by `run::build_agent`, so by the library), so the conversation carries on;
+//! one trajectory holds the whole session. Line editing and history come from rustyline.
+//! Ctrl-C cancels the running task; at the prompt, a second Ctrl-C (or `/exit`, Ctrl-D) leaves.
+
+use std::io::IsTerminal as _;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use rustyline::DefaultEditor;
+use rustyline::error::ReadlineError;
+use tokio_util::sync::CancellationToken;
+
+use super::run::{agent_hard_exit, build_agent, interrupt_handler, model_client};
+use crate::cli::ChatArgs;
+use crate::exit::{CommandResult, Failure, OK};
+use crate::session;
+use crate::ui::{Mode, RunUi};
+
+/// The help shown by `/help`.
+const HELP: &str = "\
+Type a task and press Enter; the conversation carries on from task to task.
+  /clear          start a new conversation (the trajectory goes on)
+  /model [P/M]    show the model, or switch to another (e.g. /model openai/gpt-4.1)
+  /tools          list the session's tools
+  /permissions    show the permission mode
+  /exit           leave (also Ctrl-D, or Ctrl-C twice at the prompt)
+Ctrl-C while a task runs cancels it.";
+
+/// `tackle chat`.
+pub async fn chat(args: ChatArgs) -> CommandResult {
+    if !std::io::stdin().is_terminal() {
+        return Err(Failure::usage(
+            "tackle chat needs a terminal on stdin; for scripts use tackle run (the task from an argument, - for stdin, or --task-file)",
+        ));
+    }
+    let args = args.agent;
+    let workspace = session::workspace(args.workspace.as_ref())?;
+    let config = session::config(&workspace, args.trust_workspace, true)?;
+    let mode = if std::io::stdout().is_terminal() { Mode::Rich } else { Mode::Plain };
+    let ui = Arc::new(RunUi::new(mode));
+    let mut agent = build_agent(&args, &workspace, config.clone(), true, ui.clone(), Vec::new()).await?;
+    let current = Arc::new(Mutex::new(CancellationToken::new()));
+    let _interrupt = interrupt_handler(agent_hard_exit(&agent), Arc::clone(&current));
+    let mut editor =
+        DefaultEditor::new().map_err(|err| Failure::failed(format!("cannot set up the terminal: {err}")))?;
+    let model = agent.model().info();
+    diagln!(
+        "Tackle chat with {}/{} in {}. /help lists the commands.",
+        model.provider,
+        model.model,
+        workspace.display()
+    );
+    let mut interrupted_at_prompt = false;
+    loop {
+        let line = match tokio::task::block_in_place(|| editor.readline("tackle> ")) {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) if !interrupted_at_prompt => {
+                interrupted_at_prompt = true;
+                diagln!("(Press Ctrl-C again, Ctrl-D or type /exit to leave.)");
+                continue;
+            }
+            Err(ReadlineError::Interrupted | ReadlineError::Eof) => break,
+            Err(err) => {
+                diagln!("tackle: cannot read the terminal: {err}");
+                break;
+            }
+        };
+        interrupted_at_prompt = false;
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(line);
+        let (command, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        match command {
+            "/exit" | "/quit" => break,
+            "/help" => diagln!("{HELP}"),
+            "/clear" => {
+                agent.clear_history();
+                diagln!("Started a new conversation.");
+            }
+            "/model" if rest.trim().is_empty() => {
+                let model = agent.model().info();
+                diagln!("Model: {}/{}", model.provider, model.model);
+            }
+            "/model" => match model_client(&config, Some(rest.trim()), args.base_url.as_deref(), !args.no_stream) {
+                Ok(client) => {
+                    agent.set_model(Arc::new(client));
+                    diagln!("Model: {}", rest.trim());
+                }
+                Err(err) => diagln!("tackle: {}", err.message),
+            },
+            "/tools" => {
+                let names: Vec<&str> = agent.session().tools().specs().map(|spec| spec.name.as_str()).collect();
+                diagln!("Tools: {}", names.join(", "));
+            }
+            "/permissions" => {
+                let yes = if args.yes { " with --yes (every call that would ask is approved)" } else { "" };
+                diagln!(
+                    "Permission mode: {}{yes}. Restart tackle chat with --permission-mode MODE (default, accept-edits, plan, dont-ask, bypass) to change it.",
+                    args.permission_mode
+                );
+            }
+            _ if command.starts_with('/') => diagln!("Unknown command {command}; /help lists the commands."),
+            _ => {
+                let cancel = CancellationToken::new();
+                if let Ok(mut slot) = current.lock() {
+                    *slot = cancel.clone();
+                }
+                let outcome = agent.run_with_cancel(line, &cancel).await;
+                ui.finish(&outcome);
+            }
+        }
+    }
+    agent.close().await;
+    Ok(ExitCode::from(OK))
+}

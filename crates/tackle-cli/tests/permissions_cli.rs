@@ -1,0 +1,247 @@
+//! Permission rules and command hooks through the real binary (docs/reference/safety.md#rules,
+//! docs/reference/safety.md#hooks): a Claude Code `.claude/settings.json` written as Claude
+//! Code's documentation shows it works unchanged (rules and a PreToolUse guard script that
+//! reads `tool_input.command` with `jq` and exits 2), workspace allow rules and hooks need
+//! consent, `tackle permissions check` answers with exit codes, malformed rules and settings
+//! are errors that name the file and the rule, and failing hooks warn without blocking.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const TACKLE: &str = env!("CARGO_BIN_EXE_tackle");
+
+struct Setup {
+    _root: tempfile::TempDir,
+    workspace: PathBuf,
+    user: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let root = tempfile::tempdir_in("/var/tmp").unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let (workspace, user) = (base.join("ws"), base.join("user"));
+        std::fs::create_dir_all(workspace.join(".claude/hooks")).unwrap();
+        std::fs::create_dir(&user).unwrap();
+        Setup { _root: root, workspace, user }
+    }
+
+    fn file(&self, name: &str, text: &str) {
+        let path = self.workspace.join(name);
+        std::fs::write(&path, text).unwrap();
+        if name.ends_with(".sh") {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(TACKLE)
+            .args(args)
+            .current_dir(&self.workspace)
+            .env("TACKLE_CONFIG_DIR", &self.user)
+            .env_remove("TACKLE_TRUST_WORKSPACE")
+            .output()
+            .unwrap()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const CLAUDE_SETTINGS: &str = r#"{
+  "permissions": {
+    "allow": ["Bash(npm run test:*)", "Bash(git diff:*)"],
+    "deny": ["Read(./.env)", "Bash(curl:*)", "Bash(git push:*)"]
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          { "type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh", "timeout": 10 }
+        ]
+      }
+    ]
+  }
+}"#;
+
+const GUARD: &str = r#"#!/bin/bash
+command=$(jq -r '.tool_input.command')
+if echo "$command" | grep -q 'rm -rf'; then
+  echo "Blocked: rm -rf is not allowed here" >&2
+  exit 2
+fi
+exit 0
+"#;
+
+fn claude_workspace() -> Setup {
+    let setup = Setup::new();
+    setup.file(".claude/settings.json", CLAUDE_SETTINGS);
+    setup.file(".claude/hooks/guard.sh", GUARD);
+    setup.file("tackle.toml", "[compat]\nclaude = true\n[hooks]\nimport_claude = true\n");
+    setup.file(".env", "TOKEN=secret\n");
+    setup
+}
+
+#[test]
+fn a_claude_code_settings_file_works_unchanged() {
+    let setup = claude_workspace();
+    let trusted = ["--trust-workspace"];
+    let call = |args: &[&str]| setup.run(&[&["tools", "call"][..], args, &trusted[..]].concat());
+
+    // The guard script blocks; stderr goes to the model, and tools call exits 2.
+    let out = call(&["bash", r#"{"command":"rm -rf build"}"#]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("Blocked by PreToolUse hook: Blocked: rm -rf is not allowed here"));
+    // Deny rules from the settings file.
+    let out = call(&["bash", r#"{"command":"git fetch && git push origin main"}"#]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("denied by rule Bash(git push:*)"), "{}", text(&out.stderr));
+    let out = call(&["read_file", r#"{"file_path":".env"}"#]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("denied by rule Read(./.env)"));
+    // A harmless command passes the guard and runs.
+    let out = call(&["bash", r#"{"command":"echo guarded-ok"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("guarded-ok"));
+    // The allow rule from the settings file, seen by permissions check in default mode.
+    let out = setup.run(&["permissions", "check", "--json", "Bash(npm run test -- --watch)", "--trust-workspace"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["decision"], "allow");
+    assert_eq!(json["source"], ".claude/settings.json");
+}
+
+#[test]
+fn workspace_allow_rules_and_hooks_need_consent_but_deny_rules_always_count() {
+    let setup = Setup::new();
+    setup.file(
+        "tackle.toml",
+        "[permissions]\nallow = [\"Bash(rm:*)\"]\ndeny = [\"Bash(git push:*)\"]\n[[hooks.PreToolUse]]\ncommand = \"exit 2\"\n",
+    );
+    let out = setup.run(&["permissions", "list", "--json"]);
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list[0]["rule"], "Bash(git push:*)");
+    assert!(text(&out.stderr).contains("allow rule(s) from the workspace's tackle.toml"), "{}", text(&out.stderr));
+    // Without consent the hook does not run: the call is not blocked by it.
+    let out = setup.run(&["tools", "call", "bash", r#"{"command":"echo ran"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // With consent both count.
+    let out = setup.run(&["permissions", "list", "--json", "--trust-workspace"]);
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 2, "{list}");
+    let out = setup.run(&["tools", "call", "bash", r#"{"command":"echo ran"}"#, "--trust-workspace"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+#[test]
+fn permissions_check_exit_codes_and_sub_commands() {
+    let setup = Setup::new();
+    let out = setup.run(&["permissions", "check", "Bash(git fetch && git clean -fd)", "--deny", "Bash(git clean:*)"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("deny"), "{stdout}");
+    assert!(stdout.contains("rule: Bash(git clean:*) (from --deny)"), "{stdout}");
+    assert!(stdout.contains("    git fetch\n    git clean -fd"), "{stdout}");
+    let out = setup.run(&["permissions", "check", "Bash(npm test)", "--allow", "Bash(npm test:*)"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let out = setup.run(&["permissions", "check", "--json", "--tool", "bash", "--args", r#"{"command":"eval x"}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["decision"], "ask");
+    assert!(json["unanalyzable"].as_str().unwrap().contains("eval"));
+    let out = setup.run(&["permissions", "check", "Bash(ls)", "--allow", "Bash(a:*b)"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--allow: invalid permission rule 'Bash(a:*b)': ':*' is allowed only at the end")
+    );
+}
+
+#[test]
+fn malformed_rules_and_settings_name_the_file_and_the_rule() {
+    let setup = Setup::new();
+    std::fs::write(setup.user.join("config.toml"), "[permissions]\ndeny = [\"Bash()\"]\n").unwrap();
+    let out = setup.run(&["permissions", "list"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("config.toml") && stderr.contains("'Bash()'") && stderr.contains("empty parentheses"),
+        "{stderr}"
+    );
+
+    let setup = Setup::new();
+    std::fs::write(setup.user.join("config.toml"), "[compat]\nclaude = true\n").unwrap();
+    setup.file(".claude/settings.json", r#"{"permissions": {"deny": ["Read(./.env)", 7]}}"#);
+    let out = setup.run(&["permissions", "list"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains(".claude/settings.json: permissions.deny holds 7"), "{}", text(&out.stderr));
+    setup.file(".claude/settings.json", "{not json");
+    let out = setup.run(&["permissions", "list"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains(".claude/settings.json: not valid JSON"), "{}", text(&out.stderr));
+}
+
+fn hooked(setup: &Setup, hook: &str) -> Output {
+    std::fs::write(setup.user.join("config.toml"), hook).unwrap();
+    setup.run(&["tools", "call", "bash", r#"{"command":"echo went-on"}"#])
+}
+
+#[test]
+fn failing_hooks_warn_and_the_call_goes_on_except_exit_2_and_fail_closed() {
+    let setup = Setup::new();
+    for (hook, warning) in [
+        ("command = \"exit 1\"", "failed (exit 1)"),
+        ("command = \"echo '{garbage'\"", "not valid JSON"),
+        ("command = \"head -c 3000000 /dev/zero | tr '\\\\0' x\"", ""),
+        ("command = \"sleep 30\"\ntimeout = 1", "timed out after 1 s"),
+        ("command = \"kill -SEGV $$\"", "failed (exit a signal)"),
+    ] {
+        let out = hooked(&setup, &format!("[[hooks.PreToolUse]]\n{hook}\n"));
+        assert_eq!(out.status.code(), Some(0), "{hook}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("went-on"), "{hook}");
+        assert!(text(&out.stderr).contains(warning), "{hook}: {}", text(&out.stderr));
+    }
+    let out = hooked(&setup, "[[hooks.PreToolUse]]\ncommand = \"sleep 30\"\ntimeout = 1\nfail_closed = true\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("fail_closed"));
+    let out = hooked(&setup, "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\ncommand = \"echo no >&2; exit 2\"\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("Blocked by PreToolUse hook: no"));
+    // A matcher that does not match the tool leaves it alone.
+    let out = hooked(&setup, "[[hooks.PreToolUse]]\nmatcher = \"Edit|Write\"\ncommand = \"exit 2\"\n");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn hook_json_output_denies_rewrites_and_adds_context() {
+    let setup = Setup::new();
+    let deny = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"not today"}}"#;
+    let out = hooked(&setup, &format!("[[hooks.PreToolUse]]\ncommand = '''echo '{deny}' '''\n"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("Blocked by PreToolUse hook: not today"), "{}", text(&out.stderr));
+    let update = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"echo rewritten"}}}"#;
+    let out = hooked(&setup, &format!("[[hooks.PreToolUse]]\ncommand = '''echo '{update}' '''\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("rewritten"));
+    let post = r#"{"decision":"block","reason":"check the output"}"#;
+    let out = hooked(&setup, &format!("[[hooks.PostToolUse]]\ncommand = '''echo '{post}' '''\n"));
+    assert!(text(&out.stdout).contains("[PostToolUse hook] check the output"), "{}", text(&out.stdout));
+    // The hook sees Claude Code's fields on stdin.
+    let marker = setup.workspace.join("input.json");
+    let out = hooked(&setup, &format!("[[hooks.PreToolUse]]\ncommand = \"cat > {}\"\n", marker.display()));
+    assert_eq!(out.status.code(), Some(0));
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&marker).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "PreToolUse");
+    assert_eq!(input["tool_name"], "Bash");
+    assert_eq!(input["tackle_tool_name"], "bash");
+    assert_eq!(input["tool_input"]["command"], "echo went-on");
+    assert_eq!(input["permission_mode"], "bypassPermissions");
+    assert!(Path::new(input["cwd"].as_str().unwrap()).ends_with("ws"));
+}

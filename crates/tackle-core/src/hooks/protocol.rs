@@ -1,0 +1,344 @@
+//! Claude Code's command-hook protocol (docs/reference/safety.md#hooks) as a [`ToolHook`]:
+//! the event's JSON on stdin, exit 2 blocking, JSON output on exit 0, the matching hooks of
+//! one event run in parallel and combined deny > ask > allow, and for the events of the agent
+//! loop ([`CommandHooks::fire`]) the stop-loop guard.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Map, Value, json};
+
+use super::command::{HookRun, run_hook};
+use super::config::HookEntry;
+use super::{HookCall, PreHookOutcome, ToolHook};
+use crate::context::SessionInfo;
+use crate::output::{ContentPart, ToolOutput};
+use crate::permission::PermissionMode;
+use crate::spec::ToolSpec;
+use crate::tool::BoxFuture;
+
+/// After this many consecutive Stop blocks the agent stops anyway, with a warning.
+pub const STOP_LOOP_LIMIT: usize = 3;
+
+/// Where warnings for the person go.
+pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The command hooks of a session.
+pub struct CommandHooks {
+    entries: Vec<HookEntry>,
+    workspace: PathBuf,
+    mode: PermissionMode,
+    warn: Warn,
+    consecutive_stop_blocks: AtomicUsize,
+}
+
+impl std::fmt::Debug for CommandHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandHooks").field("entries", &self.entries.len()).finish_non_exhaustive()
+    }
+}
+
+/// What the hooks of an agent-loop event decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventOutcome {
+    /// Blocked (exit 2 or `decision: "block"`), with the message.
+    pub blocked: Option<String>,
+    /// Text to add to the model's context (plain stdout of UserPromptSubmit and
+    /// SessionStart, `additionalContext`).
+    pub context: Vec<String>,
+    /// `continue: false`: stop the agent, with this reason.
+    pub stop: Option<String>,
+}
+
+/// One hook's answer, read from its run.
+#[derive(Debug, Default)]
+struct Answer {
+    block: Option<String>,
+    decision: Option<(&'static str, String)>,
+    updated_input: Option<Value>,
+    context: Vec<String>,
+    stop: Option<String>,
+}
+
+impl CommandHooks {
+    /// Hooks for sessions in `workspace` under `mode`; warnings go to `warn`.
+    pub fn new(entries: Vec<HookEntry>, workspace: PathBuf, mode: PermissionMode, warn: Warn) -> CommandHooks {
+        CommandHooks { entries, workspace, mode, warn, consecutive_stop_blocks: AtomicUsize::new(0) }
+    }
+
+    /// Whether any hook is configured.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The configured hooks.
+    pub fn entries(&self) -> &[HookEntry] {
+        &self.entries
+    }
+
+    fn base_input(&self, event: &str, session: &SessionInfo) -> Map<String, Value> {
+        let mut input = Map::new();
+        input.insert("session_id".into(), json!(session.id));
+        input.insert("transcript_path".into(), json!(""));
+        input.insert("cwd".into(), json!(self.workspace.display().to_string()));
+        input.insert("hook_event_name".into(), json!(event));
+        input.insert("permission_mode".into(), json!(self.mode.claude_name()));
+        input
+    }
+
+    fn tool_input(&self, event: &str, call: &HookCall<'_>) -> Map<String, Value> {
+        let mut input = self.base_input(event, call.session);
+        input.insert("tool_name".into(), json!(claude_name(call.spec)));
+        input.insert("tackle_tool_name".into(), json!(call.spec.name));
+        input.insert("tool_input".into(), call.args.clone());
+        input.insert("tool_use_id".into(), json!(call.call_id));
+        input
+    }
+
+    /// Runs the entries of `event` whose matcher matches one of `names`, in parallel; the
+    /// answers come back in config order.
+    async fn run(
+        &self,
+        event: &str,
+        names: &[&str],
+        input: &Map<String, Value>,
+        session: &SessionInfo,
+    ) -> Vec<(&HookEntry, HookRun)> {
+        let entries: Vec<&HookEntry> =
+            self.entries.iter().filter(|e| e.event == event && e.matches(names.iter().copied())).collect();
+        if entries.is_empty() {
+            return Vec::new();
+        }
+        let bytes = serde_json::to_vec(&Value::Object(input.clone())).unwrap_or_default();
+        let root = self.workspace.display().to_string();
+        let env = vec![
+            ("TACKLE_PROJECT_DIR".to_owned(), root.clone()),
+            ("CLAUDE_PROJECT_DIR".to_owned(), root),
+            ("TACKLE_SESSION_ID".to_owned(), session.id.clone()),
+        ];
+        let runs = futures::future::join_all(
+            entries.iter().map(|entry| run_hook(&entry.command, &bytes, &self.workspace, &env, entry.timeout)),
+        )
+        .await;
+        entries.into_iter().zip(runs).collect()
+    }
+
+    /// Reads one run; warnings for the person are sent here.
+    fn answer(&self, event: &str, entry: &HookEntry, run: &HookRun) -> Answer {
+        let mut answer = Answer::default();
+        let label = format!("{event} hook `{}` ({})", entry.command, entry.source);
+        if let Some(why) = &run.failed_to_start {
+            (self.warn)(&format!("{label}: {why}"));
+            if entry.fail_closed {
+                answer.block = Some(format!("the hook could not start and is fail_closed: {why}"));
+            }
+            return answer;
+        }
+        if run.timed_out {
+            (self.warn)(&format!("{label} timed out after {} s and was killed", entry.timeout.as_secs_f64()));
+            if entry.fail_closed {
+                answer.block =
+                    Some(format!("the hook timed out after {} s and is fail_closed", entry.timeout.as_secs_f64()));
+            }
+            return answer;
+        }
+        match run.code {
+            Some(2) => {
+                let message = run.stderr.trim();
+                answer.block = Some(if message.is_empty() {
+                    format!("`{}` exited with 2", entry.command)
+                } else {
+                    message.to_owned()
+                });
+            }
+            Some(0) => {
+                let stdout = run.stdout.trim();
+                if stdout.starts_with('{') {
+                    match serde_json::from_str::<Value>(stdout) {
+                        Ok(value) => self.read_json(event, &label, &value, &mut answer),
+                        Err(err) => {
+                            (self.warn)(&format!("{label} printed output that is not valid JSON ({err}); ignored"))
+                        }
+                    }
+                } else if !stdout.is_empty() && matches!(event, "UserPromptSubmit" | "SessionStart") {
+                    answer.context.push(stdout.to_owned());
+                }
+            }
+            code => {
+                let code = code.map_or_else(|| "a signal".to_owned(), |c| c.to_string());
+                let stderr = run.stderr.trim();
+                (self.warn)(&format!(
+                    "{label} failed (exit {code}); the call goes on{}{stderr}",
+                    if stderr.is_empty() { "" } else { ": " }
+                ));
+                if entry.fail_closed && event == "PreToolUse" {
+                    answer.block = Some(format!("the hook failed (exit {code}) and is fail_closed"));
+                }
+            }
+        }
+        answer
+    }
+
+    fn read_json(&self, event: &str, label: &str, value: &Value, answer: &mut Answer) {
+        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        if let Some(message) = text("systemMessage") {
+            (self.warn)(&format!("{label}: {message}"));
+        }
+        if value.get("continue") == Some(&Value::Bool(false)) {
+            answer.stop = Some(text("stopReason").unwrap_or_else(|| format!("{label} stopped the agent")));
+        }
+        let reason = text("reason").unwrap_or_default();
+        match value.get("decision").and_then(Value::as_str) {
+            Some("block") if event == "PreToolUse" => answer.decision = Some(("deny", reason)),
+            Some("approve") if event == "PreToolUse" => answer.decision = Some(("allow", reason)),
+            Some("block") => answer.block = Some(if reason.is_empty() { format!("{label} blocked") } else { reason }),
+            _ => {}
+        }
+        if let Some(specific) = value.get("hookSpecificOutput") {
+            let field = |key: &str| specific.get(key).and_then(Value::as_str).map(str::to_owned);
+            let reason = field("permissionDecisionReason").unwrap_or_default();
+            match field("permissionDecision").as_deref() {
+                Some("deny") => answer.decision = Some(("deny", reason)),
+                Some("ask") => answer.decision = Some(("ask", reason)),
+                Some("allow") => answer.decision = Some(("allow", reason)),
+                Some(other) => (self.warn)(&format!("{label}: unknown permissionDecision '{other}' ignored")),
+                None => {}
+            }
+            if let Some(updated) = specific.get("updatedInput") {
+                answer.updated_input = Some(updated.clone());
+            }
+            if let Some(context) = field("additionalContext") {
+                answer.context.push(context);
+            }
+        }
+    }
+
+    /// Fires an agent-loop event (`UserPromptSubmit`, `Stop`, `SubagentStop`, `SessionStart`,
+    /// `SessionEnd`) with its own fields; `subject` is what a matcher sees (a SessionStart
+    /// source). A Stop that hooks keep blocking is let through after [`STOP_LOOP_LIMIT`]
+    /// blocks in a row, with a warning.
+    pub async fn fire(
+        &self,
+        event: &str,
+        session: &SessionInfo,
+        subject: Option<&str>,
+        fields: Map<String, Value>,
+    ) -> EventOutcome {
+        let mut input = self.base_input(event, session);
+        input.extend(fields);
+        if event == "Stop" || event == "SubagentStop" {
+            let active = self.consecutive_stop_blocks.load(Ordering::Relaxed) > 0;
+            input.insert("stop_hook_active".into(), json!(active));
+        }
+        let names: Vec<&str> = subject.into_iter().collect();
+        let mut outcome = EventOutcome::default();
+        for (entry, run) in self.run(event, &names, &input, session).await {
+            let answer = self.answer(event, entry, &run);
+            if outcome.blocked.is_none() {
+                outcome.blocked = answer.block;
+            }
+            outcome.context.extend(answer.context);
+            if outcome.stop.is_none() {
+                outcome.stop = answer.stop;
+            }
+        }
+        if event == "Stop" || event == "SubagentStop" {
+            if outcome.blocked.is_some() {
+                let blocks = self.consecutive_stop_blocks.fetch_add(1, Ordering::Relaxed) + 1;
+                if blocks > STOP_LOOP_LIMIT {
+                    (self.warn)(&format!(
+                        "Stop hooks blocked stopping {STOP_LOOP_LIMIT} times in a row; stopping anyway"
+                    ));
+                    outcome.blocked = None;
+                    self.consecutive_stop_blocks.store(0, Ordering::Relaxed);
+                }
+            } else {
+                self.consecutive_stop_blocks.store(0, Ordering::Relaxed);
+            }
+        }
+        outcome
+    }
+}
+
+/// Claude Code's name of a tool (its capitalized alias), else the wire name.
+pub fn claude_name(spec: &ToolSpec) -> &str {
+    spec.aliases.iter().find(|a| a.starts_with(char::is_uppercase)).unwrap_or(&spec.name)
+}
+
+fn names(spec: &ToolSpec) -> Vec<&str> {
+    std::iter::once(spec.name.as_str()).chain(spec.aliases.iter().map(String::as_str)).collect()
+}
+
+impl ToolHook for CommandHooks {
+    fn before_call<'a>(&'a self, call: &'a HookCall<'a>) -> BoxFuture<'a, PreHookOutcome> {
+        Box::pin(async move {
+            let input = self.tool_input("PreToolUse", call);
+            let mut deny = None;
+            let mut ask = None;
+            let mut allow = false;
+            let mut updated = None;
+            for (entry, run) in self.run("PreToolUse", &names(call.spec), &input, call.session).await {
+                let answer = self.answer("PreToolUse", entry, &run);
+                if let Some(message) = answer.block.or(answer.stop) {
+                    deny.get_or_insert(message);
+                }
+                match answer.decision {
+                    Some(("deny", reason)) => {
+                        deny.get_or_insert(if reason.is_empty() {
+                            format!("`{}` denied the call", entry.command)
+                        } else {
+                            reason
+                        });
+                    }
+                    Some(("ask", reason)) => {
+                        ask.get_or_insert(if reason.is_empty() {
+                            format!("the hook `{}` asks", entry.command)
+                        } else {
+                            reason
+                        });
+                    }
+                    Some(_) => allow = true,
+                    None => {}
+                }
+                if let Some(input) = answer.updated_input {
+                    if updated.is_none() {
+                        updated = Some(input);
+                    } else {
+                        (self.warn)(&format!(
+                            "PreToolUse hook `{}`: only the first updatedInput is applied; this one is ignored",
+                            entry.command
+                        ));
+                    }
+                }
+            }
+            if let Some(message) = deny {
+                return PreHookOutcome::Deny { message: format!("Blocked by PreToolUse hook: {message}") };
+            }
+            if let Some(input) = updated {
+                return PreHookOutcome::ReplaceInput(input);
+            }
+            match (ask, allow) {
+                (Some(reason), _) => PreHookOutcome::Ask { reason },
+                (None, true) => PreHookOutcome::Allow,
+                (None, false) => PreHookOutcome::Continue,
+            }
+        })
+    }
+
+    fn after_call<'a>(&'a self, call: &'a HookCall<'a>, output: &'a mut ToolOutput) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let mut input = self.tool_input("PostToolUse", call);
+            input.insert(
+                "tool_response".into(),
+                json!({"content": output.text_content(), "is_error": output.is_error, "structured": output.structured}),
+            );
+            for (entry, run) in self.run("PostToolUse", &names(call.spec), &input, call.session).await {
+                let answer = self.answer("PostToolUse", entry, &run);
+                for text in answer.block.into_iter().chain(answer.context) {
+                    output.content.push(ContentPart::Text { text: format!("\n[PostToolUse hook] {text}") });
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,373 @@
+//! The rule engine (docs/reference/safety.md#order-of-evaluation): every rule from every
+//! source, and the decision for one call. Any deny anywhere wins; then any ask; then allow
+//! when every part of the call (each sub-command of a shell command, each written path) is
+//! allowed by a rule or only reads; else the permission mode decides.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use serde_json::Value;
+
+use super::rule::{Rule, RuleBase, RuleError, Specifier, ToolClass, absolute};
+use super::{Decision, ModePolicy, PermissionMode, PermissionPolicy, PermissionRequest};
+use crate::shell::{Analysis, SubCommand, analyze};
+use crate::spec::PathAccess;
+
+/// Which list a rule is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuleKind {
+    Deny,
+    Ask,
+    Allow,
+}
+
+impl RuleKind {
+    /// `deny`, `ask` or `allow`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuleKind::Deny => "deny",
+            RuleKind::Ask => "ask",
+            RuleKind::Allow => "allow",
+        }
+    }
+}
+
+/// A rule with its list and where it came from.
+#[derive(Debug, Clone)]
+pub struct SourcedRule {
+    pub kind: RuleKind,
+    pub rule: Rule,
+    /// Where it came from, for people: a file (`tackle.toml`), a flag (`--deny`), `session`.
+    pub source: Arc<str>,
+}
+
+/// Every rule of a session, including those added while it runs ("always for this session").
+#[derive(Debug, Default)]
+pub struct RuleBook {
+    rules: RwLock<Vec<SourcedRule>>,
+}
+
+impl RuleBook {
+    /// A book of `rules`.
+    pub fn new(rules: Vec<SourcedRule>) -> RuleBook {
+        RuleBook { rules: RwLock::new(rules) }
+    }
+
+    /// Parses and adds one rule; the error names the rule and what is wrong.
+    pub fn add(&self, kind: RuleKind, text: &str, base: &RuleBase, source: &str) -> Result<(), RuleError> {
+        let rule = Rule::parse(text, base)?;
+        self.push(SourcedRule { kind, rule, source: Arc::from(source) });
+        Ok(())
+    }
+
+    /// Adds a parsed rule.
+    pub fn push(&self, rule: SourcedRule) {
+        if let Ok(mut rules) = self.rules.write() {
+            rules.push(rule);
+        }
+    }
+
+    /// Every rule, deny first, then ask, then allow, each in the order given.
+    pub fn list(&self) -> Vec<SourcedRule> {
+        let rules = self.rules.read().map(|r| r.clone()).unwrap_or_default();
+        let mut out = Vec::with_capacity(rules.len());
+        for kind in [RuleKind::Deny, RuleKind::Ask, RuleKind::Allow] {
+            out.extend(rules.iter().filter(|r| r.kind == kind).cloned());
+        }
+        out
+    }
+
+    /// The first deny rule with a `Read(...)` specifier that covers `path` (absolute), if any:
+    /// such a path is hidden from every reading tool.
+    pub fn read_denial(&self, path: &Path) -> Option<SourcedRule> {
+        let rules = self.rules.read().ok()?;
+        rules
+            .iter()
+            .find(|r| {
+                r.kind == RuleKind::Deny
+                    && r.rule.class == ToolClass::Read
+                    && matches!(&r.rule.specifier, Specifier::Path(set) if set.is_match(path))
+            })
+            .cloned()
+    }
+}
+
+/// What the rules say about one call.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// The outcome, with the rule that decided it (`None` when no rule applied).
+    pub outcome: Outcome,
+    /// For a shell command, its analysis.
+    pub shell: Option<Analysis>,
+}
+
+/// The rules' outcome for a call.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// A deny rule matched `subject` (a sub-command or a path), when the rule has a specifier.
+    Deny { rule: SourcedRule, subject: Option<String> },
+    /// An ask rule matched.
+    Ask { rule: SourcedRule },
+    /// Every part is allowed: by these rules, or by only reading.
+    Allow { rules: Vec<SourcedRule> },
+    /// No rule decides; the mode does.
+    Mode,
+}
+
+/// The parts of a call rules look at.
+struct Parts<'a> {
+    request: &'a PermissionRequest<'a>,
+    shell: Option<&'a Analysis>,
+    raw_command: Option<&'a str>,
+    /// Every path with its access, absolute (lexical, and resolved through symlinks when it
+    /// exists).
+    paths: Vec<(Vec<PathBuf>, PathAccess)>,
+}
+
+impl RuleBook {
+    /// The verdict for `request` in `workspace`.
+    pub fn evaluate(&self, request: &PermissionRequest<'_>, workspace: &Path) -> Verdict {
+        let shell = request.spec.command(request.args).map(analyze);
+        let outcome = self.outcome(request, shell.as_ref(), workspace);
+        Verdict { outcome, shell }
+    }
+
+    fn outcome(&self, request: &PermissionRequest<'_>, shell: Option<&Analysis>, workspace: &Path) -> Outcome {
+        let parts = Parts {
+            request,
+            shell,
+            raw_command: request.spec.command(request.args),
+            paths: call_paths(request, workspace),
+        };
+        let Ok(rules) = self.rules.read() else { return Outcome::Mode };
+        for kind in [RuleKind::Deny, RuleKind::Ask] {
+            for rule in rules.iter().filter(|r| r.kind == kind) {
+                if let Some(subject) = parts.restricts(&rule.rule) {
+                    return match kind {
+                        RuleKind::Deny => Outcome::Deny { rule: rule.clone(), subject },
+                        _ => Outcome::Ask { rule: rule.clone() },
+                    };
+                }
+            }
+        }
+        let allows: Vec<&SourcedRule> = rules.iter().filter(|r| r.kind == RuleKind::Allow).collect();
+        match parts.allowed_by(&allows) {
+            Some(used) => Outcome::Allow { rules: used.into_iter().cloned().collect() },
+            None => Outcome::Mode,
+        }
+    }
+}
+
+/// The paths of a call: its path parameters (written ones only when the call writes) and
+/// the paths its tool reports it writes.
+fn call_paths(request: &PermissionRequest<'_>, workspace: &Path) -> Vec<(Vec<PathBuf>, PathAccess)> {
+    let mut raw: Vec<(&str, PathAccess)> = Vec::new();
+    for param in &request.spec.path_params {
+        if let Some(path) = request.args.get(&param.name).and_then(Value::as_str) {
+            let access = if request.read_only { PathAccess::Read } else { param.access };
+            raw.push((path, access));
+        }
+    }
+    raw.extend(request.written_paths.iter().map(|p| (p.as_str(), PathAccess::Write)));
+    raw.into_iter()
+        .map(|(path, access)| {
+            let lexical = absolute(path, workspace);
+            let mut forms = vec![lexical.clone()];
+            if let Ok(real) = lexical.canonicalize()
+                && real != lexical
+            {
+                forms.push(real);
+            }
+            (forms, access)
+        })
+        .collect()
+}
+
+impl Parts<'_> {
+    fn tool_matches(&self, class: &ToolClass) -> bool {
+        let spec = self.request.spec;
+        match class {
+            ToolClass::Shell => spec.command_param.is_some(),
+            ToolClass::Read => self.request.read_only && !self.paths.is_empty(),
+            ToolClass::Edit => !self.request.read_only && (self.request.is_file_edit() || self.writes()),
+            ToolClass::McpServer(server) => spec
+                .name
+                .strip_prefix("mcp__")
+                .and_then(|rest| rest.strip_prefix(server.as_str()))
+                .is_some_and(|r| r.starts_with("__")),
+            ToolClass::Named(name) => spec.name == *name || spec.aliases.iter().any(|a| a == name),
+        }
+    }
+
+    fn writes(&self) -> bool {
+        self.paths.iter().any(|(_, access)| *access == PathAccess::Write)
+    }
+
+    /// For a deny or ask rule: `Some(subject)` when it covers the call.
+    fn restricts(&self, rule: &Rule) -> Option<Option<String>> {
+        match (&rule.specifier, &rule.class) {
+            (Specifier::Any, class) => self.tool_matches(class).then_some(None),
+            (Specifier::Command(pattern), ToolClass::Shell) => {
+                self.request.spec.command_param.as_ref()?;
+                let shell = self.shell?;
+                for command in &shell.commands {
+                    if pattern.matches(&command.text) || command.deny_texts.iter().any(|t| pattern.matches(t)) {
+                        return Some(Some(command.text.clone()));
+                    }
+                }
+                if shell.unanalyzable.is_some() && self.raw_command.is_some_and(|raw| pattern.matches_anywhere(raw)) {
+                    return Some(self.raw_command.map(str::to_owned));
+                }
+                None
+            }
+            (Specifier::Path(set), ToolClass::Read) => self
+                .paths
+                .iter()
+                .find(|(forms, _)| forms.iter().any(|p| set.is_match(p)))
+                .map(|(forms, _)| Some(forms[0].display().to_string())),
+            (Specifier::Path(set), ToolClass::Edit) => self
+                .paths
+                .iter()
+                .filter(|(_, access)| *access == PathAccess::Write && !self.request.read_only)
+                .find(|(forms, _)| forms.iter().any(|p| set.is_match(p)))
+                .map(|(forms, _)| Some(forms[0].display().to_string())),
+            (Specifier::Value(pattern), class) if self.tool_matches(class) => {
+                match self.specifier_value() {
+                    Some(value) if super::rule::wildcard(pattern, value) => Some(Some(value.to_owned())),
+                    Some(_) => None,
+                    // A tool without a specifier parameter: a restriction covers every call.
+                    None => Some(None),
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn specifier_value(&self) -> Option<&str> {
+        let param = self.request.spec.specifier_param.as_deref()?;
+        self.request.args.get(param).and_then(Value::as_str)
+    }
+
+    /// For the allow rules: the rules that together allow every part of the call, or `None`.
+    fn allowed_by<'r>(&self, allows: &[&'r SourcedRule]) -> Option<Vec<&'r SourcedRule>> {
+        if let Some(shell) = self.shell {
+            if shell.unanalyzable.is_some() || shell.commands.is_empty() {
+                return None;
+            }
+            let mut used = Vec::new();
+            for command in &shell.commands {
+                match allows.iter().find(|r| allows_command(&r.rule, command)) {
+                    Some(rule) => used.push(*rule),
+                    None if crate::shell::is_safe_command(&command.words)
+                        && !shell.writes_files
+                        && !shell.changes_shell => {}
+                    None => return None,
+                }
+            }
+            return Some(used);
+        }
+        // A whole tool (or MCP server) allowed.
+        if let Some(rule) =
+            allows.iter().find(|r| matches!(r.rule.specifier, Specifier::Any) && self.tool_matches(&r.rule.class))
+        {
+            return Some(vec![*rule]);
+        }
+        if let Some(value) = self.specifier_value() {
+            return allows
+                .iter()
+                .find(|r| {
+                    matches!(&r.rule.specifier, Specifier::Value(p) if super::rule::wildcard(p, value))
+                        && self.tool_matches(&r.rule.class)
+                })
+                .map(|r| vec![*r]);
+        }
+        // Every path covered by a path rule of the right kind.
+        let wanted = if self.request.read_only { ToolClass::Read } else { ToolClass::Edit };
+        if self.paths.is_empty() || !self.tool_matches(&wanted) {
+            return None;
+        }
+        let mut used = Vec::new();
+        for (forms, _) in &self.paths {
+            let rule = allows.iter().find(|r| {
+                r.rule.class == wanted
+                    && matches!(&r.rule.specifier, Specifier::Path(set) if forms.iter().all(|p| set.is_match(p)))
+            })?;
+            used.push(*rule);
+        }
+        Some(used)
+    }
+}
+
+fn allows_command(rule: &Rule, command: &SubCommand) -> bool {
+    match (&rule.class, &rule.specifier) {
+        (ToolClass::Shell, Specifier::Any) => true,
+        (ToolClass::Shell, Specifier::Command(pattern)) => pattern.matches(&command.text),
+        _ => false,
+    }
+}
+
+/// The permission policy of a session: the rules, then the mode.
+#[derive(Debug, Clone)]
+pub struct RulePolicy {
+    pub book: Arc<RuleBook>,
+    pub mode: PermissionMode,
+    pub workspace: PathBuf,
+}
+
+impl RulePolicy {
+    /// The rules' verdict and the decision for `request`.
+    pub fn check(&self, request: &PermissionRequest<'_>) -> (Verdict, Decision) {
+        let verdict = self.book.evaluate(request, &self.workspace);
+        let decision = self.decision(request, &verdict);
+        (verdict, decision)
+    }
+
+    fn decision(&self, request: &PermissionRequest<'_>, verdict: &Verdict) -> Decision {
+        let tool = &request.spec.name;
+        let mode = ModePolicy::new(self.mode);
+        match &verdict.outcome {
+            Outcome::Deny { rule, subject } => Decision::Deny { message: denial(tool, subject.as_deref(), rule) },
+            Outcome::Ask { .. } if self.mode == PermissionMode::Plan && !request.read_only => mode.decide(request),
+            Outcome::Ask { rule } if self.mode == PermissionMode::DontAsk => Decision::Deny {
+                message: format!(
+                    "{tool} needs approval by rule {}, and mode dont-ask denies anything that would ask.",
+                    rule.rule.text
+                ),
+            },
+            Outcome::Ask { rule } => Decision::Ask {
+                reason: format!("the ask rule {} ({}) asks before this call", rule.rule.text, rule.source),
+                from_rule: true,
+            },
+            Outcome::Allow { .. } if self.mode == PermissionMode::Plan && !request.read_only => mode.decide(request),
+            Outcome::Allow { .. } => Decision::Allow,
+            Outcome::Mode => mode.decide(request),
+        }
+    }
+}
+
+impl PermissionPolicy for RulePolicy {
+    fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
+        self.check(request).1
+    }
+}
+
+/// `Permission to use {tool} with {subject} has been denied by rule {rule}.`
+pub fn denial(tool: &str, subject: Option<&str>, rule: &SourcedRule) -> String {
+    match subject {
+        Some(subject) => format!("Permission to use {tool} with {subject} has been denied by rule {}.", rule.rule.text),
+        None => format!("Permission to use {tool} has been denied by rule {}.", rule.rule.text),
+    }
+}
+
+/// The session's `Read(...)` deny rules, kept in the session state for the tools that list or
+/// search files: a path they cover is skipped as if it did not exist
+/// (docs/reference/safety.md#rules). The default hides nothing.
+#[derive(Debug, Clone, Default)]
+pub struct ReadRules(pub Option<Arc<RuleBook>>);
+
+impl ReadRules {
+    /// Whether `path` (absolute) is hidden by a `Read(...)` deny rule.
+    pub fn hides(&self, path: &Path) -> bool {
+        self.0.as_ref().is_some_and(|book| book.read_denial(path).is_some())
+    }
+}

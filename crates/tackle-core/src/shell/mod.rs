@@ -1,0 +1,376 @@
+//! What a shell command runs, for permission rules and the read-only list
+//! (docs/reference/safety.md#compound-shell-commands).
+//!
+//! The command is parsed with tree-sitter-bash and split into the simple commands it runs: at
+//! `&&`, `||`, `;`, `|`, `|&`, `&` and newlines, inside `( … )`, `{ …; }`, `$( … )`,
+//! backticks, `<( … )`, `>( … )`, function bodies and control structures, through the scripts
+//! of `bash -c` (and the other shells) and the commands of `find -exec`. Each is normalized:
+//! leading assignments and wrapper programs removed ([`wrappers`]), words unquoted ([`words`]).
+//! What the analysis cannot see through (`eval`, `source`, a parse error, a program name from
+//! an expansion, a shell reading its standard input) makes the command *unanalyzable*: no allow
+//! rule covers it.
+
+mod readonly;
+mod words;
+mod wrappers;
+
+use std::cell::RefCell;
+
+use tree_sitter::{Node, Parser};
+
+pub use self::readonly::is_safe_command;
+pub use self::wrappers::program_name;
+
+/// The longest command analyzed, in bytes; a longer one is unanalyzable.
+pub const MAX_COMMAND_BYTES: usize = 256 * 1024;
+
+/// How deep the syntax tree (and `bash -c` nesting) may go before the command is unanalyzable.
+const MAX_DEPTH: usize = 200;
+
+/// One simple command a shell command runs, normalized.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubCommand {
+    /// The words after quote removal, wrappers and leading assignments removed.
+    pub words: Vec<String>,
+    /// The words joined by single spaces (a word holding whitespace in single quotes): what
+    /// `Bash(...)` rules match.
+    pub text: String,
+    /// Further texts only deny and ask rules match: the command with its wrappers still on,
+    /// without `sudo`, with `/bin/rm` as `rm`, and unquoted.
+    pub deny_texts: Vec<String>,
+}
+
+/// The analysis of one shell command.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Analysis {
+    /// The simple commands, in source order.
+    pub commands: Vec<SubCommand>,
+    /// Why the command cannot be analyzed, if it cannot.
+    pub unanalyzable: Option<String>,
+    /// Output goes to a file other than `/dev/null`.
+    pub writes_files: bool,
+    /// The command changes the shell itself (assignments, functions, control structures,
+    /// assigning expansions): never read-only.
+    pub changes_shell: bool,
+}
+
+impl Analysis {
+    /// Whether the command only reads (docs/reference/safety.md#read-only-shell-commands):
+    /// analyzable, every sub-command on the safe list, no output to files, nothing that changes
+    /// the shell.
+    pub fn is_read_only(&self) -> bool {
+        self.unanalyzable.is_none()
+            && !self.writes_files
+            && !self.changes_shell
+            && !self.commands.is_empty()
+            && self.commands.iter().all(|c| is_safe_command(&c.words))
+    }
+}
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// Analyzes `command`.
+pub fn analyze(command: &str) -> Analysis {
+    let mut analysis = Analysis::default();
+    parse_into(command, 0, &mut analysis);
+    analysis
+}
+
+/// Whether `command` only reads (see [`Analysis::is_read_only`]).
+pub fn is_read_only(command: &str) -> bool {
+    analyze(command).is_read_only()
+}
+
+fn parse_into(command: &str, depth: usize, analysis: &mut Analysis) {
+    if command.len() > MAX_COMMAND_BYTES {
+        analysis.unanalyzable = Some(format!("the command is longer than {MAX_COMMAND_BYTES} bytes"));
+        return;
+    }
+    let tree = PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
+            *slot = Some(parser);
+        }
+        slot.as_mut()?.parse(command, None)
+    });
+    let Some(tree) = tree else {
+        analysis.unanalyzable = Some("the shell parser is unavailable".to_owned());
+        return;
+    };
+    let root = tree.root_node();
+    if root.has_error() {
+        analysis.unanalyzable = Some("the command does not parse".to_owned());
+        return;
+    }
+    Walker { source: command, analysis }.walk(root, depth);
+}
+
+struct Walker<'s, 'a> {
+    source: &'s str,
+    analysis: &'a mut Analysis,
+}
+
+impl Walker<'_, '_> {
+    fn text(&self, node: Node<'_>) -> &str {
+        self.source.get(node.byte_range()).unwrap_or("")
+    }
+
+    fn unanalyzable(&mut self, why: impl Into<String>) {
+        if self.analysis.unanalyzable.is_none() {
+            self.analysis.unanalyzable = Some(why.into());
+        }
+    }
+
+    fn walk(&mut self, node: Node<'_>, depth: usize) {
+        if depth > MAX_DEPTH {
+            self.unanalyzable(format!("the command nests deeper than {MAX_DEPTH} levels"));
+            return;
+        }
+        if node.is_error() || node.is_missing() {
+            self.unanalyzable("the command does not parse");
+            return;
+        }
+        match node.kind() {
+            "command" => return self.command(node, depth),
+            "variable_assignment" | "variable_assignments" | "declaration_command" | "unset_command" => {
+                self.analysis.changes_shell = true;
+                let words = self.plain_words(node);
+                self.push(words);
+            }
+            "function_definition"
+            | "for_statement"
+            | "c_style_for_statement"
+            | "while_statement"
+            | "if_statement"
+            | "case_statement"
+            | "negated_command" => {
+                self.analysis.changes_shell = true;
+            }
+            "test_command" => {
+                let words = self.plain_words(node);
+                self.push(words);
+            }
+            "expansion" => {
+                let mut cursor = node.walk();
+                if node.children(&mut cursor).any(|c| matches!(c.kind(), "=" | ":=")) {
+                    self.analysis.changes_shell = true;
+                }
+            }
+            "arithmetic_expansion" => {
+                let text = self.text(node).replace(['=', '!', '<', '>'], "");
+                if text.len() != self.text(node).len()
+                    || self.text(node).contains("++")
+                    || self.text(node).contains("--")
+                {
+                    self.analysis.changes_shell = true;
+                }
+            }
+            "file_redirect" => self.redirect(node),
+            "heredoc_redirect" => self.heredoc_backticks(node, depth),
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        for child in children {
+            self.walk(child, depth + 1);
+        }
+    }
+
+    /// Marks an output redirection to anything but `/dev/null` (or a descriptor).
+    fn redirect(&mut self, node: Node<'_>) {
+        let mut cursor = node.walk();
+        let mut writes = false;
+        let mut duplicates = false;
+        let mut destination = None;
+        for child in node.children(&mut cursor) {
+            match child.kind() {
+                ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => writes = true,
+                ">&" | "<&" | ">&-" | "<&-" => {
+                    writes = true;
+                    duplicates = true;
+                }
+                "file_descriptor" => {}
+                _ if child.is_named() => destination = Some(words::word_value(child, self.source)),
+                _ => {}
+            }
+        }
+        let Some(destination) = destination else { return };
+        let to_descriptor = duplicates && (destination.text == "-" || destination.text.parse::<u32>().is_ok());
+        if writes && !to_descriptor && destination.text != "/dev/null" {
+            self.analysis.writes_files = true;
+        }
+    }
+
+    /// Backticks in the body of an unquoted heredoc run commands, but the grammar leaves them
+    /// as text: each backtick segment is parsed as a command.
+    fn heredoc_backticks(&mut self, node: Node<'_>, depth: usize) {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        let quoted = children
+            .iter()
+            .find(|c| c.kind() == "heredoc_start")
+            .is_some_and(|start| self.text(*start).contains(['\'', '"', '\\']));
+        if quoted {
+            return;
+        }
+        let source = self.source;
+        for body in children.iter().filter(|c| c.kind() == "heredoc_body") {
+            let text = source.get(body.byte_range()).unwrap_or("");
+            let mut segments = Vec::new();
+            let mut current: Option<String> = None;
+            let mut chars = text.chars();
+            while let Some(c) = chars.next() {
+                match (c, current.as_mut()) {
+                    ('\\', Some(segment)) => {
+                        segment.push(c);
+                        segment.extend(chars.next());
+                    }
+                    ('\\', None) => {
+                        chars.next();
+                    }
+                    ('`', Some(_)) => segments.extend(current.take()),
+                    ('`', None) => current = Some(String::new()),
+                    (_, Some(segment)) => segment.push(c),
+                    (_, None) => {}
+                }
+            }
+            if current.is_some() {
+                self.unanalyzable("an unterminated backtick in a heredoc");
+            }
+            for segment in segments {
+                parse_into(&segment, depth + 10, self.analysis);
+            }
+        }
+    }
+
+    /// The values of a node's word children (for assignments and declarations).
+    fn plain_words(&self, node: Node<'_>) -> Vec<String> {
+        let mut cursor = node.walk();
+        let mut words = vec![];
+        for child in node.children(&mut cursor) {
+            match child.kind() {
+                "variable_assignment" => words.push(self.text(child).to_owned()),
+                kind if child.is_named() && kind != "comment" => words.push(words::word_value(child, self.source).text),
+                kind => words.push(kind.to_owned()),
+            }
+        }
+        if words.is_empty() {
+            words.push(self.text(node).to_owned());
+        }
+        words
+    }
+
+    fn command(&mut self, node: Node<'_>, depth: usize) {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let mut words = Vec::new();
+        let mut name_seen = false;
+        for child in &children {
+            match child.kind() {
+                "variable_assignment" | "file_redirect" | "herestring_redirect" | "heredoc_redirect" | "comment" => {}
+                "command_name" => {
+                    name_seen = true;
+                    let mut inner = child.walk();
+                    let value = match child.named_children(&mut inner).next() {
+                        Some(word) => words::word_value(word, self.source),
+                        None => words::word_value(*child, self.source),
+                    };
+                    if value.dynamic {
+                        self.unanalyzable(format!("the program name `{}` comes from an expansion", value.text));
+                    } else if !value.text.is_ascii() {
+                        self.unanalyzable(format!("the program name `{}` is not plain ASCII", value.text));
+                    } else if !value.quoted && matches!(value.text.as_str(), "[[" | "((") {
+                        self.analysis.changes_shell = true;
+                    }
+                    words.push(value.text);
+                }
+                _ if name_seen => words.push(words::word_value(*child, self.source).text),
+                _ => {}
+            }
+        }
+        if !words.is_empty() {
+            self.push_peeled(&words, depth);
+        }
+        for child in children {
+            if child.kind() == "variable_assignment" {
+                // A leading assignment only sets the command's environment: what runs is
+                // inside its value.
+                let mut inner = child.walk();
+                let values: Vec<Node<'_>> = child.named_children(&mut inner).collect();
+                for value in values {
+                    self.walk(value, depth + 1);
+                }
+            } else {
+                self.walk(child, depth + 1);
+            }
+        }
+    }
+
+    fn push_peeled(&mut self, words: &[String], depth: usize) {
+        let peeled = wrappers::peel(words);
+        if let Some(why) = &peeled.unanalyzable {
+            self.unanalyzable(why.clone());
+        }
+        let mut sub = self.sub_command(peeled.words);
+        for form in &peeled.deny_forms {
+            sub.deny_texts.push(join(form));
+        }
+        sub.deny_texts.retain(|t| *t != sub.text);
+        sub.deny_texts.dedup();
+        self.analysis.commands.push(sub);
+        for run in peeled.runs {
+            self.push_peeled(&run, depth + 1);
+        }
+        if let Some(script) = peeled.script {
+            if depth > MAX_DEPTH {
+                self.unanalyzable("shells nest too deeply");
+            } else {
+                parse_into(&script, depth + 10, self.analysis);
+            }
+        }
+    }
+
+    fn push(&mut self, words: Vec<String>) {
+        let sub = self.sub_command(words);
+        self.analysis.commands.push(sub);
+    }
+
+    fn sub_command(&self, words: Vec<String>) -> SubCommand {
+        let text = join(&words);
+        let mut deny_texts = vec![words.join(" ")];
+        if let Some(first) = words.first()
+            && first.contains('/')
+        {
+            let mut short = words.clone();
+            short[0] = program_name(first).to_owned();
+            deny_texts.push(join(&short));
+        }
+        deny_texts.retain(|t| *t != text);
+        SubCommand { words, text, deny_texts }
+    }
+}
+
+/// Words joined by spaces, a word holding whitespace (or nothing) in single quotes.
+fn join(words: &[String]) -> String {
+    let mut out = String::new();
+    for word in words {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if word.is_empty() || word.contains(char::is_whitespace) {
+            out.push('\'');
+            out.push_str(&word.replace('\'', r"'\''"));
+            out.push('\'');
+        } else {
+            out.push_str(word);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
