@@ -115,7 +115,7 @@ async fn race(ws: &Ws, probes: &[Probe]) -> BTreeMap<&'static str, Tally> {
 
 fn assert_no_leak_and_both_sides(tallies: &BTreeMap<&'static str, Tally>, need_errors: bool) {
     for (label, tally) in tallies {
-        assert_eq!(tally.leaks, 0, "{label} leaked the outside file: {tally:?}");
+        assert_eq!(tally.leaks, 0, "{label} read a file it must not read: {tally:?}");
         assert!(tally.inside > 0, "{label} never read the inside file, so the race proves nothing: {tally:?}");
         if need_errors {
             assert!(tally.errors > 0, "{label} never met the swapped link, so the race proves nothing: {tally:?}");
@@ -175,6 +175,67 @@ async fn a_file_swapped_with_a_link_out_never_leaks_through_any_reader() {
     assert_no_leak_and_both_sides(&others, true);
     assert_eq!(patch["apply_patch"].leaks, 0, "{:?}", patch["apply_patch"]);
     assert_eq!(std::fs::read_to_string(outside.join("secret.json")).unwrap(), SECRET);
+}
+
+/// A link swapped in that stays inside the workspace is refused too: the policy resolved
+/// every link of the path it checked, and the file the link leads to may be one a
+/// `Read(...)` deny rule hides. Here `private/**` is denied: reading the link itself is
+/// refused at admission, and a read of `f.json` must never reach `private/other.json`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_swapped_with_a_link_to_a_denied_file_inside_never_leaks() {
+    use tackle_core::permission::PermissionMode;
+    use tackle_core::permission::rule::RuleBase;
+    use tackle_core::permission::rules::{ReadRules, RuleBook, RuleKind, RulePolicy};
+
+    let mut ws = Ws::one_shot();
+    let base = RuleBase { workspace: ws.root.clone(), rule_dir: ws.root.clone(), home: None };
+    let book = Arc::new(RuleBook::default());
+    book.add(RuleKind::Deny, "Read(private/**)", &base, "test").unwrap();
+    book.add(RuleKind::Deny, "Edit(private/**)", &base, "test").unwrap();
+    ws.session.state().insert(ReadRules(Some(Arc::clone(&book))));
+    let policy = RulePolicy { book, mode: PermissionMode::Bypass, workspace: ws.root.clone() };
+    ws.executor = tackle_core::Executor::default().with_policy(Arc::new(policy));
+    ws.write("f.json", INSIDE);
+    ws.write("private/other.json", "{\"v\": \"DENIED\"}\n");
+    std::os::unix::fs::symlink("private/other.json", ws.path("swap.json")).unwrap();
+    assert!(ws.call("read_file", json!({"file_path": "swap.json"})).await.meta.rejected);
+    let denied = |text: &str| text.contains("DENIED");
+    let probes = [
+        Probe { label: "read_file", tool: "read_file", args: json!({"file_path": "f.json"}), leaked: denied },
+        Probe {
+            label: "view",
+            tool: "str_replace_based_edit_tool",
+            args: json!({"command": "view", "path": "f.json"}),
+            leaked: denied,
+        },
+        Probe {
+            label: "json_edit view",
+            tool: "json_edit_tool",
+            args: json!({"operation": "view", "file_path": "f.json"}),
+            leaked: denied,
+        },
+        Probe {
+            label: "grep content",
+            tool: "grep",
+            args: json!({"pattern": "DENIED|INSIDE", "path": "f.json", "output_mode": "content"}),
+            leaked: denied,
+        },
+    ];
+    let swapper = Swapper::start(&ws.root, "f.json", "swap.json");
+    let tallies = race(&ws, &probes).await;
+    // Writes through the same race never land on the denied file.
+    let (mut written, mut refused) = (0, 0);
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(2) {
+        let args = json!({"file_path": "f.json", "content": INSIDE});
+        let output = tokio::time::timeout(CALL_BOUND, ws.call("write_file", args)).await.expect("write_file hung");
+        if output.is_error { refused += 1 } else { written += 1 }
+    }
+    let swaps = swapper.stop();
+    assert!(swaps > 1000, "only {swaps} swaps");
+    assert_no_leak_and_both_sides(&tallies, true);
+    assert!(written > 0 && refused > 0, "{written} written, {refused} refused");
+    assert_eq!(ws.read("private/other.json"), "{\"v\": \"DENIED\"}\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,8 @@
 //! So the file tools open through [`Beneath`]: the root directory is opened first, and the
 //! path is opened relative to it with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`,
 //! which the kernel refuses (`EXDEV`) when any step, a symlink included, would leave the
-//! root; with [`Links::InRoot`] a link that stays inside is followed. Where `openat2` is
+//! root, and with [`Links::None`] (every path the policy resolved) `RESOLVE_NO_SYMLINKS`,
+//! which refuses any link (`ELOOP`). Where `openat2` is
 //! missing (Linux before 5.6, or a seccomp filter that refuses it) the path is opened one
 //! component at a time with `O_NOFOLLOW`, which refuses every symlink on the way: a resolved
 //! path holds none, so only a link swapped in after the check is refused.
@@ -37,11 +38,12 @@ static OPENAT2: AtomicBool = AtomicBool::new(true);
 /// Which symlinks an open may follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Links {
-    /// Links that stay inside the root (reads: the policy follows links, so a link swapped
-    /// in that stays inside leads where the policy would have led).
+    /// Links that stay inside the root (an ignore file that is a link, which `rg` follows:
+    /// its path was never resolved by the policy).
     InRoot,
-    /// None (writes, whose resolved path holds no link, and walked paths, since the walk
-    /// follows none).
+    /// None: every path the policy resolved (reads and writes), which holds no link, so a
+    /// link met on the way was swapped in after the check. Even one that stays inside the
+    /// root is refused: it could lead to a path a `Read(...)` deny rule hides.
     None,
 }
 

@@ -20,6 +20,7 @@ use rustix::fs::OFlags;
 
 use tackle_core::changes;
 use tackle_core::config::{Config, ConfigError};
+use tackle_core::permission::rules::{ReadRules, denial};
 use tackle_core::tools_config::ToolsConfig;
 use tackle_core::{Access, ToolContext, ToolError};
 use tackle_sandbox::PathError;
@@ -153,7 +154,7 @@ pub fn open_read(target: &Target) -> Result<(File, Metadata), LoadError> {
     use std::os::unix::fs::FileTypeExt as _;
     let beneath = target.beneath().map_err(LoadError::Io)?;
     let fd =
-        beneath.open_at(&target.path, beneath::READ, Links::InRoot).map_err(|err| LoadError::of_open(target, err))?;
+        beneath.open_at(&target.path, beneath::READ, Links::None).map_err(|err| LoadError::of_open(target, err))?;
     let file = File::from(fd);
     let meta = file.metadata().map_err(LoadError::Io)?;
     let kind = meta.file_type();
@@ -173,7 +174,7 @@ pub fn open_read(target: &Target) -> Result<(File, Metadata), LoadError> {
 /// What is at `target` (its own metadata, beneath its root), or `None` when nothing is.
 pub fn stat(target: &Target) -> Result<Option<Metadata>, LoadError> {
     let beneath = target.beneath().map_err(LoadError::Io)?;
-    match beneath.open_at(&target.path, OFlags::PATH, Links::InRoot) {
+    match beneath.open_at(&target.path, OFlags::PATH, Links::None) {
         Ok(fd) => File::from(fd).metadata().map(Some).map_err(LoadError::Io),
         Err(err) => match LoadError::of_open(target, err) {
             LoadError::NotFound => Ok(None),
@@ -332,16 +333,25 @@ impl<'a> Files<'a> {
 /// The session's file state. Creating it (the first file tool call of a session) completes
 /// what a killed multi-file write left behind ([`journal::recover`]); what was done is
 /// logged as a warning for the person.
+///
+/// The recovery runs before the state is created, not while the session state is locked to
+/// create it: it resolves paths, which reads the session state (the deny rules). Two first
+/// calls at once may both look for journals; each journal is claimed by one (`flock`).
 pub fn file_state(ctx: &ToolContext) -> Arc<FileState> {
-    ctx.state().get_or_insert_with(|| {
-        for note in journal::recover(ctx) {
-            tracing::warn!("{note}");
-        }
-        FileState::default()
-    })
+    if let Some(state) = ctx.state().existing::<FileState>() {
+        return state;
+    }
+    for note in journal::recover(ctx) {
+        tracing::warn!("{note}");
+    }
+    ctx.state().get_or_insert_with(FileState::default)
 }
 
 /// Resolves a path argument through `ctx`'s policy, with the root it lies in.
+///
+/// The session's `Read(...)` (for reading) or `Edit(...)` (for writing) deny rules are asked
+/// again about the resolved path: the call was admitted with the path as it resolved then,
+/// and a symlink swapped in since would otherwise lead the tool to a path they deny.
 pub fn target(ctx: &ToolContext, raw: &str, access: Access) -> Result<Target, ToolError> {
     let path = ctx.resolve_path(raw, access)?;
     let root = ctx.paths().root_of(&path).map(std::path::Path::to_owned);
@@ -349,6 +359,15 @@ pub fn target(ctx: &ToolContext, raw: &str, access: Access) -> Result<Target, To
         let workspace = ctx.workspace().display().to_string();
         return Err(PathError::Outside { shown: raw.to_owned(), root: workspace }.into());
     };
+    if let Some(book) = &ctx.state().get::<ReadRules>().0 {
+        let rule = match access {
+            Access::Read => book.read_denial(&path),
+            Access::Write => book.edit_denial(&path),
+        };
+        if let Some(rule) = rule {
+            return Err(ToolError::Denied(denial(ctx.tool_name(), Some(&path.display().to_string()), &rule)));
+        }
+    }
     Ok(Target { raw: raw.to_owned(), path, root })
 }
 

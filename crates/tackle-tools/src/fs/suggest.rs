@@ -14,7 +14,7 @@ const MIN_SIMILARITY: f64 = 0.75;
 /// the directory is listed beneath `root`, so a directory swapped for a link out lists nothing.
 pub fn did_you_mean(raw: &str, missing: &Path, root: &Path) -> Option<String> {
     let wanted = missing.file_name()?.to_string_lossy().to_lowercase();
-    let dir = Beneath::open(root).ok()?.open_at(missing.parent()?, DIR_READ, Links::InRoot).ok()?;
+    let dir = Beneath::open(root).ok()?.open_at(missing.parent()?, DIR_READ, Links::None).ok()?;
     let entries = rustix::fs::Dir::new(dir).ok()?;
     let best = entries
         .flatten()

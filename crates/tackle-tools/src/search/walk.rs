@@ -126,7 +126,7 @@ where
 {
     let failed = |err: std::io::Error| ToolError::Failed(format!("Ran into {err} while trying to read {}", target.raw));
     let root = &target.path;
-    let start = match beneath.open_at(root, DIR_READ, Links::InRoot) {
+    let start = match beneath.open_at(root, DIR_READ, Links::None) {
         Ok(fd) => fd,
         Err(OpenError::Io(err)) if err.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error()) => {
             let mut state = new_state();
