@@ -69,16 +69,17 @@ impl PermissionRequest<'_> {
         display.clone()
     }
 
-    /// The ways to allow this call that work today, for denial messages ("Allow it with …"):
-    /// the permission modes that would allow it and, where the command has the flag
-    /// (`tackle run`), `--yes`. Every denial message names its way out through this one
-    /// function, so the permission rules (`--allow`, `[permissions]`) join here, with
-    /// [`PermissionRequest::suggested_rule`], once they exist; until then no message points to
-    /// a rule.
+    /// The ways to allow this call, for denial messages ("Allow it with …"): a rule that
+    /// covers it (`--allow 'Bash(cargo test:*)'` or `[permissions] allow`), the permission
+    /// modes that would allow it and, where the command has the flag (`tackle run`), `--yes`.
+    /// Every denial message names its way out through this one function.
     pub fn ways_to_allow(&self, yes_flag: bool) -> String {
         let modes = if self.is_file_edit() { "accept-edits or bypass" } else { "bypass" };
         let yes = if yes_flag { ", or --yes" } else { "" };
-        format!("a permission mode (--permission-mode {modes}){yes}")
+        format!(
+            "a rule (--allow '{}', or [permissions] allow in tackle.toml), a permission mode (--permission-mode {modes}){yes}",
+            self.suggested_rule()
+        )
     }
 }
 
@@ -311,7 +312,7 @@ mod tests {
         };
         assert_eq!(
             message,
-            "bash needs permission, and mode dont-ask denies what is not allowed without asking. Allow it with a permission mode (--permission-mode bypass)."
+            "bash needs permission, and mode dont-ask denies what is not allowed without asking. Allow it with a rule (--allow 'Bash(git push:*)', or [permissions] allow in tackle.toml), a permission mode (--permission-mode bypass)."
         );
         let Decision::Deny { message } = ModePolicy::new(PermissionMode::Plan).decide(&request(&shell, &args, false))
         else {
@@ -333,12 +334,12 @@ mod tests {
         }
         assert_eq!(
             denial(&shell, &args).await,
-            "bash needs approval, but this run is non-interactive. Allow it with a permission mode (--permission-mode bypass), or --yes."
+            "bash needs approval, but this run is non-interactive. Allow it with a rule (--allow 'Bash(git push:*)', or [permissions] allow in tackle.toml), a permission mode (--permission-mode bypass), or --yes."
         );
         assert!(
             denial(&edit, &args)
                 .await
-                .ends_with("with a permission mode (--permission-mode accept-edits or bypass), or --yes.")
+                .ends_with("with a rule (--allow 'Edit', or [permissions] allow in tackle.toml), a permission mode (--permission-mode accept-edits or bypass), or --yes.")
         );
     }
 
