@@ -77,7 +77,7 @@ fn bench_str_replace(c: &mut Criterion) {
                     let output = prepared.run(ctx).await.unwrap();
                     assert!(!output.is_error);
                 }
-            })
+            });
         });
         if !durable {
             let executor = Executor::default();
@@ -97,7 +97,7 @@ fn bench_str_replace(c: &mut Criterion) {
                             .await;
                         assert!(!output.is_error, "{}", output.text_content());
                     }
-                })
+                });
             });
         }
     }
@@ -124,7 +124,7 @@ fn bench_json_set(c: &mut Criterion) {
                 let output = prepared.run(ctx).await.unwrap();
                 assert!(!output.is_error);
             }
-        })
+        });
     });
 }
 

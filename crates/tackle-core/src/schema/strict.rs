@@ -76,7 +76,7 @@ fn convert(node: &Value, path: &mut Vec<String>, json_text: &mut Vec<Vec<String>
     let is_object = types.iter().any(|t| t == "object");
     let is_array = types.iter().any(|t| t == "array");
     let free_form_object =
-        is_object && map.get("properties").is_none_or(|p| p.as_object().is_none_or(|p| p.is_empty()));
+        is_object && map.get("properties").is_none_or(|p| p.as_object().is_none_or(serde_json::Map::is_empty));
     let untyped = types.is_empty() && !map.contains_key("enum");
     if untyped || (free_form_object && !path.is_empty()) {
         json_text.push(path.clone());
