@@ -20,8 +20,11 @@ use crate::tool::BoxFuture;
 /// What the permission layer is asked about.
 #[derive(Debug, Clone, Copy)]
 pub struct PermissionRequest<'a> {
+    /// The id the model gave the call.
     pub call_id: &'a str,
+    /// The spec of the tool called.
     pub spec: &'a ToolSpec,
+    /// The call's arguments, decoded and validated against the tool's schema.
     pub args: &'a Value,
     /// The call only reads (`Tool::is_read_only` for this input).
     pub read_only: bool,
@@ -86,28 +89,39 @@ impl PermissionRequest<'_> {
 /// A tentative or final decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
+    /// The call may run.
     Allow,
     /// Needs approval. `from_rule` is true when an ask rule (not the mode) asked; a hook's
     /// allow cannot lift that (docs/reference/safety.md#order-of-evaluation).
     Ask {
+        /// Why it asks, passed to the approver.
         reason: String,
+        /// An ask rule asked (not the mode).
         from_rule: bool,
     },
+    /// The call is refused without asking.
     Deny {
+        /// What the model is told.
         message: String,
     },
 }
 
 /// Decides from the mode and rules, without asking anyone.
 pub trait PermissionPolicy: Send + Sync {
+    /// The decision for one call; `Ask` is then resolved by the [`Approver`].
     fn decide(&self, request: &PermissionRequest<'_>) -> Decision;
 }
 
 /// The answer of an approver.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
+    /// The call may run.
     Allow,
-    Deny { message: String },
+    /// The call is refused.
+    Deny {
+        /// What the model is told.
+        message: String,
+    },
 }
 
 /// Resolves calls that need approval.
@@ -196,10 +210,12 @@ impl std::fmt::Display for PermissionMode {
 /// The mode table of docs/reference/safety.md#permission-modes as a policy.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ModePolicy {
+    /// The mode whose row of the table decides.
     pub mode: PermissionMode,
 }
 
 impl ModePolicy {
+    /// The policy of `mode`.
     pub fn new(mode: PermissionMode) -> Self {
         ModePolicy { mode }
     }

@@ -38,6 +38,7 @@ const DESCRIBED: &[(&str, &str)] = &[
 /// A schema in the strict dialect, with the parameters that became JSON text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StrictSchema {
+    /// The transformed schema, to send to the provider.
     pub schema: Value,
     /// Paths (property names; `[]` for array items) of values advertised as JSON text.
     pub json_text_params: Vec<Vec<String>>,
