@@ -160,13 +160,13 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("steps");
     group.sample_size(20);
     group.bench_function("loop/20_steps", |b| {
-        b.iter_custom(|iters| (0..iters).map(|_| runtime.block_on(full_run(&server, dir.path())).0).sum())
+        b.iter_custom(|iters| (0..iters).map(|_| runtime.block_on(full_run(&server, dir.path())).0).sum());
     });
     group.bench_function("loop_own_time/20_steps", |b| {
-        b.iter_custom(|iters| (0..iters).map(|_| runtime.block_on(full_run(&server, dir.path())).1).sum())
+        b.iter_custom(|iters| (0..iters).map(|_| runtime.block_on(full_run(&server, dir.path())).1).sum());
     });
     group.bench_function("client/20_requests", |b| {
-        b.iter_custom(|iters| (0..iters).map(|_| runtime.block_on(client_only(&server, &tools))).sum())
+        b.iter_custom(|iters| (0..iters).map(|_| runtime.block_on(client_only(&server, &tools))).sum());
     });
     group.finish();
 }

@@ -132,7 +132,7 @@ impl TerminalApprover {
 
     /// The rules allowed for this session so far.
     pub fn session_rules(&self) -> Vec<SessionRule> {
-        self.rules.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.rules.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     fn question(request: &PermissionRequest<'_>, reason: &str, rule: &SessionRule) -> String {
@@ -180,7 +180,7 @@ impl Approver for TerminalApprover {
 
     fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, reason: &'a str) -> BoxFuture<'a, Approval> {
         Box::pin(async move {
-            if self.rules.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|r| r.covers(request)) {
+            if self.rules.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().any(|r| r.covers(request)) {
                 return Approval::Allow;
             }
             let rule = SessionRule::for_request(request);
@@ -189,7 +189,7 @@ impl Approver for TerminalApprover {
             match answer.as_deref().map(str::to_lowercase).as_deref() {
                 Some("y" | "yes") => Approval::Allow,
                 Some("a" | "always") => {
-                    self.rules.lock().unwrap_or_else(|p| p.into_inner()).push(rule);
+                    self.rules.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(rule);
                     Approval::Allow
                 }
                 Some("f") => {

@@ -385,7 +385,7 @@ async fn without_a_terminal_a_call_that_needs_approval_is_denied_naming_the_flag
     assert!(error);
     assert_eq!(
         text,
-        "notify needs approval, but this run is non-interactive. Allow it with a permission mode (--permission-mode bypass), or --yes."
+        "notify needs approval, but this run is non-interactive. Allow it with a rule (--allow 'notify', or [permissions] allow in tackle.toml), a permission mode (--permission-mode bypass), or --yes."
     );
     assert_eq!(ran.output("e1"), ("echo: y".into(), false));
     let decisions: Vec<(&str, &str)> = ran
@@ -413,8 +413,8 @@ async fn task_done_after_a_denied_call_is_reminded_once_then_accepted() {
     assert_eq!(
         reminder,
         "task_done refused: 1 call(s) in this run were denied permission, so the task may not be done:\n\
-         - notify x: notify needs approval, but this run is non-interactive. Allow it with a permission mode \
-         (--permission-mode bypass), or --yes.\nTry another way the permissions allow, or tell the user what you \
+         - notify x: notify needs approval, but this run is non-interactive. Allow it with a rule (--allow 'notify', or \
+         [permissions] allow in tackle.toml), a permission mode (--permission-mode bypass), or --yes.\nTry another way the permissions allow, or tell the user what you \
          could not do and why; then call task_done again."
     );
     assert_eq!(ran.output("d2"), ("Task done.".into(), false));

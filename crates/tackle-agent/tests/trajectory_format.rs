@@ -98,7 +98,7 @@ async fn the_writer_writes_the_run_as_version_0_1_0_did() {
     let written = std::fs::read_to_string(ran.workspace.path().join(".tackle/trajectories/run.jsonl")).unwrap();
     let mut now: Vec<String> = written.lines().map(normalized).collect();
     // Since 0.1.0: a `conversation` event before `session_end` (for `run --continue`), whose
-    // `seq` shifts the end's, and denial messages that name only what works today.
+    // `seq` shifts the end's, and denial messages that name a rule, the modes and --yes.
     let conversation = now.len() - 2;
     assert!(now[conversation].contains(r#""type":"conversation""#), "{}", now[conversation]);
     now.remove(conversation);
@@ -109,7 +109,7 @@ async fn the_writer_writes_the_run_as_version_0_1_0_did() {
         .map(|line| {
             normalized(&line.replace(
                 "Allow it with a rule (e.g. notify) or a permission mode (--permission-mode bypass).",
-                "Allow it with a permission mode (--permission-mode bypass), or --yes.",
+                "Allow it with a rule (--allow 'notify', or [permissions] allow in tackle.toml), a permission mode (--permission-mode bypass), or --yes.",
             ))
         })
         .collect();

@@ -21,7 +21,7 @@ fn benches(c: &mut Criterion) {
                 n += scanner.feed(chunk).len();
             }
             n + scanner.finish().len()
-        })
+        });
     });
     for format in CallFormat::ALL {
         group.bench_function(format!("{format}/whole"), |b| b.iter(|| parse(format, &text, &tools)));
@@ -34,7 +34,7 @@ fn benches(c: &mut Criterion) {
                 n += parser.feed(chunk).len();
             }
             n + parser.finish().len()
-        })
+        });
     });
     group.finish();
 }

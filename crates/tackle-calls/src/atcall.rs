@@ -277,7 +277,7 @@ impl AtCall {
                 "Invalid JSON in arguments for tool '{name}': {error}. Send the arguments as one JSON object."
             )),
             Err(JsonProblem::NotObject(kind)) => {
-                draft.errors.push(format!("Arguments for tool '{name}' must be a JSON object, got {kind}"))
+                draft.errors.push(format!("Arguments for tool '{name}' must be a JSON object, got {kind}"));
             }
         }
         draft

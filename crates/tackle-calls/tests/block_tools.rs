@@ -58,7 +58,7 @@ async fn run(format: CallFormat, reply: &str, ws: &Workspace) -> (Vec<ParsedCall
         outputs.push(executor.run(&ws.session, call.to_tool_call(), &CancellationToken::new()).await);
         calls.push(call);
     }
-    let texts: Vec<String> = outputs.iter().map(|o| o.text_content()).collect();
+    let texts: Vec<String> = outputs.iter().map(tackle_core::ToolOutput::text_content).collect();
     let results: Vec<CallResult<'_>> = calls
         .iter()
         .zip(&outputs)

@@ -270,7 +270,7 @@ fn classify<'a>(
         let value_field = if kind == "assignment_expression" { "right" } else { "value" };
         let value_kind = node.and_then(|n| n.child_by_field_name(value_field)).map_or("", |v| v.kind());
         let in_function = node.is_some_and(|n| {
-            std::iter::successors(n.parent(), |p| p.parent()).any(|a| FUNCTION_NODES.contains(&a.kind()))
+            std::iter::successors(n.parent(), tree_sitter::Node::parent).any(|a| FUNCTION_NODES.contains(&a.kind()))
         });
         let holder = matches!(kind, "variable_declarator" | "pair" | "assignment_expression");
         let interface_signature = kind == "method_signature" && matches!(parent_kind, "interface_body" | "object_type");

@@ -81,12 +81,12 @@ async fn denied_calls_are_counted_and_task_done_is_reminded_of_them() {
     assert_eq!(result["answer"], "I could not write a.txt: writing was denied.");
     assert!(result.get("error").is_none(), "{result}");
     assert!(!workspace.path().join("a.txt").exists());
-    // The reminder names the denied call and its reason, and no rule that does not exist.
+    // The reminder names the denied call, its reason and the rule that would allow it.
     assert!(server.requests()[1].body.to_string().contains("write_file needs permission"));
     let reminder = server.requests()[2].body.to_string();
     assert!(reminder.contains("task_done refused: 1 call(s) in this run were denied permission"), "{reminder}");
     assert!(reminder.contains("write_file a.txt") && reminder.contains("--permission-mode accept-edits"), "{reminder}");
-    assert!(!reminder.contains("rule such as") && !reminder.contains("Edit(a.txt)"), "{reminder}");
+    assert!(reminder.contains("--allow 'Edit(a.txt)'"), "{reminder}");
 
     // Plain output: the final line counts the denials.
     let server = FakeLlm::start(Script::new([

@@ -230,7 +230,7 @@ fn plus_and_minus_entries_adjust_the_default_tool_list() {
     let adjusted = list(&["--tools", "+apply_patch,-bash"]);
     let mut expected: Vec<String> = default.iter().filter(|name| *name != "bash").cloned().collect();
     expected.push("apply_patch".to_owned());
-    let mut sorted = adjusted.clone();
+    let mut sorted = adjusted;
     sorted.sort();
     expected.sort();
     assert_eq!(sorted, expected);

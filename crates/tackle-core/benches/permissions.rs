@@ -63,7 +63,7 @@ fn hook(c: &mut Criterion) {
         b.to_async(&runtime).iter(|| async {
             let call = HookCall { call_id: "c", session: &info, spec: &spec, args: &args };
             hooks.before_call(&call).await
-        })
+        });
     });
 }
 

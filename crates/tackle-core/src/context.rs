@@ -39,7 +39,7 @@ impl SessionState {
     /// ([`crate::Session::with_state`]).
     pub fn insert<T: Any + Send + Sync>(&self, value: T) -> Arc<T> {
         let value = Arc::new(value);
-        let mut items = self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut items = self.items.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         items.insert(TypeId::of::<T>(), Arc::clone(&value) as Arc<dyn Any + Send + Sync>);
         value
     }
@@ -47,7 +47,7 @@ impl SessionState {
     /// Puts an already shared `value` in as the session's `T` (something several sessions
     /// use, such as MCP connections).
     pub fn insert_shared<T: Any + Send + Sync>(&self, value: Arc<T>) {
-        let mut items = self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut items = self.items.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         items.insert(TypeId::of::<T>(), value as Arc<dyn Any + Send + Sync>);
     }
 
@@ -58,7 +58,7 @@ impl SessionState {
     }
 
     fn lock_resources(&self) -> std::sync::MutexGuard<'_, Resources> {
-        self.resources.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.resources.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The session's `T`, created with `init` on first use and then registered as a resource
@@ -66,7 +66,7 @@ impl SessionState {
     /// session has closed and `T` was not made before: a call that was still on its way then
     /// must not make something (a shell, a job) that nothing would close.
     pub fn resource_or_insert_with<T: SessionResource>(&self, init: impl FnOnce() -> T) -> Option<Arc<T>> {
-        let mut items = self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut items = self.items.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let key = TypeId::of::<T>();
         if let Some(item) = items.get(&key).and_then(|item| Arc::clone(item).downcast::<T>().ok()) {
             return Some(item);
@@ -98,7 +98,7 @@ impl SessionState {
 
     /// The session's `T`, created with `init` on first use.
     pub fn get_or_insert_with<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Arc<T> {
-        let mut items = self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut items = self.items.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let key = TypeId::of::<T>();
         if let Some(item) = items.get(&key).and_then(|item| Arc::clone(item).downcast::<T>().ok()) {
             return item;
@@ -110,7 +110,7 @@ impl SessionState {
 
     /// The session's `T`, if some tool created it.
     pub fn existing<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        let items = self.items.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let items = self.items.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         items.get(&TypeId::of::<T>()).and_then(|item| Arc::clone(item).downcast::<T>().ok())
     }
 }

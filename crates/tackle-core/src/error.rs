@@ -38,12 +38,19 @@ pub enum ToolError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
+    /// [`ToolError::InvalidInput`]: arguments the model can fix.
     InvalidInput,
+    /// [`ToolError::Denied`]: a rule, the path policy, a hook or the user refused the call.
     Denied,
+    /// [`ToolError::NotFound`]: the tool or something the call names does not exist.
     NotFound,
+    /// [`ToolError::Timeout`]: the call ran out of time.
     Timeout,
+    /// [`ToolError::Cancelled`]: the call was cancelled.
     Cancelled,
+    /// [`ToolError::Failed`]: the tool ran and failed.
     Failed,
+    /// [`ToolError::Internal`]: a bug or an environment problem.
     Internal,
 }
 

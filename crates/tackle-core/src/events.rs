@@ -26,11 +26,32 @@ pub struct Progress {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum ExecEvent {
     /// The call passed admission and is about to run.
-    Started { call_id: String, tool: String },
+    Started {
+        /// The id the model gave the call.
+        call_id: String,
+        /// The tool's name.
+        tool: String,
+    },
     /// The tool reported progress.
-    Progress { call_id: String, tool: String, progress: Progress },
+    Progress {
+        /// The id the model gave the call.
+        call_id: String,
+        /// The tool's name.
+        tool: String,
+        /// How far the call has got.
+        progress: Progress,
+    },
     /// The call produced its output.
-    Finished { call_id: String, tool: String, is_error: bool, duration_ms: u64 },
+    Finished {
+        /// The id the model gave the call.
+        call_id: String,
+        /// The tool's name.
+        tool: String,
+        /// The output is an error (the call failed, was denied, timed out or was cancelled).
+        is_error: bool,
+        /// Wall time from admission to the finished output, in milliseconds.
+        duration_ms: u64,
+    },
 }
 
 /// The sending side of a session's event stream.

@@ -11,6 +11,9 @@
 //! This crate knows no concrete tool: where it needs something concrete (the path policy, the
 //! session state of file tools, the shell) it defines a seam and the owner implements it.
 
+// The public API is a contract for embedders: every public item says what it is.
+#![deny(missing_docs)]
+
 pub mod call;
 pub mod changes;
 pub mod config;

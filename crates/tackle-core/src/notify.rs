@@ -15,17 +15,17 @@ pub struct Notifications {
 impl Notifications {
     /// Queues one notification (one line or short paragraph).
     pub fn push(&self, text: impl Into<String>) {
-        self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(text.into());
+        self.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(text.into());
     }
 
     /// Takes every queued notification, oldest first.
     pub fn drain(&self) -> Vec<String> {
-        std::mem::take(&mut *self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+        std::mem::take(&mut *self.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_empty()
+        self.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).is_empty()
     }
 }
 

@@ -11,9 +11,17 @@ use crate::error::ErrorKind;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentPart {
     /// Text the model reads.
-    Text { text: String },
+    Text {
+        /// The text.
+        text: String,
+    },
     /// An image (base64 data), for providers that accept images in tool results.
-    Image { mime_type: String, data: String },
+    Image {
+        /// The image's MIME type (`image/png`).
+        mime_type: String,
+        /// The image's bytes, base64-encoded.
+        data: String,
+    },
 }
 
 /// Facts about a call, each present when known (docs/reference/tools.md#outputs).

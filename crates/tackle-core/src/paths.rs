@@ -9,7 +9,9 @@ use crate::error::ToolError;
 /// What a path will be used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
+    /// The tool only reads the path.
     Read,
+    /// The tool creates, changes or removes what is at the path.
     Write,
 }
 

@@ -43,6 +43,7 @@ pub enum Loading {
 /// Whether a tool can be used on this machine.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Availability {
+    /// The tool can be used.
     #[default]
     Available,
     /// Unavailable, with the reason shown to the person (naming it in an allowlist is a
@@ -90,7 +91,9 @@ pub enum HintOn {
 /// different values is an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamAlias {
+    /// The other name (`nextThoughtNeeded`).
     pub alias: String,
+    /// The parameter's name in the schema (`next_thought_needed`).
     pub name: String,
 }
 
@@ -98,14 +101,18 @@ pub struct ParamAlias {
 /// `Edit(...)` rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathAccess {
+    /// The tool only reads the path.
     Read,
+    /// The tool creates, changes or removes what is at the path.
     Write,
 }
 
 /// A parameter that holds a file-system path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathParam {
+    /// The top-level parameter's name.
     pub name: String,
+    /// Whether the tool reads or writes the path it holds.
     pub access: PathAccess,
 }
 

@@ -52,7 +52,9 @@ pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
 /// An over-long text cut to its head and tail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cut<'a> {
+    /// The kept start of the text (at most `head_chars` characters).
     pub head: &'a str,
+    /// The kept end of the text (at most `tail_chars` characters).
     pub tail: &'a str,
     /// Characters left out between head and tail.
     pub omitted_chars: usize,

@@ -121,10 +121,10 @@ proptest! {
         let strict = strict_schema(&input);
         let problems = strict_violations(&strict.schema);
         prop_assert!(problems.is_empty(), "{problems:?}\ninput: {input}\noutput: {}", strict.schema);
-        let (clean, _) = sanitize(input.clone());
+        let (clean, _) = sanitize(input);
         prop_assert_eq!(optional_ones_are_nullable(&clean, &strict.schema, "$"), Ok(()));
         // Strict output is itself a fixed point of the transform.
-        prop_assert_eq!(strict_schema(&strict.schema).schema, strict.schema.clone());
+        prop_assert_eq!(strict_schema(&strict.schema).schema, strict.schema);
     }
 
     #[test]

@@ -96,7 +96,7 @@ fn tilde_expands_to_home_which_is_outside_unless_a_root() {
     // With home inside the workspace, ~ paths are fine.
     let policy = fx.policy.clone().with_home(Some(fx.ws.join("src")));
     assert_eq!(policy.check("~/main.rs", Access::Read).unwrap(), fx.ws.join("src/main.rs"));
-    let no_home = fx.policy.clone().with_home(None);
+    let no_home = fx.policy.with_home(None);
     let err = no_home.check("~/x", Access::Read).unwrap_err();
     assert!(matches!(err, PathError::NoHome { .. }), "{err}");
 }

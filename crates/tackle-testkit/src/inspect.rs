@@ -85,7 +85,7 @@ pub fn view(protocol: Protocol, body: &Value) -> View {
                                 last.text.push_str(&text);
                             }
                             _ => {
-                                view.messages.push(ViewMessage { role: "user".into(), text, ..ViewMessage::default() })
+                                view.messages.push(ViewMessage { role: "user".into(), text, ..ViewMessage::default() });
                             }
                         }
                     }
@@ -130,7 +130,7 @@ pub fn view(protocol: Protocol, body: &Value) -> View {
                 for block in &blocks {
                     match str_at(block, "/type") {
                         "tool_use" => {
-                            entry.calls.push((str_at(block, "/id").to_owned(), str_at(block, "/name").to_owned()))
+                            entry.calls.push((str_at(block, "/id").to_owned(), str_at(block, "/name").to_owned()));
                         }
                         "tool_result" => {
                             if seen_other {

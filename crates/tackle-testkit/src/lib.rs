@@ -80,7 +80,7 @@ impl Drop for FakeLlm {
 }
 
 fn lock(state: &Mutex<ServerState>) -> MutexGuard<'_, ServerState> {
-    state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl FakeLlm {

@@ -81,7 +81,7 @@ fn bench_str_replace(c: &mut Criterion) {
                     let output = prepared.run(ctx).await.unwrap();
                     assert!(!output.is_error);
                 }
-            })
+            });
         });
         if !durable {
             let executor = Executor::default();
@@ -101,7 +101,7 @@ fn bench_str_replace(c: &mut Criterion) {
                             .await;
                         assert!(!output.is_error, "{}", output.text_content());
                     }
-                })
+                });
             });
         }
     }
@@ -128,7 +128,7 @@ fn bench_json_set(c: &mut Criterion) {
                 let output = prepared.run(ctx).await.unwrap();
                 assert!(!output.is_error);
             }
-        })
+        });
     });
 }
 
@@ -173,7 +173,7 @@ fn bench_read_tools(c: &mut Criterion) {
                     let output = prepared.run(ctx).await.unwrap();
                     assert!(!output.is_error, "{}", output.text_content());
                 }
-            })
+            });
         });
     }
     group.finish();

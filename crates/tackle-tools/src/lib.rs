@@ -8,6 +8,21 @@ pub mod json_edit;
 pub mod search;
 pub mod shell;
 
+// The surface most users need: every built-in tool by its type, the settings a session is
+// given, and the registration. The modules stay public for the shared machinery.
+pub use control::{SequentialThinking, TaskDone};
+pub use fs::FsSettings;
+pub use fs::edit_file::EditFile;
+pub use fs::editor::Editor;
+pub use fs::patch::ApplyPatch;
+pub use fs::read_file::ReadFile;
+pub use fs::write_file::WriteFile;
+pub use gptme::{Append, Patch, Save};
+pub use json_edit::JsonEdit;
+pub use search::glob::Glob;
+pub use search::grep::Grep;
+pub use shell::{BackgroundRun, Bash, JobKill, JobOutput, ShellEnvironment, ShellSetup};
+
 use tackle_core::Registry;
 
 /// The toolsets of the built-ins (the allowlist's names; `all` names every built-in).

@@ -47,6 +47,9 @@
 //! # });
 //! ```
 
+// The front door is documented item by item: every public name here is part of the contract.
+#![deny(missing_docs)]
+
 pub mod agent;
 mod builder;
 mod check;

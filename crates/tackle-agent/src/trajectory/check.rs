@@ -145,7 +145,7 @@ mod tests {
             (lines(&[ev(0, "tool_call", json!({"call_id": "a"}))]), 1, "tool_call before session_start"),
             (lines(&[start.clone(), ev(1, "session_start", json!({}))]), 2, "a second session_start"),
             (
-                lines(&[start.clone(), ev(1, "session_end", end.clone()), ev(2, "error", json!({}))]),
+                lines(&[start.clone(), ev(1, "session_end", end), ev(2, "error", json!({}))]),
                 3,
                 "an event other than task follows session_end",
             ),
@@ -183,7 +183,7 @@ mod tests {
                 "this tool_output event does not match the trajectory format: missing field `call_id`",
             ),
             (
-                lines(&[start.clone(), ev(1, "session_end", json!({"status": "done"}))]),
+                lines(&[start, ev(1, "session_end", json!({"status": "done"}))]),
                 2,
                 "this session_end event does not match the trajectory format: unknown variant `done`",
             ),

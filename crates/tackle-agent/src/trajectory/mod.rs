@@ -133,7 +133,7 @@ impl Trajectory {
     /// Appends one event: `seq`, `t`, `type` and `agent_id` first, then the event's fields.
     /// A write failure is logged once and later events are dropped; the run goes on.
     pub fn record(&self, event: TrajectoryEvent) {
-        let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut inner = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         self.write(&mut inner, &event);
     }
 
@@ -142,7 +142,7 @@ impl Trajectory {
     /// `interrupted` with the steps, usage and time recorded so far. Events after this (the
     /// loop still winding down) are dropped, so the file stays valid.
     pub fn end_now(&self) {
-        let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut inner = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         for (call_id, step, called) in std::mem::take(&mut inner.ledger.open) {
             let mut cancelled = ToolOutput::error(CANCELLED);
             cancelled.call_id = call_id;

@@ -112,7 +112,7 @@ impl Within {
 
     /// The SQL condition on `f.path` (parameters `?{n}` and `?{n+1}`).
     fn sql(n: usize) -> String {
-        format!("(length(?{n}) = 0 OR substr(f.path, 1, length(?{n})) = ?{n})", n = n)
+        format!("(length(?{n}) = 0 OR substr(f.path, 1, length(?{n})) = ?{n})")
     }
 }
 

@@ -227,7 +227,9 @@ fn connect(db: &Path) -> Result<Connection, CkgError> {
     // through the indexer lock.
     conn.busy_timeout(Duration::from_secs(5))?;
     let pragmas = "PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;";
-    match conn.execute_batch(pragmas).and_then(|()| conn.pragma_update(None, "journal_mode", "WAL")) {
+    // WAL is switched on by `create`, under the indexer lock: two connections switching a new
+    // database at once can get SQLITE_BUSY without the busy wait (SQLite's deadlock rule).
+    match conn.execute_batch(pragmas) {
         Ok(()) => Ok(conn),
         // A file that is not a database at all: hand back the connection, the check finds it.
         Err(err) if is_corruption(&err) => Ok(conn),
@@ -235,7 +237,10 @@ fn connect(db: &Path) -> Result<Connection, CkgError> {
     }
 }
 
+/// Creates the schema in an empty database (the caller holds the indexer lock). WAL mode is
+/// kept in the file, so it is set once, here.
 fn create(conn: &Connection) -> Result<(), CkgError> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.execute_batch(&format!(
         "BEGIN IMMEDIATE; {SCHEMA} INSERT INTO meta(key, value) VALUES ('schema_version', '{}'); COMMIT;",
         version_stamp()

@@ -108,6 +108,7 @@ impl ConsentStore {
 /// What the person is asked when a workspace's settings need consent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrustRequest<'a> {
+    /// The workspace whose settings need consent.
     pub workspace: &'a Path,
     /// The settings files that changed since the last consent (empty: never consented).
     pub changed: Vec<String>,
@@ -121,7 +122,9 @@ pub type TrustPrompt<'a> = &'a (dyn Fn(&TrustRequest<'_>) -> bool + Send + Sync)
 /// What decides whether a workspace's settings are trusted in this run.
 #[derive(Clone, Copy)]
 pub struct TrustInputs<'a> {
+    /// The workspace whose settings are decided on.
     pub workspace: &'a Path,
+    /// The workspace's settings files as read now; their hash is what consent is bound to.
     pub snapshot: &'a SettingsSnapshot,
     /// What the consent is for ([`SETTINGS_SUBJECT`], or another scope such as MCP servers).
     pub subject: &'a str,
@@ -136,7 +139,9 @@ pub struct TrustInputs<'a> {
     pub explicit_hint: &'a str,
     /// The workspace's settings that need consent; with none, an unlisted workspace is not asked.
     pub wanted: &'a [String],
+    /// Where consent is remembered and recorded (none: nothing is remembered).
     pub store: Option<&'a ConsentStore>,
+    /// How to ask the person (none: no terminal, so the person is never asked).
     pub prompt: Option<TrustPrompt<'a>>,
 }
 
@@ -156,7 +161,9 @@ impl std::fmt::Debug for TrustInputs<'_> {
 /// Whether the workspace's settings are trusted, and the notices for the person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrustDecision {
+    /// The workspace's settings apply in this run.
     pub trusted: bool,
+    /// What to tell the person (why settings are ignored, how to consent, what was recorded).
     pub notices: Vec<String>,
 }
 

@@ -39,19 +39,53 @@ pub const TRUSTED_WORKSPACES: &str = "trusted_workspaces";
 /// A configuration file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The file exists but could not be read.
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error reading it.
+        source: std::io::Error,
+    },
+    /// The workspace's file is not something Tackle reads (not a regular file, too large).
     #[error("cannot use {path}: {why}")]
-    Unusable { path: PathBuf, why: String },
+    Unusable {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be used, as a clause (`it is not a regular file`).
+        why: String,
+    },
+    /// The file is not UTF-8 TOML.
     #[error("{path} is not valid TOML: {message}")]
-    Parse { path: PathBuf, message: String },
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
+    /// A section (or narrowing key) does not have the shape its owner expects.
     #[error("invalid [{section}] in {file}: {message}; fix or remove the key (docs/configuration.md)")]
-    Section { file: String, section: String, message: String },
+    Section {
+        /// The file as messages name it (its path, `tackle.toml`, or `the user config`).
+        file: String,
+        /// The section's name (`sandbox`).
+        section: String,
+        /// What is wrong, from the deserializer.
+        message: String,
+    },
+    /// A top-level name no part of Tackle reads (a misspelt section).
     #[error(
         "{file} has an unknown section or key `{key}`; Tackle reads {known} (docs/configuration.md), so fix \
          the name or remove it"
     )]
-    UnknownSection { file: String, key: String, known: String },
+    UnknownSection {
+        /// The file as messages name it (its path, `tackle.toml`, or `the user config`).
+        file: String,
+        /// The unknown name.
+        key: String,
+        /// The names Tackle reads, back-quoted and comma-separated.
+        known: String,
+    },
 }
 
 /// The loaded configuration layers.

@@ -34,7 +34,9 @@ pub enum FromWorkspace {
 /// One row of the table: a dotted key (`sandbox.mode`) or a whole section (`tools`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rule {
+    /// The dotted key or section name this row is about.
     pub key: &'static str,
+    /// Whether and when a workspace's `tackle.toml` may set it.
     pub from_workspace: FromWorkspace,
     /// Who reads it (for the reader of the table; `later` marks a section not built yet).
     pub owner: &'static str,

@@ -62,8 +62,7 @@ impl OutputBudget {
         let marker = budget_marker(cut.omitted_chars, cut.omitted_lines, spill_path.as_deref());
         let cut_text = cut.join(&marker);
         let images = output.content.drain(..).filter(|part| matches!(part, ContentPart::Image { .. }));
-        output.content =
-            std::iter::once(ContentPart::Text { text: cut_text }).chain(images.collect::<Vec<_>>()).collect();
+        output.content = std::iter::once(ContentPart::Text { text: cut_text }).chain(images).collect();
         output.meta.truncated = true;
         output.meta.spill_path = spill_path;
     }

@@ -55,8 +55,11 @@ const NOT_RUN_CANCELLED: &str = "Not executed: the run stopped (cancelled by the
 /// Settings of an executor.
 #[derive(Debug, Clone)]
 pub struct ExecutorConfig {
+    /// The deadline of a call whose tool sets none ([`DEFAULT_TIMEOUT`] unless configured).
     pub default_timeout: Duration,
+    /// How long a cancelled or timed-out call may still take to report its own output.
     pub abort_grace: Duration,
+    /// How outputs are cut to fit what the model is shown (tools that manage their own are spared).
     pub budget: OutputBudget,
 }
 

@@ -18,7 +18,9 @@ pub const MAX_HOOK_OUTPUT: usize = 64 * 1024;
 pub struct HookRun {
     /// The exit code; `None` when it was killed (timeout) or could not start.
     pub code: Option<i32>,
+    /// What it wrote to stdout (at most [`MAX_HOOK_OUTPUT`] bytes, lossily decoded as UTF-8).
     pub stdout: String,
+    /// What it wrote to stderr (at most [`MAX_HOOK_OUTPUT`] bytes, lossily decoded as UTF-8).
     pub stderr: String,
     /// It ran past its timeout and its process group was killed.
     pub timed_out: bool,

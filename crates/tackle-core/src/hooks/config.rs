@@ -23,12 +23,16 @@ pub const EVENTS: &[&str] =
 /// One configured hook command.
 #[derive(Debug, Clone)]
 pub struct HookEntry {
+    /// The event it runs on (one of [`EVENTS`]).
     pub event: String,
     /// The matcher as written (`""` and `"*"` match everything).
     pub matcher: String,
     /// The matcher as an anchored regex; `None` matches everything.
     pub regex: Option<Regex>,
+    /// The shell command, run as `sh -c COMMAND` in the workspace.
     pub command: String,
+    /// How long a run may take before its process group is killed ([`DEFAULT_HOOK_TIMEOUT`]
+    /// unless the entry sets `timeout` in seconds).
     pub timeout: Duration,
     /// A timeout or failure to start denies a PreToolUse call instead of warning.
     pub fail_closed: bool,

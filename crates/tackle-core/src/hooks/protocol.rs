@@ -158,7 +158,7 @@ impl CommandHooks {
                     match serde_json::from_str::<Value>(stdout) {
                         Ok(value) => self.read_json(event, &label, &value, &mut answer),
                         Err(err) => {
-                            (self.warn)(&format!("{label} printed output that is not valid JSON ({err}); ignored"))
+                            (self.warn)(&format!("{label} printed output that is not valid JSON ({err}); ignored"));
                         }
                     }
                 } else if !stdout.is_empty() && matches!(event, "UserPromptSubmit" | "SessionStart") {

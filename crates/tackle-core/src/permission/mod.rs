@@ -20,8 +20,11 @@ use crate::tool::BoxFuture;
 /// What the permission layer is asked about.
 #[derive(Debug, Clone, Copy)]
 pub struct PermissionRequest<'a> {
+    /// The id the model gave the call.
     pub call_id: &'a str,
+    /// The spec of the tool called.
     pub spec: &'a ToolSpec,
+    /// The call's arguments, decoded and validated against the tool's schema.
     pub args: &'a Value,
     /// The call only reads (`Tool::is_read_only` for this input).
     pub read_only: bool,
@@ -69,44 +72,56 @@ impl PermissionRequest<'_> {
         display.clone()
     }
 
-    /// The ways to allow this call that work today, for denial messages ("Allow it with …"):
-    /// the permission modes that would allow it and, where the command has the flag
-    /// (`tackle run`), `--yes`. Every denial message names its way out through this one
-    /// function, so the permission rules (`--allow`, `[permissions]`) join here, with
-    /// [`PermissionRequest::suggested_rule`], once they exist; until then no message points to
-    /// a rule.
+    /// The ways to allow this call, for denial messages ("Allow it with …"): a rule that
+    /// covers it (`--allow 'Bash(cargo test:*)'` or `[permissions] allow`), the permission
+    /// modes that would allow it and, where the command has the flag (`tackle run`), `--yes`.
+    /// Every denial message names its way out through this one function.
     pub fn ways_to_allow(&self, yes_flag: bool) -> String {
         let modes = if self.is_file_edit() { "accept-edits or bypass" } else { "bypass" };
         let yes = if yes_flag { ", or --yes" } else { "" };
-        format!("a permission mode (--permission-mode {modes}){yes}")
+        format!(
+            "a rule (--allow '{}', or [permissions] allow in tackle.toml), a permission mode (--permission-mode {modes}){yes}",
+            self.suggested_rule()
+        )
     }
 }
 
 /// A tentative or final decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
+    /// The call may run.
     Allow,
     /// Needs approval. `from_rule` is true when an ask rule (not the mode) asked; a hook's
     /// allow cannot lift that (docs/reference/safety.md#order-of-evaluation).
     Ask {
+        /// Why it asks, passed to the approver.
         reason: String,
+        /// An ask rule asked (not the mode).
         from_rule: bool,
     },
+    /// The call is refused without asking.
     Deny {
+        /// What the model is told.
         message: String,
     },
 }
 
 /// Decides from the mode and rules, without asking anyone.
 pub trait PermissionPolicy: Send + Sync {
+    /// The decision for one call; `Ask` is then resolved by the [`Approver`].
     fn decide(&self, request: &PermissionRequest<'_>) -> Decision;
 }
 
 /// The answer of an approver.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
+    /// The call may run.
     Allow,
-    Deny { message: String },
+    /// The call is refused.
+    Deny {
+        /// What the model is told.
+        message: String,
+    },
 }
 
 /// Resolves calls that need approval.
@@ -195,10 +210,12 @@ impl std::fmt::Display for PermissionMode {
 /// The mode table of docs/reference/safety.md#permission-modes as a policy.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ModePolicy {
+    /// The mode whose row of the table decides.
     pub mode: PermissionMode,
 }
 
 impl ModePolicy {
+    /// The policy of `mode`.
     pub fn new(mode: PermissionMode) -> Self {
         ModePolicy { mode }
     }
@@ -311,7 +328,7 @@ mod tests {
         };
         assert_eq!(
             message,
-            "bash needs permission, and mode dont-ask denies what is not allowed without asking. Allow it with a permission mode (--permission-mode bypass)."
+            "bash needs permission, and mode dont-ask denies what is not allowed without asking. Allow it with a rule (--allow 'Bash(git push:*)', or [permissions] allow in tackle.toml), a permission mode (--permission-mode bypass)."
         );
         let Decision::Deny { message } = ModePolicy::new(PermissionMode::Plan).decide(&request(&shell, &args, false))
         else {
@@ -333,12 +350,12 @@ mod tests {
         }
         assert_eq!(
             denial(&shell, &args).await,
-            "bash needs approval, but this run is non-interactive. Allow it with a permission mode (--permission-mode bypass), or --yes."
+            "bash needs approval, but this run is non-interactive. Allow it with a rule (--allow 'Bash(git push:*)', or [permissions] allow in tackle.toml), a permission mode (--permission-mode bypass), or --yes."
         );
         assert!(
             denial(&edit, &args)
                 .await
-                .ends_with("with a permission mode (--permission-mode accept-edits or bypass), or --yes.")
+                .ends_with("with a rule (--allow 'Edit', or [permissions] allow in tackle.toml), a permission mode (--permission-mode accept-edits or bypass), or --yes.")
         );
     }
 

@@ -22,7 +22,9 @@ pub struct RuleBase {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid permission rule '{rule}': {why}")]
 pub struct RuleError {
+    /// The rule as written.
     pub rule: String,
+    /// What is wrong with it and how to write it instead.
     pub why: String,
 }
 
@@ -70,7 +72,9 @@ pub enum Specifier {
 pub struct Rule {
     /// The rule as written.
     pub text: String,
+    /// The tools it names (the part before the parentheses).
     pub class: ToolClass,
+    /// What it matches in a call of those tools (the part inside the parentheses).
     pub specifier: Specifier,
 }
 

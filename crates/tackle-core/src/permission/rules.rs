@@ -16,8 +16,11 @@ use crate::spec::PathAccess;
 /// Which list a rule is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RuleKind {
+    /// A matching call is refused, whatever else matches.
     Deny,
+    /// A matching call needs approval, even where the mode or an allow rule would allow it.
     Ask,
+    /// A call whose every part matches an allow rule (or only reads) runs without asking.
     Allow,
 }
 
@@ -35,7 +38,9 @@ impl RuleKind {
 /// A rule with its list and where it came from.
 #[derive(Debug, Clone)]
 pub struct SourcedRule {
+    /// The list it is in.
     pub kind: RuleKind,
+    /// The parsed rule.
     pub rule: Rule,
     /// Where it came from, for people: a file (`tackle.toml`), a flag (`--deny`), `session`.
     pub source: Arc<str>,
@@ -116,11 +121,23 @@ pub struct Verdict {
 #[derive(Debug, Clone)]
 pub enum Outcome {
     /// A deny rule matched `subject` (a sub-command or a path), when the rule has a specifier.
-    Deny { rule: SourcedRule, subject: Option<String> },
+    Deny {
+        /// The deny rule.
+        rule: SourcedRule,
+        /// The part of the call it matched (a sub-command or a path); `None` for a rule
+        /// without a specifier.
+        subject: Option<String>,
+    },
     /// An ask rule matched.
-    Ask { rule: SourcedRule },
+    Ask {
+        /// The ask rule.
+        rule: SourcedRule,
+    },
     /// Every part is allowed: by these rules, or by only reading.
-    Allow { rules: Vec<SourcedRule> },
+    Allow {
+        /// The allow rules that covered the parts (empty when the call only reads).
+        rules: Vec<SourcedRule>,
+    },
     /// No rule decides; the mode does.
     Mode,
 }
@@ -320,8 +337,11 @@ fn allows_command(rule: &Rule, command: &SubCommand) -> bool {
 /// The permission policy of a session: the rules, then the mode.
 #[derive(Debug, Clone)]
 pub struct RulePolicy {
+    /// The session's rules, shared with whoever adds rules while it runs.
     pub book: Arc<RuleBook>,
+    /// The permission mode that decides when no rule does.
     pub mode: PermissionMode,
+    /// The workspace root, against which the call's relative paths are resolved.
     pub workspace: PathBuf,
 }
 

@@ -39,10 +39,13 @@ pub struct SourceError {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionsSection {
+    /// Allow rules, as written (`Bash(cargo test:*)`).
     #[serde(default)]
     pub allow: Vec<String>,
+    /// Ask rules, as written.
     #[serde(default)]
     pub ask: Vec<String>,
+    /// Deny rules, as written.
     #[serde(default)]
     pub deny: Vec<String>,
 }
@@ -50,8 +53,11 @@ pub struct PermissionsSection {
 /// The rules given on the command line (or by an embedder).
 #[derive(Debug, Clone, Default)]
 pub struct RuleFlags {
+    /// Allow rules (`--allow RULE`), as written.
     pub allow: Vec<String>,
+    /// Ask rules (`--ask RULE`), as written.
     pub ask: Vec<String>,
+    /// Deny rules (`--deny RULE`), as written.
     pub deny: Vec<String>,
 }
 
@@ -66,6 +72,7 @@ pub struct CompatSection {
 /// Everything the sources gave.
 #[derive(Debug, Default)]
 pub struct LoadedRules {
+    /// Every rule that counts, each with its source.
     pub book: RuleBook,
     /// One-line notices for the person (allow rules ignored without consent).
     pub notices: Vec<String>,
@@ -228,6 +235,7 @@ fn add(book: &RuleBook, kind: RuleKind, text: &str, base: &RuleBase, source: &st
 /// workspace path: a command in the workspace cannot write them.
 #[derive(Debug, Clone)]
 pub struct ProjectRules {
+    /// The store's file ([`PROJECT_RULES_FILE`] in the user config dir).
     pub path: PathBuf,
 }
 

@@ -11,6 +11,7 @@ use crate::spec::Availability;
 /// The tools one session gets, in registry order, with notices for the person.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selection {
+    /// The wire names of the selected tools, in registry order.
     pub names: Vec<String>,
     /// Unavailable tools that were named, and globs that matched nothing.
     pub warnings: Vec<String>,
@@ -19,15 +20,24 @@ pub struct Selection {
 /// An allowlist that names something that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AllowlistError {
+    /// An entry that is no tool, alias, toolset or hint.
     #[error("unknown tool or toolset '{entry}' in the tool list{}", suggestion_text(.suggestion, .toolsets))]
     Unknown {
+        /// The entry as written.
         entry: String,
+        /// The closest known name, when one is close enough to be a likely misspelling.
         suggestion: Option<String>,
         /// The toolsets the registry knows, for the message.
         toolsets: Vec<String>,
     },
+    /// An entry with glob characters that is not a valid glob.
     #[error("invalid glob '{entry}' in the tool list: {message}")]
-    InvalidGlob { entry: String, message: String },
+    InvalidGlob {
+        /// The entry as written.
+        entry: String,
+        /// The glob parser's message.
+        message: String,
+    },
 }
 
 fn suggestion_text(suggestion: &Option<String>, toolsets: &[String]) -> String {

@@ -11,7 +11,9 @@ use crate::tool::DynTool;
 
 /// One tool instance in a session, with its lazily compiled validator.
 pub struct ToolHandle {
+    /// The tool instance that runs calls.
     pub tool: Arc<dyn DynTool>,
+    /// Where the tool came from (built in, an MCP server, the embedder).
     pub source: ToolSource,
     validator: OnceLock<Arc<CompiledSchema>>,
 }

@@ -52,7 +52,7 @@ fn unwrap_doc_lines(node: &mut Value) {
                             .join("\n\n");
                     }
                     Value::Object(_) | Value::Array(_) if key != "enum" && key != "default" && key != "examples" => {
-                        unwrap_doc_lines(value)
+                        unwrap_doc_lines(value);
                     }
                     _ => {}
                 }

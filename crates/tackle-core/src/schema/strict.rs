@@ -38,6 +38,7 @@ const DESCRIBED: &[(&str, &str)] = &[
 /// A schema in the strict dialect, with the parameters that became JSON text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StrictSchema {
+    /// The transformed schema, to send to the provider.
     pub schema: Value,
     /// Paths (property names; `[]` for array items) of values advertised as JSON text.
     pub json_text_params: Vec<Vec<String>>,
@@ -76,7 +77,7 @@ fn convert(node: &Value, path: &mut Vec<String>, json_text: &mut Vec<Vec<String>
     let is_object = types.iter().any(|t| t == "object");
     let is_array = types.iter().any(|t| t == "array");
     let free_form_object =
-        is_object && map.get("properties").is_none_or(|p| p.as_object().is_none_or(|p| p.is_empty()));
+        is_object && map.get("properties").is_none_or(|p| p.as_object().is_none_or(serde_json::Map::is_empty));
     let untyped = types.is_empty() && !map.contains_key("enum");
     if untyped || (free_form_object && !path.is_empty()) {
         json_text.push(path.clone());

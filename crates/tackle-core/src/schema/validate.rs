@@ -103,7 +103,7 @@ fn describe(path: &str, kind: &ValidationErrorKind, fallback: &str) -> String {
         ValidationErrorKind::Type { kind } => {
             let names: Vec<&str> = match kind {
                 TypeKind::Single(t) => vec![t.as_str()],
-                TypeKind::Multiple(set) => set.iter().map(|t| t.as_str()).collect(),
+                TypeKind::Multiple(set) => set.iter().map(jsonschema::JsonType::as_str).collect(),
             };
             format!("{path} should be {}", names.join(" or "))
         }

@@ -357,7 +357,7 @@ impl Connection {
     }
 
     fn recent_failures(&self) -> usize {
-        let mut failures = self.failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = Instant::now();
         failures.retain(|at| now.duration_since(*at) < FAILURE_WINDOW);
         failures.len()
@@ -366,7 +366,7 @@ impl Connection {
     /// Counts a failure; the slot the connection goes to.
     fn record_failure(&self, reason: String) -> Slot {
         let now = Instant::now();
-        self.failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(now);
+        self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(now);
         if self.recent_failures() >= MAX_FAILURES {
             tracing::warn!(server = %self.config.name, "the MCP server failed {MAX_FAILURES} times; giving up: {reason}");
             Slot::Failed(reason)

@@ -67,7 +67,7 @@ pub fn servers(
             Ok(Some(server)) => servers.push(server),
             Ok(None) => {}
             Err(err) => {
-                notices.push(format!("MCP server '{name}' from {} was not started: {err}", candidate.origin.label()))
+                notices.push(format!("MCP server '{name}' from {} was not started: {err}", candidate.origin.label()));
             }
         }
     }
@@ -159,7 +159,7 @@ impl McpHub {
                 Err(reason) => {
                     notices.push(format!("MCP server '{}' was left out: {reason}", connection.name()));
                     connection.shutdown().await;
-                    left_out.push((connection.name().to_owned(), reason.to_string()));
+                    left_out.push((connection.name().to_owned(), reason.clone()));
                 }
             }
         }
@@ -352,7 +352,7 @@ pub async fn close_session(session: &Session) {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn loading(defer: Defer, total: usize, threshold: usize) -> Loading {

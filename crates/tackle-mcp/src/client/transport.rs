@@ -42,7 +42,7 @@ impl TaskTap {
         let Some(tools) = message.get("result").and_then(|r| r.get("tools")).and_then(Value::as_array) else {
             return;
         };
-        let mut required = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut required = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         for tool in tools {
             let task_only = tool.pointer("/execution/taskSupport").and_then(Value::as_str) == Some("required");
             if let (true, Some(name)) = (task_only, tool.get("name").and_then(Value::as_str)) {
@@ -53,7 +53,7 @@ impl TaskTap {
 
     /// Whether `tool` can only be called as an MCP task (not supported in v1).
     pub fn requires_tasks(&self, tool: &str) -> bool {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).contains(tool)
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(tool)
     }
 }
 

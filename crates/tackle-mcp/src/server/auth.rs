@@ -51,7 +51,7 @@ impl AuthToken {
 
     /// `401` unless `headers` carry `Authorization: Bearer` and this token.
     pub fn refusal(&self, headers: &HeaderMap) -> Option<Response> {
-        let presented = headers.get(header::AUTHORIZATION).map(|value| value.as_bytes()).and_then(|value| {
+        let presented = headers.get(header::AUTHORIZATION).map(http::HeaderValue::as_bytes).and_then(|value| {
             let (scheme, rest) = value.split_at_checked(7)?;
             scheme.eq_ignore_ascii_case(b"bearer ").then(|| rest.trim_ascii())
         });

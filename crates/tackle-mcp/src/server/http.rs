@@ -332,7 +332,7 @@ fn unsupported_version(request: &Request) -> Option<Response> {
     let shown = String::from_utf8_lossy(value.as_bytes()).into_owned();
     let body = format!(
         "Bad Request: Unsupported MCP-Protocol-Version: {shown} (supported: {})",
-        SUPPORTED_VERSIONS.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")
+        SUPPORTED_VERSIONS.iter().map(rmcp::model::ProtocolVersion::as_str).collect::<Vec<_>>().join(", ")
     );
     Some((StatusCode::BAD_REQUEST, body).into_response())
 }

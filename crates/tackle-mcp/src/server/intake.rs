@@ -76,7 +76,7 @@ impl InFlight {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Reserves `id` for a request about to be handed on (the HTTP layer does this before

@@ -35,7 +35,7 @@ pub struct Shared {
 impl Shared {
     /// `mine`, or the equal list already shared (then `mine` is dropped).
     pub fn share(&self, mine: Vec<Tool>) -> Arc<[Tool]> {
-        let mut last = self.last.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match &*last {
             Some(shared) if **shared == *mine => Arc::clone(shared),
             _ => {

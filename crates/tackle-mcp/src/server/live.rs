@@ -87,14 +87,14 @@ pub struct Tracker {
 
 impl Tracker {
     fn add(&self, live: &Arc<LiveSession>) {
-        let mut sessions = self.sessions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut sessions = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         sessions.retain(|weak| weak.strong_count() > 0);
         sessions.push(Arc::downgrade(live));
     }
 
     /// The sessions still alive.
     pub fn live(&self) -> Vec<Arc<LiveSession>> {
-        let sessions = self.sessions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let sessions = self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         sessions.iter().filter_map(Weak::upgrade).collect()
     }
 

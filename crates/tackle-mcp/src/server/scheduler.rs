@@ -60,7 +60,7 @@ impl Scheduler {
     }
 
     fn lock(&self) -> MutexGuard<'_, Line> {
-        self.line.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.line.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Whether the call at `place` may run now.

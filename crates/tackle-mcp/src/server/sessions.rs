@@ -73,7 +73,7 @@ impl Sessions {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<SessionId, Entry>> {
-        self.table.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.table.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The number of sessions alive.

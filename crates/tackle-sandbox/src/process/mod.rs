@@ -398,7 +398,7 @@ mod tests {
             Some("[sandbox: network access is off; see [sandbox] in tackle.toml]")
         );
         // With the network on, such a refusal is not the sandbox's.
-        let open = Sandbox { policy: SandboxPolicy { network: true, ..sandbox.policy.clone() }, ..sandbox.clone() };
+        let open = Sandbox { policy: SandboxPolicy { network: true, ..sandbox.policy.clone() }, ..sandbox };
         assert_eq!(open.hint(refused), None);
         let none = Sandbox::none(SandboxPolicy::new("/ws"), "test");
         assert_eq!(none.hint("Read-only file system"), None);

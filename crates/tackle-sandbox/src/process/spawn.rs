@@ -24,7 +24,7 @@ type Job = Box<dyn FnOnce() + Send>;
 fn spawner() -> io::Result<mpsc::Sender<Job>> {
     static SPAWNER: OnceLock<Mutex<Option<mpsc::Sender<Job>>>> = OnceLock::new();
     let slot = SPAWNER.get_or_init(|| Mutex::new(None));
-    let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut slot = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(sender) = slot.as_ref() {
         return Ok(sender.clone());
     }

@@ -202,7 +202,7 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
     }
     match mode {
         OutputMode::FilesWithMatches => {
-            results.sort_by(|a, b| b.modified.cmp(&a.modified).then_with(|| a.path.cmp(&b.path)))
+            results.sort_by(|a, b| b.modified.cmp(&a.modified).then_with(|| a.path.cmp(&b.path)));
         }
         _ => results.sort_by(|a, b| a.path.cmp(&b.path)),
     }

@@ -93,7 +93,7 @@ where
     let state = State { items: Vec::new(), pending: 0, waiting: 0, quit: false };
     let queue = Queue { state: Mutex::new(state), changed: Condvar::new() };
     queue.push(first);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS);
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(MAX_THREADS);
     let worker = || {
         let mut state = new_state();
         let mut found = Vec::new();

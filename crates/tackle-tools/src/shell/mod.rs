@@ -167,7 +167,7 @@ impl ShellState {
             return Err("the session has ended".into());
         }
         let shell = ShellProcess::start(&self.env, &self.workspace, self.spill.clone()).await?;
-        *self.shell_sessions.lock().unwrap_or_else(|p| p.into_inner()) = Some(shell.sessions().clone());
+        *self.shell_sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(shell.sessions().clone());
         Ok(shell)
     }
 
@@ -226,7 +226,7 @@ impl ShellState {
     /// shell's lock (a second Ctrl-C: Tackle exits right after). No shell or job starts after.
     pub fn kill_now(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        if let Some(sessions) = self.shell_sessions.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        if let Some(sessions) = self.shell_sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
             sessions.kill_now();
         }
         self.jobs.kill_all_now();
@@ -238,7 +238,7 @@ impl ShellState {
     /// Kills the shell and every job (the end of the session).
     async fn shutdown(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        let sessions = self.shell_sessions.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let sessions = self.shell_sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
         let jobs = self.jobs.kill_all(self.env.kill_grace);
         let shell = async {
             match self.shell.try_lock() {

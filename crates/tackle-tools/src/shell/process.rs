@@ -212,7 +212,7 @@ impl ShellProcess {
                         use std::os::unix::process::ExitStatusExt as _;
                         s.code().or_else(|| s.signal().map(|sig| 128 + sig))
                     });
-                    *exit.lock().unwrap_or_else(|p| p.into_inner()) = Some(code);
+                    *exit.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(code);
                     events.notify_waiters();
                 }
             }),
@@ -358,7 +358,7 @@ impl ShellProcess {
     }
 
     fn exited(&self) -> Option<Option<i32>> {
-        *self.exit.lock().unwrap_or_else(|p| p.into_inner())
+        *self.exit.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn collect_done(&mut self) -> CallResult {

@@ -49,7 +49,7 @@ impl ProtectedChanges {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(ProtectedChange, Option<FileState>)>> {
-        self.record.lock().unwrap_or_else(|p| p.into_inner())
+        self.record.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

@@ -196,7 +196,7 @@ pub type SharedStream = Arc<Mutex<StreamState>>;
 
 /// Locks a stream, ignoring poisoning (the state stays consistent between feeds).
 pub fn lock(stream: &SharedStream) -> std::sync::MutexGuard<'_, StreamState> {
-    stream.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    stream.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Reads `pipe` until it closes, feeding `stream` and waking `events` when a sentinel

@@ -28,9 +28,8 @@ pub fn load_text(target: &Target) -> Result<(Metadata, String), ToolError> {
             "The path {shown} is a directory and only the `view` command can be used on directories"
         )),
         LoadError::TooLarge { size } => ToolError::Failed(format!(
-            "{shown} is {} bytes; the file edit tools handle files up to 64 MiB. Use bash (sed, or a script) to \
-             edit it.",
-            size
+            "{shown} is {size} bytes; the file edit tools handle files up to 64 MiB. Use bash (sed, or a script) to \
+             edit it."
         )),
         LoadError::Refused(err) => err,
         LoadError::Io(err) => ToolError::Failed(format!("Ran into {err} while trying to read {shown}")),

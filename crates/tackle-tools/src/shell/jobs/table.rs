@@ -120,7 +120,7 @@ impl Job {
     /// The output since the previous read (or from the start), fitted to `budget` characters
     /// by the caller; the job log is its spill file.
     pub fn read_new(&self, from_start: bool, memory: usize) -> std::io::Result<Option<Captured>> {
-        let mut offset = self.read_offset.lock().unwrap_or_else(|p| p.into_inner());
+        let mut offset = self.read_offset.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut file = std::fs::File::open(&self.log_path)?;
         let end = file.metadata()?.len();
         let start = if from_start { 0 } else { (*offset).min(end) };
@@ -203,7 +203,7 @@ impl JobTable {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Job>>> {
-        self.jobs.lock().unwrap_or_else(|p| p.into_inner())
+        self.jobs.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Starts a job.
