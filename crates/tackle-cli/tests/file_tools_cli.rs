@@ -70,6 +70,12 @@ fn tools_call_refuses_escapes_before_running_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("is inside a protected directory (.git/)"));
     assert!(!ws.join(".git").exists());
+    // A path named inside a patch is refused before anything is written: exit 2 too.
+    let patch = "*** Begin Patch\n*** Add File: ok.txt\n+x\n*** Add File: ../evil.txt\n+x\n*** End Patch";
+    let out = call(&ws, "apply_patch", json!({"input": patch}));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).starts_with("tackle: apply_patch failed; no files were changed.\n../evil.txt: Path"));
+    assert!(!ws.join("ok.txt").exists() && !dir.path().join("evil.txt").exists());
     let out = tackle(&ws)
         .args(["tools", "call", "read_file", "--json", r#"{"file_path": "../secret.txt"}"#])
         .output()
@@ -224,4 +230,71 @@ fn file_tools_sit_in_the_documented_toolsets() {
     assert_eq!(flags("edit_file"), (false, false, json!(["Edit"])));
     assert_eq!(flags("str_replace_based_edit_tool"), (false, false, json!([])));
     assert_eq!(flags("json_edit_tool"), (false, false, json!([])));
+}
+
+/// A multi-file `apply_patch` killed (SIGKILL) while it renames: the next session completes
+/// it, so every file ends patched or none. The kill lands at once after the first file
+/// changed; a try that lands before or after the renames is retried (bounded), and every try
+/// must end consistent.
+#[test]
+fn a_patch_killed_between_renames_is_completed_by_the_next_session() {
+    const FILES: usize = 100;
+    let (_dir, ws) = workspace();
+    let name = |i: usize| format!("f{i:03}.txt");
+    let mut patch = String::from("*** Begin Patch\n");
+    for i in 0..FILES {
+        patch.push_str(&format!("*** Update File: {}\n@@\n-old {i}\n+new {i}\n", name(i)));
+    }
+    patch.push_str("*** End Patch\n");
+    let count_new =
+        || (0..FILES).filter(|&i| std::fs::read_to_string(ws.join(name(i))).unwrap().starts_with("new")).count();
+    let started = std::time::Instant::now();
+    let mut landed = 0;
+    let mut tries = 0;
+    while landed == 0 && started.elapsed() < std::time::Duration::from_secs(10) {
+        tries += 1;
+        for i in 0..FILES {
+            std::fs::write(ws.join(name(i)), format!("old {i}\n")).unwrap();
+        }
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tackle"))
+            .args(["tools", "call", "apply_patch", "-"])
+            .current_dir(&ws)
+            .env("TACKLE_CONFIG_DIR", ws.join(".no-user-config"))
+            .env_remove("TACKLE_TRUST_WORKSPACE")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let args = json!({"input": patch}).to_string();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), args.as_bytes()).unwrap();
+        // Kill as soon as the first file is renamed.
+        while child.try_wait().unwrap().is_none()
+            && !std::fs::read_to_string(ws.join(name(0))).unwrap().starts_with("new")
+        {}
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let patched = count_new();
+        if patched > 0 && patched < FILES {
+            landed += 1;
+        }
+        // The next session (any file tool) completes or cleans up what the killed one left.
+        let out = call(&ws, "read_file", json!({"file_path": name(FILES - 1)}));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let after = count_new();
+        assert!(
+            after == 0 || after == FILES,
+            "try {tries}: {patched} patched at the kill, {after} after the next session"
+        );
+        assert!(patched == 0 || after == FILES, "try {tries}: a started patch must be completed");
+        let stray: Vec<String> = std::fs::read_dir(&ws)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(stray.is_empty(), "try {tries}: staged files left: {stray:?}");
+        let journal = ws.join(".tackle/journal");
+        assert!(!journal.exists() || std::fs::read_dir(&journal).unwrap().next().is_none(), "try {tries}");
+    }
+    assert!(landed > 0, "no kill landed between two renames in {tries} tries");
 }

@@ -109,6 +109,13 @@ fn tools_call_runs_a_tool_and_maps_exit_codes() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8(out.stderr).unwrap().contains("Invalid JSON in arguments for tool 'sequentialthinking'"));
 
+    // `command` is required unless `restart` is true: checked before the tool runs.
+    let out = tackle().args(["tools", "call", "bash", "{}"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // (After the line that names the sandbox in force.)
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().last(), Some("tackle: No command provided for the bash tool"), "{stderr}");
+
     let out =
         tackle().args(["tools", "call", "sequentialthinking", "{\"thought\": \"x\"}", "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -12,7 +12,9 @@ pub enum ToolError {
     /// The arguments are wrong in a way the model can fix.
     #[error("{0}")]
     InvalidInput(String),
-    /// A permission rule, the path policy, a hook or the user refused the call.
+    /// A permission rule, the path policy, a hook or the user refused the call. A tool
+    /// returns it only before it changed anything: the executor then marks the output
+    /// rejected, as a refusal at admission.
     #[error("{0}")]
     Denied(String),
     /// The tool, or something the call names (a file, a job), does not exist.

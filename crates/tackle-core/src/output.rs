@@ -45,8 +45,9 @@ pub struct OutputMeta {
     /// The kind of error, for error outputs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<ErrorKind>,
-    /// True when the executor refused the call before the tool ran (unknown tool, invalid
-    /// arguments, denial). The command line maps this to exit code 2.
+    /// True when the call was refused before it ran (unknown tool, invalid arguments, a
+    /// denial at admission, or a path-policy refusal the tool met before it changed
+    /// anything). The command line maps this to exit code 2.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rejected: bool,
 }

@@ -23,6 +23,12 @@ pub trait PathPolicy: Send + Sync {
 
     /// The primary workspace root.
     fn workspace(&self) -> &Path;
+
+    /// The root holding `resolved` (a path this policy resolved), which opens of it must not
+    /// leave. The default knows only the workspace.
+    fn root_of(&self, resolved: &Path) -> Option<&Path> {
+        resolved.starts_with(self.workspace()).then(|| self.workspace())
+    }
 }
 
 /// The policy of a session built without one: it refuses every path, so a tool that needs

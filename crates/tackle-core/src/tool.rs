@@ -47,6 +47,13 @@ pub trait Tool: Send + Sync + 'static {
         false
     }
 
+    /// Checks of the arguments that the schema cannot express (a parameter required unless
+    /// another is set). Run at admission, with the schema's checks, so a failure is a call
+    /// refused before it ran (`meta.rejected`; `tools call` exits 2).
+    fn validate(&self, _input: &Self::Input) -> Result<(), ToolError> {
+        Ok(())
+    }
+
     /// The deadline the executor enforces for this call; `None` means the executor's default.
     /// A tool with its own timeout parameter returns that plus its own clean-up margin, and
     /// reports its own timeout message before the executor's deadline fires.
@@ -175,6 +182,7 @@ impl<T: Tool> DynTool for TypedTool<T> {
                 ToolError::InvalidInput(format!("Invalid parameters for tool '{}': {problem}", self.spec.name))
             })?,
         };
+        self.tool.validate(&input)?;
         let read_only = self.spec.annotations.read_only || self.tool.is_read_only(&input);
         let concurrency_safe = self.spec.concurrency_safe || self.tool.is_concurrency_safe(&input);
         let timeout = self.tool.timeout(&input);

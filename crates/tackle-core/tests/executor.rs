@@ -182,6 +182,39 @@ impl Tool for Failing {
     }
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+struct GuardedInput {
+    /// Required unless `skip` is true.
+    path: Option<String>,
+    skip: Option<bool>,
+}
+
+/// Needs `path` unless `skip` (a rule the schema cannot say), and refuses the path `secret`
+/// as the path policy would, from inside the call.
+struct Guarded;
+
+impl Tool for Guarded {
+    type Input = GuardedInput;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("guarded", "Checks its own arguments.")
+    }
+
+    fn validate(&self, input: &GuardedInput) -> Result<(), ToolError> {
+        match (&input.path, input.skip) {
+            (None, None | Some(false)) => Err(ToolError::InvalidInput("No path provided for the guarded tool".into())),
+            _ => Ok(()),
+        }
+    }
+
+    async fn call(&self, input: GuardedInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        match input.path.as_deref() {
+            Some("secret") => Err(ToolError::Denied("secret is outside the workspace".into())),
+            _ => Ok(ToolOutput::text("ran")),
+        }
+    }
+}
+
 struct Fixture {
     session: Session,
     executor: Executor,
@@ -209,6 +242,7 @@ fn fixture(config: ExecutorConfig) -> Fixture {
     registry.register(&["default"], || Panicker);
     registry.register(&["default"], || Big);
     registry.register(&["default"], || Failing);
+    registry.register(&["default"], || Guarded);
     let selection = registry.select("default", "default").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let session = Session::new(SessionConfig::new(dir.path()), registry.instantiate(&selection));
@@ -277,7 +311,7 @@ async fn every_bad_input_gets_one_clear_error_and_the_executor_keeps_serving() {
         (
             run(&fx, "no_such_tool", json!({})).await,
             ErrorKind::NotFound,
-            "Tool 'no_such_tool' not found. Available tools: echo_text, sleep_safe, sleep_unsafe, explode, big_output, fail_always",
+            "Tool 'no_such_tool' not found. Available tools: echo_text, sleep_safe, sleep_unsafe, explode, big_output, fail_always, guarded",
         ),
     ];
     for (output, kind, text) in &cases {
@@ -339,6 +373,23 @@ async fn a_tool_error_is_not_a_rejection() {
     assert!(output.is_error && !output.meta.rejected);
     assert_eq!(output.meta.error_kind, Some(ErrorKind::Failed));
     assert_eq!(output.text_content(), "it failed; try again later");
+}
+
+#[tokio::test]
+async fn a_tools_own_argument_check_and_its_policy_refusal_are_rejections() {
+    let fx = fixture(ExecutorConfig::default());
+    assert_rejected(
+        &run(&fx, "guarded", json!({})).await,
+        ErrorKind::InvalidInput,
+        "No path provided for the guarded tool",
+    );
+    let refused = run(&fx, "guarded", json!({"skip": false})).await;
+    assert_rejected(&refused, ErrorKind::InvalidInput, "No path provided for the guarded tool");
+    assert_eq!(run(&fx, "guarded", json!({"skip": true})).await.text_content(), "ran");
+    let refused = run(&fx, "guarded", json!({"path": "secret"})).await;
+    assert_rejected(&refused, ErrorKind::Denied, "secret is outside the workspace");
+    let ran = run(&fx, "guarded", json!({"path": "ok"})).await;
+    assert!(!ran.is_error && !ran.meta.rejected, "{ran:?}");
 }
 
 #[tokio::test]

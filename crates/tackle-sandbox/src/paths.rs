@@ -261,6 +261,10 @@ impl PathPolicy for WorkspacePolicy {
     fn workspace(&self) -> &Path {
         &self.workspace
     }
+
+    fn root_of(&self, resolved: &Path) -> Option<&Path> {
+        WorkspacePolicy::root_of(self, resolved).map(|root| root.path.as_path())
+    }
 }
 
 /// `path` with `.` removed and `..` applied lexically (never above `/`). `path` is absolute.

@@ -286,6 +286,12 @@ fn extra_roots_and_read_only_roots() {
     fx.policy.add_root(&fx.ws.join("src"), true).unwrap();
     assert!(fx.policy.check("src/main.rs", Access::Write).is_ok());
     assert!(fx.policy.add_root(&fx.ws.join("missing"), true).is_err());
+    // The root a resolved path is opened beneath: the deepest one holding it.
+    let policy: &dyn PathPolicy = &fx.policy;
+    assert_eq!(policy.root_of(&fx.ws.join("src/main.rs")), Some(fx.ws.join("src").as_path()));
+    assert_eq!(policy.root_of(&fx.ws.join("README")), Some(fx.ws.as_path()));
+    assert_eq!(policy.root_of(&secret), Some(fx.outside.as_path()));
+    assert_eq!(policy.root_of(Path::new("/etc/passwd")), None);
 }
 
 fn config(user: &str, workspace: &str, trusted: bool) -> Config {

@@ -3,6 +3,10 @@
 //! `json_edit_tool set` on a 1 MB JSON file (≤ 10 ms). Each iteration is a real edit: the
 //! replacement alternates between two values, so the file changes every time.
 //!
+//! The read tools are measured too, since every path they open goes through the path policy
+//! and a beneath-the-root open: `read_file` of 2,000 lines of that file, and `grep` and
+//! `glob` over a tree of 2,000 files (8 MB) in 100 directories.
+//!
 //! "direct" calls the tool as the peers' numbers were measured (their own tool code, no
 //! agent loop); "executor" adds Tackle's whole call pipeline (decode, validate, path policy,
 //! schedule, budget).
@@ -128,5 +132,52 @@ fn bench_json_set(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench_str_replace, bench_json_set);
+/// 2,000 files of about 4 KiB in 100 directories, half of them `.rs`; one in 50 holds `NEEDLE`.
+fn search_tree(root: &Path) {
+    for i in 0..2_000 {
+        let dir = root.join(format!("dir{:03}", i % 100));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut text = String::new();
+        for line in 0..64 {
+            text.push_str(&format!("fn item_{i}_{line}(x: u64) -> u64 {{ x.wrapping_mul({line}) + {i} }} // pad\n"));
+        }
+        if i % 50 == 0 {
+            text.push_str("const NEEDLE: &str = \"found\";\n");
+        }
+        let ext = if i % 2 == 0 { "rs" } else { "txt" };
+        std::fs::write(dir.join(format!("file{i:04}.{ext}")), text).unwrap();
+    }
+}
+
+fn bench_read_tools(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("big.rs"), source_file()).unwrap();
+    search_tree(&root.join("tree"));
+    let session = session(&root, false);
+    let mut group = c.benchmark_group("read_tools");
+    let calls = [
+        ("read_file_2000_lines", "read_file", json!({"file_path": "big.rs", "offset": 1, "limit": 2000})),
+        ("grep_files_2000", "grep", json!({"pattern": "NEEDLE", "path": "tree"})),
+        ("grep_content_2000", "grep", json!({"pattern": "item_7_6[0-3]", "path": "tree", "output_mode": "content"})),
+        ("glob_2000", "glob", json!({"pattern": "**/*.rs", "path": "tree"})),
+    ];
+    for (name, tool_name, call) in calls {
+        let tool = Arc::clone(&session.tools().resolve(tool_name).unwrap().tool);
+        group.bench_function(name, |b| {
+            b.to_async(&runtime).iter(|| {
+                let prepared = tool.prepare(&call).unwrap();
+                let ctx = session.context("bench", tool_name, CancellationToken::new());
+                async move {
+                    let output = prepared.run(ctx).await.unwrap();
+                    assert!(!output.is_error, "{}", output.text_content());
+                }
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_str_replace, bench_json_set, bench_read_tools);
 criterion_main!(benches);

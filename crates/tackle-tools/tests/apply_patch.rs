@@ -219,7 +219,9 @@ async fn a_write_that_fails_partway_restores_the_files_already_written() {
     std::process::Command::new("chattr").arg("-i").arg(ws.path("locked")).status().unwrap();
     assert!(err.starts_with("apply_patch failed; no files were changed.\nlocked/new.txt: "), "{err}");
     assert_eq!(ws.read("a.txt"), "a\n");
-    assert_eq!(ws.names_in(""), ["a.txt", "locked"]);
+    // Nothing was renamed: staging failed first. The journal is gone.
+    assert_eq!(ws.names_in(""), [".tackle", "a.txt", "locked"]);
+    assert_eq!(ws.names_in(".tackle/journal"), Vec::<String>::new());
     assert_eq!(ws.names_in("locked"), Vec::<String>::new());
 }
 

@@ -89,6 +89,18 @@ async fn the_files_indentation_ending_and_final_newline_are_kept() {
     args["pretty_print"] = json!(false);
     ws.ok(TOOL, args).await;
     assert_eq!(ws.read("f.json"), "{\"z\":1,\"a\":3,\"m\":\"new\"}\r\n");
+    // A one-line file stays on one line, in its own spacing, unless indentation is asked for.
+    ws.write("f.json", "{\"a\":1}");
+    ws.ok(TOOL, op("set", Some("$.a"), Some(json!({"b": [1, 2]})))).await;
+    assert_eq!(ws.read("f.json"), "{\"a\":{\"b\":[1,2]}}");
+    ws.write("f.json", "{\"a\": 1, \"b\": 2}\n");
+    ws.ok(TOOL, op("remove", Some("$.a"), None)).await;
+    ws.ok(TOOL, op("add", Some("$.c"), Some(json!([true, null])))).await;
+    assert_eq!(ws.read("f.json"), "{\"b\": 2, \"c\": [true, null]}\n");
+    let mut args = op("set", Some("$.b"), Some(json!(3)));
+    args["pretty_print"] = json!(true);
+    ws.ok(TOOL, args).await;
+    assert_eq!(ws.read("f.json"), "{\n  \"b\": 3,\n  \"c\": [\n    true,\n    null\n  ]\n}\n");
 }
 
 #[tokio::test]
@@ -145,10 +157,7 @@ async fn remove_deletes_every_match_from_the_end() {
         "Successfully removed 3 element(s) at JSONPath '$.items[?@ > 2]'"
     );
     ws.ok(TOOL, op("remove", Some("$.keep.b"), None)).await;
-    assert_eq!(
-        ws.read("f.json"),
-        "{\n  \"items\": [\n    1,\n    2\n  ],\n  \"keep\": {\n    \"a\": 1,\n    \"c\": 3\n  }\n}"
-    );
+    assert_eq!(ws.read("f.json"), "{\"items\": [1, 2], \"keep\": {\"a\": 1, \"c\": 3}}");
     assert_eq!(ws.err(TOOL, op("remove", Some("$"), None)).await, "Cannot remove the document root");
     assert_eq!(ws.err(TOOL, op("remove", Some("$.gone"), None)).await, "No matches found for JSONPath: $.gone");
 }
@@ -215,7 +224,7 @@ async fn edits_are_undoable_and_bom_is_kept() {
     let ws = Ws::new();
     ws.write("f.json", "\u{feff}{\"a\": 1}\n");
     ws.ok(TOOL, op("set", Some("$.a"), Some(json!(2)))).await;
-    assert_eq!(ws.read("f.json"), "\u{feff}{\n  \"a\": 2\n}\n");
+    assert_eq!(ws.read("f.json"), "\u{feff}{\"a\": 2}\n");
     ws.ok("str_replace_based_edit_tool", json!({"command": "undo_edit", "path": "f.json"})).await;
     assert_eq!(ws.read("f.json"), "\u{feff}{\"a\": 1}\n");
 }

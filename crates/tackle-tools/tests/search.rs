@@ -231,6 +231,87 @@ async fn glob_lists_the_same_files_as_rg_files() {
     assert_eq!(ws.ok("glob", json!({"pattern": absolute})).await, "src/app.py");
 }
 
+/// A tree where the kinds of ignore file disagree, a nested repository, a linked worktree
+/// and hidden files a rule brings back: Tackle reads the ignore files itself (never through
+/// the walker), and must still decide exactly as `rg` does.
+fn precedence_corpus() -> Ws {
+    let ws = Ws::new();
+    let git = |dir: &Path, args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
+            .arg(dir)
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&ws.root, &["init", "-q"]);
+    ws.write(".gitignore", "*.log\n*.tmp\n");
+    ws.write(".git/info/exclude", "*.excluded\n");
+    // .rgignore beats .ignore beats .gitignore beats info/exclude, whatever the depth.
+    ws.write(".rgignore", "!rg-kept.log\nby-rg.txt\n");
+    ws.write(".ignore", "!ignore-kept.tmp\n!.shown\n");
+    ws.write("sub/.ignore", "!by-rg.txt\n");
+    ws.write("sub/.gitignore", "!*.excluded\n");
+    for name in ["a.log", "rg-kept.log", "a.tmp", "ignore-kept.tmp", "a.excluded", "by-rg.txt", ".shown", ".dot.rs"] {
+        ws.write(name, "needle\n");
+    }
+    for name in ["by-rg.txt", "b.excluded", "b.log", "plain.rs"] {
+        ws.write(&format!("sub/{name}"), "needle\n");
+    }
+    // A nested repository: the outer .gitignore and exclude stop at its root; .ignore does not.
+    git(&ws.root, &["init", "-q", "nested"]);
+    ws.write("nested/.gitignore", "*.rs\n");
+    for name in ["inner.log", "inner.rs", "inner.excluded", "ignore-kept.tmp", "by-rg.txt"] {
+        ws.write(&format!("nested/{name}"), "needle\n");
+    }
+    // A linked worktree: its `.git` is a file, and the main repository's info/exclude applies.
+    git(&ws.root, &["init", "-q", "main"]);
+    ws.write("main/.git/info/exclude", "*.wt-excluded\n");
+    git(&ws.path("main"), &["commit", "-q", "--allow-empty", "-m", "first"]);
+    git(&ws.path("main"), &["worktree", "add", "-q", "../wt"]);
+    for name in ["a.wt-excluded", "a.txt"] {
+        ws.write(&format!("wt/{name}"), "needle\n");
+    }
+    ws
+}
+
+#[tokio::test]
+async fn ignore_files_decide_as_in_rg() {
+    let ws = precedence_corpus();
+    let everything = strings(&ws.call("glob", json!({"pattern": "**/*"})).await.structured.unwrap()["filenames"]);
+    let expected = set(rg(&ws.root, &["--files"]));
+    assert_eq!(set(everything), expected);
+    // The corpus really exercises each rule.
+    for listed in ["rg-kept.log", "ignore-kept.tmp", ".shown", "sub/b.excluded", "nested/inner.log", "wt/a.txt"] {
+        assert!(expected.contains(listed), "{listed}: {expected:?}");
+    }
+    for left_out in
+        ["a.log", "a.tmp", "a.excluded", "by-rg.txt", "sub/by-rg.txt", "nested/inner.rs", "wt/a.wt-excluded"]
+    {
+        assert!(!expected.contains(left_out), "{left_out}: {expected:?}");
+    }
+    let cases: &[(&[&str], Value)] = &[
+        (&["-l", "needle"], json!({"pattern": "needle"})),
+        (&["-l", "-g", "*.log", "needle"], json!({"pattern": "needle", "glob": "*.log"})),
+        (&["-l", "-g", ".dot.rs", "needle"], json!({"pattern": "needle", "glob": ".dot.rs"})),
+        (&["-l", "-t", "rust", "needle"], json!({"pattern": "needle", "type": "rust"})),
+        (&["-l", "needle", "sub"], json!({"pattern": "needle", "path": "sub"})),
+        (&["-l", "needle", "nested"], json!({"pattern": "needle", "path": "nested"})),
+        (&["-l", "needle", "wt"], json!({"pattern": "needle", "path": "wt"})),
+    ];
+    for (rg_args, args) in cases {
+        let mut args = args.clone();
+        args["head_limit"] = json!(0);
+        let ours = grep(&ws, args.clone()).await;
+        assert_eq!(set(strings(&ours["filenames"])), set(rg(&ws.root, rg_args)), "{args}");
+    }
+    // view of a directory leaves out the same files (and every hidden one).
+    let view = ws.ok("str_replace_based_edit_tool", json!({"command": "view", "path": "sub"})).await;
+    let listed: Vec<&str> = view.lines().skip(1).collect();
+    assert_eq!(listed, ["b.excluded", "plain.rs"]);
+}
+
 #[tokio::test]
 async fn glob_sorts_newest_first_caps_and_reports() {
     let ws = Ws::new();

@@ -384,10 +384,15 @@ impl Executor {
             }
         };
 
+        // A refusal by the path policy inside the tool (a path found in the arguments, such
+        // as a patch's file names) comes before the tool changed anything: it is a call
+        // refused before it ran, like one refused at admission.
+        let refused = matches!(result, Err(ToolError::Denied(_)));
         let mut output = match result {
             Ok(output) => output,
             Err(error) => error.into_output(tool),
         };
+        output.meta.rejected |= refused;
         output.call_id = call_id;
         output.meta.coerced = coerced;
         // The spill file keeps the raw text; the model's text loses its escape sequences.

@@ -85,12 +85,23 @@ impl RuleBook {
     /// The first deny rule with a `Read(...)` specifier that covers `path` (absolute), if any:
     /// such a path is hidden from every reading tool.
     pub fn read_denial(&self, path: &Path) -> Option<SourcedRule> {
+        self.path_denial(&ToolClass::Read, path)
+    }
+
+    /// The first deny rule with an `Edit(...)` specifier that covers `path` (absolute), if
+    /// any. The file tools ask again with the path they resolved themselves, so a symlink
+    /// swapped in after the call was admitted cannot lead a write to a denied path.
+    pub fn edit_denial(&self, path: &Path) -> Option<SourcedRule> {
+        self.path_denial(&ToolClass::Edit, path)
+    }
+
+    fn path_denial(&self, class: &ToolClass, path: &Path) -> Option<SourcedRule> {
         let rules = self.rules.read().ok()?;
         rules
             .iter()
             .find(|r| {
                 r.kind == RuleKind::Deny
-                    && r.rule.class == ToolClass::Read
+                    && r.rule.class == *class
                     && matches!(&r.rule.specifier, Specifier::Path(set) if set.is_match(path))
             })
             .cloned()

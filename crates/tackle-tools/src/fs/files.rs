@@ -5,22 +5,30 @@
 //! ```ignore
 //! let files = Files::new(ctx);
 //! let target = files.target("src/lib.rs", Access::Write)?;
-//! let old = read_existing(&target.path)?;            // bytes + metadata, if it exists
+//! let old = read_existing(&target)?;                 // opened beneath its root: bytes + metadata
 //! // … check freshness, compute the new content …
 //! files.write(&target, new_bytes, before)?;           // atomic write, history, ledger
 //! ```
 
-use std::fs::Metadata;
+use std::ffi::OsStr;
+use std::fs::{File, Metadata};
+use std::io::Read as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use rustix::fs::OFlags;
+
 use tackle_core::changes;
 use tackle_core::config::{Config, ConfigError};
+use tackle_core::permission::rules::{ReadRules, denial};
 use tackle_core::tools_config::ToolsConfig;
 use tackle_core::{Access, ToolContext, ToolError};
+use tackle_sandbox::PathError;
 
-use crate::fs::atomic::{WriteError, WriteOptions, remove_atomic, write_atomic};
+use crate::fs::atomic::{Staged, WriteError, WriteOptions, remove_atomic, stage, temp_name_for};
+use crate::fs::beneath::{self, Beneath, Links, OpenError};
 use crate::fs::history::{Before, EditHistory};
+use crate::fs::journal;
 use crate::fs::ledger::{FileStamp, Freshness, ReadLedger};
 
 /// The largest file the edit tools load whole (the history cap, docs/reference/tools.md#session-state).
@@ -64,6 +72,20 @@ pub struct Target {
     pub raw: String,
     /// Resolved: absolute, symlinks resolved, inside a root.
     pub path: PathBuf,
+    /// The root `path` lies in: every open of `path` stays beneath it ([`crate::fs::beneath`]).
+    pub root: PathBuf,
+}
+
+impl Target {
+    /// Opens this path's root, to open the path beneath it.
+    pub fn beneath(&self) -> std::io::Result<Beneath> {
+        Beneath::open(&self.root)
+    }
+
+    /// The refusal of an open that would have left the root: the path policy's own message.
+    pub fn escaped(&self) -> ToolError {
+        PathError::Outside { shown: self.raw.clone(), root: self.root.display().to_string() }.into()
+    }
 }
 
 /// A file read whole, with its metadata.
@@ -97,7 +119,7 @@ pub fn mode_of(meta: &Metadata) -> u32 {
     meta.permissions().mode() & 0o7777
 }
 
-/// Why a file could not be loaded for editing.
+/// Why a file could not be opened or loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("the file does not exist")]
@@ -106,24 +128,74 @@ pub enum LoadError {
     Directory,
     #[error("the file is {size} bytes, over the {MAX_EDIT_BYTES}-byte limit")]
     TooLarge { size: u64 },
+    /// Refused with the path policy's message: the open would have left the root (a symlink
+    /// swapped in after the check), or the path is a FIFO, socket or device
+    /// (`{path} is not a regular file`, `Reading {path} is blocked (device path).`).
+    #[error("{0}")]
+    Refused(ToolError),
     #[error("{0}")]
     Io(std::io::Error),
 }
 
-/// Loads the file at a resolved path whole, for an edit (at most [`MAX_EDIT_BYTES`]).
-pub fn read_existing(path: &std::path::Path) -> Result<Existing, LoadError> {
-    let meta = match std::fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::NotFound),
-        Err(err) => return Err(LoadError::Io(err)),
-    };
-    if meta.is_dir() {
-        return Err(LoadError::Directory);
+impl LoadError {
+    fn of_open(target: &Target, err: OpenError) -> LoadError {
+        match err {
+            OpenError::Escaped => LoadError::Refused(target.escaped()),
+            OpenError::Io(err) if err.kind() == std::io::ErrorKind::NotFound => LoadError::NotFound,
+            OpenError::Io(err) => LoadError::Io(err),
+        }
     }
+}
+
+/// Opens `target` for reading, beneath its root, and checks what was opened: a regular file
+/// is returned with its metadata; a directory, FIFO, socket or device is refused before
+/// anything is read (the open does not block: [`beneath::READ`]).
+pub fn open_read(target: &Target) -> Result<(File, Metadata), LoadError> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let beneath = target.beneath().map_err(LoadError::Io)?;
+    let fd =
+        beneath.open_at(&target.path, beneath::READ, Links::None).map_err(|err| LoadError::of_open(target, err))?;
+    let file = File::from(fd);
+    let meta = file.metadata().map_err(LoadError::Io)?;
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return Ok((file, meta));
+    }
+    let shown = target.raw.clone();
+    Err(match () {
+        () if kind.is_dir() => LoadError::Directory,
+        () if kind.is_char_device() || kind.is_block_device() => {
+            LoadError::Refused(PathError::DeviceRead { shown }.into())
+        }
+        () => LoadError::Refused(PathError::NotRegular { shown }.into()),
+    })
+}
+
+/// What is at `target` (its own metadata, beneath its root), or `None` when nothing is.
+pub fn stat(target: &Target) -> Result<Option<Metadata>, LoadError> {
+    let beneath = target.beneath().map_err(LoadError::Io)?;
+    match beneath.open_at(&target.path, OFlags::PATH, Links::None) {
+        Ok(fd) => File::from(fd).metadata().map(Some).map_err(LoadError::Io),
+        Err(err) => match LoadError::of_open(target, err) {
+            LoadError::NotFound => Ok(None),
+            other => Err(other),
+        },
+    }
+}
+
+/// Loads the file at `target` whole, for an edit (at most [`MAX_EDIT_BYTES`]), opened as
+/// [`open_read`] opens it.
+pub fn read_existing(target: &Target) -> Result<Existing, LoadError> {
+    let (mut file, meta) = open_read(target)?;
     if meta.len() > MAX_EDIT_BYTES {
         return Err(LoadError::TooLarge { size: meta.len() });
     }
-    let bytes = std::fs::read(path).map_err(LoadError::Io)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // The file may grow after the `fstat`: never read past the limit.
+    (&mut file).take(MAX_EDIT_BYTES + 1).read_to_end(&mut bytes).map_err(LoadError::Io)?;
+    if bytes.len() as u64 > MAX_EDIT_BYTES {
+        return Err(LoadError::TooLarge { size: bytes.len() as u64 });
+    }
     Ok(Existing { meta, bytes })
 }
 
@@ -144,7 +216,7 @@ impl<'a> Files<'a> {
     /// The handle for `ctx`'s session.
     pub fn new(ctx: &'a ToolContext) -> Self {
         let settings = ctx.state().existing::<FsSettings>().map(|s| *s).unwrap_or_default();
-        Files { ctx, state: ctx.state().get::<FileState>(), settings }
+        Files { ctx, state: file_state(ctx), settings }
     }
 
     /// The call's context.
@@ -164,7 +236,7 @@ impl<'a> Files<'a> {
 
     /// Resolves a path argument through the policy.
     pub fn target(&self, raw: &str, access: Access) -> Result<Target, ToolError> {
-        Ok(Target { raw: raw.to_owned(), path: self.ctx.resolve_path(raw, access)? })
+        target(self.ctx, raw, access)
     }
 
     /// Records that the session has seen `bytes` of `target` (a view or a read).
@@ -200,25 +272,45 @@ impl<'a> Files<'a> {
     }
 
     /// Writes `contents` to `target` atomically, without recording it (for multi-file
-    /// operations that record their edits only once all of them succeeded).
-    pub fn put(&self, target: &Target, contents: &[u8]) -> Result<FileStamp, WriteError> {
-        self.put_parts(target, &[contents])
+    /// operations that record their edits only once all of them succeeded). With `mode`, the
+    /// file gets those permission bits (else it keeps its own).
+    pub fn put(&self, target: &Target, contents: &[u8], mode: Option<u32>) -> Result<FileStamp, WriteError> {
+        let staged = self.stage(target, &temp_name_for(&target.path), &[contents], mode)?;
+        self.commit(target, staged, &[contents])
     }
 
-    /// Every write of every file tool passes here (and every removal through [`Files::delete`]),
-    /// so the announcement to the session's change listeners (the code index) is never forgotten.
     fn put_parts(&self, target: &Target, parts: &[&[u8]]) -> Result<FileStamp, WriteError> {
+        let staged = self.stage(target, &temp_name_for(&target.path), parts, None)?;
+        self.commit(target, staged, parts)
+    }
+
+    /// Writes `parts` to the temporary file `temp` (a [`temp_name_for`] name) next to
+    /// `target`, without putting it in place yet (see [`Files::commit`]).
+    pub fn stage(
+        &self,
+        target: &Target,
+        temp: &OsStr,
+        parts: &[&[u8]],
+        mode: Option<u32>,
+    ) -> Result<Staged, WriteError> {
+        stage(&target.root, &target.path, temp, parts, self.options(), mode)
+    }
+
+    /// Puts a staged content (`parts`, for the ledger stamp) in place of `target`, after the
+    /// policy's re-check; does not record the edit. Every write of every file tool passes
+    /// here (and every removal through [`Files::delete`]), so the announcement to the
+    /// session's change listeners (the code index) is never forgotten.
+    pub fn commit(&self, target: &Target, staged: Staged, parts: &[&[u8]]) -> Result<FileStamp, WriteError> {
         let recheck = || self.ctx.resolve_path(&target.raw, Access::Write);
-        write_atomic(&target.path, parts, self.options(), &recheck)?;
+        let meta = staged.commit(self.options(), &recheck)?;
         changes::announce(self.ctx.state(), &target.path);
-        let meta = std::fs::metadata(&target.path)?;
         Ok(FileStamp::of_parts(&meta, parts))
     }
 
     /// Removes `target`, without recording it.
     pub fn delete(&self, target: &Target) -> Result<(), WriteError> {
         let recheck = || self.ctx.resolve_path(&target.raw, Access::Write);
-        remove_atomic(&target.path, self.options(), &recheck)?;
+        remove_atomic(&target.root, &target.path, self.options(), &recheck)?;
         changes::announce(self.ctx.state(), &target.path);
         Ok(())
     }
@@ -236,6 +328,47 @@ impl<'a> Files<'a> {
     fn options(&self) -> WriteOptions {
         WriteOptions { durable: self.settings.durable_writes }
     }
+}
+
+/// The session's file state. Creating it (the first file tool call of a session) completes
+/// what a killed multi-file write left behind ([`journal::recover`]); what was done is
+/// logged as a warning for the person.
+///
+/// The recovery runs before the state is created, not while the session state is locked to
+/// create it: it resolves paths, which reads the session state (the deny rules). Two first
+/// calls at once may both look for journals; each journal is claimed by one (`flock`).
+pub fn file_state(ctx: &ToolContext) -> Arc<FileState> {
+    if let Some(state) = ctx.state().existing::<FileState>() {
+        return state;
+    }
+    for note in journal::recover(ctx) {
+        tracing::warn!("{note}");
+    }
+    ctx.state().get_or_insert_with(FileState::default)
+}
+
+/// Resolves a path argument through `ctx`'s policy, with the root it lies in.
+///
+/// The session's `Read(...)` (for reading) or `Edit(...)` (for writing) deny rules are asked
+/// again about the resolved path: the call was admitted with the path as it resolved then,
+/// and a symlink swapped in since would otherwise lead the tool to a path they deny.
+pub fn target(ctx: &ToolContext, raw: &str, access: Access) -> Result<Target, ToolError> {
+    let path = ctx.resolve_path(raw, access)?;
+    let root = ctx.paths().root_of(&path).map(std::path::Path::to_owned);
+    let Some(root) = root else {
+        let workspace = ctx.workspace().display().to_string();
+        return Err(PathError::Outside { shown: raw.to_owned(), root: workspace }.into());
+    };
+    if let Some(book) = &ctx.state().get::<ReadRules>().0 {
+        let rule = match access {
+            Access::Read => book.read_denial(&path),
+            Access::Write => book.edit_denial(&path),
+        };
+        if let Some(rule) = rule {
+            return Err(ToolError::Denied(denial(ctx.tool_name(), Some(&path.display().to_string()), &rule)));
+        }
+    }
+    Ok(Target { raw: raw.to_owned(), path, root })
 }
 
 /// The model-facing error for a failed write of `shown` (Trae's wording for I/O errors).

@@ -6,19 +6,24 @@
 //! The shared pieces are public so that every tool that touches files behaves the same:
 //! - [`files`]: [`Files`], a tool's handle on its session (path policy, read ledger, edit
 //!   history, write settings), and [`FsSettings`] (`[tools] durable_writes`);
+//! - [`beneath`]: every open relative to the root's directory, so a swapped symlink cannot
+//!   lead a read or a write outside it;
 //! - [`atomic`]: temp file + `renameat` writes that a swapped path cannot redirect;
 //! - [`ledger`]: what the session last saw of each file, and the stale check;
 //! - [`history`]: the per-path undo stacks;
+//! - [`journal`]: the roll-forward journal that lets a killed multi-file write be completed;
 //! - [`text`]: binary detection, line endings, `cat -n` numbering, locating old text;
 //! - [`closest`]: the "most similar text" shown when old text is not found.
 
 pub mod atomic;
+pub mod beneath;
 pub mod closest;
 pub mod diff;
 pub mod edit_file;
 pub mod editor;
 pub mod files;
 pub mod history;
+pub mod journal;
 pub mod ledger;
 pub mod patch;
 pub mod read_file;
@@ -27,6 +32,8 @@ pub mod suggest;
 pub mod text;
 pub mod write_file;
 
-pub use files::{Existing, Files, FsSettings, LoadError, Target, blocking, read_existing, write_failure};
+pub use files::{
+    Existing, Files, FsSettings, LoadError, Target, blocking, open_read, read_existing, stat, target, write_failure,
+};
 pub use history::Before;
 pub use ledger::{FileStamp, Freshness};

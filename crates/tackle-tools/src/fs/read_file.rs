@@ -11,7 +11,7 @@ use tackle_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use crate::fs::reader::{Line, scan};
 use crate::fs::suggest::missing_file_message;
 use crate::fs::text::{binary_message, human_size, push_numbered};
-use crate::fs::{FileStamp, Files, blocking, ledger};
+use crate::fs::{FileStamp, Files, LoadError, blocking, ledger, open_read};
 
 /// The wire name.
 pub const NAME: &str = "read_file";
@@ -71,16 +71,16 @@ fn read(files: &Files<'_>, input: &ReadFileInput) -> Result<String, ToolError> {
     let target = files.target(&input.file_path, Access::Read)?;
     let shown = &target.raw;
     let read_error = |err: std::io::Error| ToolError::Failed(format!("Ran into {err} while trying to read {shown}"));
-    let meta = match std::fs::metadata(&target.path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ToolError::NotFound(missing_file_message(shown, &target.path)));
+    let (mut file, meta) = match open_read(&target) {
+        Ok(opened) => opened,
+        Err(LoadError::NotFound) => return Err(ToolError::NotFound(missing_file_message(&target))),
+        Err(LoadError::Directory) => {
+            return Err(ToolError::InvalidInput(format!("{shown} is a directory. Use glob, or bash ls, to list it.")));
         }
-        Err(err) => return Err(read_error(err)),
+        Err(LoadError::Refused(err)) => return Err(err),
+        Err(LoadError::Io(err)) => return Err(read_error(err)),
+        Err(err @ LoadError::TooLarge { .. }) => return Err(ToolError::Failed(err.to_string())),
     };
-    if meta.is_dir() {
-        return Err(ToolError::InvalidInput(format!("{shown} is a directory. Use glob, or bash ls, to list it.")));
-    }
     if input.offset.is_none() && input.limit.is_none() && meta.len() > MAX_WHOLE_BYTES {
         return Err(ToolError::Failed(format!(
             "File content ({}) exceeds maximum allowed size (256 KiB). Use offset and limit to read part of it, or \
@@ -90,7 +90,6 @@ fn read(files: &Files<'_>, input: &ReadFileInput) -> Result<String, ToolError> {
     }
     let offset = input.offset.unwrap_or(1).max(1);
     let limit = input.limit.unwrap_or(DEFAULT_LIMIT).max(1);
-    let mut file = std::fs::File::open(&target.path).map_err(read_error)?;
     let mut out = String::new();
     let mut out_chars = 0usize;
     let mut last_shown = None;

@@ -59,17 +59,25 @@ impl Tool for WriteFile {
 
 /// Loads an existing file for a CC-style edit (`None` when it does not exist).
 pub(crate) fn load_existing(target: &Target) -> Result<Option<Existing>, ToolError> {
-    let shown = &target.raw;
-    match read_existing(&target.path) {
+    match read_existing(target) {
         Ok(existing) => Ok(Some(existing)),
         Err(LoadError::NotFound) => Ok(None),
         Err(LoadError::Directory) => {
-            Err(ToolError::InvalidInput(format!("{shown} is a directory. Give the path of a file.")))
+            Err(ToolError::InvalidInput(format!("{} is a directory. Give the path of a file.", target.raw)))
         }
-        Err(LoadError::TooLarge { size }) => Err(ToolError::Failed(format!(
+        Err(err) => Err(load_failure(&target.raw, err)),
+    }
+}
+
+/// The model-facing error of a load of `shown` that failed for a reason other than a missing
+/// file or a directory.
+pub(crate) fn load_failure(shown: &str, err: LoadError) -> ToolError {
+    match err {
+        LoadError::TooLarge { size } => ToolError::Failed(format!(
             "{shown} is {size} bytes; the file edit tools handle files up to 64 MiB. Use bash to change it."
-        ))),
-        Err(LoadError::Io(err)) => Err(ToolError::Failed(format!("Ran into {err} while trying to read {shown}"))),
+        )),
+        LoadError::Refused(err) => err,
+        other => ToolError::Failed(format!("Ran into {other} while trying to read {shown}")),
     }
 }
 

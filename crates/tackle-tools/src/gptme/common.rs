@@ -4,8 +4,8 @@
 use tackle_core::ToolError;
 use tackle_core::spec::BlockMapping;
 
-use crate::fs::write_file::load_existing;
-use crate::fs::{Existing, Target};
+use crate::fs::write_file::load_failure;
+use crate::fs::{Existing, LoadError, Target, read_existing};
 
 /// The block mapping `TAG PATH` + body → `body_param` (docs/reference/formats.md#langtag-dispatch).
 pub(crate) fn mapping(tag: &str, body_param: &str) -> BlockMapping {
@@ -20,11 +20,11 @@ pub(crate) fn mapping(tag: &str, body_param: &str) -> BlockMapping {
 /// The file at `target` if it exists; anything but a regular file (a FIFO, a device, a
 /// directory) is refused: `{path} is not a regular file`.
 pub(crate) fn load_regular(target: &Target) -> Result<Option<Existing>, ToolError> {
-    match std::fs::metadata(&target.path) {
-        Ok(meta) if !meta.is_file() => Err(ToolError::InvalidInput(format!("{} is not a regular file", target.raw))),
-        Ok(_) => load_existing(target),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(ToolError::Failed(format!("Ran into {err} while trying to read {}", target.raw))),
+    match read_existing(target) {
+        Ok(existing) => Ok(Some(existing)),
+        Err(LoadError::NotFound) => Ok(None),
+        Err(LoadError::Directory) => Err(ToolError::InvalidInput(format!("{} is not a regular file", target.raw))),
+        Err(err) => Err(load_failure(&target.raw, err)),
     }
 }
 

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use serde_json::ser::{CompactFormatter, PrettyFormatter, Serializer};
+use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter, Serializer};
 
 use crate::fs::files::MAX_EDIT_BYTES;
 use crate::fs::text::{LineEnding, UTF8_BOM, dominant_ending, lf_to_crlf};
@@ -24,44 +24,59 @@ pub struct TooLarge;
 /// How a JSON file was laid out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
-    pub indent: String,
+    /// The indentation of an indented file; `None` for a document on one line.
+    pub indent: Option<String>,
+    /// On one line: whether `:` and `,` are followed by a space (`{"a": 1, "b": 2}`, as
+    /// Python writes JSON).
+    pub spaced: bool,
     pub bom: bool,
     pub ending: LineEnding,
     pub final_newline: bool,
 }
 
 impl Layout {
-    /// The layout of `text`: the indentation of its first indented line (2 spaces when no
-    /// line is indented).
+    /// The layout of `text`. A document on one line whose top container holds something is
+    /// compact; otherwise the indentation is that of its first indented line (2 spaces when
+    /// no line is indented, as for `{}`).
     pub fn of(text: &str) -> Layout {
-        let indent = text
-            .lines()
-            .skip(1)
-            .map(|line| &line[..line.len() - line.trim_start_matches([' ', '\t']).len()])
-            .find(|lead| !lead.is_empty())
-            .map(|lead| {
-                let tabs = lead.len() - lead.trim_start_matches('\t').len();
-                if tabs > 0 { "\t".repeat(tabs) } else { lead.to_owned() }
-            })
-            .unwrap_or_else(|| "  ".to_owned());
+        let body = text.strip_prefix(UTF8_BOM).unwrap_or(text).trim();
+        let inner = body.get(1..body.len().saturating_sub(1)).filter(|_| body.starts_with(['{', '[']));
+        let compact = !body.contains('\n') && inner.is_some_and(|inner| !inner.trim().is_empty());
+        let indent = (!compact).then(|| {
+            text.lines()
+                .skip(1)
+                .map(|line| &line[..line.len() - line.trim_start_matches([' ', '\t']).len()])
+                .find(|lead| !lead.is_empty())
+                .map(|lead| {
+                    let tabs = lead.len() - lead.trim_start_matches('\t').len();
+                    if tabs > 0 { "\t".repeat(tabs) } else { lead.to_owned() }
+                })
+                .unwrap_or_else(|| "  ".to_owned())
+        });
         Layout {
             indent,
+            spaced: compact && first_separator_spaced(body),
             bom: text.starts_with(UTF8_BOM),
             ending: dominant_ending(text),
             final_newline: text.ends_with('\n'),
         }
     }
 
-    /// `value` written in this layout (compact when `pretty` is false).
-    pub fn write(&self, value: &Value, pretty: bool) -> Result<String, TooLarge> {
+    /// `value` written in this layout: `pretty` `Some(true)` indents (in the file's own
+    /// indentation, else 2 spaces), `Some(false)` writes one line, `None` keeps the file's
+    /// choice.
+    pub fn write(&self, value: &Value, pretty: Option<bool>) -> Result<String, TooLarge> {
         let mut out = Bounded::new(MAX_WRITTEN_BYTES);
-        let result = if pretty {
-            value.serialize(&mut Serializer::with_formatter(
-                &mut out,
-                PrettyFormatter::with_indent(self.indent.as_bytes()),
-            ))
-        } else {
-            value.serialize(&mut Serializer::with_formatter(&mut out, CompactFormatter))
+        let indent = match (pretty, &self.indent) {
+            (Some(false), _) | (None, None) => None,
+            (Some(true), None) => Some("  "),
+            (_, Some(indent)) => Some(indent.as_str()),
+        };
+        let result = match indent {
+            Some(indent) => value
+                .serialize(&mut Serializer::with_formatter(&mut out, PrettyFormatter::with_indent(indent.as_bytes()))),
+            None if self.spaced => value.serialize(&mut Serializer::with_formatter(&mut out, SpacedCompact)),
+            None => value.serialize(&mut Serializer::with_formatter(&mut out, CompactFormatter)),
         };
         if result.is_err() {
             return Err(TooLarge);
@@ -78,6 +93,43 @@ impl Layout {
             text.insert_str(0, UTF8_BOM);
         }
         Ok(text)
+    }
+}
+
+/// Whether the first `:` or `,` outside strings in `body` is followed by a space.
+fn first_separator_spaced(body: &str) -> bool {
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b':' | b',' => return bytes.get(i + 1) == Some(&b' '),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// One line with a space after each `:` and `,`.
+struct SpacedCompact;
+
+impl Formatter for SpacedCompact {
+    fn begin_array_value<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, first: bool) -> std::io::Result<()> {
+        if first { Ok(()) } else { writer.write_all(b", ") }
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, first: bool) -> std::io::Result<()> {
+        if first { Ok(()) } else { writer.write_all(b", ") }
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        writer.write_all(b": ")
     }
 }
 
@@ -185,20 +237,44 @@ mod tests {
     fn layouts_are_detected_and_reproduced() {
         let tabs = "{\n\t\"a\": [\n\t\t1\n\t]\n}\n";
         let layout = Layout::of(tabs);
-        assert_eq!(layout, Layout { indent: "\t".into(), bom: false, ending: LineEnding::Lf, final_newline: true });
+        assert_eq!(
+            layout,
+            Layout {
+                indent: Some("\t".into()),
+                spaced: false,
+                bom: false,
+                ending: LineEnding::Lf,
+                final_newline: true
+            }
+        );
         let value: Value = serde_json::from_str(tabs).unwrap();
-        assert_eq!(layout.write(&value, true).unwrap(), tabs);
+        assert_eq!(layout.write(&value, None).unwrap(), tabs);
+        assert_eq!(layout.write(&value, Some(true)).unwrap(), tabs);
+        assert_eq!(layout.write(&value, Some(false)).unwrap(), "{\"a\":[1]}\n");
         let four = "{\r\n    \"k\": \"é\"\r\n}";
         let value: Value = serde_json::from_str(four).unwrap();
-        assert_eq!(Layout::of(four).write(&value, true).unwrap(), four);
-        assert_eq!(Layout::of("{\"a\":1}").indent, "  ");
-        assert_eq!(
-            Layout::of("{\"a\":1}\n").write(&json!({"a": 1, "b": [true]}), false).unwrap(),
-            "{\"a\":1,\"b\":[true]}\n"
-        );
+        assert_eq!(Layout::of(four).write(&value, None).unwrap(), four);
         let bom = "\u{feff}{\n  \"x\": null\n}\n";
         let value: Value = serde_json::from_str(bom.trim_start_matches(UTF8_BOM)).unwrap();
-        assert_eq!(Layout::of(bom).write(&value, true).unwrap(), bom);
+        assert_eq!(Layout::of(bom).write(&value, None).unwrap(), bom);
+    }
+
+    #[test]
+    fn one_line_files_stay_on_one_line_in_their_own_spacing() {
+        let grown = json!({"a": 1, "b": [true, "x, y: z"]});
+        assert_eq!(Layout::of("{\"a\":1}").indent, None);
+        assert_eq!(Layout::of("{\"a\":1}\n").write(&grown, None).unwrap(), "{\"a\":1,\"b\":[true,\"x, y: z\"]}\n");
+        assert_eq!(Layout::of("{\"a\": 1}").write(&grown, None).unwrap(), "{\"a\": 1, \"b\": [true, \"x, y: z\"]}");
+        assert_eq!(Layout::of("[\"a:b\",1]").write(&json!(["a:b", 1, 2]), None).unwrap(), "[\"a:b\",1,2]");
+        assert_eq!(Layout::of("[\"a\\\",b\", 1]").write(&json!([1, 2]), None).unwrap(), "[1, 2]");
+        assert_eq!(Layout::of("\u{feff}{\"a\":1}\r\n").write(&json!({"a": 2}), None).unwrap(), "\u{feff}{\"a\":2}\r\n");
+        // Asked for, a one-line file is indented (2 spaces: it has no indentation of its own).
+        assert_eq!(Layout::of("{\"a\":1}").write(&json!({"a": 2}), Some(true)).unwrap(), "{\n  \"a\": 2\n}");
+        // An empty container says nothing about the layout: it is indented, as before.
+        for empty in ["{}", "[ ]\n"] {
+            assert_eq!(Layout::of(empty).indent.as_deref(), Some("  "), "{empty}");
+        }
+        assert_eq!(Layout::of("{}").write(&json!({"a": 1}), None).unwrap(), "{\n  \"a\": 1\n}");
     }
 
     #[test]
@@ -209,8 +285,8 @@ mod tests {
             value = Value::Array(vec![value]);
         }
         let layout = Layout::of("[\n  0\n]\n");
-        assert_eq!(layout.write(&value, true), Err(TooLarge));
-        assert_eq!(layout.write(&value, false).unwrap().len(), 600_001 + 2 * 126 + 1);
+        assert_eq!(layout.write(&value, Some(true)), Err(TooLarge));
+        assert_eq!(layout.write(&value, Some(false)).unwrap().len(), 600_001 + 2 * 126 + 1);
         let (head, total) = pretty_head(&value, 100);
         assert_eq!((head.chars().count(), total), (100, None));
         assert!(head.starts_with("[\n  [\n    ["), "{head}");

@@ -69,7 +69,8 @@ pub struct JsonEditInput {
     #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "any_value")]
     pub value: Option<Value>,
-    /// Write the file indented in its own style (default true); false writes it compact.
+    /// true: write the file indented (in its own indentation); false: on one line. Default:
+    /// as the file is (an indented file keeps its indentation, a one-line file stays one line).
     pub pretty_print: Option<bool>,
 }
 
@@ -158,7 +159,7 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
             target.raw
         )));
     }
-    let written = Layout::of(&text).write(&document, input.pretty_print.unwrap_or(true));
+    let written = Layout::of(&text).write(&document, input.pretty_print);
     drop_in_background(document, text.len());
     let written = written.map_err(|_| {
         ToolError::Failed(format!(
@@ -195,7 +196,7 @@ fn drop_in_background(document: Value, source_bytes: usize) {
 /// Reads and parses the file (its bytes moved into the text, not copied).
 fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError> {
     let shown = &target.raw;
-    let existing = read_existing(&target.path).map_err(|err| match err {
+    let existing = read_existing(target).map_err(|err| match err {
         LoadError::NotFound => ToolError::NotFound(format!("File does not exist: {shown}")),
         LoadError::Directory => {
             ToolError::InvalidInput(format!("{shown} is a directory. Give the path of a JSON file."))
@@ -203,6 +204,7 @@ fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError
         LoadError::TooLarge { size } => ToolError::Failed(format!(
             "{shown} is {size} bytes; json_edit_tool handles files up to 64 MiB. Use jq in the shell for larger ones."
         )),
+        LoadError::Refused(err) => err,
         LoadError::Io(err) => ToolError::Failed(format!("Ran into {err} while trying to read {shown}")),
     })?;
     let meta = existing.meta;

@@ -3,24 +3,22 @@
 //! the top level only; `**/*.rs` is every depth), as in Claude Code and shells.
 
 use std::ffi::OsStr;
-use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
 use globset::GlobBuilder;
-use rustix::fs::{AtFlags, Mode, OFlags};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_core::spec::PathAccess;
 use tackle_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::fs::beneath::regular_mtime;
 use crate::fs::blocking;
 use crate::search::bounds::{MAX_GLOB_BYTES, check_length};
+use crate::search::walk::{Kind, WalkOptions, display_path, search_root, walk};
 use tackle_core::permission::rules::ReadRules;
-
-use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
 
 /// The wire name.
 pub const NAME: &str = "glob";
@@ -103,11 +101,12 @@ fn climbing_refusal(ctx: &ToolContext, input: &GlobInput, components: &[&str]) -
 
 fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
     check_length("glob", &input.pattern, MAX_GLOB_BYTES)?;
-    let (raw, root) = search_root(ctx, input.path.as_deref())?;
+    let (target, beneath) = search_root(ctx, input.path.as_deref())?;
+    let root = &target.path;
     if !root.is_dir() {
-        return Err(ToolError::NotFound(format!("Directory does not exist: {raw}")));
+        return Err(ToolError::NotFound(format!("Directory does not exist: {}", target.raw)));
     }
-    let pattern = relative_pattern(&input.pattern, &root)?;
+    let pattern = relative_pattern(&input.pattern, root)?;
     let components: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
     if components.contains(&"..") {
         return Err(climbing_refusal(ctx, input, &components));
@@ -124,29 +123,32 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
     let literal = literal_prefix(&components);
     let within = components[..literal].iter().map(|c| (*c).to_owned()).collect();
     let max_depth = (!components[literal..].iter().any(|c| c.contains("**"))).then_some(components.len());
-    let builder = walker(
-        &root,
-        WalkOptions {
-            hidden,
-            max_depth,
-            within,
-            hidden_by_rules: (*ctx.state().get::<ReadRules>()).clone(),
-            ..WalkOptions::default()
-        },
-    );
+    let hidden_by_rules = (*ctx.state().get::<ReadRules>()).clone();
+    let options = WalkOptions { hidden, max_depth, within, hidden_by_rules, ..WalkOptions::default() };
     let root_bytes = root.as_os_str().as_bytes();
     let skip = if root_bytes.ends_with(b"/") { root_bytes.len() } else { root_bytes.len() + 1 };
-    let mut found: Vec<(SystemTime, PathBuf)> =
-        collect_files(&builder, ctx.cancel_token(), MtimeReader::default, |mtimes, entry| {
+    let mut found: Vec<(SystemTime, PathBuf)> = walk(
+        &target,
+        &beneath,
+        ctx.workspace(),
+        options,
+        ctx.cancel_token(),
+        || (),
+        |(), entry| {
+            if entry.kind != Kind::File {
+                return None;
+            }
             // Walked paths start with the root as given: slicing is much cheaper than
             // `Path::strip_prefix` over 100,000 paths.
-            let bytes = entry.path().as_os_str().as_bytes();
+            let bytes = entry.path.as_os_str().as_bytes();
             let relative = Path::new(OsStr::from_bytes(bytes.get(skip..)?));
             if !matcher.is_match(relative) {
                 return None;
             }
-            Some((mtimes.modified(entry.path()).unwrap_or(SystemTime::UNIX_EPOCH), entry.path().to_owned()))
-        });
+            // Examined through its directory: still a regular file, never a link.
+            Some((regular_mtime(&entry.stat()?)?, entry.path.to_owned()))
+        },
+    )?;
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let truncated = found.len() > MAX_RESULTS;
     found.truncate(MAX_RESULTS);
@@ -157,30 +159,6 @@ fn glob(ctx: &ToolContext, input: &GlobInput) -> Result<ToolOutput, ToolError> {
         text.push_str("\n(Results are truncated. Consider using a more specific path or pattern.)");
     }
     Ok(ToolOutput::text(text).with_structured(structured))
-}
-
-/// Reads modification times relative to an open handle on the file's directory, so each
-/// stat resolves one name instead of the whole path (the walk yields a directory's files
-/// together, so one handle serves many files).
-#[derive(Default)]
-struct MtimeReader {
-    dir: Option<(PathBuf, OwnedFd)>,
-}
-
-impl MtimeReader {
-    fn modified(&mut self, path: &Path) -> Option<SystemTime> {
-        let (parent, name) = (path.parent()?, path.file_name()?);
-        if self.dir.as_ref().is_none_or(|(open, _)| open != parent) {
-            let fd =
-                rustix::fs::open(parent, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
-            self.dir = Some((parent.to_owned(), fd));
-        }
-        let (_, fd) = self.dir.as_ref()?;
-        let stat = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
-        let seconds = u64::try_from(stat.st_mtime).ok()?;
-        let nanos = u32::try_from(stat.st_mtime_nsec).ok()?;
-        SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::new(seconds, nanos))
-    }
 }
 
 /// The pattern relative to the searched directory: a leading `./` is dropped, and an

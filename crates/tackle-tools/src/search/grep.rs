@@ -15,13 +15,13 @@ use serde_json::{Value, json};
 use tackle_core::spec::PathAccess;
 use tackle_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::fs::beneath::regular_mtime;
 use crate::fs::blocking;
 use crate::search::bounds::{
     MAX_GLOB_BYTES, MAX_REGEX_BYTES, REGEX_DFA_SIZE_LIMIT, REGEX_NEST_LIMIT, REGEX_SIZE_LIMIT, check_length,
 };
+use crate::search::walk::{Entry, Kind, WalkOptions, display_path, search_root, walk};
 use tackle_core::permission::rules::ReadRules;
-
-use crate::search::walk::{WalkOptions, collect_files, display_path, search_root, walker};
 
 /// The wire name.
 pub const NAME: &str = "grep";
@@ -126,9 +126,10 @@ struct FileResult {
 }
 
 fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
-    let (raw, root) = search_root(ctx, input.path.as_deref())?;
+    let (target, beneath) = search_root(ctx, input.path.as_deref())?;
+    let root = &target.path;
     if !root.exists() {
-        return Err(ToolError::NotFound(format!("Path does not exist: {raw}")));
+        return Err(ToolError::NotFound(format!("Path does not exist: {}", target.raw)));
     }
     let mode = input.output_mode.unwrap_or_default();
     let multiline = input.multiline.unwrap_or(false);
@@ -136,7 +137,7 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
     let mut options = WalkOptions::default();
     if let Some(glob) = &input.glob {
         check_length("glob", glob, MAX_GLOB_BYTES)?;
-        let mut overrides = ignore::overrides::OverrideBuilder::new(&root);
+        let mut overrides = ignore::overrides::OverrideBuilder::new(root);
         let built = match overrides.add(glob) {
             Ok(_) => overrides.build(),
             Err(err) => Err(err),
@@ -159,8 +160,7 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
     let numbers = input.line_numbers.unwrap_or(true);
     let workspace = ctx.workspace().to_owned();
     options.hidden_by_rules = (*ctx.state().get::<ReadRules>()).clone();
-    let builder = walker(&root, options);
-    let new_searcher = || {
+    let new_state = || {
         SearcherBuilder::new()
             .line_number(true)
             .multi_line(multiline)
@@ -169,19 +169,34 @@ fn grep(ctx: &ToolContext, input: &GrepInput) -> Result<ToolOutput, ToolError> {
             .binary_detection(BinaryDetection::quit(b'\x00'))
             .build()
     };
-    let mut results: Vec<FileResult> = collect_files(&builder, ctx.cancel_token(), new_searcher, |searcher, entry| {
-        let shown = display_path(entry.path(), &workspace);
-        let mut sink = Collect { mode, shown: &shown, numbers, matches: 0, lines: Vec::new() };
-        searcher.search_path(&matcher, entry.path(), &mut sink).ok()?;
+    let search = |searcher: &mut Searcher, entry: &Entry<'_>| {
+        if entry.kind != Kind::File {
+            return None;
+        }
+        // Opened through its directory (never a link), not blocking, and searched only if it
+        // is a regular file.
+        let (file, stat) = entry.open()?;
+        let mtime = regular_mtime(&stat)?;
+        let mut sink = Collect {
+            mode,
+            path: entry.path,
+            workspace: &workspace,
+            shown: None,
+            numbers,
+            matches: 0,
+            lines: Vec::new(),
+        };
+        searcher.search_file(&matcher, &file, &mut sink).ok()?;
         if sink.matches == 0 {
             return None;
         }
         let modified = match mode {
-            OutputMode::FilesWithMatches => entry.metadata().ok().and_then(|m| m.modified().ok()),
+            OutputMode::FilesWithMatches => Some(mtime),
             _ => None,
         };
-        Some(FileResult { path: entry.path().to_owned(), modified, matches: sink.matches, lines: sink.lines })
-    });
+        Some(FileResult { path: entry.path.to_owned(), modified, matches: sink.matches, lines: sink.lines })
+    };
+    let mut results = walk(&target, &beneath, &workspace, options, ctx.cancel_token(), new_state, search)?;
     if ctx.is_cancelled() {
         return Err(ToolError::Cancelled("grep was cancelled before it finished.".into()));
     }
@@ -221,7 +236,10 @@ fn plain(err: &dyn std::fmt::Display) -> String {
 /// Collects one file's matches.
 struct Collect<'a> {
     mode: OutputMode,
-    shown: &'a str,
+    path: &'a std::path::Path,
+    workspace: &'a std::path::Path,
+    /// The path as lines show it, made at the first line (most files have none).
+    shown: Option<String>,
     numbers: bool,
     matches: u64,
     lines: Vec<String>,
@@ -229,13 +247,14 @@ struct Collect<'a> {
 
 impl Collect<'_> {
     fn push(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) {
+        let shown = self.shown.get_or_insert_with(|| display_path(self.path, self.workspace));
         for (index, line) in split_lines(bytes).enumerate() {
             let text = String::from_utf8_lossy(line);
             let text = cut(&text);
             let number = number.map(|n| n + index as u64);
             self.lines.push(match (self.numbers, number) {
-                (true, Some(n)) => format!("{}{separator}{n}{separator}{text}", self.shown),
-                _ => format!("{}{separator}{text}", self.shown),
+                (true, Some(n)) => format!("{shown}{separator}{n}{separator}{text}"),
+                _ => format!("{shown}{separator}{text}"),
             });
         }
     }

@@ -95,15 +95,19 @@ impl Tool for Bash {
         Some(Duration::from_millis(own) + Duration::from_secs(10))
     }
 
+    fn validate(&self, input: &BashInput) -> Result<(), ToolError> {
+        if input.restart != Some(true) {
+            command(input)?;
+        }
+        Ok(())
+    }
+
     async fn call(&self, input: BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let state = ShellState::of(ctx)?;
         if input.restart == Some(true) {
             return restart(&state).await;
         }
-        let command = match input.command {
-            Some(command) if !command.trim().is_empty() => command,
-            _ => return Err(ToolError::InvalidInput("No command provided for the bash tool".into())),
-        };
+        let command = command(&input)?.to_owned();
         if command.contains('\0') {
             return Err(ToolError::InvalidInput(
                 "The command contains a NUL character, which bash cannot run; remove it.".into(),
@@ -121,6 +125,14 @@ impl Tool for Bash {
         }
         let timeout_ms = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).min(MAX_TIMEOUT_MS);
         run(&state, &command, timeout_ms, ctx).await
+    }
+}
+
+/// The command to run; a missing or blank one is refused (at admission, by `validate`).
+fn command(input: &BashInput) -> Result<&str, ToolError> {
+    match input.command.as_deref() {
+        Some(command) if !command.trim().is_empty() => Ok(command),
+        _ => Err(ToolError::InvalidInput("No command provided for the bash tool".into())),
     }
 }
 

@@ -36,16 +36,14 @@ impl Ws {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap().join("ws");
         std::fs::create_dir(&root).unwrap();
-        let mut policy = WorkspacePolicy::new(&root).unwrap().with_home(Some(dir.path().join("home")));
-        tune(&mut policy);
-        let registry = tackle_tools::builtin_registry();
-        let selection = registry.select("all", "all").unwrap();
-        let mut config = SessionConfig::new(root.clone());
-        config.path_policy = Some(Arc::new(policy) as Arc<dyn PathPolicy>);
-        let state = SessionState::default();
-        state.insert(FsSettings { enforce_read_before_edit: enforce, ..FsSettings::default() });
-        let session = Session::with_state(config, registry.instantiate(&selection), state);
+        let session = session(dir.path(), &root, enforce, tune);
         Ws { dir, root, session, executor: Executor::default() }
+    }
+
+    /// Ends this session and starts the next one on the same workspace (what a new `tackle`
+    /// process would see).
+    pub fn next_session(&mut self) {
+        self.session = session(self.dir.path(), &self.root, true, |_| {});
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
@@ -104,6 +102,18 @@ impl Ws {
         names.sort();
         names
     }
+}
+
+fn session(dir: &Path, root: &Path, enforce: bool, tune: impl FnOnce(&mut WorkspacePolicy)) -> Session {
+    let mut policy = WorkspacePolicy::new(root).unwrap().with_home(Some(dir.join("home")));
+    tune(&mut policy);
+    let registry = tackle_tools::builtin_registry();
+    let selection = registry.select("all", "all").unwrap();
+    let mut config = SessionConfig::new(root.to_owned());
+    config.path_policy = Some(Arc::new(policy) as Arc<dyn PathPolicy>);
+    let state = SessionState::default();
+    state.insert(FsSettings { enforce_read_before_edit: enforce, ..FsSettings::default() });
+    Session::with_state(config, registry.instantiate(&selection), state)
 }
 
 /// Sets a file's mtime into the past, so a later write is seen as a change whatever the

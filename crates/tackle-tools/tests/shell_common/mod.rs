@@ -49,7 +49,20 @@ impl Harness {
         Harness::build(Some(mode), adjust)
     }
 
+    /// A session with a chosen sandbox whose policy `tune` adjusts (more hidden paths, …).
+    pub fn with_policy(mode: Mode, tune: impl FnOnce(&mut SandboxPolicy)) -> Harness {
+        Harness::build_tuned(Some(mode), tune, |_| {})
+    }
+
     fn build(mode: Option<Mode>, adjust: impl FnOnce(&mut ShellEnvironment)) -> Harness {
+        Harness::build_tuned(mode, |_| {}, adjust)
+    }
+
+    fn build_tuned(
+        mode: Option<Mode>,
+        tune: impl FnOnce(&mut SandboxPolicy),
+        adjust: impl FnOnce(&mut ShellEnvironment),
+    ) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let workspace = dir.path().canonicalize().unwrap();
         let registry = tackle_tools::builtin_registry();
@@ -59,6 +72,7 @@ impl Harness {
         let session = Session::new(config, registry.instantiate(&selection));
         if let Some(mode) = mode {
             let mut policy = SandboxPolicy::new(&workspace);
+            tune(&mut policy);
             let sandbox = match mode {
                 Mode::Bwrap { network } => {
                     policy.mode = SandboxMode::Bwrap;

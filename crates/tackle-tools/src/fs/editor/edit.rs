@@ -20,7 +20,7 @@ pub const SNIPPET_LINES: usize = 4;
 /// Loads a file for an edit, as text (its bytes moved into the string, not copied).
 pub fn load_text(target: &Target) -> Result<(Metadata, String), ToolError> {
     let shown = &target.raw;
-    let existing = read_existing(&target.path).map_err(|err| match err {
+    let existing = read_existing(target).map_err(|err| match err {
         LoadError::NotFound => {
             ToolError::NotFound(format!("The path {shown} does not exist. Please provide a valid path."))
         }
@@ -31,6 +31,7 @@ pub fn load_text(target: &Target) -> Result<(Metadata, String), ToolError> {
             "{shown} is {size} bytes; the file edit tools handle files up to 64 MiB. Use bash (sed, or a script) to \
              edit it."
         )),
+        LoadError::Refused(err) => err,
         LoadError::Io(err) => ToolError::Failed(format!("Ran into {err} while trying to read {shown}")),
     })?;
     if as_text(&existing.bytes).is_none() {
@@ -202,11 +203,10 @@ pub fn undo(files: &Files<'_>, target: &Target) -> Result<bool, ToolError> {
     let Some(entry) = history.last(&target.path) else {
         return Err(ToolError::Failed(format!("No edit history found for {shown}.")));
     };
-    let changed = match (entry.after, std::fs::metadata(&target.path)) {
-        (Some(stamp), Ok(meta)) => stamp
-            .changed(&meta, || std::fs::read(&target.path).ok().map(|bytes| crate::fs::ledger::content_hash(&bytes))),
+    let changed = match (entry.after, read_existing(target)) {
+        (Some(stamp), Ok(now)) => stamp.changed(&now.meta, || Some(crate::fs::ledger::content_hash(&now.bytes))),
         (Some(_), Err(_)) => true,
-        (None, meta) => meta.is_ok(),
+        (None, now) => !matches!(now, Err(LoadError::NotFound)),
     };
     if changed {
         return Err(ToolError::Failed(format!(
@@ -221,21 +221,11 @@ pub fn undo(files: &Files<'_>, target: &Target) -> Result<bool, ToolError> {
             false
         }
         Before::Content { bytes, mode } => {
-            let stamp = files.put(target, bytes).map_err(|err| write_failure(shown, err))?;
-            set_mode(&target.path, *mode).map_err(|err| write_failure(shown, err.into()))?;
+            let stamp = files.put(target, bytes, Some(*mode)).map_err(|err| write_failure(shown, err))?;
             files.state().ledger.record(&target.path, stamp);
             true
         }
     };
     history.pop(&target.path);
     Ok(exists)
-}
-
-fn set_mode(path: &std::path::Path, mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let current = std::fs::metadata(path)?.permissions().mode() & 0o7777;
-    if current != mode {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
-    }
-    Ok(())
 }

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use tackle_core::spec::PathAccess;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
-use crate::fs::{Files, blocking};
+use crate::fs::{Files, LoadError, blocking, stat};
 
 /// The wire name.
 pub const NAME: &str = "str_replace_based_edit_tool";
@@ -102,7 +102,11 @@ fn run(files: &Files<'_>, input: &EditorInput) -> Result<String, ToolError> {
     let access = if input.command == EditorCommand::View { Access::Read } else { Access::Write };
     let target = files.target(&input.path, access)?;
     let shown = &target.raw;
-    let meta = std::fs::metadata(&target.path).ok();
+    let meta = match stat(&target) {
+        Ok(meta) => meta,
+        Err(LoadError::Refused(err)) => return Err(err),
+        Err(_) => None,
+    };
     let exists = meta.is_some();
     let is_dir = meta.as_ref().is_some_and(std::fs::Metadata::is_dir);
     let missing = || ToolError::NotFound(format!("The path {shown} does not exist. Please provide a valid path."));
@@ -132,7 +136,7 @@ fn run(files: &Files<'_>, input: &EditorInput) -> Result<String, ToolError> {
                     "The `view_range` parameter is not allowed when `path` points to a directory.".into(),
                 ));
             }
-            view::view_dir(&target)
+            view::view_dir(&target, files.ctx())
         }
         EditorCommand::View => view::view_file(files, &target, input.view_range.as_deref()),
         EditorCommand::Create => edit::create(files, &target, input.file_text.as_deref()),

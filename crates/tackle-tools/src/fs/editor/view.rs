@@ -3,11 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use tackle_core::ToolError;
+use tackle_core::permission::rules::ReadRules;
+use tackle_core::{ToolContext, ToolError};
 
 use crate::fs::reader::{Line, scan};
 use crate::fs::text::{binary_message, numbered};
-use crate::fs::{FileStamp, Files, Target, ledger};
+use crate::fs::{FileStamp, Files, LoadError, Target, ledger, open_read};
+use crate::search::walk::{Kind, WalkOptions, walk};
 
 /// Characters of file content shown by a `view` without `view_range`.
 pub const VIEW_CAP_CHARS: usize = 16_000;
@@ -35,8 +37,15 @@ pub fn view_file(files: &Files<'_>, target: &Target, view_range: Option<&[i64]>)
     let cap = if range.is_some() { RANGE_CAP_CHARS } else { VIEW_CAP_CHARS };
     let read_error = |err: std::io::Error| ToolError::Failed(format!("Ran into {err} while trying to read {shown}"));
 
-    let mut file = std::fs::File::open(&target.path).map_err(read_error)?;
-    let meta = file.metadata().map_err(read_error)?;
+    let (mut file, meta) = match open_read(target) {
+        Ok(opened) => opened,
+        Err(LoadError::Refused(err)) => return Err(err),
+        Err(LoadError::Io(err)) => return Err(read_error(err)),
+        Err(LoadError::NotFound) => {
+            return Err(ToolError::NotFound(format!("The path {shown} does not exist. Please provide a valid path.")));
+        }
+        Err(err) => return Err(ToolError::Failed(format!("Ran into {err} while trying to read {shown}"))),
+    };
     let mut lines: Vec<String> = Vec::new();
     let mut used = 0usize;
     let mut clipped = false;
@@ -107,18 +116,28 @@ fn check_range(start: i64, end: i64, n: u64) -> Result<(), ToolError> {
 /// `view` of a directory: paths relative to it, two levels deep, sorted, directories ending
 /// in `/`, dot-entries and ignored entries left out (a native walk, so names with spaces are
 /// fine; Trae's `find` broke on them).
-pub fn view_dir(target: &Target) -> Result<String, ToolError> {
-    let mut entries: Vec<(PathBuf, bool)> = Vec::new();
-    let walker = ignore::WalkBuilder::new(&target.path).max_depth(Some(2)).build();
-    for entry in walker.flatten() {
-        if entry.depth() == 0 {
-            continue;
-        }
-        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        if let Ok(relative) = entry.path().strip_prefix(&target.path) {
-            entries.push((relative.to_owned(), is_dir));
-        }
-    }
+///
+/// The walk is `grep`'s and `glob`'s: it lists each directory through its descriptor, so a
+/// directory swapped for a link out during the walk is never entered.
+pub fn view_dir(target: &Target, ctx: &ToolContext) -> Result<String, ToolError> {
+    let beneath = target
+        .beneath()
+        .map_err(|err| ToolError::Failed(format!("Ran into {err} while trying to read {}", target.raw)))?;
+    // Paths `Read(...)` deny rules hide are left out, as `glob` and `grep` leave them out.
+    let hidden_by_rules = (*ctx.state().get::<ReadRules>()).clone();
+    let options = WalkOptions { max_depth: Some(2), hidden_by_rules, ..WalkOptions::default() };
+    let mut entries: Vec<(PathBuf, bool)> = walk(
+        target,
+        &beneath,
+        ctx.workspace(),
+        options,
+        ctx.cancel_token(),
+        || (),
+        |(), entry| {
+            let relative = entry.path.strip_prefix(&target.path).ok()?;
+            Some((relative.to_owned(), entry.kind == Kind::Dir))
+        },
+    )?;
     entries.sort();
     let total = entries.len();
     let mut out =

@@ -1,36 +1,36 @@
 //! Applying a parsed patch, all or nothing (docs/reference/tools.md#apply_patch): every new file content is computed
 //! in memory against a virtual view of the files the patch touches; only when every
-//! operation succeeded are the files written (temp file + rename each), and a write that
-//! fails partway puts back the files already replaced.
+//! operation succeeded are the files written ([`super::commit`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use tackle_core::{Access, ToolError};
 
+use crate::fs::patch::commit::commit;
 use crate::fs::patch::parse::{FileOp, Hunk, HunkLine, Patch};
 use crate::fs::text::{as_text, dominant_ending};
-use crate::fs::{Before, Existing, FileStamp, Files, LoadError, Target, read_existing};
+use crate::fs::{Existing, Files, LoadError, Target, read_existing};
 
 /// The message prefix of every failure.
 pub const FAILED: &str = "apply_patch failed; no files were changed.";
 
 /// A file as the patch sees it.
-struct Slot {
-    target: Target,
-    original: Option<Existing>,
+pub(super) struct Slot {
+    pub(super) target: Target,
+    pub(super) original: Option<Existing>,
     /// The original as text (`None` when absent or binary).
-    text: Option<String>,
-    binary: bool,
+    pub(super) text: Option<String>,
+    pub(super) binary: bool,
     /// The content the patch gives it so far (`None`: absent). A binary file is present with
     /// an empty stand-in; every operation on it fails, so it is never written.
-    current: Option<String>,
+    pub(super) current: Option<String>,
     /// The permission bits to give it when it is created (a moved file keeps its source's).
-    mode_from: Option<u32>,
+    pub(super) mode_from: Option<u32>,
 }
 
 impl Slot {
-    fn mode(&self) -> Option<u32> {
+    pub(super) fn mode(&self) -> Option<u32> {
         use std::os::unix::fs::PermissionsExt as _;
         self.original.as_ref().map(|o| o.meta.permissions().mode() & 0o7777)
     }
@@ -50,13 +50,14 @@ impl Vfs<'_> {
         let key = target.path.clone();
         if !self.slots.contains_key(&key) {
             let target = target.clone();
-            let original = match read_existing(&target.path) {
+            let original = match read_existing(&target) {
                 Ok(existing) => Some(existing),
                 Err(LoadError::NotFound) => None,
                 Err(LoadError::Directory) => return Err(format!("{raw}: the path is a directory")),
                 Err(LoadError::TooLarge { size }) => {
                     return Err(format!("{raw}: the file is {size} bytes; apply_patch handles files up to 64 MiB"));
                 }
+                Err(LoadError::Refused(err)) => return Err(format!("{raw}: {}", err.message())),
                 Err(LoadError::Io(err)) => return Err(format!("{raw}: {err}")),
             };
             let text = original.as_ref().and_then(|o| as_text(&o.bytes)).map(str::to_owned);
@@ -80,7 +81,13 @@ pub fn apply(files: &Files<'_>, patch: &Patch) -> Result<Summary, ToolError> {
     for op in &patch.ops {
         apply_op(&mut vfs, op, &mut summary).map_err(|reason| ToolError::Failed(format!("{FAILED}\n{reason}")))?;
     }
-    commit(files, &vfs)?;
+    let changed: Vec<&Slot> = vfs
+        .order
+        .iter()
+        .filter_map(|key| vfs.slots.get(key))
+        .filter(|slot| !slot.binary && slot.current.as_deref() != slot.text.as_deref())
+        .collect();
+    commit(files, &changed)?;
     Ok(summary)
 }
 
@@ -299,107 +306,4 @@ fn fold(text: &str) -> String {
             other => other,
         })
         .collect()
-}
-
-/// What was written, to undo it if a later write fails.
-enum Done<'a> {
-    Wrote(&'a Slot, FileStamp),
-    Removed(&'a Slot),
-}
-
-/// Writes every changed file (creations and updates first, then removals), restoring what
-/// was already done if one fails; records history and ledger entries once all succeeded.
-fn commit(files: &Files<'_>, vfs: &Vfs<'_>) -> Result<(), ToolError> {
-    let changed: Vec<&Slot> = vfs
-        .order
-        .iter()
-        .filter_map(|key| vfs.slots.get(key))
-        .filter(|slot| !slot.binary && slot.current.as_deref() != slot.text.as_deref())
-        .collect();
-    let mut done: Vec<Done<'_>> = Vec::new();
-    let writes = changed.iter().filter(|s| s.current.is_some());
-    let removals = changed.iter().filter(|s| s.current.is_none() && s.original.is_some());
-    let mut failure = None;
-    for slot in writes {
-        let content = slot.current.as_deref().unwrap_or_default();
-        match files.put(&slot.target, content.as_bytes()) {
-            Ok(stamp) => {
-                done.push(Done::Wrote(slot, stamp));
-                if let (None, Some(mode)) = (&slot.original, slot.mode_from) {
-                    set_mode(&slot.target.path, mode);
-                }
-            }
-            Err(err) => {
-                failure = Some(format!("{}: {err}", slot.target.raw));
-                break;
-            }
-        }
-    }
-    if failure.is_none() {
-        for slot in removals {
-            match files.delete(&slot.target) {
-                Ok(()) => done.push(Done::Removed(slot)),
-                Err(err) => {
-                    failure = Some(format!("{}: {err}", slot.target.raw));
-                    break;
-                }
-            }
-        }
-    }
-    if let Some(reason) = failure {
-        let unrestored = roll_back(files, &done);
-        if unrestored.is_empty() {
-            return Err(ToolError::Failed(format!("{FAILED}\n{reason}")));
-        }
-        return Err(ToolError::Failed(format!(
-            "apply_patch failed partway ({reason}), and these files could not be restored: {}. Check them before \
-             going on.",
-            unrestored.join(", ")
-        )));
-    }
-    for item in &done {
-        match item {
-            Done::Wrote(slot, stamp) => {
-                let before = slot.original.as_ref().map_or(Before::Absent, Existing::before);
-                files.record_edit(&slot.target, before, Some(*stamp));
-            }
-            Done::Removed(slot) => {
-                if let Some(original) = &slot.original {
-                    files.record_edit(&slot.target, original.before(), None);
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Best effort: permission bits are not worth failing a patch over.
-fn set_mode(path: &std::path::Path, mode: u32) {
-    use std::os::unix::fs::PermissionsExt as _;
-    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
-}
-
-/// Puts back what `done` changed; returns the paths that could not be restored.
-fn roll_back(files: &Files<'_>, done: &[Done<'_>]) -> Vec<String> {
-    let mut unrestored = Vec::new();
-    for item in done.iter().rev() {
-        let (slot, result) = match item {
-            Done::Wrote(slot, _) => match &slot.original {
-                Some(original) => (slot, files.put(&slot.target, &original.bytes).map(drop)),
-                None => (slot, files.delete(&slot.target)),
-            },
-            Done::Removed(slot) => {
-                let bytes = slot.original.as_ref().map(|o| o.bytes.as_slice()).unwrap_or_default();
-                let result = files.put(&slot.target, bytes).map(drop);
-                if let (Ok(()), Some(mode)) = (&result, slot.mode()) {
-                    set_mode(&slot.target.path, mode);
-                }
-                (slot, result)
-            }
-        };
-        if result.is_err() {
-            unrestored.push(slot.target.raw.clone());
-        }
-    }
-    unrestored
 }

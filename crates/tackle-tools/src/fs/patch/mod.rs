@@ -5,6 +5,7 @@
 //! ([`patch_from_command`] recognizes it, [`apply_patch`] applies it against the session).
 
 mod apply;
+mod commit;
 mod parse;
 
 pub use apply::FAILED;
