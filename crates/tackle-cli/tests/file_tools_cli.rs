@@ -124,12 +124,12 @@ fn tools_batch_keeps_the_ledger_and_history_across_lines() {
 #[test]
 fn workspace_settings_never_widen_the_path_policy_and_the_users_do() {
     let (dir, ws) = workspace();
-    let shared = dir.path().canonicalize().unwrap().join("shared");
+    let shared = dir.path().canonicalize().unwrap().join("sibling");
     std::fs::create_dir(&shared).unwrap();
     std::fs::write(shared.join("lib.txt"), "shared lib\n").unwrap();
     std::fs::write(
         ws.join("tackle.toml"),
-        "[workspace]\nextra_roots = [\"../shared\"]\n\n[tools]\ndurable_writes = true\n",
+        "[workspace]\nextra_roots = [\"../sibling\"]\n\n[tools]\ndurable_writes = true\n",
     )
     .unwrap();
     let args = json!({"file_path": shared.join("lib.txt")});
@@ -147,7 +147,7 @@ fn workspace_settings_never_widen_the_path_policy_and_the_users_do() {
     }
     let user = ws.join(".no-user-config");
     std::fs::create_dir(&user).unwrap();
-    std::fs::write(user.join("config.toml"), "[workspace]\nextra_roots = [\"../shared\"]\n").unwrap();
+    std::fs::write(user.join("config.toml"), "[workspace]\nextra_roots = [\"../sibling\"]\n").unwrap();
     let out = tackle(&ws).args(["tools", "call", "read_file", &args.to_string()]).output().unwrap();
     assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), "     1\tshared lib\n".into()));
     // durable_writes (fsync before rename) changes nothing visible but must work.

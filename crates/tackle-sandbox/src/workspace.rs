@@ -2,8 +2,8 @@
 //!
 //! ```toml
 //! [workspace]
-//! extra_roots = ["../shared-lib", "~/notes"]   # more roots, read-write
-//! read_only_roots = ["../shared-lib"]          # these roots (or new ones) are read-only
+//! extra_roots = ["../common-lib", "~/notes"]   # more roots, read-write
+//! read_only_roots = ["../common-lib"]          # these roots (or new ones) are read-only
 //! writable_protected = [".tackle/skills"]      # protected subpaths file tools may write
 //! ```
 //!

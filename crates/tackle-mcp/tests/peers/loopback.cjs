@@ -1,6 +1,6 @@
 // Preloaded into Node peers (`node --require loopback.cjs ...`) so that servers which call
 // `listen(PORT)` without a host (server-everything passes PORT as a string) bind to
-// 127.0.0.1 only, never to every interface (spec/mcp.md §3.1).
+// 127.0.0.1 only, never to every interface (docs/mcp.md#tests).
 const net = require("net");
 const listen = net.Server.prototype.listen;
 const isPort = (value) => typeof value === "number" || (typeof value === "string" && /^\d+$/.test(value));
