@@ -102,18 +102,23 @@ fn first_separator_spaced(body: &str) -> bool {
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-            }
+            b'"' => i = string_end(bytes, i),
             b':' | b',' => return bytes.get(i + 1) == Some(&b' '),
             _ => {}
         }
         i += 1;
     }
     false
+}
+
+/// The index of the quote closing the JSON string that opens at `open` (or the end of
+/// `bytes` when it is not closed), skipping escaped characters.
+fn string_end(bytes: &[u8], open: usize) -> usize {
+    let mut i = open + 1;
+    while i < bytes.len() && bytes[i] != b'"' {
+        i += if bytes[i] == b'\\' { 2 } else { 1 };
+    }
+    i
 }
 
 /// One line with a space after each `:` and `,`.
@@ -194,13 +199,7 @@ pub fn lossy_number(text: &str) -> Option<&str> {
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
+            b'"' => i = string_end(bytes, i) + 1,
             b'-' | b'0'..=b'9' => {
                 let start = i;
                 while i < bytes.len() && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
