@@ -76,7 +76,7 @@ fn edit(files: &Files<'_>, input: &EditFileInput) -> Result<String, ToolError> {
                 .map_err(|err| write_failure(shown, err))?;
             return Ok(format!("File created successfully at: {shown}"));
         }
-        return Err(ToolError::NotFound(missing_file_message(&target)));
+        return Err(ToolError::NotFound(missing_file_message(files.ctx(), &target)));
     };
     let text = as_text(&existing.bytes).ok_or_else(|| ToolError::Failed(binary_message(shown)))?;
     check_read(files, &target, &existing)?;

@@ -73,7 +73,7 @@ fn read(files: &Files<'_>, input: &ReadFileInput) -> Result<String, ToolError> {
     let read_error = |err: std::io::Error| ToolError::Failed(format!("Ran into {err} while trying to read {shown}"));
     let (mut file, meta) = match open_read(&target) {
         Ok(opened) => opened,
-        Err(LoadError::NotFound) => return Err(ToolError::NotFound(missing_file_message(&target))),
+        Err(LoadError::NotFound) => return Err(ToolError::NotFound(missing_file_message(files.ctx(), &target))),
         Err(LoadError::Directory) => {
             return Err(ToolError::InvalidInput(format!("{shown} is a directory. Use glob, or bash ls, to list it.")));
         }

@@ -75,7 +75,7 @@ fn plan(files: &Files<'_>, input: &PatchInput) -> Result<(Target, Existing, Stri
     let Some(existing) = load_regular(&target)? else {
         return Err(ToolError::NotFound(format!(
             "{}. patch changes an existing file; use save to create one.",
-            missing_file_message(&target)
+            missing_file_message(files.ctx(), &target)
         )));
     };
     let text = as_text(&existing.bytes).ok_or_else(|| ToolError::Failed(binary_message(shown)))?;
