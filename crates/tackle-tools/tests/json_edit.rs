@@ -183,6 +183,20 @@ async fn argument_and_file_errors_leave_the_file_untouched() {
     );
     let err = ws.err(TOOL, op("view", Some("$.a[?"), None)).await;
     assert!(err.starts_with("Invalid JSONPath expression '$.a[?': "), "{err}");
+    assert!(err.ends_with(". Hint: the filter [? opened at '[?' is not closed: add ]"), "{err}");
+    // The path is taken as written (RFC 9535): whitespace around it is refused, with what to write.
+    assert_eq!(
+        ws.err(TOOL, op("view", Some(" $"), None)).await,
+        "JSONPath must start with '$', with no whitespace before it (e.g. $)"
+    );
+    assert_eq!(
+        ws.err(TOOL, op("set", Some("$.a "), Some(json!(1)))).await,
+        "Invalid JSONPath expression '$.a ': at position 3, parser error. Hint: remove the whitespace after the path: '$.a'"
+    );
+    let err = ws.err(TOOL, op("remove", Some("$.users[?@.tags.* == 'x']"), None)).await;
+    assert!(err.contains(". Hint: @.tags.* can select several values, and a comparison needs"), "{err}");
+    let err = ws.err(TOOL, op("view", Some("$.users.0"), None)).await;
+    assert!(err.ends_with("Hint: .0 is not an index: write an array index in brackets ($.users[0]), and a key that is a number quoted ($.users['0'])"), "{err}");
     assert_eq!(ws.err(TOOL, op("view", None, None)).await, "File does not exist: f.json");
     ws.write("f.json", "  \n");
     assert_eq!(ws.err(TOOL, op("view", None, None)).await, "File is empty: f.json");

@@ -9,6 +9,7 @@
 //! tells an absent `value` from an explicit `null`.
 
 mod format;
+mod hint;
 mod path;
 
 use schemars::JsonSchema;
@@ -65,8 +66,10 @@ pub struct JsonEditInput {
     /// An RFC 9535 JSONPath: `$.name`, `$.users[0].email`, `$.items[*].price`,
     /// `$.users[?@.age > 30]`, `$..id`. For `add` it must end in a key or an index.
     pub json_path: Option<String>,
-    /// The value for `set` and `add`: any JSON value, `null` included.
-    #[serde(default, deserialize_with = "present")]
+    /// The value: required for `set` and `add` (not used by `view` and `remove`); any JSON
+    /// value, `null` included.
+    // No `default` in the schema (skip_serializing_if): an absent value is not `null`.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "any_value")]
     pub value: Option<Value>,
     /// true: write the file indented (in its own indentation); false: on one line. Default:
@@ -130,7 +133,8 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
                 op.name()
             )));
         }
-        (Some(raw), _) => Some(raw.trim().to_owned()),
+        // Not trimmed: RFC 9535 allows no whitespace before `$` or after the path.
+        (Some(raw), _) => Some(raw.clone()),
     };
     if matches!(op, JsonOperation::Set | JsonOperation::Add) && input.value.is_none() {
         return Err(ToolError::InvalidInput(format!(
@@ -173,15 +177,26 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
     Ok(message)
 }
 
+/// Parses a JSONPath as written (RFC 9535: no whitespace around it); a refusal says what to
+/// fix where a common mistake is recognised ([`hint::hint`]).
 fn parse_path(raw: &str) -> Result<JsonPath, ToolError> {
     if !raw.starts_with('$') {
-        let suggestion = if raw.starts_with(['.', '[']) { format!("${raw}") } else { format!("$.{raw}") };
+        let body = raw.trim_start();
+        if body.starts_with('$') {
+            return Err(ToolError::InvalidInput(format!(
+                "JSONPath must start with '$', with no whitespace before it (e.g. {body})"
+            )));
+        }
+        let suggestion = if body.starts_with(['.', '[']) { format!("${body}") } else { format!("$.{body}") };
         return Err(ToolError::InvalidInput(format!("JSONPath must start with '$' (e.g. {suggestion})")));
     }
     if let Some(problem) = bounds_problem(raw) {
         return Err(ToolError::InvalidInput(problem));
     }
-    JsonPath::parse(raw).map_err(|err| ToolError::InvalidInput(format!("Invalid JSONPath expression '{raw}': {err}")))
+    JsonPath::parse(raw).map_err(|err| {
+        let hint = hint::hint(raw).map(|hint| format!(". Hint: {hint}")).unwrap_or_default();
+        ToolError::InvalidInput(format!("Invalid JSONPath expression '{raw}': {err}{hint}"))
+    })
 }
 
 /// Freeing a large document (one allocation per value) takes as long as a good part of the
@@ -429,6 +444,65 @@ fn add(document: &mut Value, raw: &str, value: Value) -> Result<String, ToolErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The RFC 9535 compliance test suite (`tests/data/jsonpath-cts`), through the tool's own
+    /// parsing: every valid selector selects what the suite expects, every invalid one is
+    /// refused, and the common mistakes among them get a hint.
+    #[test]
+    fn the_rfc_9535_compliance_suite_passes() {
+        let suite: Value = serde_json::from_str(include_str!("../../tests/data/jsonpath-cts/cts.json")).unwrap();
+        let tests = suite["tests"].as_array().unwrap();
+        assert_eq!(tests.len(), 703);
+        let mut failures = Vec::new();
+        for test in tests {
+            let (name, selector) = (test["name"].as_str().unwrap(), test["selector"].as_str().unwrap());
+            match (parse_path(selector), test["invalid_selector"] == true) {
+                (Ok(_), true) => failures.push(format!("{name}: {selector:?} was accepted")),
+                (Err(err), true) => {
+                    let message = err.to_string();
+                    let expected = if name.contains("non-singular query") {
+                        "can select several values"
+                    } else if name.contains("name shorthand, number") {
+                        "is not an index"
+                    } else if name.contains("name shorthand, symbol") {
+                        "only a plain name fits"
+                    } else if name.contains("between dot and name") || name.contains("leading whitespace") {
+                        "whitespace"
+                    } else {
+                        ""
+                    };
+                    if !message.contains(expected) {
+                        failures.push(format!("{name}: {selector:?} has no hint: {message}"));
+                    }
+                }
+                (Err(err), false) => failures.push(format!("{name}: {selector:?} was refused: {err}")),
+                (Ok(path), false) => {
+                    let found = Value::Array(path.query(&test["document"]).all().into_iter().cloned().collect());
+                    let expected =
+                        test.get("result").map_or_else(|| test["results"].clone(), |one| serde_json::json!([one]));
+                    if !expected.as_array().unwrap().contains(&found) {
+                        failures.push(format!("{name}: {selector:?} selected {found}"));
+                    }
+                }
+            }
+        }
+        assert_eq!(failures, Vec::<String>::new());
+    }
+
+    #[test]
+    fn whitespace_around_the_path_is_refused_with_what_to_write() {
+        assert_eq!(
+            parse_path(" $.a").unwrap_err().to_string(),
+            "JSONPath must start with '$', with no whitespace before it (e.g. $.a)"
+        );
+        assert_eq!(
+            parse_path("$.a ").unwrap_err().to_string(),
+            "Invalid JSONPath expression '$.a ': at position 3, parser error. Hint: remove the whitespace after the \
+             path: '$.a'"
+        );
+        // Between segments, RFC 9535 allows it.
+        assert!(parse_path("$ .a [0]").is_ok());
+    }
 
     #[test]
     fn value_tells_absent_from_null() {
