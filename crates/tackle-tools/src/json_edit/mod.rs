@@ -163,7 +163,7 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
             target.raw
         )));
     }
-    let written = Layout::of(&text).write(&document, input.pretty_print);
+    let written = Layout::of(&text).write(&document, input.pretty_print, text.len());
     drop_in_background(document, text.len());
     let written = written.map_err(|_| {
         ToolError::Failed(format!(
