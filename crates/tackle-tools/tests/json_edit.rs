@@ -226,9 +226,15 @@ async fn argument_and_file_errors_leave_the_file_untouched() {
     );
     assert_eq!(ws.bytes("nul.json"), b"{\"a\": 1}\0");
     ws.write("f.json", "{\"id\": 123456789012345678901234, \"x\": 1}");
-    let err = ws.err(TOOL, op("set", Some("$.x"), Some(json!(2)))).await;
+    let err = ws.err(TOOL, op("remove", Some("$.x"), None)).await;
     assert!(err.starts_with("f.json holds the number 123456789012345678901234, which would change"), "{err}");
     assert_eq!(ws.read("f.json"), "{\"id\": 123456789012345678901234, \"x\": 1}");
+    // `set` of one plain path changes only that value's bytes: the number stays as written (any
+    // other path rewrites the document, and is refused).
+    ws.ok(TOOL, op("set", Some("$.x"), Some(json!({"y": [2]})))).await;
+    assert_eq!(ws.read("f.json"), "{\"id\": 123456789012345678901234, \"x\": {\"y\": [2]}}");
+    let err = ws.err(TOOL, op("set", Some("$.x.y[*]"), Some(json!(3)))).await;
+    assert!(err.starts_with("f.json holds the number 123456789012345678901234"), "{err}");
     let err = ws.err(TOOL, json!({"operation": "rename", "file_path": "f.json"})).await;
     assert!(err.contains("operation must be one of: view, set, add, remove"), "{err}");
 }

@@ -114,7 +114,7 @@ fn first_separator_spaced(body: &str) -> bool {
 
 /// The index of the quote closing the JSON string that opens at `open` (or the end of
 /// `bytes` when it is not closed), skipping escaped characters.
-fn string_end(bytes: &[u8], open: usize) -> usize {
+pub(super) fn string_end(bytes: &[u8], open: usize) -> usize {
     let mut i = open + 1;
     // Jumps from quote or backslash to the next: a file is mostly strings.
     while let Some(found) = bytes.get(i..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest)) {

@@ -11,6 +11,9 @@
 mod format;
 mod hint;
 mod path;
+mod splice;
+
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
@@ -145,7 +148,23 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
     let parsed = json_path.as_deref().map(parse_path).transpose()?;
     let access = if op == JsonOperation::View { Access::Read } else { Access::Write };
     let target = files.target(&input.file_path, access)?;
-    let (meta, text, mut document) = load(&target)?;
+    let (meta, text) = load(&target)?;
+    if let Some(raw) = json_path.as_deref() {
+        match plain(op, raw, &text, input.value.as_ref(), input.pretty_print)? {
+            Some(Plain::Shown(shown)) => return Ok(shown),
+            Some(Plain::Replace { range, piece, compact }) => {
+                // Only the value's bytes change: the rest of the file is written from the old
+                // bytes, which go to the history as they are (no copy).
+                let old = Arc::new(text.into_bytes());
+                let parts = [&old[..range.start], piece.as_bytes(), &old[range.end..]];
+                let before = Before::Content { bytes: Arc::clone(&old), mode: mode_of(&meta) };
+                files.write_parts(&target, &parts, before).map_err(|err| write_failure(&target.raw, err))?;
+                return Ok(updated(1, raw, &compact));
+            }
+            None => {}
+        }
+    }
+    let mut document = parse(&target, &text)?;
 
     let Some((raw_path, path)) = json_path.as_deref().zip(parsed) else {
         return Ok(capped(format!("JSON content of {}:\n", target.raw), &document));
@@ -208,8 +227,49 @@ fn drop_in_background(document: Value, source_bytes: usize) {
     }
 }
 
-/// Reads and parses the file (its bytes moved into the text, not copied).
-fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError> {
+/// What the plain-path route ([`splice`]) did instead of the tree.
+enum Plain {
+    /// A view's text.
+    Shown(String),
+    /// `set`: the bytes of `range` become `piece` (`compact` is the value for the message).
+    Replace { range: std::ops::Range<usize>, piece: String, compact: String },
+}
+
+/// `view` and `set` of a plain path without the tree, when the path names one existing value
+/// of a JSON file and the file keeps its layout; `None` sends the call to the tree.
+fn plain(
+    op: JsonOperation,
+    raw: &str,
+    text: &str,
+    value: Option<&Value>,
+    pretty: Option<bool>,
+) -> Result<Option<Plain>, ToolError> {
+    let Some(steps) = splice::plain_steps(raw) else { return Ok(None) };
+    match (op, value) {
+        (JsonOperation::View, _) => {
+            let Some(range) = splice::locate(text, &steps) else { return Ok(None) };
+            let Ok(found) = serde_json::from_str::<Value>(&text[range]) else { return Ok(None) };
+            Ok(Some(Plain::Shown(capped(format!("JSONPath '{raw}' matches:\n"), &found))))
+        }
+        (JsonOperation::Set, Some(value)) => {
+            let layout = Layout::of(text);
+            if pretty.is_some_and(|pretty| pretty != layout.indent.is_some()) {
+                return Ok(None);
+            }
+            let Some(range) = splice::locate(text, &steps) else { return Ok(None) };
+            let compact = check_copies(1, steps.len(), value)?;
+            let Ok(piece) = splice::piece(value, &layout, steps.len()) else { return Ok(None) };
+            if text.len() - range.len() + piece.len() > MAX_WRITTEN_BYTES {
+                return Ok(None);
+            }
+            Ok(Some(Plain::Replace { range, piece, compact }))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Reads the file as text (its bytes moved into the text, not copied).
+fn load(target: &Target) -> Result<(std::fs::Metadata, String), ToolError> {
     let shown = &target.raw;
     let existing = read_existing(target).map_err(|err| match err {
         LoadError::NotFound => ToolError::NotFound(format!("File does not exist: {shown}")),
@@ -240,11 +300,17 @@ fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError
             before.len() - line_start + 1
         ))
     })?;
-    let body = text.strip_prefix(UTF8_BOM).unwrap_or(&text);
-    if body.trim().is_empty() {
+    if text.strip_prefix(UTF8_BOM).unwrap_or(&text).trim().is_empty() {
         return Err(ToolError::Failed(format!("File is empty: {shown}")));
     }
-    let document: Value = serde_json::from_str(body).map_err(|err| {
+    Ok((meta, text))
+}
+
+/// Parses the file's text into the tree.
+fn parse(target: &Target, text: &str) -> Result<Value, ToolError> {
+    let shown = &target.raw;
+    let body = text.strip_prefix(UTF8_BOM).unwrap_or(text);
+    serde_json::from_str(body).map_err(|err| {
         let message = tackle_core::text::json_error(&err);
         let message = message.split(" at line ").next().unwrap_or(&message).to_owned();
         let too_deep = tackle_core::text::json_too_deep(&err);
@@ -254,8 +320,7 @@ fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError
             err.column(),
             if too_deep { ". Edit it with edit_file, or jq in the shell." } else { "" }
         ))
-    })?;
-    Ok((meta, text, document))
+    })
 }
 
 /// `prefix` and `value` pretty-printed, cut to [`VIEW_CAP_CHARS`] (only what is shown is kept
@@ -358,7 +423,12 @@ fn set(document: &mut Value, raw: &str, path: &JsonPath, value: Value) -> Result
             *slot = value.clone();
         }
     }
-    Ok(format!("Successfully updated {} location(s) at JSONPath '{raw}' with value: {compact}", found.len()))
+    Ok(updated(found.len(), raw, &compact))
+}
+
+/// The answer to a `set` that changed `count` locations.
+fn updated(count: usize, raw: &str, compact: &str) -> String {
+    format!("Successfully updated {count} location(s) at JSONPath '{raw}' with value: {compact}")
 }
 
 fn remove(document: &mut Value, raw: &str, path: &JsonPath) -> Result<String, ToolError> {
