@@ -36,18 +36,30 @@ pub fn plain_steps(path: &str) -> Option<Vec<Last>> {
 }
 
 /// Where the value at `steps` lies in `text` (a BOM skipped), when `text` is JSON and the
-/// value exists. Keys are compared decoded; of duplicate keys the last counts, as in the tree.
+/// value exists. Keys are compared decoded. A key on the path that the object repeats gives
+/// `None` (serde_json's tree keeps the last one: the tree decides).
+///
+/// One pass at most: the path is followed to the value, skipping what comes before each
+/// step, then the containers are scanned from the value's end outwards to their ends, for
+/// repeated keys.
 pub fn locate(text: &str, steps: &[Last]) -> Option<Range<usize>> {
     let body = text.strip_prefix(UTF8_BOM).unwrap_or(text);
     serde_json::from_str::<IgnoredAny>(body).ok()?;
     let bytes = text.as_bytes();
-    // Only where each value starts matters until the last step.
-    let mut value = whitespace_end(bytes, text.len() - body.len())..text.len();
+    let mut start = whitespace_end(bytes, text.len() - body.len());
     for step in steps {
-        value = match (bytes[value.start], step) {
-            (b'{', Last::Name(name)) => member(text, value.start, name)?,
-            (b'[', Last::Index(index)) => element(bytes, value.start, usize::try_from(*index).ok()?)?,
+        start = match (bytes[start], step) {
+            (b'{', Last::Name(name)) => member_start(text, start, name)?,
+            (b'[', Last::Index(index)) => element_start(bytes, start, usize::try_from(*index).ok()?)?,
             _ => return None,
+        };
+    }
+    let value = start..skip_value(bytes, start)?;
+    let mut end = value.end;
+    for step in steps.iter().rev() {
+        end = match step {
+            Last::Name(name) => rest_of_object(text, end, name)?,
+            Last::Index(_) => rest_of_array(bytes, end)?,
         };
     }
     Some(value)
@@ -104,53 +116,81 @@ fn skip_value(bytes: &[u8], start: usize) -> Option<usize> {
     }
 }
 
-/// The value of the member `name` of the object that opens at `open` (the last, if repeated).
-fn member(text: &str, open: usize, name: &str) -> Option<Range<usize>> {
-    let bytes = text.as_bytes();
-    let mut found = None;
-    let mut i = whitespace_end(bytes, open + 1);
-    while bytes.get(i) == Some(&b'"') {
-        let key_end = string_end(bytes, i);
-        let raw = text.get(i + 1..key_end)?;
-        let same = if raw.contains('\\') {
-            serde_json::from_str::<String>(&text[i..=key_end]).ok().is_some_and(|key| key == name)
-        } else {
-            raw == name
-        };
-        i = whitespace_end(bytes, key_end + 1);
-        i = whitespace_end(bytes, i + usize::from(bytes.get(i) == Some(&b':')));
-        let end = skip_value(bytes, i)?;
-        if same {
-            found = Some(i..end);
-        }
-        i = whitespace_end(bytes, end);
-        if bytes.get(i) != Some(&b',') {
-            break;
-        }
-        i = whitespace_end(bytes, i + 1);
-    }
-    found
+/// A member's key at `at` (an opening quote): where it ends, and whether it is `name`.
+fn key_at(text: &str, at: usize, name: &str) -> Option<(usize, bool)> {
+    let key_end = string_end(text.as_bytes(), at);
+    let raw = text.get(at + 1..key_end)?;
+    let same = if raw.contains('\\') {
+        serde_json::from_str::<String>(text.get(at..=key_end)?).ok().is_some_and(|key| key == name)
+    } else {
+        raw == name
+    };
+    Some((key_end + 1, same))
 }
 
-/// The element `index` of the array that opens at `open`.
-fn element(bytes: &[u8], open: usize, index: usize) -> Option<Range<usize>> {
+/// Where the value of a member starts, from the end of its key.
+fn after_colon(bytes: &[u8], key_end: usize) -> usize {
+    let i = whitespace_end(bytes, key_end);
+    whitespace_end(bytes, i + usize::from(bytes.get(i) == Some(&b':')))
+}
+
+/// Where the value of the first member `name` of the object that opens at `open` starts.
+fn member_start(text: &str, open: usize, name: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
     let mut i = whitespace_end(bytes, open + 1);
-    if bytes.get(i) == Some(&b']') {
-        return None;
-    }
-    let mut n = 0;
-    loop {
-        let end = skip_value(bytes, i)?;
-        if n == index {
-            return Some(i..end);
+    while bytes.get(i) == Some(&b'"') {
+        let (key_end, same) = key_at(text, i, name)?;
+        let value = after_colon(bytes, key_end);
+        if same {
+            return Some(value);
         }
-        i = whitespace_end(bytes, end);
+        i = whitespace_end(bytes, skip_value(bytes, value)?);
         if bytes.get(i) != Some(&b',') {
             return None;
         }
         i = whitespace_end(bytes, i + 1);
-        n += 1;
     }
+    None
+}
+
+/// The end of an object whose member `name` ends at `from`; `None` if `name` comes again.
+fn rest_of_object(text: &str, from: usize, name: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = whitespace_end(bytes, from);
+    while bytes.get(i) == Some(&b',') {
+        i = whitespace_end(bytes, i + 1);
+        let (key_end, same) = key_at(text, i, name)?;
+        if same {
+            return None;
+        }
+        i = whitespace_end(bytes, skip_value(bytes, after_colon(bytes, key_end))?);
+    }
+    (bytes.get(i) == Some(&b'}')).then_some(i + 1)
+}
+
+/// Where the element `index` of the array that opens at `open` starts.
+fn element_start(bytes: &[u8], open: usize, index: usize) -> Option<usize> {
+    let mut i = whitespace_end(bytes, open + 1);
+    if bytes.get(i) == Some(&b']') {
+        return None;
+    }
+    for _ in 0..index {
+        i = whitespace_end(bytes, skip_value(bytes, i)?);
+        if bytes.get(i) != Some(&b',') {
+            return None;
+        }
+        i = whitespace_end(bytes, i + 1);
+    }
+    Some(i)
+}
+
+/// The end of an array whose element ends at `from`.
+fn rest_of_array(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut i = whitespace_end(bytes, from);
+    while bytes.get(i) == Some(&b',') {
+        i = whitespace_end(bytes, skip_value(bytes, whitespace_end(bytes, i + 1))?);
+    }
+    (bytes.get(i) == Some(&b']')).then_some(i + 1)
 }
 
 #[cfg(test)]
@@ -179,9 +219,12 @@ mod tests {
         let text =
             "\u{feff}{ \"a\" : {\"x\\\"y\": [1, \"]}\\\"\", {\"k\": null}] }, \"b\": -2.5e3 ,\"a\": {\"x\\\"y\": [7]}}";
         assert_eq!(at(text, "$.b"), Some("-2.5e3"));
-        // A repeated key: the last counts, as in serde_json's tree.
-        assert_eq!(at(text, "$.a[\"x\\\"y\"][0]"), Some("7"));
-        assert_eq!(at(text, "$['a']['x\"y']"), Some("[7]"));
+        // A repeated key on the path is left to the tree (which keeps the last); elsewhere
+        // it does not matter.
+        assert_eq!(at(text, "$.a[\"x\\\"y\"][0]"), None);
+        assert_eq!(at("{\"a\": {\"k\": 1, \"k\": 2}, \"b\": [0, {\"c\": 3}]}", "$.b[1].c"), Some("3"));
+        assert_eq!(at("{\"a\": {\"k\": 1}, \"b\\u0062\": 2, \"bb\": 3}", "$.a.k"), Some("1"));
+        assert_eq!(at("{\"a\": {\"k\": 1}, \"\\u0061\": 2}", "$.a.k"), None);
         assert_eq!(at("[1, \"]}\", {\"k\": null}]", "$[2].k"), Some("null"));
         assert_eq!(at("[1, \"]}\", {\"k\": null}]", "$[1]"), Some("\"]}\""));
         for missing in ["$.c", "$.b.c", "$.a[\"x\\\"y\"][1]", "$.b[0]"] {
