@@ -4,6 +4,7 @@
 //! JSON line per call or block instead, with the input offset it was found at.
 
 use std::io::{Read as _, Write as _};
+use std::os::fd::AsFd as _;
 use std::process::ExitCode;
 
 use serde::Serialize;
@@ -105,10 +106,9 @@ impl Finder<'_> {
 /// `tackle parse`.
 pub fn run(args: ParseArgs) -> CommandResult {
     let format: CallFormat = args.format;
-    let registry = tackle::builtin_registry();
-    let list = args.selection.tools.as_deref().unwrap_or(session::TOOLS_DEFAULT);
-    let selection = registry.select(list, session::TOOLS_DEFAULT).map_err(|err| Failure::usage(err.to_string()))?;
-    let tools = ToolIndex::from_toolset(&registry.instantiate(&selection));
+    // The tools decide which blocks are calls; code blocks need none (and building the
+    // registry is most of the command's start).
+    let tools = if args.codeblocks { ToolIndex::default() } else { tool_index(&args)? };
     let mut finder = if args.codeblocks {
         Finder::Blocks(CodeblockScanner::new())
     } else {
@@ -148,7 +148,9 @@ pub fn run(args: ParseArgs) -> CommandResult {
             report(finder.feed(&text), fed, &mut found)?;
         }
     } else {
-        let mut bytes = Vec::new();
+        // A file on stdin is read into one allocation of its size.
+        let size = stdin.as_fd().try_clone_to_owned().ok().and_then(|fd| std::fs::File::from(fd).metadata().ok());
+        let mut bytes = Vec::with_capacity(size.map_or(0, |meta| usize::try_from(meta.len()).unwrap_or(0)));
         stdin.read_to_end(&mut bytes).map_err(|err| Failure::usage(format!("cannot read stdin: {err}")))?;
         let text = utf8.decode(&bytes).map_err(utf8_failure)?;
         fed = bytes.len();
@@ -163,6 +165,14 @@ pub fn run(args: ParseArgs) -> CommandResult {
     }
     writer.flush().map_err(write_failure)?;
     Ok(ExitCode::from(OK))
+}
+
+/// The tools that `--tools` (default: the default set) selects, to recognise calls.
+fn tool_index(args: &ParseArgs) -> Result<ToolIndex, Failure> {
+    let registry = tackle::builtin_registry();
+    let list = args.selection.tools.as_deref().unwrap_or(session::TOOLS_DEFAULT);
+    let selection = registry.select(list, session::TOOLS_DEFAULT).map_err(|err| Failure::usage(err.to_string()))?;
+    Ok(ToolIndex::from_toolset(&registry.instantiate(&selection)))
 }
 
 fn utf8_failure(err: tackle::calls::InvalidUtf8) -> Failure {
