@@ -4,7 +4,6 @@
 //! JSON line per call or block instead, with the input offset it was found at.
 
 use std::io::{Read as _, Write as _};
-use std::os::fd::AsFd as _;
 use std::process::ExitCode;
 
 use serde::Serialize;
@@ -134,8 +133,12 @@ pub fn run(args: ParseArgs) -> CommandResult {
         Ok(())
     };
 
-    if args.streaming {
-        let mut buf = vec![0u8; 64 * 1024];
+    // Without `--events`, when each item was found is not shown, so stdin is fed as it comes
+    // in that case too: the parsers find the same items for any split of the text, and
+    // neither the input nor the parser's buffer then grows with the input (memory that is
+    // fresh costs a page fault per 4 KiB).
+    if args.streaming || !args.events {
+        let mut buf = vec![0u8; 256 * 1024];
         loop {
             let n = match stdin.read(&mut buf) {
                 Ok(0) => break,
@@ -148,9 +151,7 @@ pub fn run(args: ParseArgs) -> CommandResult {
             report(finder.feed(&text), fed, &mut found)?;
         }
     } else {
-        // A file on stdin is read into one allocation of its size.
-        let size = stdin.as_fd().try_clone_to_owned().ok().and_then(|fd| std::fs::File::from(fd).metadata().ok());
-        let mut bytes = Vec::with_capacity(size.map_or(0, |meta| usize::try_from(meta.len()).unwrap_or(0)));
+        let mut bytes = Vec::new();
         stdin.read_to_end(&mut bytes).map_err(|err| Failure::usage(format!("cannot read stdin: {err}")))?;
         let text = utf8.decode(&bytes).map_err(utf8_failure)?;
         fed = bytes.len();
