@@ -41,10 +41,3 @@ pub fn write_failure(err: std::io::Error) -> Failure {
     }
     Failure::failed(format!("cannot write output: {err}"))
 }
-
-/// Writes `text` to stdout (see [`write_failure`] for a closed pipe).
-pub fn print(text: &str) -> Result<(), Failure> {
-    use std::io::Write as _;
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()).map_err(write_failure)
-}

@@ -12,6 +12,7 @@ mod exit;
 mod secrets;
 mod session;
 mod signals;
+mod stdout;
 mod ui;
 
 use std::process::ExitCode;
@@ -79,7 +80,7 @@ fn main() -> ExitCode {
 fn completions(shell: clap_complete::Shell) -> exit::CommandResult {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "tackle", &mut script);
-    exit::print(&String::from_utf8_lossy(&script))?;
+    stdout::print(&String::from_utf8_lossy(&script))?;
     Ok(ExitCode::from(exit::OK))
 }
 

@@ -137,3 +137,83 @@ fn an_unknown_format_is_a_usage_error() {
     assert_eq!(code, 2);
     assert!(stderr.contains("unknown call format 'yaml'; use markdown, xml or tool"), "{stderr}");
 }
+
+/// The number of `write` system calls of the exited (not yet reaped) process `pid`, from
+/// `/proc/PID/io`, which covers all its threads.
+fn writes_of_exited(pid: u32) -> u64 {
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let pid = libc::id_t::from(pid);
+    // SAFETY: waitid with WNOWAIT only waits; the child is reaped by its owner afterwards.
+    let waited = unsafe { libc::waitid(libc::P_PID, pid, &raw mut info, libc::WEXITED | libc::WNOWAIT) };
+    assert_eq!(waited, 0, "{}", std::io::Error::last_os_error());
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap();
+    let line = io.lines().find_map(|l| l.strip_prefix("syscw: ")).unwrap();
+    line.trim().parse().unwrap()
+}
+
+#[test]
+fn a_large_document_leaves_in_few_writes() {
+    // 5,000 code blocks, 7 MB: about 30,000 lines of indented JSON, each of which used to be
+    // its own `write`.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for i in 0..5_000 {
+        text.push_str(&format!("Step {i}.\n```python\n"));
+        for line in 0..20 {
+            text.push_str(&format!("value_{line} = compute(\"input {i}\", {line})  # a line of code of the block\n"));
+        }
+        text.push_str("```\n\n");
+    }
+    std::fs::write(dir.path().join("in.md"), &text).unwrap();
+    let mut child = Command::cargo_bin("tackle")
+        .unwrap()
+        .args(["parse", "--codeblocks"])
+        .stdin(std::fs::File::open(dir.path().join("in.md")).unwrap())
+        .stdout(std::fs::File::create(dir.path().join("out.json")).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let writes = writes_of_exited(child.id());
+    assert!(child.wait().unwrap().success());
+    let out = std::fs::read_to_string(dir.path().join("out.json")).unwrap();
+    let lines = out.lines().count();
+    let blocks: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(blocks.as_array().unwrap().len(), 5_000);
+    assert!(out.len() > 7_000_000 && lines > 30_000, "{} bytes, {lines} lines", out.len());
+    assert!(writes <= 2_000, "{writes} writes for {} bytes in {lines} lines", out.len());
+}
+
+#[test]
+fn streaming_events_are_flushed_as_they_are_found() {
+    use std::io::BufRead as _;
+    let mut child = Command::cargo_bin("tackle")
+        .unwrap()
+        .args(["parse", "--codeblocks", "--streaming", "--events"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let output = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (lines, arrived) = std::sync::mpsc::channel();
+    std::thread::spawn(move || output.lines().map_while(Result::ok).try_for_each(|line| lines.send(line)));
+    // Each block's line arrives while stdin is still open.
+    let mut received = Vec::new();
+    for i in 0..3 {
+        input.write_all(format!("```sh\necho {i}\n```\n").as_bytes()).unwrap();
+        input.flush().unwrap();
+        match arrived.recv_timeout(std::time::Duration::from_secs(10)) {
+            Ok(line) => received.push(line),
+            Err(_) => break,
+        }
+    }
+    drop(input);
+    let _ = child.kill();
+    child.wait().unwrap();
+    assert_eq!(received.len(), 3, "only {received:?} arrived before stdin closed");
+    for (i, line) in received.iter().enumerate() {
+        let event: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(event["block"]["content"], format!("echo {i}"));
+    }
+}

@@ -98,11 +98,19 @@ async fn json_edit_never_allocates_what_a_file_or_value_multiplies() {
     let zeros = vec!["0"; 60_000].join(",");
     let original = format!("[\n{}{}\n]\n", " ".repeat(64), nested_array(125, &format!("[{zeros}]")));
     ws.write("f.json", &original);
-    let first_zero = format!("${}", "[0]".repeat(127));
+    // A path with a slice rewrites the whole document (the tree): refused before it is built.
+    let first_zero = format!("${}[0:1]", "[0]".repeat(126));
     let set = json!({"operation": "set", "file_path": "f.json", "json_path": first_zero, "value": 1});
     let message = ws.err("json_edit_tool", set).await;
     assert!(message.starts_with("f.json would be written out larger than 67108864 bytes"), "{message}");
     assert_eq!(ws.read("f.json"), original);
+    // The plain path to the same zero rewrites only its byte.
+    let first_zero = format!("${}", "[0]".repeat(127));
+    let set = json!({"operation": "set", "file_path": "f.json", "json_path": first_zero, "value": 1});
+    ws.ok("json_edit_tool", set).await;
+    let changed = original.replacen("[0,", "[1,", 1);
+    assert_eq!(ws.read("f.json"), changed);
+    ws.write("f.json", &original);
     // Its view is 15 MB pretty-printed; only what is shown is kept.
     let view = ws.ok("json_edit_tool", json!({"operation": "view", "file_path": "f.json"})).await;
     assert!(

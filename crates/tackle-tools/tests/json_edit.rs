@@ -183,6 +183,20 @@ async fn argument_and_file_errors_leave_the_file_untouched() {
     );
     let err = ws.err(TOOL, op("view", Some("$.a[?"), None)).await;
     assert!(err.starts_with("Invalid JSONPath expression '$.a[?': "), "{err}");
+    assert!(err.ends_with(". Hint: the filter [? opened at '[?' is not closed: add ]"), "{err}");
+    // The path is taken as written (RFC 9535): whitespace around it is refused, with what to write.
+    assert_eq!(
+        ws.err(TOOL, op("view", Some(" $"), None)).await,
+        "JSONPath must start with '$', with no whitespace before it (e.g. $)"
+    );
+    assert_eq!(
+        ws.err(TOOL, op("set", Some("$.a "), Some(json!(1)))).await,
+        "Invalid JSONPath expression '$.a ': at position 3, parser error. Hint: remove the whitespace after the path: '$.a'"
+    );
+    let err = ws.err(TOOL, op("remove", Some("$.users[?@.tags.* == 'x']"), None)).await;
+    assert!(err.contains(". Hint: @.tags.* can select several values, and a comparison needs"), "{err}");
+    let err = ws.err(TOOL, op("view", Some("$.users.0"), None)).await;
+    assert!(err.ends_with("Hint: .0 is not an index: write an array index in brackets ($.users[0]), and a key that is a number quoted ($.users['0'])"), "{err}");
     assert_eq!(ws.err(TOOL, op("view", None, None)).await, "File does not exist: f.json");
     ws.write("f.json", "  \n");
     assert_eq!(ws.err(TOOL, op("view", None, None)).await, "File is empty: f.json");
@@ -212,9 +226,15 @@ async fn argument_and_file_errors_leave_the_file_untouched() {
     );
     assert_eq!(ws.bytes("nul.json"), b"{\"a\": 1}\0");
     ws.write("f.json", "{\"id\": 123456789012345678901234, \"x\": 1}");
-    let err = ws.err(TOOL, op("set", Some("$.x"), Some(json!(2)))).await;
+    let err = ws.err(TOOL, op("remove", Some("$.x"), None)).await;
     assert!(err.starts_with("f.json holds the number 123456789012345678901234, which would change"), "{err}");
     assert_eq!(ws.read("f.json"), "{\"id\": 123456789012345678901234, \"x\": 1}");
+    // `set` of one plain path changes only that value's bytes: the number stays as written (any
+    // other path rewrites the document, and is refused).
+    ws.ok(TOOL, op("set", Some("$.x"), Some(json!({"y": [2]})))).await;
+    assert_eq!(ws.read("f.json"), "{\"id\": 123456789012345678901234, \"x\": {\"y\": [2]}}");
+    let err = ws.err(TOOL, op("set", Some("$.x.y[*]"), Some(json!(3)))).await;
+    assert!(err.starts_with("f.json holds the number 123456789012345678901234"), "{err}");
     let err = ws.err(TOOL, json!({"operation": "rename", "file_path": "f.json"})).await;
     assert!(err.contains("operation must be one of: view, set, add, remove"), "{err}");
 }

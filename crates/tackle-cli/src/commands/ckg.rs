@@ -6,7 +6,7 @@
 //! its `.tackle/ckg/`; `index DIR` indexes DIR itself, and a FILE or DIR outside the
 //! workspace is answered from its own folder's index.
 
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -16,8 +16,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tackle::ckg::{self, Category, Index, IndexOptions, RefreshReport, Within};
 
-use crate::exit::write_failure;
 use crate::exit::{CommandResult, Failure};
+use crate::stdout;
 
 /// The `tackle ckg` commands.
 #[derive(Debug, Subcommand)]
@@ -231,11 +231,10 @@ fn skipped_text(skipped: &std::collections::HashMap<String, u64>) -> String {
 /// Prints the answer: its text, or its JSON on one line. An answer that cannot be written is
 /// the command's failure.
 fn print(as_json: bool, text: &str, value: serde_json::Value) -> CommandResult {
-    let mut stdout = std::io::stdout().lock();
     if as_json {
-        writeln!(stdout, "{value}").map_err(write_failure)?;
+        stdout::print_json_line(&value)?;
     } else {
-        writeln!(stdout, "{text}").map_err(write_failure)?;
+        stdout::print(&format!("{text}\n"))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,13 +7,12 @@ use std::io::{Read as _, Write as _};
 use std::process::ExitCode;
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tackle::calls::{CallFormat, Codeblock, CodeblockScanner, ParsedCall, Parser, ToolIndex, Utf8Stream};
 
-use super::tools::print_json;
 use crate::cli::ParseArgs;
 use crate::exit::{CommandResult, Failure, OK, write_failure};
-use crate::session;
+use crate::{session, stdout};
 
 /// One element of the output array.
 #[derive(Debug, Serialize)]
@@ -36,6 +35,42 @@ impl<'a> From<&'a ParsedCall> for CallJson<'a> {
             start: call.start,
             end: call.end,
             error: call.parse_error.as_deref(),
+        }
+    }
+}
+
+/// One call or block, as printed: written straight from the parser's own values.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum FoundJson<'a> {
+    Call(CallJson<'a>),
+    Block(&'a Codeblock),
+}
+
+impl<'a> From<&'a Found> for FoundJson<'a> {
+    fn from(found: &'a Found) -> Self {
+        match found {
+            Found::Call(call) => FoundJson::Call(CallJson::from(call)),
+            Found::Block(block) => FoundJson::Block(block),
+        }
+    }
+}
+
+/// One line of `--events`.
+#[derive(Debug, Serialize)]
+struct EventJson<'a> {
+    fed_bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    call: Option<CallJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    block: Option<&'a Codeblock>,
+}
+
+impl<'a> EventJson<'a> {
+    fn new(fed_bytes: usize, found: &'a Found) -> Self {
+        match FoundJson::from(found) {
+            FoundJson::Call(call) => EventJson { fed_bytes, call: Some(call), block: None },
+            FoundJson::Block(block) => EventJson { fed_bytes, call: None, block: Some(block) },
         }
     }
 }
@@ -70,10 +105,9 @@ impl Finder<'_> {
 /// `tackle parse`.
 pub fn run(args: ParseArgs) -> CommandResult {
     let format: CallFormat = args.format;
-    let registry = tackle::builtin_registry();
-    let list = args.selection.tools.as_deref().unwrap_or(session::TOOLS_DEFAULT);
-    let selection = registry.select(list, session::TOOLS_DEFAULT).map_err(|err| Failure::usage(err.to_string()))?;
-    let tools = ToolIndex::from_toolset(&registry.instantiate(&selection));
+    // The tools decide which blocks are calls; code blocks need none (and building the
+    // registry is most of the command's start).
+    let tools = if args.codeblocks { ToolIndex::default() } else { tool_index(&args)? };
     let mut finder = if args.codeblocks {
         Finder::Blocks(CodeblockScanner::new())
     } else {
@@ -81,26 +115,30 @@ pub fn run(args: ParseArgs) -> CommandResult {
     };
 
     let mut stdin = std::io::stdin().lock();
-    let mut stdout = std::io::stdout().lock();
+    // Buffered; with `--streaming` each batch of events is flushed as it is found.
+    let mut writer = stdout::buffered();
     let mut utf8 = Utf8Stream::new();
     let mut found = Vec::new();
     let mut fed = 0usize;
     let mut report = |items: Vec<Found>, fed: usize, out: &mut Vec<Found>| -> Result<(), Failure> {
         if args.events {
             for item in &items {
-                let line = match item {
-                    Found::Call(call) => json!({"fed_bytes": fed, "call": CallJson::from(call)}),
-                    Found::Block(block) => json!({"fed_bytes": fed, "block": block}),
-                };
-                writeln!(stdout, "{line}").and_then(|()| stdout.flush()).map_err(write_failure)?;
+                stdout::write_json(&mut writer, &EventJson::new(fed, item), false)?;
+            }
+            if args.streaming && !items.is_empty() {
+                writer.flush().map_err(write_failure)?;
             }
         }
         out.extend(items);
         Ok(())
     };
 
-    if args.streaming {
-        let mut buf = vec![0u8; 64 * 1024];
+    // Without `--events`, when each item was found is not shown, so stdin is fed as it comes
+    // in that case too: the parsers find the same items for any split of the text, and
+    // neither the input nor the parser's buffer then grows with the input (memory that is
+    // fresh costs a page fault per 4 KiB).
+    if args.streaming || !args.events {
+        let mut buf = vec![0u8; 256 * 1024];
         loop {
             let n = match stdin.read(&mut buf) {
                 Ok(0) => break,
@@ -123,17 +161,19 @@ pub fn run(args: ParseArgs) -> CommandResult {
     report(finder.finish(), fed, &mut found)?;
 
     if !args.events {
-        let mut out = std::io::stdout().lock();
-        let items: Vec<Value> = found
-            .iter()
-            .map(|item| match item {
-                Found::Call(call) => json!(CallJson::from(call)),
-                Found::Block(block) => json!(block),
-            })
-            .collect();
-        print_json(&mut out, &items)?;
+        let items: Vec<FoundJson<'_>> = found.iter().map(FoundJson::from).collect();
+        stdout::write_json(&mut writer, &items, true)?;
     }
+    writer.flush().map_err(write_failure)?;
     Ok(ExitCode::from(OK))
+}
+
+/// The tools that `--tools` (default: the default set) selects, to recognise calls.
+fn tool_index(args: &ParseArgs) -> Result<ToolIndex, Failure> {
+    let registry = tackle::builtin_registry();
+    let list = args.selection.tools.as_deref().unwrap_or(session::TOOLS_DEFAULT);
+    let selection = registry.select(list, session::TOOLS_DEFAULT).map_err(|err| Failure::usage(err.to_string()))?;
+    Ok(ToolIndex::from_toolset(&registry.instantiate(&selection)))
 }
 
 fn utf8_failure(err: tackle::calls::InvalidUtf8) -> Failure {

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{CheckArgs, PermissionsListArgs, RuleArgs};
 use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED};
-use crate::session;
+use crate::{session, stdout};
 
 async fn template(
     workspace: Option<&std::path::PathBuf>,
@@ -48,8 +48,7 @@ pub async fn check(args: CheckArgs) -> CommandResult {
     };
     let result = template.check_permission(&tool, call_args).map_err(Failure::usage)?;
     if args.json {
-        let text = serde_json::to_string(&result).map_err(|err| Failure::failed(err.to_string()))?;
-        println!("{text}");
+        stdout::print_json_line(&result)?;
     } else {
         println!("{}", result.decision);
         println!("  tool: {}", result.tool);
@@ -81,7 +80,7 @@ pub async fn list(args: PermissionsListArgs) -> CommandResult {
             .iter()
             .map(|r| json!({"kind": r.kind.name(), "rule": r.rule.text, "source": r.source.as_ref()}))
             .collect();
-        println!("{}", Value::Array(list));
+        stdout::print_json_line(&list)?;
     } else if rules.is_empty() {
         println!("no permission rules (the permission mode decides every call)");
     } else {

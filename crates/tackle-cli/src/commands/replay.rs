@@ -8,8 +8,9 @@ use tackle::core::permission::AutoApprover;
 use tackle::{PermissionMode, SessionBuilder};
 
 use crate::cli::ReplayArgs;
-use crate::exit::{self, CommandResult, Failure, OK, TOOL_FAILED};
+use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED};
 use crate::session;
+use crate::stdout;
 
 /// `tackle replay`.
 pub async fn replay(args: ReplayArgs) -> CommandResult {
@@ -23,7 +24,7 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
                 } else {
                     format!(", events of types this version does not know: {}", summary.unknown.join(", "))
                 };
-                exit::print(&format!(
+                stdout::print(&format!(
                     "{}: valid ({} events, {} tool calls{}{unknown})\n",
                     args.file.display(),
                     summary.events,
@@ -33,14 +34,14 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
                 Ok(ExitCode::from(OK))
             }
             Err(violation) => {
-                exit::print(&format!("{}: {violation}\n", args.file.display()))?;
+                stdout::print(&format!("{}: {violation}\n", args.file.display()))?;
                 Ok(ExitCode::from(TOOL_FAILED))
             }
         };
     }
     let events = read_events(&args.file).map_err(|e| Failure::usage(e.to_string()))?;
     if !args.rerun {
-        exit::print(&transcript(&events))?;
+        stdout::print(&transcript(&events))?;
         return Ok(ExitCode::from(OK));
     }
     let (tools, recorded_workspace) = recorded_setup(&events).map_err(|e| Failure::usage(e.to_string()))?;
@@ -72,7 +73,7 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
     tackle.close().await;
     for difference in &report.differences {
         let flag = |error: bool| if error { " (error)" } else { "" };
-        exit::print(&format!(
+        stdout::print(&format!(
             "call {} ({}) differs:\n  recorded{}: {}\n  now{}: {}\n",
             difference.call_id,
             difference.name,
@@ -82,7 +83,7 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
             difference.now.replace('\n', "\n    ")
         ))?;
     }
-    exit::print(&format!(
+    stdout::print(&format!(
         "{} call(s) re-run, {} differ, {} skipped\n",
         report.rerun,
         report.differences.len(),

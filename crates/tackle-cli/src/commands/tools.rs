@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::{BatchArgs, CallArgs, ListArgs, SchemaArgs, ToolSelection};
 use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED, USAGE, write_failure};
-use crate::{session, signals};
+use crate::{session, signals, stdout};
 
 /// One element of `tools list --json`.
 #[derive(Debug, Serialize)]
@@ -61,19 +61,20 @@ async fn listing(selection: &ToolSelection) -> Result<(Registry, Selection), Fai
 pub async fn list(args: ListArgs) -> CommandResult {
     let (registry, selection) = listing(&args.selection).await?;
     let entries: Vec<&RegistryEntry> = selection.names.iter().filter_map(|name| registry.get(name)).collect();
-    let mut stdout = std::io::stdout().lock();
     if args.json {
         let listed: Vec<ListedTool<'_>> = entries.iter().map(|e| ListedTool::new(e)).collect();
-        print_json(&mut stdout, &listed)?;
+        stdout::print_json(&listed)?;
     } else {
+        let mut out = stdout::buffered();
         let width = entries.iter().map(|e| e.spec.name.len()).max().unwrap_or(4).max(4);
         let lines = entries.iter().map(|entry| {
             let listed = ListedTool::new(entry);
             format!("{:width$}  {:22}  {}", listed.name, listed.toolsets.join(","), entry.spec.summary())
         });
         for line in lines {
-            writeln!(stdout, "{line}").map_err(write_failure)?;
+            writeln!(out, "{line}").map_err(write_failure)?;
         }
+        out.flush().map_err(write_failure)?;
     }
     Ok(ExitCode::from(OK))
 }
@@ -92,7 +93,7 @@ pub async fn schema(args: SchemaArgs) -> CommandResult {
             })
             .collect::<Result<_, _>>()?
     };
-    print_json(&mut std::io::stdout().lock(), &render_tools(specs, args.dialect))?;
+    stdout::print_json(&render_tools(specs, args.dialect))?;
     Ok(ExitCode::from(OK))
 }
 
@@ -154,16 +155,15 @@ pub async fn call(args: CallArgs) -> CommandResult {
         OK
     };
     if args.json {
-        print_json(&mut std::io::stdout().lock(), &call_result(session, Some(&args.name), &output))?;
+        stdout::print_json(&call_result(session, Some(&args.name), &output))?;
     } else if output.meta.rejected {
         diagln!("tackle: {}", output.text_content());
     } else {
-        let mut stdout = std::io::stdout().lock();
-        let text = output.text_content();
-        write!(stdout, "{text}").map_err(write_failure)?;
+        let mut text = output.text_content();
         if !text.ends_with('\n') {
-            writeln!(stdout).map_err(write_failure)?;
+            text.push('\n');
         }
+        stdout::print(&text)?;
     }
     tackle.close().await;
     Ok(ExitCode::from(code))
@@ -180,7 +180,6 @@ pub async fn batch(args: BatchArgs) -> CommandResult {
     let interrupt = signals::interrupt();
     let cancel = &interrupt.token;
     let mut reader = tokio::io::BufReader::new(tokio::io::stdin());
-    let stdout = std::io::stdout();
     let mut line = Vec::new();
     let mut line_number = 0usize;
     let result = loop {
@@ -201,7 +200,8 @@ pub async fn batch(args: BatchArgs) -> CommandResult {
         }
         tackle.refresh_tools().await;
         let lines = run_batch_line(tackle.session(), tackle.executor(), &line, line_number, cancel).await;
-        let mut out = stdout.lock();
+        // A reader waits for each line's outputs: flushed once per line of input.
+        let mut out = stdout::buffered();
         let written = lines.iter().try_for_each(|l| writeln!(out, "{l}")).and_then(|()| out.flush());
         if let Err(err) = written {
             break Err(write_failure(err));
@@ -324,12 +324,4 @@ fn invalid_line(id: &str, message: &str) -> String {
 fn to_json_line(value: &impl Serialize) -> String {
     serde_json::to_string(value)
         .unwrap_or_else(|err| json!({"is_error": true, "output": format!("cannot encode output: {err}")}).to_string())
-}
-
-pub(crate) fn print_json(out: &mut impl std::io::Write, value: &impl Serialize) -> Result<(), Failure> {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(|err| match err.io_error_kind() {
-        Some(kind) => write_failure(kind.into()),
-        None => Failure::failed(format!("cannot write output: {err}")),
-    })?;
-    writeln!(out).and_then(|()| out.flush()).map_err(write_failure)
 }

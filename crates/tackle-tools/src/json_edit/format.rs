@@ -65,8 +65,9 @@ impl Layout {
     /// `value` written in this layout: `pretty` `Some(true)` indents (in the file's own
     /// indentation, else 2 spaces), `Some(false)` writes one line, `None` keeps the file's
     /// choice.
-    pub fn write(&self, value: &Value, pretty: Option<bool>) -> Result<String, TooLarge> {
-        let mut out = Bounded::new(MAX_WRITTEN_BYTES);
+    /// `size_hint`: about how large the text will be (the file's size), reserved at once.
+    pub fn write(&self, value: &Value, pretty: Option<bool>, size_hint: usize) -> Result<String, TooLarge> {
+        let mut out = Bounded::new(MAX_WRITTEN_BYTES).reserving(size_hint.saturating_add(64));
         let indent = match (pretty, &self.indent) {
             (Some(false), _) | (None, None) => None,
             (Some(true), None) => Some("  "),
@@ -113,12 +114,13 @@ fn first_separator_spaced(body: &str) -> bool {
 
 /// The index of the quote closing the JSON string that opens at `open` (or the end of
 /// `bytes` when it is not closed), skipping escaped characters.
-fn string_end(bytes: &[u8], open: usize) -> usize {
+pub(super) fn string_end(bytes: &[u8], open: usize) -> usize {
+    // A plain loop: JSON strings are mostly short, where a call to memchr costs more.
     let mut i = open + 1;
     while i < bytes.len() && bytes[i] != b'"' {
         i += if bytes[i] == b'\\' { 2 } else { 1 };
     }
-    i
+    i.min(bytes.len())
 }
 
 /// One line with a space after each `:` and `,`.
@@ -143,33 +145,44 @@ impl Formatter for SpacedCompact {
 /// [`MAX_WRITTEN_BYTES`], where counting stops).
 pub fn pretty_head(value: &impl Serialize, keep: usize) -> (String, Option<usize>) {
     // A character is at most 4 bytes.
-    let mut out = Bounded::new(MAX_WRITTEN_BYTES).keeping(keep.saturating_mul(4));
+    let mut out = Bounded::new(MAX_WRITTEN_BYTES).keeping(keep.saturating_mul(4)).counting_chars();
     let complete = value.serialize(&mut Serializer::pretty(&mut out)).is_ok();
     let valid = match std::str::from_utf8(&out.kept) {
         Ok(text) => text,
         // The kept bytes may end inside a character.
         Err(err) => std::str::from_utf8(&out.kept[..err.valid_up_to()]).unwrap_or_default(),
     };
-    (valid.chars().take(keep).collect(), complete.then_some(out.chars))
+    (valid.chars().take(keep).collect(), complete.then_some(out.chars.unwrap_or_default()))
 }
 
-/// An in-memory writer that keeps the first `keep` bytes, counts every character, and fails
-/// once more than `limit` bytes were written (so serializing stops there).
+/// An in-memory writer that keeps the first `keep` bytes, counts every character if asked,
+/// and fails once more than `limit` bytes were written (so serializing stops there).
 struct Bounded {
     kept: Vec<u8>,
     keep: usize,
     limit: usize,
     written: usize,
-    chars: usize,
+    /// The characters written, when counted (a view's total; a write needs no count).
+    chars: Option<usize>,
 }
 
 impl Bounded {
     fn new(limit: usize) -> Bounded {
-        Bounded { kept: Vec::new(), keep: limit, limit, written: 0, chars: 0 }
+        Bounded { kept: Vec::new(), keep: limit, limit, written: 0, chars: None }
     }
 
     fn keeping(self, keep: usize) -> Bounded {
         Bounded { keep: keep.min(self.limit), ..self }
+    }
+
+    fn counting_chars(self) -> Bounded {
+        Bounded { chars: Some(0), ..self }
+    }
+
+    /// Reserves room for `bytes` (at most what is kept) up front.
+    fn reserving(mut self, bytes: usize) -> Bounded {
+        self.kept.reserve(bytes.min(self.keep));
+        self
     }
 }
 
@@ -179,8 +192,10 @@ impl std::io::Write for Bounded {
         if self.written > self.limit {
             return Err(std::io::Error::other("over the size limit"));
         }
-        // Every byte but a UTF-8 continuation byte starts a character.
-        self.chars += buf.iter().filter(|&&b| b & 0xC0 != 0x80).count();
+        if let Some(chars) = &mut self.chars {
+            // Every byte but a UTF-8 continuation byte starts a character.
+            *chars += buf.iter().filter(|&&b| b & 0xC0 != 0x80).count();
+        }
         let room = self.keep.saturating_sub(self.kept.len());
         self.kept.extend_from_slice(&buf[..buf.len().min(room)]);
         Ok(buf.len())
@@ -247,33 +262,36 @@ mod tests {
             }
         );
         let value: Value = serde_json::from_str(tabs).unwrap();
-        assert_eq!(layout.write(&value, None).unwrap(), tabs);
-        assert_eq!(layout.write(&value, Some(true)).unwrap(), tabs);
-        assert_eq!(layout.write(&value, Some(false)).unwrap(), "{\"a\":[1]}\n");
+        assert_eq!(layout.write(&value, None, 0).unwrap(), tabs);
+        assert_eq!(layout.write(&value, Some(true), 0).unwrap(), tabs);
+        assert_eq!(layout.write(&value, Some(false), 0).unwrap(), "{\"a\":[1]}\n");
         let four = "{\r\n    \"k\": \"é\"\r\n}";
         let value: Value = serde_json::from_str(four).unwrap();
-        assert_eq!(Layout::of(four).write(&value, None).unwrap(), four);
+        assert_eq!(Layout::of(four).write(&value, None, 0).unwrap(), four);
         let bom = "\u{feff}{\n  \"x\": null\n}\n";
         let value: Value = serde_json::from_str(bom.trim_start_matches(UTF8_BOM)).unwrap();
-        assert_eq!(Layout::of(bom).write(&value, None).unwrap(), bom);
+        assert_eq!(Layout::of(bom).write(&value, None, 0).unwrap(), bom);
     }
 
     #[test]
     fn one_line_files_stay_on_one_line_in_their_own_spacing() {
         let grown = json!({"a": 1, "b": [true, "x, y: z"]});
         assert_eq!(Layout::of("{\"a\":1}").indent, None);
-        assert_eq!(Layout::of("{\"a\":1}\n").write(&grown, None).unwrap(), "{\"a\":1,\"b\":[true,\"x, y: z\"]}\n");
-        assert_eq!(Layout::of("{\"a\": 1}").write(&grown, None).unwrap(), "{\"a\": 1, \"b\": [true, \"x, y: z\"]}");
-        assert_eq!(Layout::of("[\"a:b\",1]").write(&json!(["a:b", 1, 2]), None).unwrap(), "[\"a:b\",1,2]");
-        assert_eq!(Layout::of("[\"a\\\",b\", 1]").write(&json!([1, 2]), None).unwrap(), "[1, 2]");
-        assert_eq!(Layout::of("\u{feff}{\"a\":1}\r\n").write(&json!({"a": 2}), None).unwrap(), "\u{feff}{\"a\":2}\r\n");
+        assert_eq!(Layout::of("{\"a\":1}\n").write(&grown, None, 0).unwrap(), "{\"a\":1,\"b\":[true,\"x, y: z\"]}\n");
+        assert_eq!(Layout::of("{\"a\": 1}").write(&grown, None, 0).unwrap(), "{\"a\": 1, \"b\": [true, \"x, y: z\"]}");
+        assert_eq!(Layout::of("[\"a:b\",1]").write(&json!(["a:b", 1, 2]), None, 0).unwrap(), "[\"a:b\",1,2]");
+        assert_eq!(Layout::of("[\"a\\\",b\", 1]").write(&json!([1, 2]), None, 0).unwrap(), "[1, 2]");
+        assert_eq!(
+            Layout::of("\u{feff}{\"a\":1}\r\n").write(&json!({"a": 2}), None, 0).unwrap(),
+            "\u{feff}{\"a\":2}\r\n"
+        );
         // Asked for, a one-line file is indented (2 spaces: it has no indentation of its own).
-        assert_eq!(Layout::of("{\"a\":1}").write(&json!({"a": 2}), Some(true)).unwrap(), "{\n  \"a\": 2\n}");
+        assert_eq!(Layout::of("{\"a\":1}").write(&json!({"a": 2}), Some(true), 0).unwrap(), "{\n  \"a\": 2\n}");
         // An empty container says nothing about the layout: it is indented, as before.
         for empty in ["{}", "[ ]\n"] {
             assert_eq!(Layout::of(empty).indent.as_deref(), Some("  "), "{empty}");
         }
-        assert_eq!(Layout::of("{}").write(&json!({"a": 1}), None).unwrap(), "{\n  \"a\": 1\n}");
+        assert_eq!(Layout::of("{}").write(&json!({"a": 1}), None, 0).unwrap(), "{\n  \"a\": 1\n}");
     }
 
     #[test]
@@ -284,8 +302,8 @@ mod tests {
             value = Value::Array(vec![value]);
         }
         let layout = Layout::of("[\n  0\n]\n");
-        assert_eq!(layout.write(&value, Some(true)), Err(TooLarge));
-        assert_eq!(layout.write(&value, Some(false)).unwrap().len(), 600_001 + 2 * 126 + 1);
+        assert_eq!(layout.write(&value, Some(true), 0), Err(TooLarge));
+        assert_eq!(layout.write(&value, Some(false), 0).unwrap().len(), 600_001 + 2 * 126 + 1);
         let (head, total) = pretty_head(&value, 100);
         assert_eq!((head.chars().count(), total), (100, None));
         assert!(head.starts_with("[\n  [\n    ["), "{head}");

@@ -9,7 +9,11 @@
 //! tells an absent `value` from an explicit `null`.
 
 mod format;
+mod hint;
 mod path;
+mod splice;
+
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
@@ -65,8 +69,10 @@ pub struct JsonEditInput {
     /// An RFC 9535 JSONPath: `$.name`, `$.users[0].email`, `$.items[*].price`,
     /// `$.users[?@.age > 30]`, `$..id`. For `add` it must end in a key or an index.
     pub json_path: Option<String>,
-    /// The value for `set` and `add`: any JSON value, `null` included.
-    #[serde(default, deserialize_with = "present")]
+    /// The value: required for `set` and `add` (not used by `view` and `remove`); any JSON
+    /// value, `null` included.
+    // No `default` in the schema (skip_serializing_if): an absent value is not `null`.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "any_value")]
     pub value: Option<Value>,
     /// true: write the file indented (in its own indentation); false: on one line. Default:
@@ -130,7 +136,8 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
                 op.name()
             )));
         }
-        (Some(raw), _) => Some(raw.trim().to_owned()),
+        // Not trimmed: RFC 9535 allows no whitespace before `$` or after the path.
+        (Some(raw), _) => Some(raw.clone()),
     };
     if matches!(op, JsonOperation::Set | JsonOperation::Add) && input.value.is_none() {
         return Err(ToolError::InvalidInput(format!(
@@ -141,7 +148,23 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
     let parsed = json_path.as_deref().map(parse_path).transpose()?;
     let access = if op == JsonOperation::View { Access::Read } else { Access::Write };
     let target = files.target(&input.file_path, access)?;
-    let (meta, text, mut document) = load(&target)?;
+    let (meta, text) = load(&target)?;
+    if let Some(raw) = json_path.as_deref() {
+        match plain(op, raw, &text, input.value.as_ref(), input.pretty_print)? {
+            Some(Plain::Shown(shown)) => return Ok(shown),
+            Some(Plain::Replace { range, piece, compact }) => {
+                // Only the value's bytes change: the rest of the file is written from the old
+                // bytes, which go to the history as they are (no copy).
+                let old = Arc::new(text.into_bytes());
+                let parts = [&old[..range.start], piece.as_bytes(), &old[range.end..]];
+                let before = Before::Content { bytes: Arc::clone(&old), mode: mode_of(&meta) };
+                files.write_parts(&target, &parts, before).map_err(|err| write_failure(&target.raw, err))?;
+                return Ok(updated(1, raw, &compact));
+            }
+            None => {}
+        }
+    }
+    let mut document = parse(&target, &text)?;
 
     let Some((raw_path, path)) = json_path.as_deref().zip(parsed) else {
         return Ok(capped(format!("JSON content of {}:\n", target.raw), &document));
@@ -159,7 +182,7 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
             target.raw
         )));
     }
-    let written = Layout::of(&text).write(&document, input.pretty_print);
+    let written = Layout::of(&text).write(&document, input.pretty_print, text.len());
     drop_in_background(document, text.len());
     let written = written.map_err(|_| {
         ToolError::Failed(format!(
@@ -173,15 +196,26 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
     Ok(message)
 }
 
+/// Parses a JSONPath as written (RFC 9535: no whitespace around it); a refusal says what to
+/// fix where a common mistake is recognised ([`hint::hint`]).
 fn parse_path(raw: &str) -> Result<JsonPath, ToolError> {
     if !raw.starts_with('$') {
-        let suggestion = if raw.starts_with(['.', '[']) { format!("${raw}") } else { format!("$.{raw}") };
+        let body = raw.trim_start();
+        if body.starts_with('$') {
+            return Err(ToolError::InvalidInput(format!(
+                "JSONPath must start with '$', with no whitespace before it (e.g. {body})"
+            )));
+        }
+        let suggestion = if body.starts_with(['.', '[']) { format!("${body}") } else { format!("$.{body}") };
         return Err(ToolError::InvalidInput(format!("JSONPath must start with '$' (e.g. {suggestion})")));
     }
     if let Some(problem) = bounds_problem(raw) {
         return Err(ToolError::InvalidInput(problem));
     }
-    JsonPath::parse(raw).map_err(|err| ToolError::InvalidInput(format!("Invalid JSONPath expression '{raw}': {err}")))
+    JsonPath::parse(raw).map_err(|err| {
+        let hint = hint::hint(raw).map(|hint| format!(". Hint: {hint}")).unwrap_or_default();
+        ToolError::InvalidInput(format!("Invalid JSONPath expression '{raw}': {err}{hint}"))
+    })
 }
 
 /// Freeing a large document (one allocation per value) takes as long as a good part of the
@@ -193,8 +227,49 @@ fn drop_in_background(document: Value, source_bytes: usize) {
     }
 }
 
-/// Reads and parses the file (its bytes moved into the text, not copied).
-fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError> {
+/// What the plain-path route ([`splice`]) did instead of the tree.
+enum Plain {
+    /// A view's text.
+    Shown(String),
+    /// `set`: the bytes of `range` become `piece` (`compact` is the value for the message).
+    Replace { range: std::ops::Range<usize>, piece: String, compact: String },
+}
+
+/// `view` and `set` of a plain path without the tree, when the path names one existing value
+/// of a JSON file and the file keeps its layout; `None` sends the call to the tree.
+fn plain(
+    op: JsonOperation,
+    raw: &str,
+    text: &str,
+    value: Option<&Value>,
+    pretty: Option<bool>,
+) -> Result<Option<Plain>, ToolError> {
+    let Some(steps) = splice::plain_steps(raw) else { return Ok(None) };
+    match (op, value) {
+        (JsonOperation::View, _) => {
+            let Some(range) = splice::locate(text, &steps) else { return Ok(None) };
+            let Ok(found) = serde_json::from_str::<Value>(&text[range]) else { return Ok(None) };
+            Ok(Some(Plain::Shown(capped(format!("JSONPath '{raw}' matches:\n"), &found))))
+        }
+        (JsonOperation::Set, Some(value)) => {
+            let layout = Layout::of(text);
+            if pretty.is_some_and(|pretty| pretty != layout.indent.is_some()) {
+                return Ok(None);
+            }
+            let Some(range) = splice::locate(text, &steps) else { return Ok(None) };
+            let compact = check_copies(1, steps.len(), value)?;
+            let Ok(piece) = splice::piece(value, &layout, steps.len()) else { return Ok(None) };
+            if text.len() - range.len() + piece.len() > MAX_WRITTEN_BYTES {
+                return Ok(None);
+            }
+            Ok(Some(Plain::Replace { range, piece, compact }))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Reads the file as text (its bytes moved into the text, not copied).
+fn load(target: &Target) -> Result<(std::fs::Metadata, String), ToolError> {
     let shown = &target.raw;
     let existing = read_existing(target).map_err(|err| match err {
         LoadError::NotFound => ToolError::NotFound(format!("File does not exist: {shown}")),
@@ -225,11 +300,17 @@ fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError
             before.len() - line_start + 1
         ))
     })?;
-    let body = text.strip_prefix(UTF8_BOM).unwrap_or(&text);
-    if body.trim().is_empty() {
+    if text.strip_prefix(UTF8_BOM).unwrap_or(&text).trim().is_empty() {
         return Err(ToolError::Failed(format!("File is empty: {shown}")));
     }
-    let document: Value = serde_json::from_str(body).map_err(|err| {
+    Ok((meta, text))
+}
+
+/// Parses the file's text into the tree.
+fn parse(target: &Target, text: &str) -> Result<Value, ToolError> {
+    let shown = &target.raw;
+    let body = text.strip_prefix(UTF8_BOM).unwrap_or(text);
+    serde_json::from_str(body).map_err(|err| {
         let message = tackle_core::text::json_error(&err);
         let message = message.split(" at line ").next().unwrap_or(&message).to_owned();
         let too_deep = tackle_core::text::json_too_deep(&err);
@@ -239,8 +320,7 @@ fn load(target: &Target) -> Result<(std::fs::Metadata, String, Value), ToolError
             err.column(),
             if too_deep { ". Edit it with edit_file, or jq in the shell." } else { "" }
         ))
-    })?;
-    Ok((meta, text, document))
+    })
 }
 
 /// `prefix` and `value` pretty-printed, cut to [`VIEW_CAP_CHARS`] (only what is shown is kept
@@ -343,7 +423,12 @@ fn set(document: &mut Value, raw: &str, path: &JsonPath, value: Value) -> Result
             *slot = value.clone();
         }
     }
-    Ok(format!("Successfully updated {} location(s) at JSONPath '{raw}' with value: {compact}", found.len()))
+    Ok(updated(found.len(), raw, &compact))
+}
+
+/// The answer to a `set` that changed `count` locations.
+fn updated(count: usize, raw: &str, compact: &str) -> String {
+    format!("Successfully updated {count} location(s) at JSONPath '{raw}' with value: {compact}")
 }
 
 fn remove(document: &mut Value, raw: &str, path: &JsonPath) -> Result<String, ToolError> {
@@ -429,6 +514,65 @@ fn add(document: &mut Value, raw: &str, value: Value) -> Result<String, ToolErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The RFC 9535 compliance test suite (`tests/data/jsonpath-cts`), through the tool's own
+    /// parsing: every valid selector selects what the suite expects, every invalid one is
+    /// refused, and the common mistakes among them get a hint.
+    #[test]
+    fn the_rfc_9535_compliance_suite_passes() {
+        let suite: Value = serde_json::from_str(include_str!("../../tests/data/jsonpath-cts/cts.json")).unwrap();
+        let tests = suite["tests"].as_array().unwrap();
+        assert_eq!(tests.len(), 703);
+        let mut failures = Vec::new();
+        for test in tests {
+            let (name, selector) = (test["name"].as_str().unwrap(), test["selector"].as_str().unwrap());
+            match (parse_path(selector), test["invalid_selector"] == true) {
+                (Ok(_), true) => failures.push(format!("{name}: {selector:?} was accepted")),
+                (Err(err), true) => {
+                    let message = err.to_string();
+                    let expected = if name.contains("non-singular query") {
+                        "can select several values"
+                    } else if name.contains("name shorthand, number") {
+                        "is not an index"
+                    } else if name.contains("name shorthand, symbol") {
+                        "only a plain name fits"
+                    } else if name.contains("between dot and name") || name.contains("leading whitespace") {
+                        "whitespace"
+                    } else {
+                        ""
+                    };
+                    if !message.contains(expected) {
+                        failures.push(format!("{name}: {selector:?} has no hint: {message}"));
+                    }
+                }
+                (Err(err), false) => failures.push(format!("{name}: {selector:?} was refused: {err}")),
+                (Ok(path), false) => {
+                    let found = Value::Array(path.query(&test["document"]).all().into_iter().cloned().collect());
+                    let expected =
+                        test.get("result").map_or_else(|| test["results"].clone(), |one| serde_json::json!([one]));
+                    if !expected.as_array().unwrap().contains(&found) {
+                        failures.push(format!("{name}: {selector:?} selected {found}"));
+                    }
+                }
+            }
+        }
+        assert_eq!(failures, Vec::<String>::new());
+    }
+
+    #[test]
+    fn whitespace_around_the_path_is_refused_with_what_to_write() {
+        assert_eq!(
+            parse_path(" $.a").unwrap_err().to_string(),
+            "JSONPath must start with '$', with no whitespace before it (e.g. $.a)"
+        );
+        assert_eq!(
+            parse_path("$.a ").unwrap_err().to_string(),
+            "Invalid JSONPath expression '$.a ': at position 3, parser error. Hint: remove the whitespace after the \
+             path: '$.a'"
+        );
+        // Between segments, RFC 9535 allows it.
+        assert!(parse_path("$ .a [0]").is_ok());
+    }
 
     #[test]
     fn value_tells_absent_from_null() {

@@ -97,7 +97,6 @@ pub enum Last {
 /// just `$`; `Some((parent, None))` when the last segment is not a single name or index
 /// (a wildcard, slice, filter, union or descendant segment).
 pub fn split_last(path: &str) -> Option<(String, Option<Last>)> {
-    let path = path.trim();
     let bytes = path.as_bytes();
     let mut starts = Vec::new();
     let mut depth = 0usize;
