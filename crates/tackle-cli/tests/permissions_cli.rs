@@ -165,6 +165,31 @@ fn permissions_check_exit_codes_and_sub_commands() {
 }
 
 #[test]
+fn a_rule_saved_for_the_project_is_honoured_by_the_next_session_of_that_workspace_only() {
+    let setup = Setup::new();
+    // What the terminal approver's `p` writes (crates/tackle-agent/src/approve.rs tests the
+    // answer): the store in the user config dir, keyed by the canonical workspace.
+    let store = tackle::core::permission::sources::ProjectRules {
+        path: setup.user.join(tackle::core::permission::sources::PROJECT_RULES_FILE),
+    };
+    store.save(&setup.workspace, "Bash(cargo test:*)").unwrap();
+    let out = setup.run(&["permissions", "check", "Bash(cargo test --all)"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Bash(cargo test:*) (from project rules ("), "{stdout}");
+    // Joined to another command it does not cover the other.
+    let out = setup.run(&["permissions", "check", "Bash(cargo test && make install)"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    // Another workspace does not see it.
+    let other = setup.workspace.join("sub");
+    std::fs::create_dir(&other).unwrap();
+    let out = setup.run(&["permissions", "check", "Bash(cargo test)", "--workspace", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    // Nothing was written into the workspace.
+    assert!(!setup.workspace.join(tackle::core::permission::sources::PROJECT_RULES_FILE).exists());
+}
+
+#[test]
 fn malformed_rules_and_settings_name_the_file_and_the_rule() {
     let setup = Setup::new();
     std::fs::write(setup.user.join("config.toml"), "[permissions]\ndeny = [\"Bash()\"]\n").unwrap();
