@@ -270,60 +270,77 @@ fn names(spec: &ToolSpec) -> Vec<&str> {
     std::iter::once(spec.name.as_str()).chain(spec.aliases.iter().map(String::as_str)).collect()
 }
 
+/// The PreToolUse hooks' combined outcome and the hook that decided it (`tackle
+/// permissions check` names it).
+#[derive(Debug, Clone)]
+pub struct PreToolUse {
+    /// The combined outcome: deny > input rewrite > ask > allow.
+    pub outcome: PreHookOutcome,
+    /// The command of the hook that decided, and the file it came from; `None` for
+    /// [`PreHookOutcome::Continue`].
+    pub decided_by: Option<(String, Arc<str>)>,
+}
+
+impl CommandHooks {
+    /// Runs the PreToolUse hooks matching the call (in parallel) and combines their answers.
+    pub async fn pre_tool_use(&self, call: &HookCall<'_>) -> PreToolUse {
+        let input = self.tool_input("PreToolUse", call);
+        let mut deny = None;
+        let mut ask = None;
+        let mut allow = None;
+        let mut updated = None;
+        for (entry, run) in self.run("PreToolUse", &names(call.spec), &input, call.session).await {
+            let answer = self.answer("PreToolUse", entry, &run);
+            if let Some(message) = answer.block.or(answer.stop) {
+                deny.get_or_insert((message, entry));
+            }
+            match answer.decision {
+                Some(("deny", reason)) => {
+                    deny.get_or_insert((
+                        if reason.is_empty() { format!("`{}` denied the call", entry.command) } else { reason },
+                        entry,
+                    ));
+                }
+                Some(("ask", reason)) => {
+                    ask.get_or_insert((
+                        if reason.is_empty() { format!("the hook `{}` asks", entry.command) } else { reason },
+                        entry,
+                    ));
+                }
+                Some(_) => {
+                    allow.get_or_insert(entry);
+                }
+                None => {}
+            }
+            if let Some(input) = answer.updated_input {
+                if updated.is_none() {
+                    updated = Some((input, entry));
+                } else {
+                    (self.warn)(&format!(
+                        "PreToolUse hook `{}`: only the first updatedInput is applied; this one is ignored",
+                        entry.command
+                    ));
+                }
+            }
+        }
+        let (outcome, entry) = if let Some((message, entry)) = deny {
+            (PreHookOutcome::Deny { message: format!("Blocked by PreToolUse hook: {message}") }, Some(entry))
+        } else if let Some((input, entry)) = updated {
+            (PreHookOutcome::ReplaceInput(input), Some(entry))
+        } else if let Some((reason, entry)) = ask {
+            (PreHookOutcome::Ask { reason }, Some(entry))
+        } else if let Some(entry) = allow {
+            (PreHookOutcome::Allow, Some(entry))
+        } else {
+            (PreHookOutcome::Continue, None)
+        };
+        PreToolUse { outcome, decided_by: entry.map(|e| (e.command.clone(), Arc::clone(&e.source))) }
+    }
+}
+
 impl ToolHook for CommandHooks {
     fn before_call<'a>(&'a self, call: &'a HookCall<'a>) -> BoxFuture<'a, PreHookOutcome> {
-        Box::pin(async move {
-            let input = self.tool_input("PreToolUse", call);
-            let mut deny = None;
-            let mut ask = None;
-            let mut allow = false;
-            let mut updated = None;
-            for (entry, run) in self.run("PreToolUse", &names(call.spec), &input, call.session).await {
-                let answer = self.answer("PreToolUse", entry, &run);
-                if let Some(message) = answer.block.or(answer.stop) {
-                    deny.get_or_insert(message);
-                }
-                match answer.decision {
-                    Some(("deny", reason)) => {
-                        deny.get_or_insert(if reason.is_empty() {
-                            format!("`{}` denied the call", entry.command)
-                        } else {
-                            reason
-                        });
-                    }
-                    Some(("ask", reason)) => {
-                        ask.get_or_insert(if reason.is_empty() {
-                            format!("the hook `{}` asks", entry.command)
-                        } else {
-                            reason
-                        });
-                    }
-                    Some(_) => allow = true,
-                    None => {}
-                }
-                if let Some(input) = answer.updated_input {
-                    if updated.is_none() {
-                        updated = Some(input);
-                    } else {
-                        (self.warn)(&format!(
-                            "PreToolUse hook `{}`: only the first updatedInput is applied; this one is ignored",
-                            entry.command
-                        ));
-                    }
-                }
-            }
-            if let Some(message) = deny {
-                return PreHookOutcome::Deny { message: format!("Blocked by PreToolUse hook: {message}") };
-            }
-            if let Some(input) = updated {
-                return PreHookOutcome::ReplaceInput(input);
-            }
-            match (ask, allow) {
-                (Some(reason), _) => PreHookOutcome::Ask { reason },
-                (None, true) => PreHookOutcome::Allow,
-                (None, false) => PreHookOutcome::Continue,
-            }
-        })
+        Box::pin(async move { self.pre_tool_use(call).await.outcome })
     }
 
     fn after_call<'a>(&'a self, call: &'a HookCall<'a>, output: &'a mut ToolOutput) -> BoxFuture<'a, ()> {
