@@ -31,6 +31,8 @@ pub struct CommandHooks {
     mode: PermissionMode,
     warn: Warn,
     consecutive_stop_blocks: AtomicUsize,
+    /// The run's transcript (the trajectory file), passed to hooks as `transcript_path`.
+    transcript: std::sync::OnceLock<PathBuf>,
 }
 
 impl std::fmt::Debug for CommandHooks {
@@ -64,7 +66,20 @@ struct Answer {
 impl CommandHooks {
     /// Hooks for sessions in `workspace` under `mode`; warnings go to `warn`.
     pub fn new(entries: Vec<HookEntry>, workspace: PathBuf, mode: PermissionMode, warn: Warn) -> CommandHooks {
-        CommandHooks { entries, workspace, mode, warn, consecutive_stop_blocks: AtomicUsize::new(0) }
+        CommandHooks {
+            entries,
+            workspace,
+            mode,
+            warn,
+            consecutive_stop_blocks: AtomicUsize::new(0),
+            transcript: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Sets the `transcript_path` hooks see (the run's trajectory file); the first one set
+    /// stays.
+    pub fn set_transcript_path(&self, path: PathBuf) {
+        let _ = self.transcript.set(path);
     }
 
     /// Whether any hook is configured.
@@ -80,7 +95,8 @@ impl CommandHooks {
     fn base_input(&self, event: &str, session: &SessionInfo) -> Map<String, Value> {
         let mut input = Map::new();
         input.insert("session_id".into(), json!(session.id));
-        input.insert("transcript_path".into(), json!(""));
+        let transcript = self.transcript.get().map(|p| p.display().to_string()).unwrap_or_default();
+        input.insert("transcript_path".into(), json!(transcript));
         input.insert("cwd".into(), json!(self.workspace.display().to_string()));
         input.insert("hook_event_name".into(), json!(event));
         input.insert("permission_mode".into(), json!(self.mode.claude_name()));
