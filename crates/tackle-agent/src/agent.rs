@@ -11,6 +11,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tackle_calls::{CallResult, ToolIndex};
+use tackle_core::hooks::protocol::{CommandHooks, EventOutcome};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
 use tackle_core::{BoxFuture, Executor, ExecutorConfig, Notifications, Session, ToolOutput};
 use tackle_llm::{
@@ -140,6 +141,9 @@ pub struct Agent {
     /// The tools as the text formats see them.
     tool_index: ToolIndex,
     refresh: Option<Arc<dyn ToolRefresh>>,
+    /// The command hooks fired on the loop's events (UserPromptSubmit, Stop, SessionStart,
+    /// SessionEnd; docs/reference/safety.md#hooks).
+    loop_hooks: Option<Arc<CommandHooks>>,
     /// Tasks run so far (the first writes `session_start`, later ones `task`).
     runs: u32,
 }
@@ -208,8 +212,34 @@ impl Agent {
             call_ids: HashSet::new(),
             tool_index,
             refresh: None,
+            loop_hooks: None,
             runs: 0,
         }
+    }
+
+    /// Fires `hooks` on the loop's events; their `transcript_path` is the trajectory file.
+    pub fn with_loop_hooks(mut self, hooks: Arc<CommandHooks>) -> Agent {
+        if let Some(path) = self.trajectory_path() {
+            hooks.set_transcript_path(path);
+        }
+        self.loop_hooks = Some(hooks);
+        self
+    }
+
+    /// Fires `event` on the loop hooks, if any.
+    async fn fire(&self, event: &str, subject: Option<&str>, fields: Value) -> EventOutcome {
+        let Some(hooks) = &self.loop_hooks else { return EventOutcome::default() };
+        let fields = match fields {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        hooks.fire(event, self.session.info(), subject, fields).await
+    }
+
+    /// Fires SessionEnd (`reason`: `exit`, `clear`, `logout`, `other`); call it once, when
+    /// the session ends.
+    pub async fn end_session(&self, reason: &str) {
+        self.fire("SessionEnd", Some(reason), serde_json::json!({ "reason": reason })).await;
     }
 
     /// Shows the run's events to `observer`.
@@ -307,9 +337,23 @@ impl Agent {
         };
         // One trajectory per conversation: later tasks continue it.
         self.record(if self.runs == 1 { start } else { TrajectoryEvent::Task { task: task.to_owned() } });
-        self.history.push(Message::user_text(task));
         let mut denied = DeniedCalls::default();
-        let stop = self.steps(prepared, &mut steps, &mut usage, cancel, &mut denied).await;
+        let stop = match self.submit(task).await {
+            Err(stop) => stop,
+            Ok(()) => {
+                let mut stop = self.steps(prepared, &mut steps, &mut usage, cancel, &mut denied).await;
+                // A Stop hook may keep the agent going with its reason (the hooks' own guard
+                // lets it stop after a few blocks in a row).
+                while stop.status == RunStatus::Success {
+                    let outcome = self.fire("Stop", None, serde_json::json!({})).await;
+                    let Some(reason) = outcome.blocked else { break };
+                    self.history.push(Message::user_text(format!("Stop hook feedback:\n{reason}")));
+                    let prepared = self.prepare();
+                    stop = self.steps(prepared, &mut steps, &mut usage, cancel, &mut denied).await;
+                }
+                stop
+            }
+        };
         if let Some(kind) = &stop.error_kind {
             self.record(TrajectoryEvent::Error { kind: kind.clone(), message: stop.final_result.clone() });
         }
@@ -334,6 +378,36 @@ impl Agent {
             trajectory: self.trajectory_path(),
             denied: u32::try_from(denied.count()).unwrap_or(u32::MAX),
         }
+    }
+
+    /// Adds the task to the history after the SessionStart (first task) and UserPromptSubmit
+    /// hooks: their context goes with it; a UserPromptSubmit block (exit 2, `decision:
+    /// block`) or `continue: false` keeps it out and ends the run before any request.
+    async fn submit(&mut self, task: &str) -> Result<(), Stop> {
+        let mut context = Vec::new();
+        if self.runs == 1 {
+            let started = self.fire("SessionStart", Some("startup"), serde_json::json!({ "source": "startup" })).await;
+            context.extend(started.context);
+        }
+        let submitted = self.fire("UserPromptSubmit", None, serde_json::json!({ "prompt": task })).await;
+        if let Some(reason) = submitted.blocked.or(submitted.stop) {
+            return Err(Stop {
+                status: RunStatus::Error,
+                final_result: format!("The prompt was blocked by a UserPromptSubmit hook: {reason}"),
+                error_kind: Some("prompt_blocked".to_owned()),
+            });
+        }
+        context.extend(submitted.context);
+        if context.is_empty() {
+            self.history.push(Message::user_text(task));
+        } else {
+            let parts = vec![
+                UserPart::Text { text: task.to_owned() },
+                UserPart::Text { text: format!("Context from hooks:\n{}", context.join("\n")) },
+            ];
+            self.history.push(Message::User { parts });
+        }
+        Ok(())
     }
 
     /// What every request carries for the session's current tools: the system prompt (with

@@ -165,6 +165,71 @@ fn permissions_check_exit_codes_and_sub_commands() {
 }
 
 #[test]
+fn a_rule_saved_for_the_project_is_honoured_by_the_next_session_of_that_workspace_only() {
+    let setup = Setup::new();
+    // What the terminal approver's `p` writes (crates/tackle-agent/src/approve.rs tests the
+    // answer): the store in the user config dir, keyed by the canonical workspace.
+    let store = tackle::core::permission::sources::ProjectRules {
+        path: setup.user.join(tackle::core::permission::sources::PROJECT_RULES_FILE),
+    };
+    store.save(&setup.workspace, "Bash(cargo test:*)").unwrap();
+    let out = setup.run(&["permissions", "check", "Bash(cargo test --all)"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Bash(cargo test:*) (from project rules ("), "{stdout}");
+    // Joined to another command it does not cover the other.
+    let out = setup.run(&["permissions", "check", "Bash(cargo test && make install)"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    // Another workspace does not see it.
+    let other = setup.workspace.join("sub");
+    std::fs::create_dir(&other).unwrap();
+    let out = setup.run(&["permissions", "check", "Bash(cargo test)", "--workspace", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    // Nothing was written into the workspace.
+    assert!(!setup.workspace.join(tackle::core::permission::sources::PROJECT_RULES_FILE).exists());
+}
+
+#[test]
+fn permissions_check_runs_the_pre_tool_use_hooks_and_names_the_one_that_decided() {
+    let setup = claude_workspace();
+    // The Claude Code guard script denies; check names the hook and its file.
+    let out = setup.run(&["permissions", "check", "Bash(rm -rf build)", "--trust-workspace"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("deny"), "{stdout}");
+    assert!(stdout.contains("reason: Blocked by PreToolUse hook: Blocked: rm -rf is not allowed here"), "{stdout}");
+    assert!(
+        stdout.contains(
+            r#"hook: PreToolUse `"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh` (from .claude/settings.json)"#
+        ),
+        "{stdout}"
+    );
+    let out = setup.run(&["permissions", "check", "--json", "Bash(npm run test)", "--trust-workspace"]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["decision"], "allow", "{json}");
+    assert!(json.get("hook").is_none(), "{json}");
+    // A JSON answer: a hook's allow lifts the mode's ask, a hook's rewrite is checked again.
+    let setup = Setup::new();
+    let config = setup.user.join("config.toml");
+    let allow = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}"#;
+    std::fs::write(&config, format!("[[hooks.PreToolUse]]\ncommand = '''echo '{allow}' '''\n")).unwrap();
+    let out = setup.run(&["permissions", "check", "--json", "Bash(make install)"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["source"], config.display().to_string(), "{json}");
+    // ...but not a deny rule's denial, which comes first.
+    let out = setup.run(&["permissions", "check", "--json", "Bash(make install)", "--deny", "Bash(make:*)"]);
+    assert_eq!(out.status.code(), Some(1));
+    let update = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"git push"}}}"#;
+    std::fs::write(&config, format!("[[hooks.PreToolUse]]\ncommand = '''echo '{update}' '''\n")).unwrap();
+    let out = setup.run(&["permissions", "check", "--json", "Bash(ls)", "--deny", "Bash(git push:*)"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["decision"], "deny", "{json}");
+    assert_eq!(json["rule"], "Bash(git push:*)", "{json}");
+}
+
+#[test]
 fn malformed_rules_and_settings_name_the_file_and_the_rule() {
     let setup = Setup::new();
     std::fs::write(setup.user.join("config.toml"), "[permissions]\ndeny = [\"Bash()\"]\n").unwrap();

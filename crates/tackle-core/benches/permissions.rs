@@ -37,6 +37,9 @@ fn decision(c: &mut Criterion) {
         preview: None,
     };
     c.bench_function("decision_20_parts_200_rules", |b| b.iter(|| policy.decide(&request)));
+    let command = args["command"].as_str().unwrap();
+    // The same command's parse and walk alone: what the decision costs beyond the rules.
+    c.bench_function("shell_analysis_20_parts", |b| b.iter(|| tackle_core::shell::analyze(command)));
 }
 
 fn hook(c: &mut Criterion) {

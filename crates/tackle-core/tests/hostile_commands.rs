@@ -161,6 +161,8 @@ const CORPUS: &[(&str, &str)] = &[
     ("exec -a foo rm -rf /", "deny"),
     // Absolute and relative program paths.
     ("/bin/rm -rf /", "deny"),
+    ("sudo /bin/rm -rf /", "deny"),
+    ("timeout 5 /usr/bin/git push", "deny"),
     ("/usr/bin/rm -rf /", "deny"),
     ("/usr/bin/env rm x", "deny"),
     ("/usr/bin/git push", "deny"),

@@ -91,8 +91,10 @@ impl Agent {
         self.inner.model()
     }
 
-    /// Ends the session: its tools, shells, jobs and MCP servers.
+    /// Ends the session: fires the SessionEnd hooks, then closes its tools, shells, jobs and
+    /// MCP servers.
     pub async fn close(self) {
+        self.inner.end_session("other").await;
         self.inner.session().close().await;
     }
 }
@@ -181,8 +183,11 @@ impl AgentBuilder {
             config,
             trajectory,
         )
-        .with_tool_refresh(Arc::new(McpRefresh(template)))
         .with_history(self.history);
+        if let Some(hooks) = template.command_hooks() {
+            inner = inner.with_loop_hooks(Arc::clone(hooks));
+        }
+        inner = inner.with_tool_refresh(Arc::new(McpRefresh(template)));
         if let Some(observer) = self.observer {
             inner = inner.with_observer(observer);
         }

@@ -297,10 +297,13 @@ impl SessionBuilder {
         };
         let rules = Arc::new(loaded.book);
         let mut hooks: Vec<Arc<dyn ToolHook>> = Vec::new();
+        let mut command_hooks = None;
         if !hook_entries.is_empty() {
             let notice = self.notice.clone();
             let warn = Arc::new(move |line: &str| notice.say(line));
-            hooks.push(Arc::new(CommandHooks::new(hook_entries, workspace.clone(), mode, warn)));
+            let configured = Arc::new(CommandHooks::new(hook_entries, workspace.clone(), mode, warn));
+            hooks.push(Arc::clone(&configured) as Arc<dyn ToolHook>);
+            command_hooks = Some(configured);
         }
         hooks.extend(self.hooks.iter().cloned());
         let mut registry = base_registry(&self.extra)?;
@@ -367,6 +370,7 @@ impl SessionBuilder {
             policy,
             rules,
             hooks,
+            command_hooks,
             approver: self.approver.unwrap_or_else(|| Arc::new(NonInteractiveApprover)),
             executor_config,
             notice: self.notice,

@@ -1,10 +1,11 @@
 //! What the permission engine decides for one call, without running it
 //! (`tackle permissions check`, docs/reference/safety.md#checking-a-call): the decision, the
-//! rule that made it and where that rule came from, and for a shell command the sub-commands
-//! it was split into.
+//! rule or PreToolUse hook that made it and the file it came from, and for a shell command the
+//! sub-commands it was split into.
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use tackle_core::hooks::{HookCall, PreHookOutcome};
 use tackle_core::permission::rules::{Outcome, RulePolicy};
 use tackle_core::permission::{Decision, PermissionRequest};
 
@@ -23,8 +24,11 @@ pub struct PermissionCheck {
     pub reason: String,
     /// The rule that decided, if a rule did.
     pub rule: Option<String>,
-    /// Where that rule came from.
+    /// Where that rule (or hook) came from.
     pub source: Option<String>,
+    /// The command of the PreToolUse hook that decided, if a hook did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook: Option<String>,
     /// For a shell command: the sub-commands as rules see them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commands: Option<Vec<String>>,
@@ -34,10 +38,46 @@ pub struct PermissionCheck {
 }
 
 impl SessionTemplate {
-    /// The decision of the rules and the mode for calling `tool` with `args` (hooks and the
-    /// approver are not consulted). An unknown tool or invalid arguments are an error.
-    pub fn check_permission(&self, tool: &str, args: Value) -> Result<PermissionCheck, String> {
+    /// The decision for calling `tool` with `args`: the rules and the mode, then the
+    /// configured PreToolUse command hooks (run as for a real call, the call itself is not);
+    /// the approver is not consulted. An unknown tool or invalid arguments are an error.
+    pub async fn check_permission(&self, tool: &str, args: Value) -> Result<PermissionCheck, String> {
         let session = self.session();
+        let check = self.check_rules(&session, tool, args)?;
+        let Some(hooks) = self.command_hooks().filter(|_| check.decision != "deny") else { return Ok(check) };
+        let handle = session.tools().resolve(tool).ok_or_else(|| session.tools().not_found_message(tool))?;
+        let call = HookCall { call_id: "check", session: session.info(), spec: handle.spec(), args: &check.args };
+        let hooked = hooks.pre_tool_use(&call).await;
+        let Some((command, source)) = hooked.decided_by else { return Ok(check) };
+        let by_hook = |decision: &'static str, reason: String, check: PermissionCheck| PermissionCheck {
+            decision,
+            reason,
+            rule: None,
+            source: Some(source.to_string()),
+            hook: Some(command.clone()),
+            ..check
+        };
+        Ok(match hooked.outcome {
+            PreHookOutcome::Deny { message } => by_hook("deny", message, check),
+            PreHookOutcome::Ask { reason } if check.decision != "ask" || check.rule.is_none() => {
+                by_hook("ask", format!("the PreToolUse hook asks: {reason}"), check)
+            }
+            // A hook's allow lifts an ask of the mode, never one of an ask rule.
+            PreHookOutcome::Allow if check.decision == "ask" && check.rule.is_none() => {
+                by_hook("allow", "a PreToolUse hook allows it".to_owned(), check)
+            }
+            PreHookOutcome::ReplaceInput(input) => {
+                // The rewritten input is validated and checked again from the start.
+                let again = self.check_rules(&session, tool, input.clone())?;
+                let reason = format!("a PreToolUse hook rewrote the input to {input}; {}", again.reason);
+                PermissionCheck { reason, hook: Some(command), ..again }
+            }
+            _ => check,
+        })
+    }
+
+    /// The decision of the rules and the mode alone.
+    fn check_rules(&self, session: &tackle_core::Session, tool: &str, args: Value) -> Result<PermissionCheck, String> {
         let handle = session.tools().resolve(tool).ok_or_else(|| session.tools().not_found_message(tool))?;
         let spec = handle.spec();
         handle.validator().check(spec, &args)?;
@@ -86,6 +126,7 @@ impl SessionTemplate {
             reason,
             rule,
             source,
+            hook: None,
             commands: shell.map(|a| a.commands.iter().map(|c| c.text.clone()).collect()),
             unanalyzable: shell.and_then(|a| a.unanalyzable.clone()),
         })

@@ -47,6 +47,8 @@ pub(crate) struct Inner {
     pub(crate) rules: Arc<RuleBook>,
     /// The command hooks (when configured) and the embedder's hooks, in that order.
     pub(crate) hooks: Vec<Arc<dyn ToolHook>>,
+    /// The command hooks alone, when configured (`tackle permissions check` runs them).
+    pub(crate) command_hooks: Option<Arc<tackle_core::hooks::protocol::CommandHooks>>,
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) executor_config: ExecutorConfig,
     pub(crate) notice: Notice,
@@ -111,6 +113,11 @@ impl SessionTemplate {
     /// The hooks around every call.
     pub fn hooks(&self) -> &[Arc<dyn ToolHook>] {
         &self.inner.hooks
+    }
+
+    /// The configured command hooks (Claude Code's protocol), if any.
+    pub fn command_hooks(&self) -> Option<&Arc<tackle_core::hooks::protocol::CommandHooks>> {
+        self.inner.command_hooks.as_ref()
     }
 
     /// The workspace root (absolute, canonical).

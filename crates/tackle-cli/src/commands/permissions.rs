@@ -46,7 +46,7 @@ pub async fn check(args: CheckArgs) -> CommandResult {
             return Err(Failure::usage("give a call such as 'Bash(git status)', or --tool NAME --args JSON"));
         }
     };
-    let result = template.check_permission(&tool, call_args).map_err(Failure::usage)?;
+    let result = template.check_permission(&tool, call_args).await.map_err(Failure::usage)?;
     if args.json {
         stdout::print_json_line(&result)?;
     } else {
@@ -55,6 +55,9 @@ pub async fn check(args: CheckArgs) -> CommandResult {
         println!("  reason: {}", result.reason);
         if let (Some(rule), Some(source)) = (&result.rule, &result.source) {
             println!("  rule: {rule} (from {source})");
+        }
+        if let (Some(hook), Some(source)) = (&result.hook, &result.source) {
+            println!("  hook: PreToolUse `{hook}` (from {source})");
         }
         if let Some(commands) = &result.commands {
             println!("  sub-commands:");

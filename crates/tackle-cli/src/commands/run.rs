@@ -105,7 +105,12 @@ pub async fn build_agent(
     let approver: Arc<dyn Approver> = if args.yes {
         Arc::new(AutoApprover)
     } else if interactive {
-        Arc::new(TerminalApprover::new(Arc::new(StdioPrompter)))
+        let approver = TerminalApprover::new(Arc::new(StdioPrompter));
+        // "Always for this project" saves in the user config dir, never in the workspace.
+        match tackle::core::permission::sources::ProjectRules::in_user_config() {
+            Some(store) => Arc::new(approver.for_project(workspace, store)),
+            None => Arc::new(approver),
+        }
     } else {
         Arc::new(NonInteractiveApprover)
     };

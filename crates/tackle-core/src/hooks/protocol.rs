@@ -31,6 +31,8 @@ pub struct CommandHooks {
     mode: PermissionMode,
     warn: Warn,
     consecutive_stop_blocks: AtomicUsize,
+    /// The run's transcript (the trajectory file), passed to hooks as `transcript_path`.
+    transcript: std::sync::OnceLock<PathBuf>,
 }
 
 impl std::fmt::Debug for CommandHooks {
@@ -64,7 +66,20 @@ struct Answer {
 impl CommandHooks {
     /// Hooks for sessions in `workspace` under `mode`; warnings go to `warn`.
     pub fn new(entries: Vec<HookEntry>, workspace: PathBuf, mode: PermissionMode, warn: Warn) -> CommandHooks {
-        CommandHooks { entries, workspace, mode, warn, consecutive_stop_blocks: AtomicUsize::new(0) }
+        CommandHooks {
+            entries,
+            workspace,
+            mode,
+            warn,
+            consecutive_stop_blocks: AtomicUsize::new(0),
+            transcript: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Sets the `transcript_path` hooks see (the run's trajectory file); the first one set
+    /// stays.
+    pub fn set_transcript_path(&self, path: PathBuf) {
+        let _ = self.transcript.set(path);
     }
 
     /// Whether any hook is configured.
@@ -80,7 +95,8 @@ impl CommandHooks {
     fn base_input(&self, event: &str, session: &SessionInfo) -> Map<String, Value> {
         let mut input = Map::new();
         input.insert("session_id".into(), json!(session.id));
-        input.insert("transcript_path".into(), json!(""));
+        let transcript = self.transcript.get().map(|p| p.display().to_string()).unwrap_or_default();
+        input.insert("transcript_path".into(), json!(transcript));
         input.insert("cwd".into(), json!(self.workspace.display().to_string()));
         input.insert("hook_event_name".into(), json!(event));
         input.insert("permission_mode".into(), json!(self.mode.claude_name()));
@@ -270,60 +286,77 @@ fn names(spec: &ToolSpec) -> Vec<&str> {
     std::iter::once(spec.name.as_str()).chain(spec.aliases.iter().map(String::as_str)).collect()
 }
 
+/// The PreToolUse hooks' combined outcome and the hook that decided it (`tackle
+/// permissions check` names it).
+#[derive(Debug, Clone)]
+pub struct PreToolUse {
+    /// The combined outcome: deny > input rewrite > ask > allow.
+    pub outcome: PreHookOutcome,
+    /// The command of the hook that decided, and the file it came from; `None` for
+    /// [`PreHookOutcome::Continue`].
+    pub decided_by: Option<(String, Arc<str>)>,
+}
+
+impl CommandHooks {
+    /// Runs the PreToolUse hooks matching the call (in parallel) and combines their answers.
+    pub async fn pre_tool_use(&self, call: &HookCall<'_>) -> PreToolUse {
+        let input = self.tool_input("PreToolUse", call);
+        let mut deny = None;
+        let mut ask = None;
+        let mut allow = None;
+        let mut updated = None;
+        for (entry, run) in self.run("PreToolUse", &names(call.spec), &input, call.session).await {
+            let answer = self.answer("PreToolUse", entry, &run);
+            if let Some(message) = answer.block.or(answer.stop) {
+                deny.get_or_insert((message, entry));
+            }
+            match answer.decision {
+                Some(("deny", reason)) => {
+                    deny.get_or_insert((
+                        if reason.is_empty() { format!("`{}` denied the call", entry.command) } else { reason },
+                        entry,
+                    ));
+                }
+                Some(("ask", reason)) => {
+                    ask.get_or_insert((
+                        if reason.is_empty() { format!("the hook `{}` asks", entry.command) } else { reason },
+                        entry,
+                    ));
+                }
+                Some(_) => {
+                    allow.get_or_insert(entry);
+                }
+                None => {}
+            }
+            if let Some(input) = answer.updated_input {
+                if updated.is_none() {
+                    updated = Some((input, entry));
+                } else {
+                    (self.warn)(&format!(
+                        "PreToolUse hook `{}`: only the first updatedInput is applied; this one is ignored",
+                        entry.command
+                    ));
+                }
+            }
+        }
+        let (outcome, entry) = if let Some((message, entry)) = deny {
+            (PreHookOutcome::Deny { message: format!("Blocked by PreToolUse hook: {message}") }, Some(entry))
+        } else if let Some((input, entry)) = updated {
+            (PreHookOutcome::ReplaceInput(input), Some(entry))
+        } else if let Some((reason, entry)) = ask {
+            (PreHookOutcome::Ask { reason }, Some(entry))
+        } else if let Some(entry) = allow {
+            (PreHookOutcome::Allow, Some(entry))
+        } else {
+            (PreHookOutcome::Continue, None)
+        };
+        PreToolUse { outcome, decided_by: entry.map(|e| (e.command.clone(), Arc::clone(&e.source))) }
+    }
+}
+
 impl ToolHook for CommandHooks {
     fn before_call<'a>(&'a self, call: &'a HookCall<'a>) -> BoxFuture<'a, PreHookOutcome> {
-        Box::pin(async move {
-            let input = self.tool_input("PreToolUse", call);
-            let mut deny = None;
-            let mut ask = None;
-            let mut allow = false;
-            let mut updated = None;
-            for (entry, run) in self.run("PreToolUse", &names(call.spec), &input, call.session).await {
-                let answer = self.answer("PreToolUse", entry, &run);
-                if let Some(message) = answer.block.or(answer.stop) {
-                    deny.get_or_insert(message);
-                }
-                match answer.decision {
-                    Some(("deny", reason)) => {
-                        deny.get_or_insert(if reason.is_empty() {
-                            format!("`{}` denied the call", entry.command)
-                        } else {
-                            reason
-                        });
-                    }
-                    Some(("ask", reason)) => {
-                        ask.get_or_insert(if reason.is_empty() {
-                            format!("the hook `{}` asks", entry.command)
-                        } else {
-                            reason
-                        });
-                    }
-                    Some(_) => allow = true,
-                    None => {}
-                }
-                if let Some(input) = answer.updated_input {
-                    if updated.is_none() {
-                        updated = Some(input);
-                    } else {
-                        (self.warn)(&format!(
-                            "PreToolUse hook `{}`: only the first updatedInput is applied; this one is ignored",
-                            entry.command
-                        ));
-                    }
-                }
-            }
-            if let Some(message) = deny {
-                return PreHookOutcome::Deny { message: format!("Blocked by PreToolUse hook: {message}") };
-            }
-            if let Some(input) = updated {
-                return PreHookOutcome::ReplaceInput(input);
-            }
-            match (ask, allow) {
-                (Some(reason), _) => PreHookOutcome::Ask { reason },
-                (None, true) => PreHookOutcome::Allow,
-                (None, false) => PreHookOutcome::Continue,
-            }
-        })
+        Box::pin(async move { self.pre_tool_use(call).await.outcome })
     }
 
     fn after_call<'a>(&'a self, call: &'a HookCall<'a>, output: &'a mut ToolOutput) -> BoxFuture<'a, ()> {

@@ -192,15 +192,39 @@ pub fn wildcard(pattern: &str, text: &str) -> bool {
     let mut parts = pattern.split('*');
     let Some(first) = parts.next() else { return text.is_empty() };
     let Some(mut rest) = text.strip_prefix(first) else { return false };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else { return rest.is_empty() };
-    for part in middle {
+    let Some(last_star) = pattern.rfind('*') else { return rest.is_empty() };
+    let last = &pattern[last_star + 1..];
+    let middle = &pattern[first.len() + 1..last_star.max(first.len() + 1)];
+    for part in middle.split('*').filter(|p| !p.is_empty()) {
         match rest.find(part) {
             Some(at) => rest = &rest[at + part.len()..],
             None => return false,
         }
     }
     rest.len() >= last.len() && rest.ends_with(last)
+}
+
+impl CommandPattern {
+    /// The first word every command the pattern matches starts with (up to the first
+    /// space), when the pattern fixes it: what the rule book indexes command rules by.
+    pub fn program(&self) -> Option<&str> {
+        let head = match self {
+            CommandPattern::Exact(text) | CommandPattern::Prefix(text) => text.as_str(),
+            CommandPattern::Wildcard(text) => {
+                let head = &text[..text.find('*').unwrap_or(text.len())];
+                if !head.contains(' ') {
+                    return None;
+                }
+                head
+            }
+        };
+        Some(first_word(head))
+    }
+}
+
+/// `text` up to its first space.
+pub fn first_word(text: &str) -> &str {
+    text.split(' ').next().unwrap_or(text)
 }
 
 /// A gitignore-style path pattern as absolute globs: `//abs`, `~/p`, `/p` (from the rule's
@@ -300,6 +324,12 @@ mod tests {
         assert!(!pattern("npm run build").matches("npm run build --prod"));
         assert!(pattern("rm -rf:*").matches_anywhere("eval 'rm -rf /'"));
         assert!(command_pattern("a:*b").is_err());
+        assert!(wildcard("a*b*c", "aXbYc") && wildcard("a*", "a") && wildcard("*", ""));
+        assert!(wildcard("a**c", "ac") && wildcard("*b*", "abc") && !wildcard("a*b*c", "aXcYb"));
+        assert!(!wildcard("ab*ba", "aba") && !wildcard("a", "ab"));
+        assert_eq!(pattern("git * main").program(), Some("git"));
+        assert_eq!(pattern("npm run test:*").program(), Some("npm"));
+        assert_eq!(pattern("gi*").program(), None);
     }
 
     #[test]

@@ -3,12 +3,13 @@
 //! when every part of the call (each sub-command of a shell command, each written path) is
 //! allowed by a rule or only reads; else the permission mode decides.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-use super::rule::{Rule, RuleBase, RuleError, Specifier, ToolClass, absolute};
+use super::rule::{Rule, RuleBase, RuleError, Specifier, ToolClass, absolute, first_word};
 use super::{Decision, ModePolicy, PermissionMode, PermissionPolicy, PermissionRequest};
 use crate::shell::{Analysis, SubCommand, analyze};
 use crate::spec::PathAccess;
@@ -49,13 +50,67 @@ pub struct SourcedRule {
 /// Every rule of a session, including those added while it runs ("always for this session").
 #[derive(Debug, Default)]
 pub struct RuleBook {
-    rules: RwLock<Vec<SourcedRule>>,
+    rules: RwLock<Indexed>,
+}
+
+/// The rules, with the `Bash(...)` rules indexed by the program their pattern fixes: a
+/// decision for a compound command looks only at the rules that can match each of its
+/// sub-commands, not at every rule for every sub-command.
+#[derive(Debug, Default)]
+struct Indexed {
+    rules: Vec<SourcedRule>,
+    /// Positions of the command rules whose pattern fixes the first word, by that word.
+    by_program: HashMap<String, Vec<usize>>,
+    /// Positions of every other rule (no specifier, a path, a value, a command pattern
+    /// starting with `*`), tried for every call.
+    always: Vec<usize>,
+    /// Positions of every command rule (tried against the raw text of an unanalyzable command).
+    commands: Vec<usize>,
+}
+
+impl Indexed {
+    fn push(&mut self, rule: SourcedRule) {
+        let at = self.rules.len();
+        match &rule.rule.specifier {
+            Specifier::Command(pattern) => {
+                self.commands.push(at);
+                match pattern.program() {
+                    Some(program) => self.by_program.entry(program.to_owned()).or_default().push(at),
+                    None => self.always.push(at),
+                }
+            }
+            _ => self.always.push(at),
+        }
+        self.rules.push(rule);
+    }
+
+    /// The positions, in order, of the rules of `kind` that may cover a call whose
+    /// sub-commands start with the first words of `texts`; `raw` adds every command rule.
+    fn candidates<'t>(&self, kind: RuleKind, texts: impl Iterator<Item = &'t str>, raw: bool) -> Vec<usize> {
+        let mut out: Vec<usize> = self.always.clone();
+        for text in texts {
+            if let Some(list) = self.by_program.get(first_word(text)) {
+                out.extend(list);
+            }
+        }
+        if raw {
+            out.extend(&self.commands);
+        }
+        out.retain(|&at| self.rules[at].kind == kind);
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 impl RuleBook {
     /// A book of `rules`.
     pub fn new(rules: Vec<SourcedRule>) -> RuleBook {
-        RuleBook { rules: RwLock::new(rules) }
+        let mut indexed = Indexed::default();
+        for rule in rules {
+            indexed.push(rule);
+        }
+        RuleBook { rules: RwLock::new(indexed) }
     }
 
     /// Parses and adds one rule; the error names the rule and what is wrong.
@@ -67,14 +122,14 @@ impl RuleBook {
 
     /// Adds a parsed rule.
     pub fn push(&self, rule: SourcedRule) {
-        if let Ok(mut rules) = self.rules.write() {
-            rules.push(rule);
+        if let Ok(mut indexed) = self.rules.write() {
+            indexed.push(rule);
         }
     }
 
     /// Every rule, deny first, then ask, then allow, each in the order given.
     pub fn list(&self) -> Vec<SourcedRule> {
-        let rules = self.rules.read().map(|r| r.clone()).unwrap_or_default();
+        let rules = self.rules.read().map(|r| r.rules.clone()).unwrap_or_default();
         let mut out = Vec::with_capacity(rules.len());
         for kind in [RuleKind::Deny, RuleKind::Ask, RuleKind::Allow] {
             out.extend(rules.iter().filter(|r| r.kind == kind).cloned());
@@ -96,8 +151,9 @@ impl RuleBook {
     }
 
     fn path_denial(&self, class: &ToolClass, path: &Path) -> Option<SourcedRule> {
-        let rules = self.rules.read().ok()?;
-        rules
+        let indexed = self.rules.read().ok()?;
+        indexed
+            .rules
             .iter()
             .find(|r| {
                 r.kind == RuleKind::Deny
@@ -167,9 +223,13 @@ impl RuleBook {
             raw_command: request.spec.command(request.args),
             paths: call_paths(request, workspace),
         };
-        let Ok(rules) = self.rules.read() else { return Outcome::Mode };
+        let Ok(indexed) = self.rules.read() else { return Outcome::Mode };
+        let unanalyzable = shell.is_some_and(|s| s.unanalyzable.is_some());
         for kind in [RuleKind::Deny, RuleKind::Ask] {
-            for rule in rules.iter().filter(|r| r.kind == kind) {
+            let texts =
+                shell.iter().flat_map(|s| &s.commands).flat_map(|c| std::iter::once(&c.text).chain(&c.deny_texts));
+            for at in indexed.candidates(kind, texts.map(String::as_str), unanalyzable) {
+                let rule = &indexed.rules[at];
                 if let Some(subject) = parts.restricts(&rule.rule) {
                     return match kind {
                         RuleKind::Deny => Outcome::Deny { rule: rule.clone(), subject },
@@ -178,8 +238,7 @@ impl RuleBook {
                 }
             }
         }
-        let allows: Vec<&SourcedRule> = rules.iter().filter(|r| r.kind == RuleKind::Allow).collect();
-        match parts.allowed_by(&allows) {
+        match parts.allowed_by(&indexed) {
             Some(used) => Outcome::Allow { rules: used.into_iter().cloned().collect() },
             None => Outcome::Mode,
         }
@@ -277,15 +336,16 @@ impl Parts<'_> {
     }
 
     /// For the allow rules: the rules that together allow every part of the call, or `None`.
-    fn allowed_by<'r>(&self, allows: &[&'r SourcedRule]) -> Option<Vec<&'r SourcedRule>> {
+    fn allowed_by<'r>(&self, indexed: &'r Indexed) -> Option<Vec<&'r SourcedRule>> {
         if let Some(shell) = self.shell {
             if shell.unanalyzable.is_some() || shell.commands.is_empty() {
                 return None;
             }
             let mut used = Vec::new();
             for command in &shell.commands {
-                match allows.iter().find(|r| allows_command(&r.rule, command)) {
-                    Some(rule) => used.push(*rule),
+                let candidates = indexed.candidates(RuleKind::Allow, std::iter::once(command.text.as_str()), false);
+                match candidates.into_iter().map(|at| &indexed.rules[at]).find(|r| allows_command(&r.rule, command)) {
+                    Some(rule) => used.push(rule),
                     None if crate::shell::is_safe_command(&command.words)
                         && !shell.writes_files
                         && !shell.changes_shell => {}
@@ -294,6 +354,7 @@ impl Parts<'_> {
             }
             return Some(used);
         }
+        let allows: Vec<&SourcedRule> = indexed.rules.iter().filter(|r| r.kind == RuleKind::Allow).collect();
         // A whole tool (or MCP server) allowed.
         if let Some(rule) =
             allows.iter().find(|r| matches!(r.rule.specifier, Specifier::Any) && self.tool_matches(&r.rule.class))
@@ -400,5 +461,72 @@ impl ReadRules {
     /// Whether `path` (absolute) is hidden by a `Read(...)` deny rule.
     pub fn hides(&self, path: &Path) -> bool {
         self.0.as_ref().is_some_and(|book| book.read_denial(path).is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::ToolSpec;
+
+    fn outcome(book: &RuleBook, command: &str) -> Outcome {
+        let spec = ToolSpec::new("bash", "").alias("Bash").command_param("command");
+        let args = json!({ "command": command });
+        let request = PermissionRequest {
+            call_id: "c",
+            spec: &spec,
+            args: &args,
+            read_only: false,
+            written_paths: &[],
+            preview: None,
+        };
+        book.evaluate(&request, Path::new("/ws")).outcome
+    }
+
+    fn book(rules: &[(RuleKind, &str)]) -> RuleBook {
+        let base = RuleBase { workspace: "/ws".into(), rule_dir: "/ws".into(), home: None };
+        let book = RuleBook::default();
+        for (kind, text) in rules {
+            book.add(*kind, text, &base, "test").unwrap();
+        }
+        book
+    }
+
+    fn decided_by(outcome: &Outcome) -> String {
+        match outcome {
+            Outcome::Deny { rule, .. } | Outcome::Ask { rule } => rule.rule.text.clone(),
+            Outcome::Allow { rules } => rules.iter().map(|r| r.rule.text.as_str()).collect::<Vec<_>>().join(","),
+            Outcome::Mode => "mode".to_owned(),
+        }
+    }
+
+    #[test]
+    fn the_program_index_keeps_the_rules_order_and_their_reach() {
+        let book = book(&[
+            (RuleKind::Allow, "Bash(make * all)"),
+            (RuleKind::Deny, "Bash(*--force*)"),
+            (RuleKind::Deny, "Bash(git push:*)"),
+            (RuleKind::Deny, "Bash(git * main)"),
+            (RuleKind::Ask, "Bash(npm publish)"),
+            (RuleKind::Allow, "Bash"),
+        ]);
+        // Both git rules match; the first written decides.
+        assert_eq!(decided_by(&outcome(&book, "ls && git push origin main")), "Bash(git push:*)");
+        assert_eq!(decided_by(&outcome(&book, "git merge x main")), "Bash(git * main)");
+        // A pattern starting with `*` is tried for every program.
+        assert_eq!(decided_by(&outcome(&book, "cargo publish --force")), "Bash(*--force*)");
+        // Deny forms: the wrapper on, sudo off, /usr/bin/git as git.
+        assert_eq!(decided_by(&outcome(&book, "sudo /usr/bin/git push")), "Bash(git push:*)");
+        // An unanalyzable command is matched against its raw text by every command rule.
+        assert_eq!(decided_by(&outcome(&book, "eval 'git push'")), "Bash(git push:*)");
+        assert_eq!(decided_by(&outcome(&book, "npm publish")), "Bash(npm publish)");
+        // The allow rule of `make` first, then the bare `Bash`.
+        assert_eq!(decided_by(&outcome(&book, "make -j4 all && cc x.c")), "Bash(make * all),Bash");
+        // A rule added later is indexed too.
+        let base = RuleBase { workspace: "/ws".into(), rule_dir: "/ws".into(), home: None };
+        book.add(RuleKind::Deny, "Bash(cc:*)", &base, "session").unwrap();
+        assert_eq!(decided_by(&outcome(&book, "make -j4 all && cc x.c")), "Bash(cc:*)");
     }
 }

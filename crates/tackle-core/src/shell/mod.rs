@@ -173,10 +173,26 @@ impl Walker<'_, '_> {
             "heredoc_redirect" => self.heredoc_backticks(node, depth),
             _ => {}
         }
+        self.walk_children(node, depth + 1);
+    }
+
+    /// Walks the named children of `node` (a leaf, most nodes, costs no cursor).
+    fn walk_children(&mut self, node: Node<'_>, depth: usize) {
+        if node.named_child_count() == 0 {
+            return;
+        }
         let mut cursor = node.walk();
-        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
-        for child in children {
-            self.walk(child, depth + 1);
+        if !cursor.goto_first_child() {
+            return;
+        }
+        loop {
+            let child = cursor.node();
+            if child.is_named() {
+                self.walk(child, depth);
+            }
+            if !cursor.goto_next_sibling() {
+                break;
+            }
         }
     }
 
@@ -318,6 +334,14 @@ impl Walker<'_, '_> {
         let mut sub = self.sub_command(peeled.words);
         for form in &peeled.deny_forms {
             sub.deny_texts.push(join(form));
+            // `sudo /usr/bin/git push` is `git push` to a deny rule too.
+            if let Some(first) = form.first()
+                && first.contains('/')
+            {
+                let mut short = form.clone();
+                short[0] = program_name(first).to_owned();
+                sub.deny_texts.push(join(&short));
+            }
         }
         sub.deny_texts.retain(|t| *t != sub.text);
         sub.deny_texts.dedup();

@@ -52,8 +52,7 @@ fn append(node: Node<'_>, source: &str, value: &mut WordValue) {
         "string" | "translated_string" => {
             value.quoted = true;
             let mut cursor = node.walk();
-            let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
-            if children.iter().any(|c| c.kind() != "string_content") {
+            if node.named_children(&mut cursor).any(|c| c.kind() != "string_content") {
                 value.dynamic = true;
                 value.text.push_str(raw);
             } else {
