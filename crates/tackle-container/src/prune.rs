@@ -1,0 +1,64 @@
+//! `tackle containers prune`: removes the containers Tackle created whose session is over
+//! (the tackle that created them is no longer running on this machine), kept ones only when
+//! asked. A container Tackle did not create carries no `tackle.created-by` label and is never
+//! touched.
+
+use std::collections::HashMap;
+
+use bollard::query_parameters::{ListContainersOptions, RemoveContainerOptions};
+
+use crate::engine::Engine;
+use crate::{ContainerError, labels};
+
+/// What prune did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Pruned {
+    /// The names of the containers removed.
+    pub removed: Vec<String>,
+    /// Containers left because their session still runs or they are kept.
+    pub left: Vec<String>,
+}
+
+/// Removes leftovers; `kept_too` also removes containers kept with `keep`.
+pub async fn prune(engine: &Engine, kept_too: bool) -> Result<Pruned, ContainerError> {
+    let filters: HashMap<String, Vec<String>> =
+        [("label".to_owned(), vec![format!("{}=tackle", labels::CREATED_BY)])].into_iter().collect();
+    let options = ListContainersOptions { all: true, filters: Some(filters), ..Default::default() };
+    let found =
+        engine.docker.list_containers(Some(options)).await.map_err(|err| engine.failed("list the containers", &err))?;
+    let mut pruned = Pruned::default();
+    for summary in found {
+        let Some(id) = summary.id.clone() else { continue };
+        let name = summary
+            .names
+            .as_ref()
+            .and_then(|names| names.first())
+            .map_or_else(|| id.chars().take(12).collect(), |n| n.trim_start_matches('/').to_owned());
+        let labels = summary.labels.unwrap_or_default();
+        let kept = labels.get(labels::KEEP).is_some_and(|v| v == "true");
+        let alive = labels.get(labels::PID).and_then(|pid| pid.parse::<u32>().ok()).is_some_and(is_tackle_alive);
+        if alive || (kept && !kept_too) {
+            pruned.left.push(name);
+            continue;
+        }
+        let options = RemoveContainerOptions { force: true, v: true, ..Default::default() };
+        engine
+            .docker
+            .remove_container(&id, Some(options))
+            .await
+            .map_err(|err| engine.failed(&format!("remove container {name}"), &err))?;
+        pruned.removed.push(name);
+    }
+    Ok(pruned)
+}
+
+/// Whether `pid` is a running tackle on this machine.
+fn is_tackle_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .ok()
+        .and_then(|cmdline| cmdline.split(|b| *b == 0).next().map(|arg0| arg0.ends_with(b"tackle")))
+        .unwrap_or(false)
+}
