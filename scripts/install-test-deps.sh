@@ -52,6 +52,11 @@ if ! "$GPTME_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(
   "$GPTME_VENV/bin/pip" install --quiet --disable-pip-version-check 'gptme==0.35.1' 'lxml==6.1.3'
 fi
 
+# PyYAML in the same virtualenv: the test that parses docs/scale-out.md's manifests.
+if ! "$GPTME_VENV/bin/python" -c 'import yaml' 2>/dev/null; then
+  "$GPTME_VENV/bin/pip" install --quiet --disable-pip-version-check 'PyYAML==6.0.3'
+fi
+
 # The third-party fake LLM server for the end-to-end `tackle run` check (docs/reference/providers.md#cross-checks),
 # pinned, into a test-only directory.
 AIMOCK_VERSION=1.43.0

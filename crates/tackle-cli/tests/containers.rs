@@ -14,8 +14,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
 use podman::IMAGE;
+use serde_json::{Value, json};
 use tackle_testkit::{Expect, FakeLlm, Fault, Protocol, Reply, Script, Turn};
 
 fn tackle(socket: &Path, args: &[&str]) -> Command {
@@ -88,8 +88,12 @@ async fn run_edits_a_file_inside_the_container_and_leaves_no_container() {
             json!({"file_path": "/testbed/hello.py", "old_string": "\"hello\"", "new_string": "\"edited inside\""}),
         ))
         .expect(Expect::result("r", "def greet():")),
-        Turn::reply(Reply::text("Checking.").call("b", "bash", json!({"command": "grep -c 'edited inside' /testbed/hello.py && pwd"})))
-            .expect(Expect::result("e", "hello.py")),
+        Turn::reply(Reply::text("Checking.").call(
+            "b",
+            "bash",
+            json!({"command": "grep -c 'edited inside' /testbed/hello.py && pwd"}),
+        ))
+        .expect(Expect::result("e", "hello.py")),
         Turn::reply(Reply::text("Done.").call("d", "task_done", json!({}))).expect(Expect::result("b", "1\n/testbed")),
     ]);
     let server = FakeLlm::start(script).await;
@@ -110,7 +114,10 @@ async fn run_edits_a_file_inside_the_container_and_leaves_no_container() {
     assert_eq!(result["status"], "success", "{result}");
     // The edit happened in the container: the host has neither the file nor /testbed's.
     assert!(!workspace.path().join("hello.py").exists());
-    assert!(!Path::new("/testbed/hello.py").exists() || !std::fs::read_to_string("/testbed/hello.py").unwrap().contains("edited inside"));
+    assert!(
+        !Path::new("/testbed/hello.py").exists()
+            || !std::fs::read_to_string("/testbed/hello.py").unwrap().contains("edited inside")
+    );
     assert!(podman::created_by(&socket, pid).is_empty(), "a container was left after the run");
 }
 
@@ -122,8 +129,16 @@ async fn attaching_to_a_running_container_uses_it_and_leaves_it_running() {
     let ws = workspace.path().display().to_string();
     let child = tackle(
         &socket,
-        &["tools", "call", "bash", r#"{"command":"echo attached > /testbed/mark && cat /testbed/mark && cat /etc/hostname"}"#,
-            "--container", "tackle-test-attach", "--workspace", &ws],
+        &[
+            "tools",
+            "call",
+            "bash",
+            r#"{"command":"echo attached > /testbed/mark && cat /testbed/mark && cat /etc/hostname"}"#,
+            "--container",
+            "tackle-test-attach",
+            "--workspace",
+            &ws,
+        ],
     )
     .spawn()
     .unwrap();
@@ -140,7 +155,9 @@ async fn attaching_to_a_running_container_uses_it_and_leaves_it_running() {
 async fn an_error_and_sigterm_leave_no_container() {
     let Some(socket) = podman::socket() else { return };
     // The provider refuses the first request: the run ends with an error.
-    let server = FakeLlm::start(Script::new([Turn::fault(Fault::status(400).body(r#"{"error":{"message":"bad request"}}"#))])).await;
+    let server =
+        FakeLlm::start(Script::new([Turn::fault(Fault::status(400).body(r#"{"error":{"message":"bad request"}}"#))]))
+            .await;
     let workspace = tempfile::tempdir().unwrap();
     let (url, ws) = (server.base_url(Protocol::OpenAi), workspace.path().display().to_string());
     let child = tackle(&socket, &run_args(&url, &ws, &[])).spawn().unwrap();
@@ -179,14 +196,19 @@ fn bad_inputs_are_refused_with_what_to_do_next_and_leave_nothing() {
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path().display().to_string();
     let cases: [(&str, &[&str], &[&str]); 5] = [
-        ("localhost/tackle-no-such-image:1", &[], &["localhost/tackle-no-such-image:1", "was not found", "--container"]),
+        (
+            "localhost/tackle-no-such-image:1",
+            &[],
+            &["localhost/tackle-no-such-image:1", "was not found", "--container"],
+        ),
         ("localhost/tackle-test-nosh:1", &[], &["has no /bin/sh"]),
         ("localhost/tackle-test-musl:1", &[], &["C library loader", "--tackle-binary"]),
         ("localhost/tackle-test-arm64:1", &[], &["is arm64", "--tackle-binary"]),
         (IMAGE, &["--container-workdir", "/no/such/dir"], &["/no/such/dir does not exist", "--container-workdir"]),
     ];
     for (image, extra, wanted) in cases {
-        let mut args = vec!["tools", "call", "bash", r#"{"command":"echo hi"}"#, "--workspace", &ws, "--container", image];
+        let mut args =
+            vec!["tools", "call", "bash", r#"{"command":"echo hi"}"#, "--workspace", &ws, "--container", image];
         args.extend_from_slice(extra);
         let child = tackle(&socket, &args).spawn().unwrap();
         let pid = child.id();
@@ -205,9 +227,12 @@ fn no_engine_names_the_sockets_tried_and_how_to_start_podman() {
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path().display().to_string();
     let missing = workspace.path().join("no-engine.sock");
-    let out = tackle(&missing, &["tools", "call", "bash", r#"{"command":"echo hi"}"#, "--workspace", &ws, "--container", IMAGE])
-        .output()
-        .unwrap();
+    let out = tackle(
+        &missing,
+        &["tools", "call", "bash", r#"{"command":"echo hi"}"#, "--workspace", &ws, "--container", IMAGE],
+    )
+    .output()
+    .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains(&missing.display().to_string()), "{stderr}");
@@ -252,9 +277,12 @@ fn ctrl_c_during_start_up_leaves_nothing_running() {
     let Some(socket) = podman::socket() else { return };
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path().display().to_string();
-    let child = tackle(&socket, &["tools", "call", "bash", r#"{"command":"echo hi"}"#, "--workspace", &ws, "--container", IMAGE])
-        .spawn()
-        .unwrap();
+    let child = tackle(
+        &socket,
+        &["tools", "call", "bash", r#"{"command":"echo hi"}"#, "--workspace", &ws, "--container", IMAGE],
+    )
+    .spawn()
+    .unwrap();
     let pid = child.id();
     // The container exists as soon as it is created, before it starts and before the tool
     // server inside answers: Ctrl-C then is during start-up.
@@ -272,20 +300,86 @@ fn prune_removes_the_containers_of_dead_sessions_only() {
     let workspace = tempfile::tempdir().unwrap();
     let ws = workspace.path().display().to_string();
     // A kept container stands for a crashed session's leftover (its tackle is gone).
-    let out = tackle(&socket, &["tools", "call", "bash", r#"{"command":"echo kept"}"#, "--workspace", &ws, "--container", IMAGE, "--keep-container"])
-        .output()
-        .unwrap();
+    let out = tackle(
+        &socket,
+        &[
+            "tools",
+            "call",
+            "bash",
+            r#"{"command":"echo kept"}"#,
+            "--workspace",
+            &ws,
+            "--container",
+            IMAGE,
+            "--keep-container",
+        ],
+    )
+    .output()
+    .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let kept = podman::labelled(&socket, "tackle.keep", "true");
     assert!(!kept.is_empty(), "--keep-container kept nothing");
     let sleeper = podman::start_sleeper(&socket, "tackle-test-not-ours", "tackle-test-not-ours");
     let out = tackle(&socket, &["containers", "prune"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert!(!podman::labelled(&socket, "tackle.keep", "true").is_empty(), "prune removed a kept container without --all");
+    assert!(
+        !podman::labelled(&socket, "tackle.keep", "true").is_empty(),
+        "prune removed a kept container without --all"
+    );
     let out = tackle(&socket, &["containers", "prune", "--all"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("removed"));
     assert!(podman::labelled(&socket, "tackle.keep", "true").is_empty(), "prune --all left a kept container");
     assert!(podman::running(&socket, &sleeper), "prune touched a container Tackle did not create");
     podman::remove(&socket, &sleeper);
+}
+
+#[test]
+fn the_workspace_may_name_the_image_but_not_widen_the_container() {
+    let Some(socket) = podman::socket() else { return };
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(
+        workspace.path().join("tackle.toml"),
+        format!(
+            "[container]\nimage = \"{IMAGE}\"\nworkdir = \"/testbed\"\nmounts = [\"/etc:/hostetc:ro\"]\nnetwork = \"host\"\nenv = {{ LEAK = \"1\" }}\nbinary = \"/bin/false\"\n"
+        ),
+    )
+    .unwrap();
+    let ws = workspace.path().display().to_string();
+    let command = r#"{"command":"test -e /hostetc && echo MOUNTED; echo interfaces $(grep -c : /proc/net/dev); echo leak=${LEAK:-none}; cat hello.py"}"#;
+    let child =
+        tackle(&socket, &["tools", "call", "bash", command, "--workspace", &ws, "--trust-workspace"]).spawn().unwrap();
+    let pid = child.id();
+    let out = finish(child, Duration::from_secs(60));
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The image and workdir counted: the command ran in the container's /testbed.
+    assert!(stdout.contains("def greet()"), "{stdout}");
+    // Mounts, network, env and binary did not, even with --trust-workspace.
+    assert!(!stdout.contains("MOUNTED"), "{stdout}");
+    assert!(stdout.contains("interfaces 1"), "the network was not `none`: {stdout}");
+    assert!(stdout.contains("leak=none"), "{stdout}");
+    for key in ["mounts", "network", "env", "binary"] {
+        assert!(stderr.contains(&format!("ignoring [container] {key}")), "no notice for {key}: {stderr}");
+    }
+    assert!(podman::created_by(&socket, pid).is_empty());
+}
+
+#[test]
+fn mount_workspace_puts_the_host_checkout_at_the_workdir() {
+    let Some(socket) = podman::socket() else { return };
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("notes.txt"), "from the host\n").unwrap();
+    let ws = workspace.path().display().to_string();
+    let command = r#"{"command":"pwd && cat notes.txt && echo from the container > made.txt"}"#;
+    let out = tackle(
+        &socket,
+        &["tools", "call", "bash", command, "--workspace", &ws, "--container", IMAGE, "--mount-workspace"],
+    )
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("/workspace\nfrom the host"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(workspace.path().join("made.txt")).unwrap(), "from the container\n");
 }

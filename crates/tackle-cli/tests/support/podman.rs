@@ -55,7 +55,13 @@ pub fn labelled(socket: &std::path::Path, key: &str, value: &str) -> Vec<String>
     let filters = format!(r#"{{"label":["{key}={value}"]}}"#);
     let encoded: String = filters
         .bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b == b'.' || b == b'-' { (b as char).to_string() } else { format!("%{b:02X}") })
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b == b'.' || b == b'-' {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
         .collect();
     let (status, body) = request(socket, "GET", &format!("/containers/json?all=true&filters={encoded}"), None);
     assert_eq!(status, 200, "{body}");
