@@ -85,7 +85,7 @@ fn the_indexed_job_and_its_inputs_are_valid_and_consistent() {
     let task_mount = task["volumeMounts"].as_array().unwrap().iter().find(|m| m["name"] == shared["name"]).unwrap();
     assert_eq!(task_mount["readOnly"], true);
     let script = task["args"][0].as_str().unwrap();
-    assert!(script.contains(&format!("{} run", copied_to)), "{script}");
+    assert!(script.contains(&format!("{copied_to} run")), "{script}");
     for needed in ["--json", "--trajectory", "JOB_COMPLETION_INDEX", "/results/"] {
         assert!(script.contains(needed), "the task script lacks {needed}: {script}");
     }
