@@ -383,3 +383,47 @@ fn mount_workspace_puts_the_host_checkout_at_the_workdir() {
     assert!(stdout.contains("/workspace\nfrom the host"), "{stdout}");
     assert_eq!(std::fs::read_to_string(workspace.path().join("made.txt")).unwrap(), "from the container\n");
 }
+
+#[test]
+fn mcp_serve_serves_the_containers_tools_and_removes_it_when_the_client_leaves() {
+    let Some(socket) = podman::socket() else { return };
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().display().to_string();
+    let mut child = tackle(&socket, &["mcp", "serve", "--workspace", &ws, "--container", IMAGE])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(message) = serde_json::from_str(&line) {
+                let _ = tx.send(message);
+            }
+        }
+    });
+    let answer = |id: u64| loop {
+        let message = rx.recv_timeout(Duration::from_secs(30)).expect("mcp serve did not answer");
+        if message["id"] == id {
+            break message;
+        }
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    answer(1);
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": "pwd; cat hello.py"}}});
+    writeln!(stdin, "{call}").unwrap();
+    let result = answer(2);
+    let text = result["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert!(text.contains("/testbed") && text.contains("def greet()"), "{result}");
+    assert_eq!(podman::created_by(&socket, pid).len(), 1);
+    drop(stdin);
+    let out = finish(child, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(podman::created_by(&socket, pid).is_empty(), "the container outlived mcp serve");
+}
