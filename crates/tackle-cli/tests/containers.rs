@@ -321,7 +321,7 @@ fn prune_removes_the_containers_of_dead_sessions_only() {
     assert!(!kept.is_empty(), "--keep-container kept nothing");
     let sleeper = podman::start_sleeper(&socket, "tackle-test-not-ours", "tackle-test-not-ours");
     let out = tackle(&socket, &["containers", "prune"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
         !podman::labelled(&socket, "tackle.keep", "true").is_empty(),
         "prune removed a kept container without --all"

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use bollard::query_parameters::{ListContainersOptions, RemoveContainerOptions};
 
-use crate::engine::Engine;
+use crate::engine::{Engine, in_words, is_not_found};
 use crate::{ContainerError, labels};
 
 /// What prune did.
@@ -17,6 +17,8 @@ pub struct Pruned {
     pub removed: Vec<String>,
     /// Containers left because their session still runs or they are kept.
     pub left: Vec<String>,
+    /// Containers that could not be removed, with the engine's reason.
+    pub failed: Vec<(String, String)>,
 }
 
 /// Removes leftovers; `kept_too` also removes containers kept with `keep`.
@@ -42,14 +44,19 @@ pub async fn prune(engine: &Engine, kept_too: bool) -> Result<Pruned, ContainerE
             continue;
         }
         let options = RemoveContainerOptions { force: true, v: true, ..Default::default() };
-        engine
-            .docker
-            .remove_container(&id, Some(options))
-            .await
-            .map_err(|err| engine.failed(&format!("remove container {name}"), &err))?;
-        pruned.removed.push(name);
+        match engine.docker.remove_container(&id, Some(options)).await {
+            Ok(()) => pruned.removed.push(name),
+            // Gone meanwhile, or its own session is removing it right now.
+            Err(err) if is_not_found(&err) || is_conflict(&err) => {}
+            Err(err) => pruned.failed.push((name, in_words(&err))),
+        }
     }
     Ok(pruned)
+}
+
+/// Whether the engine answered 409 (a removal already in progress).
+fn is_conflict(err: &bollard::errors::Error) -> bool {
+    matches!(err, bollard::errors::Error::DockerResponseServerError { status_code: 409, .. })
 }
 
 /// Whether `pid` is a running tackle on this machine.

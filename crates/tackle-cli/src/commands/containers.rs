@@ -47,11 +47,15 @@ pub async fn prune(args: PruneArgs) -> CommandResult {
     for name in &pruned.left {
         out.push_str(&format!("left {name} (its session still runs, or it is kept: --all removes kept ones)\n"));
     }
-    if out.is_empty() {
+    if out.is_empty() && pruned.failed.is_empty() {
         out.push_str("no Tackle containers\n");
     }
     crate::exit::print(&out)?;
-    Ok(ExitCode::from(OK))
+    if pruned.failed.is_empty() {
+        return Ok(ExitCode::from(OK));
+    }
+    let failed: Vec<String> = pruned.failed.iter().map(|(name, reason)| format!("{name} ({reason})")).collect();
+    Err(Failure::failed(format!("could not remove {}; run `tackle containers prune` again", failed.join(", "))))
 }
 
 /// `tackle containers hold`: waits for SIGTERM, SIGINT or SIGHUP (the engine's stop).
