@@ -86,7 +86,7 @@ pub struct ContainerArgs {
     pub container: Option<String>,
     /// The workspace inside the container (default: [container] workdir, else the image's
     /// working directory).
-    #[arg(long, value_name = "DIR", requires = "container")]
+    #[arg(long, value_name = "DIR")]
     pub container_workdir: Option<String>,
     /// Mount the host workspace into the container at the workdir (/workspace by default).
     #[arg(long)]
