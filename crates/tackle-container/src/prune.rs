@@ -54,9 +54,16 @@ pub async fn prune(engine: &Engine, kept_too: bool) -> Result<Pruned, ContainerE
     Ok(pruned)
 }
 
-/// Whether the engine answered 409 (a removal already in progress).
+/// Whether the engine said a removal is already in progress (Docker answers 409; Podman may
+/// answer 500 with that message).
 fn is_conflict(err: &bollard::errors::Error) -> bool {
-    matches!(err, bollard::errors::Error::DockerResponseServerError { status_code: 409, .. })
+    match err {
+        bollard::errors::Error::DockerResponseServerError { status_code: 409, .. } => true,
+        bollard::errors::Error::DockerResponseServerError { message, .. } => {
+            message.contains("in progress") || message.contains("being removed")
+        }
+        _ => false,
+    }
 }
 
 /// Whether `pid` is a running tackle on this machine.
