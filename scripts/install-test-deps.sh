@@ -29,6 +29,18 @@ if ! command -v jq >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq=1.6-2.1+deb12u1 >/dev/null
 fi
 
+# Podman with runc: the container tests (docs/containers.md#tests) run against Podman's
+# Docker-compatible API service, which scripts/test.sh starts; busybox-static and bash-static
+# make the test images offline (scripts/container-test-images.sh).
+if ! command -v podman >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 \
+  || [ ! -x /bin/busybox ] || [ ! -x /bin/bash-static ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    podman=4.3.1+ds1-8+deb12u1+b3 runc=1.1.5+ds1-1+deb12u1 conmon=2.1.6+ds1-1 \
+    golang-github-containers-common=0.50.1+ds1-4 \
+    busybox-static=1:1.35.0-4+deb12u1+b1 bash-static=5.2.15-2+b13 >/dev/null
+fi
+
 # MCP peers for the interop tests (docs/mcp.md#tests): npm and PyPI packages, pinned.
 scripts/install-mcp-peers.sh
 
@@ -38,6 +50,11 @@ GPTME_VENV=.venv-test
 if ! "$GPTME_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("gptme") != "0.35.1")' 2>/dev/null; then
   python3 -m venv "$GPTME_VENV"
   "$GPTME_VENV/bin/pip" install --quiet --disable-pip-version-check 'gptme==0.35.1' 'lxml==6.1.3'
+fi
+
+# PyYAML in the same virtualenv: the test that parses docs/scale-out.md's manifests.
+if ! "$GPTME_VENV/bin/python" -c 'import yaml' 2>/dev/null; then
+  "$GPTME_VENV/bin/pip" install --quiet --disable-pip-version-check 'PyYAML==6.0.3'
 fi
 
 # The third-party fake LLM server for the end-to-end `tackle run` check (docs/reference/providers.md#cross-checks),

@@ -54,6 +54,53 @@ pub enum Command {
         #[command(subcommand)]
         command: PermissionsCommand,
     },
+    /// Manage the containers Tackle creates for --container sessions.
+    Containers {
+        #[command(subcommand)]
+        command: ContainersCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ContainersCommand {
+    /// Remove the containers of Tackle sessions that are over (crashed or killed).
+    Prune(PruneArgs),
+    /// The main process of a container Tackle created: waits until the container is stopped.
+    #[command(hide = true)]
+    Hold,
+}
+
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Also remove containers kept with `keep`.
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// Where a session's tools run: inside a Docker or Podman container (docs/containers.md).
+#[derive(Debug, Args, Clone, Default)]
+pub struct ContainerArgs {
+    /// Run the tools inside a container: an image to create one from, or a running
+    /// container's id or name (also [container] image).
+    #[arg(long, value_name = "IMAGE|ID")]
+    pub container: Option<String>,
+    /// The workspace inside the container (default: [container] workdir, else the image's
+    /// working directory).
+    #[arg(long, value_name = "DIR")]
+    pub container_workdir: Option<String>,
+    /// Mount the host workspace into the container at the workdir (/workspace by default).
+    #[arg(long)]
+    pub mount_workspace: bool,
+    /// The tackle binary to put into the container (default: [container] binary, else this
+    /// one); a static musl build runs in any image of its architecture.
+    #[arg(long, value_name = "PATH")]
+    pub tackle_binary: Option<PathBuf>,
+    /// Keep the container at the end of the session (also [container] keep).
+    #[arg(long)]
+    pub keep_container: bool,
+    /// Ignore [container]: run the tools here (the tackle inside a container runs with it).
+    #[arg(long, conflicts_with = "container")]
+    pub no_container: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -173,6 +220,8 @@ pub struct ServeArgs {
     pub allow_project_mcp: bool,
     #[command(flatten)]
     pub rules: RuleArgs,
+    #[command(flatten)]
+    pub container: ContainerArgs,
 }
 
 /// `--auth-token`: the token, kept where `Debug` cannot show it.
@@ -223,6 +272,8 @@ pub struct SessionArgs {
     pub trust_workspace: bool,
     #[command(flatten)]
     pub rules: RuleArgs,
+    #[command(flatten)]
+    pub container: ContainerArgs,
 }
 
 #[derive(Debug, Args)]
@@ -314,6 +365,8 @@ pub struct AgentArgs {
     /// (also TACKLE_ALLOW_PROJECT_MCP=1).
     #[arg(long)]
     pub allow_project_mcp: bool,
+    #[command(flatten)]
+    pub container: ContainerArgs,
 }
 
 #[derive(Debug, Args)]

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 
-use crate::cli::{Cli, Command, McpCommand, PermissionsCommand, ToolsCommand};
+use crate::cli::{Cli, Command, ContainersCommand, McpCommand, PermissionsCommand, ToolsCommand};
 use crate::exit::Failure;
 
 fn main() -> ExitCode {
@@ -59,6 +59,10 @@ fn main() -> ExitCode {
             Command::Permissions { command } => match command {
                 PermissionsCommand::Check(args) => commands::permissions::check(args).await,
                 PermissionsCommand::List(args) => commands::permissions::list(args).await,
+            },
+            Command::Containers { command } => match command {
+                ContainersCommand::Prune(args) => commands::containers::prune(args).await,
+                ContainersCommand::Hold => commands::containers::hold().await,
             },
         }
     });

@@ -90,7 +90,8 @@ pub fn builder(workspace: &Path, config: Config, selection: &ToolSelection) -> S
 pub fn tools_builder(args: &SessionArgs) -> Result<SessionBuilder, Failure> {
     let workspace = workspace(args.workspace.as_ref())?;
     let config = config(&workspace, args.trust_workspace, interactive())?;
-    Ok(builder(&workspace, config, &args.selection)
+    let builder = builder(&workspace, config, &args.selection);
+    Ok(crate::commands::containers::apply(builder, &args.container, &workspace)
         .default_tools(TOOLS_DEFAULT)
         .permission_mode(args.permission_mode)
         .rules(args.rules.flags()))
@@ -124,6 +125,10 @@ pub fn interactive() -> bool {
 /// waits for the first command): an explicitly chosen sandbox that is unavailable is a usage
 /// error, and the no-sandbox warning comes first.
 pub fn check_sandbox(template: &SessionTemplate) -> Result<(), Failure> {
+    // In a container the commands run there, under the tackle inside's sandbox.
+    if template.container().is_some() {
+        return Ok(());
+    }
     match template.sandbox() {
         Some(Err(err)) => Err(err.into()),
         _ => Ok(()),
@@ -136,6 +141,9 @@ pub fn check_sandbox(template: &SessionTemplate) -> Result<(), Failure> {
 /// run without a sandbox.
 pub fn announce_sandbox(template: &SessionTemplate) -> Result<(), Failure> {
     check_sandbox(template)?;
+    if template.container().is_some() {
+        return Ok(());
+    }
     if let Some(Ok(sandbox)) = template.sandbox()
         && sandbox.warning().is_none()
     {

@@ -18,6 +18,9 @@ use tackle_core::{DynTool, ExecutorConfig, Registry, SessionResource, Tool, Tool
 use tackle_mcp::client::McpHub;
 use tackle_mcp::client::config::{Candidate, DEFAULT_DEFER_THRESHOLD};
 use tackle_mcp::client::consent::ConsentPolicy;
+use tokio_util::sync::CancellationToken;
+
+use crate::container::ContainerStart;
 
 use crate::error::BuildError;
 use crate::notice::Notice;
@@ -85,6 +88,7 @@ pub struct SessionBuilder {
     mcp_required: bool,
     notice: Notice,
     enforce_read_before_edit: bool,
+    container: Option<ContainerStart>,
 }
 
 impl std::fmt::Debug for SessionBuilder {
@@ -118,6 +122,7 @@ impl SessionBuilder {
             mcp_required: true,
             notice: Notice::default(),
             enforce_read_before_edit: true,
+            container: None,
         }
     }
 
@@ -256,12 +261,29 @@ impl SessionBuilder {
         self
     }
 
+    /// Runs the session's tools inside a container (docs/containers.md): the flags given here
+    /// over the configuration's `[container]`; without an image or container named by either,
+    /// the tools run on the host. Start-up steps go to `progress`; when `cancel` fires during
+    /// start-up, whatever was created is removed and the build fails.
+    pub fn container(
+        mut self,
+        flags: tackle_container::settings::ContainerFlags,
+        progress: impl Fn(tackle_container::Progress) + Send + Sync + 'static,
+        cancel: CancellationToken,
+    ) -> Self {
+        self.container = Some(ContainerStart { flags, progress: Arc::new(progress), cancel });
+        self
+    }
+
     /// Builds one session, which owns its MCP connections.
     pub async fn build(self) -> Result<TackleSession, BuildError> {
         let template = self.build_template().await?;
         let session = template.session();
         if let Some(hub) = template.mcp() {
             session.state().add_resource(Arc::clone(hub) as Arc<dyn SessionResource>);
+        }
+        if let Some(container) = template.container() {
+            session.state().add_resource(Arc::clone(container) as Arc<dyn SessionResource>);
         }
         Ok(TackleSession::new(session, template))
     }
@@ -307,6 +329,10 @@ impl SessionBuilder {
         }
         hooks.extend(self.hooks.iter().cloned());
         let mut registry = base_registry(&self.extra)?;
+        let container = match &self.container {
+            Some(start) => start.run(&config, &workspace, &mut registry, &self.notice).await?,
+            None => None,
+        };
         let hub = match self.mcp {
             McpImport::None => None,
             import => {
@@ -327,6 +353,9 @@ impl SessionBuilder {
                     && let Some((server, reason)) = hub.left_out().first().cloned()
                 {
                     hub.shutdown().await;
+                    if let Some(container) = &container {
+                        container.close().await;
+                    }
                     return Err(BuildError::Mcp { server, reason });
                 }
                 Some(Arc::new(hub))
@@ -349,6 +378,9 @@ impl SessionBuilder {
                 if let Some(hub) = &hub {
                     hub.shutdown().await;
                 }
+                if let Some(container) = &container {
+                    container.close().await;
+                }
                 return Err(err);
             }
         };
@@ -365,6 +397,7 @@ impl SessionBuilder {
             tools,
             extra: self.extra,
             hub,
+            container,
             settings,
             mode,
             policy,

@@ -40,6 +40,10 @@ pub enum BuildError {
         /// Why.
         source: std::io::Error,
     },
+    /// The container could not be started or used (the message says what to do next);
+    /// nothing was left running.
+    #[error("{0}")]
+    Container(#[from] tackle_container::ContainerError),
     /// An extra tool's name is already taken.
     #[error("cannot add the tool '{0}': a tool of that name already exists")]
     DuplicateTool(String),

@@ -53,6 +53,7 @@
 pub mod agent;
 mod builder;
 mod check;
+mod container;
 mod error;
 pub mod llm;
 mod notice;
@@ -93,6 +94,11 @@ pub mod calls {
 /// MCP: serve a session's tools, import other servers' tools.
 pub mod mcp {
     pub use tackle_mcp::*;
+}
+
+/// Containers: the session's tools inside a Docker or Podman container (docs/containers.md).
+pub mod containers {
+    pub use tackle_container::*;
 }
 
 /// The code knowledge graph: the index of a source tree's definitions and references, and

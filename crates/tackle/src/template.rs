@@ -40,6 +40,8 @@ pub(crate) struct Inner {
     pub(crate) tools: (String, String),
     pub(crate) extra: Vec<Arc<dyn DynTool>>,
     pub(crate) hub: Option<Arc<McpHub>>,
+    /// The container the tools run in, if any.
+    pub(crate) container: Option<Arc<tackle_container::InContainer>>,
     pub(crate) settings: ToolSettings,
     pub(crate) mode: PermissionMode,
     pub(crate) policy: Arc<dyn PermissionPolicy>,
@@ -162,6 +164,12 @@ impl SessionTemplate {
         self.inner.settings.sandbox()
     }
 
+    /// The container the template's tools run in (closed with [`SessionTemplate::close`], or
+    /// with the session [`crate::SessionBuilder::build`] made).
+    pub fn container(&self) -> Option<&Arc<tackle_container::InContainer>> {
+        self.inner.container.as_ref()
+    }
+
     /// The MCP connections the template's sessions share.
     pub fn mcp(&self) -> Option<&Arc<McpHub>> {
         self.inner.hub.as_ref()
@@ -172,6 +180,9 @@ impl SessionTemplate {
     pub async fn close(&self) {
         if let Some(hub) = &self.inner.hub {
             hub.shutdown().await;
+        }
+        if let Some(container) = &self.inner.container {
+            tackle_core::SessionResource::close(container.as_ref()).await;
         }
     }
 

@@ -77,7 +77,8 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
     let import =
         if server::names_imported_tools(args.tools.as_deref()) { McpImport::UserAndWorkspace } else { McpImport::None };
     let tools = args.tools.clone();
-    let template = SessionBuilder::new(&workspace)
+    let builder = SessionBuilder::new(&workspace);
+    let template = crate::commands::containers::apply(builder, &args.container, &workspace)
         .config(config)
         .on_notice(|line| diagln!("tackle: {line}"))
         .mcp(import)

@@ -2,6 +2,7 @@
 
 pub mod chat;
 pub mod ckg;
+pub mod containers;
 pub mod init;
 pub mod mcp;
 pub mod parse;

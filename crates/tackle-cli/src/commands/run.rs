@@ -121,7 +121,8 @@ pub async fn build_agent(
         RUN_DEFAULT
     };
     let selection = ToolSelection { tools: args.tools.clone(), allow_project_mcp: args.allow_project_mcp };
-    let tackle = session::builder(workspace, config, &selection)
+    let builder = session::builder(workspace, config, &selection);
+    let tackle = crate::commands::containers::apply(builder, &args.container, workspace)
         .default_tools(default)
         .permission_mode(args.permission_mode)
         .rules(args.rules.flags())

@@ -67,11 +67,16 @@ pub const RULES: &[Rule] = &[
     rule("env.remove", Always, "tackle-sandbox"),
     // A container sandbox, when it exists: mounts and environment widen, the network narrows
     // only when it is switched off, the image and working directory do not touch access.
-    rule("container.mounts", Never, "later"),
-    rule("container.env", Never, "later"),
-    rule("container.network", Narrowing, "later"),
-    rule("container.image", Always, "later"),
-    rule("container.workdir", Always, "later"),
+    rule("container.mounts", Never, "tackle-container"),
+    rule("container.env", Never, "tackle-container"),
+    rule("container.network", Never, "tackle-container"),
+    rule("container.binary", Never, "tackle-container"),
+    rule("container.image", Always, "tackle-container"),
+    rule("container.workdir", Always, "tackle-container"),
+    rule("container.keep", Always, "tackle-container"),
+    rule("container.memory", Always, "tackle-container"),
+    rule("container.cpus", Always, "tackle-container"),
+    rule("container.pids_limit", Always, "tackle-container"),
     // Consent itself is the person's, never the workspace's.
     rule("trusted_workspaces", Never, "tackle-core"),
     rule("mcp.trusted_workspaces", Never, "tackle-mcp"),

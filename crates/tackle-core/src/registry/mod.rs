@@ -118,6 +118,12 @@ impl Registry {
         self.entries.retain(|e| &e.source != source);
     }
 
+    /// Keeps only the entries `keep` accepts (a container session drops the built-ins that
+    /// would run on the host).
+    pub fn retain(&mut self, keep: impl FnMut(&RegistryEntry) -> bool) {
+        self.entries.retain(keep);
+    }
+
     /// Every entry, in registration order.
     pub fn entries(&self) -> &[RegistryEntry] {
         &self.entries

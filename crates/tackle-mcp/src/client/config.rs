@@ -108,6 +108,9 @@ pub enum Endpoint {
     Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: PathBuf },
     /// Streamable HTTP.
     Http { url: String, headers: BTreeMap<String, String> },
+    /// Newline-delimited JSON-RPC over a byte stream the embedder opens (a process inside a
+    /// container, started through the container engine's API).
+    Stream(super::transport::StreamOpener),
 }
 
 /// Where a definition came from.

@@ -29,7 +29,7 @@ use tackle_core::{Progress, ToolContext, ToolError, ToolOutput};
 
 use super::config::{Endpoint, ServerConfig};
 use super::result;
-use super::transport::{self, ChildProcess, Launch, Lost, TapClient, TaskTap};
+use super::transport::{self, ChildLines, ChildProcess, Launch, Lost, TapClient, TaskTap};
 
 /// Backoff before the 1st, 2nd and 3rd restart.
 pub const BACKOFF: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(4)];
@@ -236,6 +236,15 @@ impl Connection {
                     child.kill();
                     let reason = child.exit_reason().map(|r| format!(" ({r})")).unwrap_or_default();
                     format!("initialize failed: {err}{reason}; its stderr is in {}", log.display())
+                })?;
+                (running, Some(child), None)
+            }
+            Endpoint::Stream(opener) => {
+                let opened = (opener.0)().await?;
+                let (lines, child) = ChildLines::over(opened, self.tap.clone());
+                let running = side.serve(lines).await.map_err(|err| {
+                    let reason = child.exit_reason().map(|r| format!(" ({r})")).unwrap_or_default();
+                    format!("initialize failed: {err}{reason}")
                 })?;
                 (running, Some(child), None)
             }

@@ -27,7 +27,6 @@ use rmcp::transport::streamable_http_client::{
 };
 use serde_json::Value;
 use tokio::io::AsyncWriteExt as _;
-use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
 use crate::lines::{Line, LineReader};
@@ -57,11 +56,58 @@ impl TaskTap {
     }
 }
 
-/// The stdio side of a child server: its stdout in, its stdin out.
+/// The server's output, read by the client.
+pub type ServerOutput = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+
+/// The server's input, written by the client.
+pub type ServerInput = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+
+/// A byte stream to a server that someone other than this crate started: its output, its
+/// input, and a watch that holds why it ended once it has (set by the opener).
+pub struct OpenedStream {
+    pub output: ServerOutput,
+    pub input: ServerInput,
+    pub exit: watch::Receiver<Option<String>>,
+}
+
+/// Opens a stream to a server (again after a crash); the error is in words for the person.
+#[derive(Clone)]
+pub struct StreamOpener(
+    pub Arc<dyn Fn() -> tackle_core::BoxFuture<'static, Result<OpenedStream, String>> + Send + Sync>,
+);
+
+impl std::fmt::Debug for StreamOpener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StreamOpener")
+    }
+}
+
+/// Two openers are the same endpoint only when they are the same opener.
+impl PartialEq for StreamOpener {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for StreamOpener {}
+
+/// The stdio side of a server: its output in, its input out.
 pub struct ChildLines {
-    reader: LineReader<ChildStdout>,
-    writer: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
+    reader: LineReader<ServerOutput>,
+    writer: Arc<tokio::sync::Mutex<Option<ServerInput>>>,
     tap: TaskTap,
+}
+
+impl ChildLines {
+    /// Lines over an opened stream, and the stream's end as a process without a pid.
+    pub fn over(stream: OpenedStream, tap: TaskTap) -> (ChildLines, ChildProcess) {
+        let lines = ChildLines {
+            reader: LineReader::new(stream.output),
+            writer: Arc::new(tokio::sync::Mutex::new(Some(stream.input))),
+            tap,
+        };
+        (lines, ChildProcess { pid: None, exit: stream.exit })
+    }
 }
 
 impl Transport<RoleClient> for ChildLines {
@@ -167,6 +213,7 @@ pub fn spawn(launch: &Launch<'_>, tap: TaskTap) -> std::io::Result<(ChildLines, 
         };
         let _ = tx.send(Some(reason));
     });
+    let (stdout, stdin): (ServerOutput, ServerInput) = (Box::new(stdout), Box::new(stdin));
     let lines =
         ChildLines { reader: LineReader::new(stdout), writer: Arc::new(tokio::sync::Mutex::new(Some(stdin))), tap };
     Ok((lines, ChildProcess { pid, exit }))

@@ -1,0 +1,78 @@
+//! `tackle containers prune`: removes the containers Tackle created whose session is over
+//! (the tackle that created them is no longer running on this machine), kept ones only when
+//! asked. A container Tackle did not create carries no `tackle.created-by` label and is never
+//! touched.
+
+use std::collections::HashMap;
+
+use bollard::query_parameters::{ListContainersOptions, RemoveContainerOptions};
+
+use crate::engine::{Engine, in_words, is_not_found};
+use crate::{ContainerError, labels};
+
+/// What prune did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Pruned {
+    /// The names of the containers removed.
+    pub removed: Vec<String>,
+    /// Containers left because their session still runs or they are kept.
+    pub left: Vec<String>,
+    /// Containers that could not be removed, with the engine's reason.
+    pub failed: Vec<(String, String)>,
+}
+
+/// Removes leftovers; `kept_too` also removes containers kept with `keep`.
+pub async fn prune(engine: &Engine, kept_too: bool) -> Result<Pruned, ContainerError> {
+    let filters: HashMap<String, Vec<String>> =
+        [("label".to_owned(), vec![format!("{}=tackle", labels::CREATED_BY)])].into_iter().collect();
+    let options = ListContainersOptions { all: true, filters: Some(filters), ..Default::default() };
+    let found =
+        engine.docker.list_containers(Some(options)).await.map_err(|err| engine.failed("list the containers", &err))?;
+    let mut pruned = Pruned::default();
+    for summary in found {
+        let Some(id) = summary.id.clone() else { continue };
+        let name = summary
+            .names
+            .as_ref()
+            .and_then(|names| names.first())
+            .map_or_else(|| id.chars().take(12).collect(), |n| n.trim_start_matches('/').to_owned());
+        let labels = summary.labels.unwrap_or_default();
+        let kept = labels.get(labels::KEEP).is_some_and(|v| v == "true");
+        let alive = labels.get(labels::PID).and_then(|pid| pid.parse::<u32>().ok()).is_some_and(is_tackle_alive);
+        if alive || (kept && !kept_too) {
+            pruned.left.push(name);
+            continue;
+        }
+        let options = RemoveContainerOptions { force: true, v: true, ..Default::default() };
+        match engine.docker.remove_container(&id, Some(options)).await {
+            Ok(()) => pruned.removed.push(name),
+            // Gone meanwhile, or its own session is removing it right now.
+            Err(err) if is_not_found(&err) || is_conflict(&err) => {}
+            Err(err) => pruned.failed.push((name, in_words(&err))),
+        }
+    }
+    Ok(pruned)
+}
+
+/// Whether the engine said a removal is already in progress (Docker answers 409; Podman may
+/// answer 500 with that message).
+fn is_conflict(err: &bollard::errors::Error) -> bool {
+    match err {
+        bollard::errors::Error::DockerResponseServerError { status_code: 409, .. } => true,
+        bollard::errors::Error::DockerResponseServerError { message, .. } => {
+            message.contains("in progress") || message.contains("being removed")
+        }
+        _ => false,
+    }
+}
+
+/// Whether `pid` is a running tackle on this machine.
+fn is_tackle_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .ok()
+        .and_then(|cmdline| cmdline.split(|b| *b == 0).next().map(|arg0| arg0.ends_with(b"tackle")))
+        .unwrap_or(false)
+}
