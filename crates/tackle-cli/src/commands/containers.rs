@@ -50,7 +50,7 @@ pub async fn prune(args: PruneArgs) -> CommandResult {
     if out.is_empty() && pruned.failed.is_empty() {
         out.push_str("no Tackle containers\n");
     }
-    crate::exit::print(&out)?;
+    crate::stdout::print(&out)?;
     if pruned.failed.is_empty() {
         return Ok(ExitCode::from(OK));
     }
