@@ -1,0 +1,7 @@
+//! Planning tools (docs/planning.md): the session's todo list, the persisted task board
+//! shared by a session and its helpers, skills loaded on demand, and `tool_search` for
+//! deferred tools.
+
+pub mod todo;
+
+pub use todo::{TodoRead, TodoWrite};
