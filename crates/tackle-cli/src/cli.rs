@@ -54,6 +54,11 @@ pub enum Command {
         #[command(subcommand)]
         command: PermissionsCommand,
     },
+    /// Show the workspace's task board (.tackle/tasks.json).
+    Tasks {
+        #[command(subcommand)]
+        command: crate::commands::tasks::TasksCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]

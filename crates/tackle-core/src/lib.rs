@@ -37,6 +37,7 @@ pub mod shell;
 pub mod spec;
 pub mod spill;
 pub mod text;
+pub mod time;
 pub mod todos;
 pub mod tool;
 pub mod tools_config;

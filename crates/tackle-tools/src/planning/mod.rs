@@ -2,6 +2,8 @@
 //! shared by a session and its helpers, skills loaded on demand, and `tool_search` for
 //! deferred tools.
 
+pub mod tasks;
 pub mod todo;
 
+pub use tasks::{TaskBoard, TaskCreate, TaskGet, TaskList, TaskUpdate};
 pub use todo::{TodoRead, TodoWrite};
