@@ -2,8 +2,12 @@
 //! shared by a session and its helpers, skills loaded on demand, and `tool_search` for
 //! deferred tools.
 
+pub mod load_skill;
+pub mod skills;
 pub mod tasks;
 pub mod todo;
 
+pub use load_skill::LoadSkill;
+pub use skills::Skills;
 pub use tasks::{TaskBoard, TaskCreate, TaskGet, TaskList, TaskUpdate};
 pub use todo::{TodoRead, TodoWrite};
