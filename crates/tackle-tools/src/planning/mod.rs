@@ -6,8 +6,10 @@ pub mod load_skill;
 pub mod skills;
 pub mod tasks;
 pub mod todo;
+pub mod tool_search;
 
 pub use load_skill::LoadSkill;
 pub use skills::Skills;
 pub use tasks::{TaskBoard, TaskCreate, TaskGet, TaskList, TaskUpdate};
 pub use todo::{TodoRead, TodoWrite};
+pub use tool_search::ToolSearch;
