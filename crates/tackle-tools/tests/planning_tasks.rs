@@ -1,5 +1,5 @@
 //! The task board through its tools and its library API: dependencies and `ready`, the
-//! refusals of §11 (unknown ids and dependencies, cycles, nothing to change, a stale
+//! refusals of docs/planning.md#tasks (unknown ids and dependencies, cycles, nothing to change, a stale
 //! `expected_status`), a corrupt board moved aside and reported, and a hostile workspace
 //! whose `.tackle` or `tasks.json` is a symlink.
 
