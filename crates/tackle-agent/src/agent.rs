@@ -11,9 +11,10 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tackle_calls::{CallResult, ToolIndex};
+use tackle_core::deferral::{Deferral, shown_specs};
 use tackle_core::hooks::protocol::{CommandHooks, EventOutcome};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
-use tackle_core::{BoxFuture, Executor, ExecutorConfig, Notifications, Session, ToolOutput};
+use tackle_core::{BoxFuture, Executor, ExecutorConfig, Notifications, Session, TodoList, ToolOutput};
 use tackle_llm::{
     AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, LlmEvent, Message, ToolResult, Usage, UserPart,
 };
@@ -55,6 +56,9 @@ pub struct AgentConfig {
     /// ([`crate::prompt::BASE_PROMPT`]); the environment, call-format instructions,
     /// `AGENTS.md` and deferred tools still follow.
     pub base_prompt: Option<String>,
+    /// The skills section of the system prompt (`# Skills` and one `- name: description`
+    /// line per skill), made by whoever assembles the session (it knows where skills live).
+    pub skills_prompt: Option<String>,
 }
 
 impl Default for AgentConfig {
@@ -68,6 +72,7 @@ impl Default for AgentConfig {
             sandbox: "none".to_owned(),
             trajectory_full: false,
             base_prompt: None,
+            skills_prompt: None,
         }
     }
 }
@@ -146,6 +151,10 @@ pub struct Agent {
     loop_hooks: Option<Arc<CommandHooks>>,
     /// Tasks run so far (the first writes `session_start`, later ones `task`).
     runs: u32,
+    /// The todo list's version last recorded and shown.
+    todo_version: u64,
+    /// The deferred tools' generation the prepared request was made for.
+    deferral_generation: u64,
 }
 
 impl std::fmt::Debug for Agent {
@@ -214,6 +223,8 @@ impl Agent {
             refresh: None,
             loop_hooks: None,
             runs: 0,
+            todo_version: 0,
+            deferral_generation: 0,
         }
     }
 
@@ -414,21 +425,41 @@ impl Agent {
     /// the text format's instructions) and the native tool definitions.
     fn prepare(&mut self) -> Prepared {
         self.tool_index = ToolIndex::from_toolset(self.session.tools());
+        let deferral = self.session.state().get::<Deferral>();
+        self.deferral_generation = deferral.generation();
+        let shown = shown_specs(self.session.tools(), &deferral);
         let (rendered, instructions) = match self.config.call_format.text() {
-            None => {
-                let specs: Vec<&tackle_core::ToolSpec> = self.session.tools().specs().collect();
-                (self.model.render_tools(&specs), String::new())
-            }
-            Some(format) => {
-                (tackle_llm::RenderedTools::default(), tackle_calls::instructions(format, &self.tool_index))
-            }
+            None => (self.model.render_tools(&shown), String::new()),
+            Some(format) => (
+                tackle_llm::RenderedTools::default(),
+                tackle_calls::instructions(format, &ToolIndex::new(shown.iter().copied())),
+            ),
         };
         for (tool, paths) in rendered.json_text_params {
             self.session.set_json_text_params(&tool, paths);
         }
         let base = self.config.base_prompt.as_deref().unwrap_or(BASE_PROMPT);
-        let system = system_prompt(base, &self.session.info().workspace, self.session.tools(), &instructions);
+        let mut system = system_prompt(base, &self.session.info().workspace, self.session.tools(), &instructions);
+        if let Some(skills) = self.config.skills_prompt.as_deref().filter(|s| !s.is_empty()) {
+            system.push('\n');
+            system.push_str(skills.trim_end());
+            system.push('\n');
+        }
         Prepared { system, tools: rendered.tools }
+    }
+
+    /// Records and shows the todo list when a call changed it.
+    fn report_todos(&mut self, step: u32) {
+        let Some(list) = self.session.state().existing::<TodoList>() else {
+            return;
+        };
+        let (version, todos) = list.snapshot();
+        if version == self.todo_version {
+            return;
+        }
+        self.todo_version = version;
+        self.record(TrajectoryEvent::Todos { step, todos: todos.clone() });
+        self.observe(AgentEvent::Todos(todos));
     }
 
     async fn steps(
@@ -459,9 +490,12 @@ impl Agent {
             }
             *steps += 1;
             let step = *steps;
-            if let Some(refresh) = self.refresh.clone()
-                && refresh.refresh(&mut self.session).await
-            {
+            let refreshed = match self.refresh.clone() {
+                Some(refresh) => refresh.refresh(&mut self.session).await,
+                None => false,
+            };
+            // New tools, or deferred tools that tool_search loaded for this request.
+            if refreshed || self.session.state().get::<Deferral>().generation() != self.deferral_generation {
                 prepared = self.prepare();
             }
             self.deliver_notifications(&notifications.drain());
@@ -544,6 +578,7 @@ impl Agent {
             empty_replies = 0;
 
             let outcome = self.answer(step, &planned, cancel, denied).await;
+            self.report_todos(step);
             let mut parts = self.result_parts(&planned, &outcome.outputs);
             if truncated {
                 parts.push(UserPart::Text { text: TRUNCATED_MESSAGE.to_owned() });

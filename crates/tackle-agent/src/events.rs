@@ -2,7 +2,7 @@
 //! retries, the final line). The trajectory is written separately; observers only display.
 
 use serde_json::Value;
-use tackle_core::{ExecEvent, ToolSpec};
+use tackle_core::{ExecEvent, TodoItem, ToolSpec};
 use tackle_llm::ErrorClass;
 
 /// One thing that happened in a run.
@@ -28,6 +28,8 @@ pub enum AgentEvent {
     CallAnswered { call_id: String, name: String, is_error: bool, first_line: String, duration_ms: Option<u64> },
     /// A notice for the person (never for the model).
     Notice(String),
+    /// The session's todo list after a call changed it (`todo_write`).
+    Todos(Vec<TodoItem>),
 }
 
 /// Receives a run's events.

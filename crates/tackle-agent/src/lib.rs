@@ -14,7 +14,7 @@ mod format;
 pub mod prompt;
 pub mod provider;
 pub mod replay;
-pub mod time;
+pub use tackle_core::time;
 pub mod trajectory;
 mod turn;
 

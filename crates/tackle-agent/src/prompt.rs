@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use tackle_core::ToolSet;
+use tackle_core::deferral::TOOL_SEARCH;
 use tackle_core::spec::Loading;
 
 use crate::time::date;
@@ -60,16 +61,21 @@ pub fn system_prompt(base: &str, workspace: &Path, tools: &ToolSet, format_instr
         prompt.push_str(format_instructions.trim_end());
         prompt.push('\n');
     }
+    // Every deferred tool, loaded or not, so the prompt stays the same all run long (and a
+    // provider's prompt cache keeps working); only in a session that can load them.
+    let searchable = tools.specs().any(|s| s.name == TOOL_SEARCH);
     let deferred: Vec<String> = tools
         .specs()
-        .filter(|s| s.loading == Loading::Deferred)
-        .map(|s| match &s.search_hint {
-            Some(hint) => format!("- {}: {hint}", s.name),
-            None => format!("- {}", s.name),
+        .filter(|s| searchable && s.loading == Loading::Deferred)
+        .map(|s| match s.search_hint.as_deref().unwrap_or_else(|| s.summary()) {
+            "" => format!("- {}", s.name),
+            hint => format!("- {}: {hint}", s.name),
         })
         .collect();
     if !deferred.is_empty() {
-        prompt.push_str("\n# More tools (load them with tool_search before use)\n");
+        prompt.push_str(
+            "\n# More tools (load them with tool_search before use; their schemas are not sent until then)\n",
+        );
         prompt.push_str(&deferred.join("\n"));
         prompt.push('\n');
     }

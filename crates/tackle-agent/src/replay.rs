@@ -92,6 +92,14 @@ pub fn transcript(events: &[Line]) -> String {
                 format!("  (permission {} by {} for {call_id})\n", decision.name(), source.name())
             }
             TrajectoryEvent::Notification { text } => format!("  (notification) {text}\n"),
+            TrajectoryEvent::Todos { todos, .. } => {
+                let lines: Vec<String> = todos.iter().map(|item| format!("     {}", item.line())).collect();
+                if lines.is_empty() {
+                    "  (todos) cleared\n".to_owned()
+                } else {
+                    format!("  (todos)\n{}\n", lines.join("\n"))
+                }
+            }
             TrajectoryEvent::Task { task } => format!("\nTask: {task}\n"),
             TrajectoryEvent::Error { kind, message } => format!("\nError ({kind}): {message}\n"),
             TrajectoryEvent::SessionEnd { status, steps, final_result, usage_total, duration_ms } => format!(

@@ -59,6 +59,11 @@ pub enum Command {
         #[command(subcommand)]
         command: ContainersCommand,
     },
+    /// Show the workspace's task board (.tackle/tasks.json).
+    Tasks {
+        #[command(subcommand)]
+        command: crate::commands::tasks::TasksCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]

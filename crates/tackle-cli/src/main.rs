@@ -56,6 +56,7 @@ fn main() -> ExitCode {
             },
             Command::Parse(args) => commands::parse::run(args),
             Command::Ckg { command } => commands::ckg::run(command),
+            Command::Tasks { command } => commands::tasks::run(command),
             Command::Permissions { command } => match command {
                 PermissionsCommand::Check(args) => commands::permissions::check(args).await,
                 PermissionsCommand::List(args) => commands::permissions::list(args).await,

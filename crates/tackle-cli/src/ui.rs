@@ -1,7 +1,9 @@
 //! What `tackle run` shows while it works. On a terminal: the model's text streamed as it
 //! arrives, a spinner per running tool with its one-line summary and the live tail of its
-//! output, and one line per answered call. Otherwise plain lines (the reply when complete,
-//! one line per call). With `--json`, nothing but retries and notices on stderr.
+//! output, and one line per answered call; the todo list (`todo_write`) stays below the
+//! spinners, headed by the in-progress item's `activeForm`. Otherwise plain lines (the reply
+//! when complete, one line per call, the todo list when it changes). With `--json`, nothing
+//! but retries and notices on stderr.
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -11,7 +13,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tackle::agent::{AgentEvent, Observer, RunOutcome, RunStatus};
-use tackle::core::ExecEvent;
+use tackle::core::{ExecEvent, TodoItem, TodoStatus};
 
 /// How output is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +36,8 @@ pub struct RunUi {
     reply: Mutex<String>,
     /// Reasoning is being shown (the reply's text starts on a new line).
     thinking: AtomicBool,
+    /// Rich mode: the todo list, below the spinners, while it has items.
+    todos: Mutex<Option<ProgressBar>>,
 }
 
 impl RunUi {
@@ -46,6 +50,7 @@ impl RunUi {
             summaries: Mutex::new(HashMap::new()),
             reply: Mutex::new(String::new()),
             thinking: AtomicBool::new(false),
+            todos: Mutex::new(None),
         }
     }
 
@@ -63,7 +68,11 @@ impl RunUi {
 
     fn spinner(&self, call_id: &str, tool: &str) {
         let summary = self.summaries.lock().map(|s| s.get(call_id).cloned().unwrap_or_default()).unwrap_or_default();
-        let bar = self.multi.add(ProgressBar::new_spinner());
+        // Spinners go above the todo list, which stays at the bottom.
+        let bar = match self.todos.lock().ok().and_then(|todos| todos.clone()) {
+            Some(todos) => self.multi.insert_before(&todos, ProgressBar::new_spinner()),
+            None => self.multi.add(ProgressBar::new_spinner()),
+        };
         let style = ProgressStyle::with_template("{spinner} {prefix} {wide_msg:.dim}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner());
         bar.set_style(style);
@@ -81,9 +90,50 @@ impl RunUi {
         }
     }
 
+    /// Shows the todo list: in rich mode a bar below the spinners (its head the in-progress
+    /// item's `activeForm`), removed when the list is cleared; in plain mode the list's lines.
+    fn show_todos(&self, todos: &[TodoItem]) {
+        if self.mode == Mode::Plain {
+            let lines: Vec<String> = todos.iter().map(|item| format!("  {}", item.line())).collect();
+            let shown = if lines.is_empty() { "(cleared)".to_owned() } else { format!("\n{}", lines.join("\n")) };
+            self.out(&format!("[todos] {shown}\n"));
+            return;
+        }
+        let Ok(mut slot) = self.todos.lock() else {
+            return;
+        };
+        if todos.is_empty() {
+            if let Some(bar) = slot.take() {
+                bar.finish_and_clear();
+                self.multi.remove(&bar);
+            }
+            return;
+        }
+        let bar = slot.get_or_insert_with(|| {
+            let bar = self.multi.add(ProgressBar::new_spinner());
+            let style = ProgressStyle::with_template("{spinner} {prefix:.bold}\n{msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            bar.set_style(style);
+            bar.enable_steady_tick(Duration::from_millis(100));
+            bar
+        });
+        let active = todos.iter().find(|item| item.status == TodoStatus::InProgress);
+        let done = todos.iter().filter(|item| item.status == TodoStatus::Completed).count();
+        bar.set_prefix(match active {
+            Some(item) => format!("{}… ({done}/{} done)", item.label(), todos.len()),
+            None => format!("Todos ({done}/{} done)", todos.len()),
+        });
+        let lines: Vec<String> = todos.iter().map(|item| format!("  {}", item.line())).collect();
+        bar.set_message(lines.join("\n"));
+    }
+
     /// The final line (stderr), or the JSON object (stdout); in JSON mode a run that did not
     /// succeed also says why on stderr, with the error class.
     pub fn finish(&self, outcome: &RunOutcome) {
+        if let Some(bar) = self.todos.lock().ok().and_then(|mut todos| todos.take()) {
+            bar.finish_and_clear();
+            self.multi.remove(&bar);
+        }
         let tokens = outcome.usage.total();
         let trajectory = outcome.trajectory.as_ref().map(|p| p.display().to_string());
         if self.mode == Mode::Json {
@@ -196,6 +246,7 @@ impl Observer for RunUi {
                     summaries.insert(call_id.clone(), summary.clone());
                 }
             }
+            (Mode::Rich | Mode::Plain, AgentEvent::Todos(todos)) => self.show_todos(todos),
             (Mode::Rich, AgentEvent::Exec(ExecEvent::Started { call_id, tool })) => self.spinner(call_id, tool),
             (Mode::Rich, AgentEvent::Exec(ExecEvent::Progress { call_id, progress, .. })) => {
                 if let (Some(message), Ok(spinners)) = (&progress.message, self.spinners.lock())

@@ -13,6 +13,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{SessionInfo, SessionState, ToolContext};
+use crate::deferral::Deferral;
 use crate::events::{EventSink, ExecEvent};
 use crate::paths::{NoPaths, PathPolicy};
 use crate::registry::ToolSet;
@@ -75,6 +76,7 @@ impl Session {
         remove_old_spills(&config.workspace);
         let spill = SpillDir::of(&config.workspace, &id);
         let paths = config.path_policy.unwrap_or_else(|| Arc::new(NoPaths::new(config.workspace.clone())));
+        state.get::<Deferral>().set_catalog(tools.specs());
         Session {
             info: Arc::new(SessionInfo { id, workspace: config.workspace, spill }),
             state: Arc::new(state),
@@ -101,9 +103,10 @@ impl Session {
         &self.tools
     }
 
-    /// Replaces the tools between turns (MCP `list_changed`, `tool_search`). The tools that
-    /// leave are closed by the caller.
+    /// Replaces the tools between turns (MCP `list_changed`). The tools that leave are closed
+    /// by the caller; the catalog of deferred tools ([`Deferral`]) follows the new tools.
     pub fn set_tools(&mut self, tools: ToolSet) -> ToolSet {
+        self.state.get::<Deferral>().set_catalog(tools.specs());
         std::mem::replace(&mut self.tools, tools)
     }
 

@@ -222,7 +222,45 @@ async fn serve(
             return error_response(StatusCode::BAD_REQUEST, &message);
         }
     }
+    let turn = with_results(turn, &request_view);
     respond(protocol, &turn, request_view.stream).await
+}
+
+/// The turn with each string argument of the form `{{result:CALL_ID/POINTER}}` replaced by
+/// the value at the JSON pointer in the result of call `CALL_ID` that the request carries
+/// (parsed as JSON): a scripted model can use an id a tool made up (a task's id). A
+/// placeholder that finds nothing is left as it is.
+fn with_results(mut turn: Turn, request: &View) -> Turn {
+    fn fill(value: &mut Value, request: &View) {
+        match value {
+            Value::String(text) => {
+                let Some(inner) = text.strip_prefix("{{result:").and_then(|t| t.strip_suffix("}}")) else {
+                    return;
+                };
+                let (id, pointer) =
+                    inner.split_once('/').map_or((inner, String::new()), |(id, p)| (id, format!("/{p}")));
+                let found = request
+                    .messages
+                    .iter()
+                    .flat_map(|m| &m.results)
+                    .find(|(call, _)| call == id)
+                    .and_then(|(_, content)| serde_json::from_str::<Value>(content).ok())
+                    .and_then(|result| result.pointer(&pointer).cloned());
+                if let Some(found) = found {
+                    *value = found;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| fill(item, request)),
+            Value::Object(map) => map.values_mut().for_each(|item| fill(item, request)),
+            _ => {}
+        }
+    }
+    if let Some(reply) = turn.reply.as_mut() {
+        for call in &mut reply.tool_calls {
+            fill(&mut call.args, request);
+        }
+    }
+    turn
 }
 
 async fn respond(protocol: Protocol, turn: &Turn, stream: bool) -> Response {

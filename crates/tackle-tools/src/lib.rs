@@ -5,6 +5,7 @@ pub mod control;
 pub mod fs;
 pub mod gptme;
 pub mod json_edit;
+pub mod planning;
 pub mod search;
 pub mod shell;
 
@@ -19,6 +20,9 @@ pub use fs::read_file::ReadFile;
 pub use fs::write_file::WriteFile;
 pub use gptme::{Append, Patch, Save};
 pub use json_edit::JsonEdit;
+pub use planning::{
+    LoadSkill, Skills, TaskBoard, TaskCreate, TaskGet, TaskList, TaskUpdate, TodoRead, TodoWrite, ToolSearch,
+};
 pub use search::glob::Glob;
 pub use search::grep::Grep;
 pub use shell::{BackgroundRun, Bash, JobKill, JobOutput, ShellEnvironment, ShellSetup};
@@ -70,4 +74,12 @@ pub fn register_builtins(registry: &mut Registry) {
     registry.register(&[DEFAULT, BARE], shell::BackgroundRun::default);
     registry.register(&[DEFAULT, BARE], shell::JobOutput::default);
     registry.register(&[DEFAULT, BARE], shell::JobKill::default);
+    registry.register(&[DEFAULT, BARE, CODEX], planning::TodoWrite::default);
+    registry.register(&[DEFAULT, BARE], planning::TodoRead::default);
+    registry.register(&[DEFAULT, BARE], planning::LoadSkill::default);
+    registry.register(&[DEFAULT, BARE], planning::ToolSearch::default);
+    registry.register(&[BARE], planning::TaskCreate::default);
+    registry.register(&[BARE], planning::TaskUpdate::default);
+    registry.register(&[BARE], planning::TaskGet::default);
+    registry.register(&[BARE], planning::TaskList::default);
 }

@@ -172,6 +172,14 @@ impl AgentBuilder {
             Some(Ok(sandbox)) => sandbox.kind().name().to_owned(),
             Some(Err(err)) => return Err(err),
         };
+        if session_has(&self.session, tackle_tools::planning::load_skill::NAME) {
+            let workspace = self.session.session().info().workspace.clone();
+            let skills = tackle_tools::Skills::discover(&workspace, tackle_core::config::user_config_dir().as_deref());
+            for warning in &skills.warnings {
+                template.notice(warning);
+            }
+            config.skills_prompt = Some(skills.prompt_section());
+        }
         let (policy, approver) = template.permissions();
         let permissions = Permissions { interactive: approver.asks_a_person(), policy, approver };
         let (session, _) = self.session.into_parts();
@@ -193,6 +201,11 @@ impl AgentBuilder {
         }
         Ok(Agent { inner })
     }
+}
+
+/// Whether the session holds the tool named `name`.
+fn session_has(session: &TackleSession, name: &str) -> bool {
+    session.session().tools().specs().any(|spec| spec.name == name)
 }
 
 /// Takes up MCP servers' tool-list changes before each model request.

@@ -142,6 +142,11 @@ impl SessionTemplate {
         &self.inner.selection
     }
 
+    /// Tells the person something (the builder's `on_notice`).
+    pub(crate) fn notice(&self, line: &str) {
+        self.inner.notice.say(line);
+    }
+
     /// The permission mode in force.
     pub fn permission_mode(&self) -> PermissionMode {
         self.inner.mode

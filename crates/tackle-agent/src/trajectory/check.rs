@@ -94,6 +94,7 @@ pub fn check(reader: impl BufRead) -> Result<CheckSummary, Violation> {
             | TrajectoryEvent::LlmRetry { .. }
             | TrajectoryEvent::Permission { .. }
             | TrajectoryEvent::Notification { .. }
+            | TrajectoryEvent::Todos { .. }
             | TrajectoryEvent::Conversation { .. }
             | TrajectoryEvent::Error { .. } => {}
         }

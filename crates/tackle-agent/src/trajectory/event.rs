@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use tackle_core::TodoItem;
 use tackle_llm::{Message, Usage};
 
 use crate::agent::RunStatus;
@@ -139,6 +140,13 @@ pub enum TrajectoryEvent {
         /// The tool's JSON payload, when it has one.
         #[serde(skip_serializing_if = "Option::is_none")]
         structured: Option<Value>,
+    },
+    /// The session's todo list after a call of this step changed it (`todo_write`).
+    Todos {
+        #[serde(default)]
+        step: u32,
+        #[serde(default)]
+        todos: Vec<TodoItem>,
     },
     /// A notification delivered to the model before a request.
     Notification {

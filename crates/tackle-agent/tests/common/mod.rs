@@ -43,6 +43,23 @@ impl Tool for Echo {
     }
 }
 
+/// Deferred (toolset `deferred`): sent only after `tool_search` loads it.
+#[derive(Debug, Default)]
+pub struct Weather;
+
+impl Tool for Weather {
+    type Input = TextInput;
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("weather_forecast", "Get the weather forecast for a city.")
+            .search_hint("weather forecast")
+            .loading(tackle_core::Loading::Deferred)
+            .read_only()
+    }
+    async fn call(&self, input: TextInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(format!("sunny in {}", input.text)))
+    }
+}
+
 /// Fails with its text.
 #[derive(Debug, Default)]
 pub struct Fail;
@@ -102,6 +119,7 @@ pub fn registry() -> Registry {
     registry.register(&["test"], || Fail);
     registry.register(&["test"], || Notify);
     registry.register(&["test"], || Sleep);
+    registry.register(&["deferred"], || Weather);
     registry
 }
 

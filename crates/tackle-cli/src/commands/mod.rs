@@ -9,4 +9,5 @@ pub mod parse;
 pub mod permissions;
 pub mod replay;
 pub mod run;
+pub mod tasks;
 pub mod tools;

@@ -76,6 +76,23 @@ pub async fn list(args: ListArgs) -> CommandResult {
         }
         out.flush().map_err(write_failure)?;
     }
+    if selection.names.iter().any(|name| name == tackle::tools::planning::load_skill::NAME) {
+        let workspace = session::workspace(None)?;
+        let skills = tackle::tools::Skills::discover(&workspace, tackle::core::config::user_config_dir().as_deref());
+        for warning in &skills.warnings {
+            diagln!("tackle: {warning}");
+        }
+        if !args.json && !skills.skills.is_empty() {
+            let mut out = stdout::buffered();
+            writeln!(out, "\nSkills (load_skill NAME):").map_err(write_failure)?;
+            let width = skills.skills.iter().map(|s| s.name.len()).max().unwrap_or(4);
+            for skill in &skills.skills {
+                let description: String = skill.description.split_whitespace().collect::<Vec<_>>().join(" ");
+                writeln!(out, "  {:width$}  {description}", skill.name).map_err(write_failure)?;
+            }
+            out.flush().map_err(write_failure)?;
+        }
+    }
     Ok(ExitCode::from(OK))
 }
 

@@ -1,6 +1,6 @@
 //! Wall-clock formatting without a date library: RFC 3339 timestamps with milliseconds for
 //! trajectory events and the `yyyymmdd-hhmmss` stamp of default trajectory file names, both
-//! in UTC.
+//! in UTC (trajectories, the task board's timestamps and backups).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

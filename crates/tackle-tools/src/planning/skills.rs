@@ -1,0 +1,315 @@
+//! Skills (docs/planning.md#skills): folders holding a `SKILL.md` (YAML frontmatter with a
+//! `name` and a `description`, then Markdown instructions) and any files the instructions
+//! use. They are found in `.tackle/skills/`, then `.claude/skills/` (so the folders people
+//! already wrote for Claude Code work as they are), then the user's `skills/` in Tackle's
+//! configuration directory; the first skill of a name wins. The system prompt lists each by
+//! name and description; `load_skill` returns the instructions when the model needs them.
+//!
+//! The frontmatter is read with `yaml_serde` (the YAML organisation's maintained
+//! continuation of `serde_yaml`, which is deprecated). Skills of the workspace are read
+//! beneath the workspace root: a link in `.claude/skills/` that leads out of it is skipped,
+//! so a cloned repository cannot make Tackle show the model a file from elsewhere.
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use crate::fs::beneath::{Beneath, Links, READ};
+
+/// The skill file's name in its folder.
+pub const SKILL_FILE: &str = "SKILL.md";
+/// The largest skill file read.
+pub const MAX_SKILL_BYTES: u64 = 256 * 1024;
+/// The largest frontmatter read (a few keys; bounds the YAML parser's input).
+pub const MAX_FRONTMATTER_BYTES: usize = 16 * 1024;
+/// The longest description.
+pub const MAX_DESCRIPTION_CHARS: usize = 1_024;
+/// The most skill folders looked at in one directory.
+pub const MAX_SKILLS_PER_DIR: usize = 500;
+
+/// The workspace's skill directories, in the order they are searched.
+pub const WORKSPACE_DIRS: [&str; 2] = [".tackle/skills", ".claude/skills"];
+
+/// One skill found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    /// `[a-z0-9-]{1,64}`.
+    pub name: String,
+    pub description: String,
+    /// The skill's folder.
+    pub dir: PathBuf,
+    /// `allowed-tools`, `argument-hint` and `when_to_use` as written (shown, not enforced).
+    pub extra: Vec<(String, String)>,
+}
+
+/// What a search for skills found: the skills (first of each name) and a warning for each
+/// folder skipped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Skills {
+    pub skills: Vec<Skill>,
+    pub warnings: Vec<String>,
+}
+
+impl Skills {
+    /// Finds the skills of `workspace` (canonical) and of the user's configuration
+    /// directory (`user_dir`, normally [`tackle_core::config::user_config_dir`]).
+    pub fn discover(workspace: &Path, user_dir: Option<&Path>) -> Skills {
+        let mut found = Skills::default();
+        let beneath = Beneath::open(workspace).ok();
+        for dir in WORKSPACE_DIRS {
+            found.scan(&workspace.join(dir), beneath.as_ref());
+        }
+        if let Some(user) = user_dir {
+            found.scan(&user.join("skills"), None);
+        }
+        found
+    }
+
+    /// The skill named `name`.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills.iter().find(|skill| skill.name == name)
+    }
+
+    /// The system prompt's section: `# Skills`, a sentence on `load_skill`, and one
+    /// `- {name}: {description}` line per skill; empty without skills.
+    pub fn prompt_section(&self) -> String {
+        if self.skills.is_empty() {
+            return String::new();
+        }
+        let mut text = String::from(
+            "# Skills\nSkills hold instructions for particular tasks. When a task matches one, call load_skill with its \
+             name first and follow what it says.\n",
+        );
+        for skill in &self.skills {
+            text.push_str(&format!("- {}: {}\n", skill.name, one_line(&skill.description)));
+        }
+        text
+    }
+
+    /// Reads every `<dir>/<folder>/SKILL.md`, in folder-name order. `beneath`: the workspace
+    /// root the files must stay under (none for the user's own directory).
+    fn scan(&mut self, dir: &Path, beneath: Option<&Beneath>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut folders: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir() || kind.is_symlink()))
+            .map(|entry| entry.path())
+            .collect();
+        folders.sort();
+        if folders.len() > MAX_SKILLS_PER_DIR {
+            self.warnings.push(format!(
+                "{}: {} skill folders, only the first {MAX_SKILLS_PER_DIR} are read",
+                dir.display(),
+                folders.len()
+            ));
+            folders.truncate(MAX_SKILLS_PER_DIR);
+        }
+        for folder in folders {
+            match read_skill(&folder, beneath) {
+                Ok(None) => {}
+                Ok(Some(skill)) if self.get(&skill.name).is_some() => {}
+                Ok(Some(skill)) => self.skills.push(skill),
+                Err(why) => self.warnings.push(format!("skill {} skipped: {why}", folder.display())),
+            }
+        }
+    }
+}
+
+/// The first line of a text, for one-line listings.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Reads `folder/SKILL.md`: `Ok(None)` for a folder without one.
+fn read_skill(folder: &Path, beneath: Option<&Beneath>) -> Result<Option<Skill>, String> {
+    let Some(text) = read_file(&folder.join(SKILL_FILE), beneath)? else {
+        return Ok(None);
+    };
+    let (frontmatter, _) = split_frontmatter(&text)?;
+    parse_frontmatter(frontmatter, folder).map(Some)
+}
+
+/// A skill file's text, at most [`MAX_SKILL_BYTES`]; `None` when it does not exist.
+fn read_file(path: &Path, beneath: Option<&Beneath>) -> Result<Option<String>, String> {
+    let file = match beneath {
+        Some(root) => match root.open_at(path, READ, Links::InRoot) {
+            Ok(fd) => std::fs::File::from(fd),
+            Err(crate::fs::beneath::OpenError::Escaped) => {
+                return Err("it is a link that leads outside the workspace".to_owned());
+            }
+            Err(crate::fs::beneath::OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None);
+            }
+            Err(crate::fs::beneath::OpenError::Io(err)) => return Err(format!("cannot read {SKILL_FILE}: {err}")),
+        },
+        None => match std::fs::File::open(path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(format!("cannot read {SKILL_FILE}: {err}")),
+        },
+    };
+    let meta = file.metadata().map_err(|err| format!("cannot read {SKILL_FILE}: {err}"))?;
+    if !meta.is_file() {
+        return Err(format!("{SKILL_FILE} is not a regular file"));
+    }
+    if meta.len() > MAX_SKILL_BYTES {
+        return Err(format!("{SKILL_FILE} is larger than {} KiB", MAX_SKILL_BYTES / 1024));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SKILL_BYTES + 1).read_to_end(&mut bytes).map_err(|err| format!("cannot read {SKILL_FILE}: {err}"))?;
+    if bytes.len() as u64 > MAX_SKILL_BYTES {
+        return Err(format!("{SKILL_FILE} is larger than {} KiB", MAX_SKILL_BYTES / 1024));
+    }
+    String::from_utf8(bytes).map(Some).map_err(|_| format!("{SKILL_FILE} is not UTF-8 text"))
+}
+
+/// The frontmatter between the opening `---` line and the next `---` line, and the body
+/// after it.
+fn split_frontmatter(text: &str) -> Result<(&str, &str), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let Some(rest) = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) else {
+        return Err(format!("{SKILL_FILE} has no frontmatter (it must start with a '---' line)"));
+    };
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            return Ok((&rest[..offset], &rest[offset + line.len()..]));
+        }
+        offset += line.len();
+    }
+    Err(format!("{SKILL_FILE}'s frontmatter has no closing '---' line"))
+}
+
+/// Reads the frontmatter's keys into a skill.
+fn parse_frontmatter(frontmatter: &str, folder: &Path) -> Result<Skill, String> {
+    if frontmatter.len() > MAX_FRONTMATTER_BYTES {
+        return Err(format!("the frontmatter is larger than {} KiB", MAX_FRONTMATTER_BYTES / 1024));
+    }
+    let keys: BTreeMap<String, yaml_serde::Value> =
+        yaml_serde::from_str(frontmatter).map_err(|err| format!("bad frontmatter: {err}"))?;
+    let text = |key: &str| -> Result<Option<String>, String> {
+        match keys.get(key) {
+            None | Some(yaml_serde::Value::Null) => Ok(None),
+            Some(yaml_serde::Value::String(text)) => Ok(Some(text.clone())),
+            Some(yaml_serde::Value::Sequence(items)) if key != "name" && key != "description" => Ok(Some(
+                items
+                    .iter()
+                    .map(|item| item.as_str().map(str::to_owned).ok_or_else(|| format!("'{key}' must hold text")))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .join(", "),
+            )),
+            Some(yaml_serde::Value::Bool(_) | yaml_serde::Value::Number(_))
+                if key != "name" && key != "description" =>
+            {
+                Ok(keys.get(key).and_then(|v| yaml_serde::to_string(v).ok()).map(|s| s.trim().to_owned()))
+            }
+            Some(_) => Err(format!("'{key}' must be text")),
+        }
+    };
+    let name = text("name")?.ok_or("the frontmatter has no 'name'")?;
+    if !valid_name(&name) {
+        return Err(format!(
+            "the name '{}' is not 1 to 64 lowercase letters, digits and '-'",
+            name.chars().take(80).collect::<String>()
+        ));
+    }
+    let description = text("description")?.ok_or("the frontmatter has no 'description'")?;
+    if description.trim().is_empty() {
+        return Err("the description is empty".to_owned());
+    }
+    if description.chars().count() > MAX_DESCRIPTION_CHARS {
+        return Err(format!("the description is longer than {MAX_DESCRIPTION_CHARS} characters"));
+    }
+    let mut extra = Vec::new();
+    for key in ["allowed-tools", "argument-hint", "when_to_use"] {
+        if let Some(value) = text(key)? {
+            extra.push((key.to_owned(), value));
+        }
+    }
+    Ok(Skill { name, description, dir: folder.to_owned(), extra })
+}
+
+/// `[a-z0-9-]{1,64}`.
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// The body of a skill's `SKILL.md` (without the frontmatter), read again now, with the same
+/// checks as discovery.
+pub fn load_body(skill: &Skill, workspace: &Path) -> Result<String, String> {
+    let beneath = if skill.dir.starts_with(workspace) { Beneath::open(workspace).ok() } else { None };
+    let text = read_file(&skill.dir.join(SKILL_FILE), beneath.as_ref())?
+        .ok_or_else(|| format!("{SKILL_FILE} of skill {} is gone", skill.name))?;
+    let (_, body) = split_frontmatter(&text)?;
+    Ok(body.trim_start_matches(['\n', '\r']).to_owned())
+}
+
+/// The skill's other files, relative to its folder, sorted: at most `limit`, at most three
+/// folders deep, links not followed.
+pub fn other_files(dir: &Path, limit: usize) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut pending = vec![(dir.to_owned(), 0usize)];
+    while let Some((current, depth)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&current) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() && depth < 3 {
+                pending.push((path, depth + 1));
+            } else if (kind.is_file() || kind.is_symlink())
+                && let Ok(relative) = path.strip_prefix(dir)
+                && relative != Path::new(SKILL_FILE)
+            {
+                files.push(relative.display().to_string());
+            }
+            if files.len() > limit {
+                break;
+            }
+        }
+    }
+    files.sort();
+    files.truncate(limit);
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontmatter_is_split_and_read() {
+        let (front, body) = split_frontmatter("---\nname: a\ndescription: b\n---\n\nDo it.\n").unwrap();
+        assert_eq!((front, body), ("name: a\ndescription: b\n", "\nDo it.\n"));
+        assert!(split_frontmatter("# no frontmatter").unwrap_err().contains("no frontmatter"));
+        assert!(split_frontmatter("---\nname: a\n").unwrap_err().contains("no closing"));
+        let skill =
+            parse_frontmatter("name: pdf\ndescription: Fill PDF forms\nallowed-tools: [Read, Bash]\n", Path::new("/s"))
+                .unwrap();
+        assert_eq!(skill.extra, [("allowed-tools".to_owned(), "Read, Bash".to_owned())]);
+        for (front, why) in [
+            ("name: PDF\ndescription: x", "is not 1 to 64"),
+            ("description: x", "no 'name'"),
+            ("name: pdf", "no 'description'"),
+            ("name: [a, b]\ndescription: x", "'name' must be text"),
+            ("name: a\ndescription: x\nallowed-tools: [{a: 1}]", "must hold text"),
+            ("name: pdf\ndescription: x\n  bad: : indent", "bad frontmatter"),
+            (": :", "bad frontmatter"),
+        ] {
+            let err = parse_frontmatter(front, Path::new("/s")).unwrap_err();
+            assert!(err.contains(why), "{front}: {err}");
+        }
+        assert!(valid_name(&"a".repeat(64)) && !valid_name(&"a".repeat(65)) && !valid_name(""));
+    }
+
+    #[test]
+    fn deeply_nested_frontmatter_is_an_error_not_a_crash() {
+        let deep = format!("name: a\ndescription: {}{}", "[".repeat(5_000), "]".repeat(5_000));
+        assert!(parse_frontmatter(&deep, Path::new("/s")).is_err());
+    }
+}
