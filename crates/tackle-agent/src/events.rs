@@ -28,6 +28,12 @@ pub enum AgentEvent {
     CallAnswered { call_id: String, name: String, is_error: bool, first_line: String, duration_ms: Option<u64> },
     /// A notice for the person (never for the model).
     Notice(String),
+    /// A subagent started (`label`: its type and description).
+    SubagentStarted { agent_id: String, label: String, depth: u32, background: bool },
+    /// One event of a subagent's run, shown nested under the call that started it.
+    Subagent { agent_id: String, label: String, depth: u32, event: Box<AgentEvent> },
+    /// A subagent ended; `footer` is its result's last line (`[subagent …]`) or its error.
+    SubagentFinished { agent_id: String, label: String, depth: u32, is_error: bool, footer: String },
 }
 
 /// Receives a run's events.

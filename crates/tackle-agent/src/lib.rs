@@ -14,6 +14,7 @@ mod format;
 pub mod prompt;
 pub mod provider;
 pub mod replay;
+pub mod subagent;
 pub mod time;
 pub mod trajectory;
 mod turn;

@@ -181,6 +181,8 @@ impl AgentBuilder {
             config,
             trajectory,
         )
+        .with_hooks(template.hooks())
+        .with_config(template.config().clone())
         .with_tool_refresh(Arc::new(McpRefresh(template)))
         .with_history(self.history);
         if let Some(observer) = self.observer {
