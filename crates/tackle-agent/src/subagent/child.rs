@@ -109,6 +109,11 @@ impl Child {
         Ok(Child { id, label, depth, agent, observer })
     }
 
+    /// Closes the child without running it (its session, shell and jobs).
+    pub async fn close(self) {
+        self.agent.session().close().await;
+    }
+
     /// Runs the child on `prompt` until it answers, stops, fails or `cancel` fires; closes its
     /// session (its shell and jobs) and sums up how it went.
     pub async fn run(mut self, prompt: &str, cancel: &CancellationToken, background: bool) -> Report {

@@ -58,13 +58,15 @@ pub fn check(reader: impl BufRead) -> Result<CheckSummary, Violation> {
             return Err(violation(format!("seq should be {}, found {}", summary.events, display(value.get("seq")))));
         }
         let line = Line::from_value(&value).map_err(|e| violation(e.to_string()))?;
-        if agents.is_empty() && line.agent_id != "main" {
-            return Err(violation(format!("{} of {} before the main agent's session_start", line.kind, line.agent_id)));
+        // Lines without an `agent_id` (written by hand, or by an older Tackle) are the main agent's.
+        let agent = if line.agent_id.is_empty() { "main" } else { line.agent_id.as_str() };
+        if agents.is_empty() && agent != "main" {
+            return Err(violation(format!("{} of {agent} before the main agent's session_start", line.kind)));
         }
-        let position = match agents.iter().position(|(id, _)| *id == line.agent_id) {
+        let position = match agents.iter().position(|(id, _)| id == agent) {
             Some(position) => position,
             None => {
-                agents.push((line.agent_id.clone(), AgentTrack::default()));
+                agents.push((agent.to_owned(), AgentTrack::default()));
                 agents.len() - 1
             }
         };
@@ -141,6 +143,65 @@ pub fn check(reader: impl BufRead) -> Result<CheckSummary, Violation> {
 
 fn display(value: Option<&Value>) -> String {
     value.map_or_else(|| "nothing".to_owned(), Value::to_string)
+}
+
+#[cfg(test)]
+mod subagent_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn line(seq: u64, kind: &str, agent: &str, fields: Value) -> String {
+        let mut base = json!({"seq": seq, "t": "x", "type": kind, "agent_id": agent});
+        if let (Some(base), Some(fields)) = (base.as_object_mut(), fields.as_object()) {
+            base.extend(fields.clone());
+        }
+        base.to_string()
+    }
+
+    fn start(seq: u64, agent: &str) -> String {
+        line(
+            seq,
+            "session_start",
+            agent,
+            json!({"tackle_version": "0", "task": "t", "provider": "p", "model": "m", "base_url": "", "call_format": "tool",
+                   "tools": [], "permission_mode": "default", "workspace": "/w", "max_steps": 1, "sandbox": "none", "session_id": "s"}),
+        )
+    }
+
+    fn end(seq: u64, agent: &str) -> String {
+        line(
+            seq,
+            "session_end",
+            agent,
+            json!({"status": "success", "steps": 1, "final_result": "", "duration_ms": 1,
+            "usage_total": {"input_tokens": 0, "output_tokens": 0, "cache_read": 0, "cache_write": 0}}),
+        )
+    }
+
+    #[test]
+    fn each_agent_keeps_the_rules_in_its_own_part() {
+        let call =
+            |seq, agent| line(seq, "tool_call", agent, json!({"step": 1, "call_id": "c1", "name": "x", "args": {}}));
+        let output = |seq, agent| line(seq, "tool_output", agent, json!({"step": 1, "call_id": "c1"}));
+        // The same call id in the parent and its child; the child ends before the parent.
+        let good = [
+            start(0, "main"),
+            call(1, "main"),
+            start(2, "agent-1"),
+            call(3, "agent-1"),
+            output(4, "agent-1"),
+            end(5, "agent-1"),
+            output(6, "main"),
+            end(7, "main"),
+        ]
+        .join("\n");
+        let summary = check(good.as_bytes()).unwrap();
+        assert_eq!((summary.events, summary.tool_calls, summary.ended), (8, 2, true));
+        let open = [start(0, "main"), start(1, "agent-1"), call(2, "agent-1"), end(3, "main")].join("\n");
+        assert_eq!(check(open.as_bytes()).unwrap_err().message, "tool_call c1 has no tool_output (agent agent-1)");
+        let early = [start(0, "agent-1")].join("\n");
+        assert!(check(early.as_bytes()).unwrap_err().message.contains("before the main agent's session_start"));
+    }
 }
 
 #[cfg(test)]
