@@ -25,11 +25,12 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
-/// A configuration whose `[providers.child]` is an OpenAI-compatible server at `base_url`.
-fn config_with_child_provider(base_url: &str) -> Config {
+/// A configuration whose `[providers.child]` is an OpenAI-compatible server at `base_url`;
+/// `trusted`: the person consented to the workspace's settings.
+fn config_with_child_provider(base_url: &str, trusted: bool) -> Config {
     let user: toml::Table =
         format!("[providers.child]\nkind = \"openai\"\nbase_url = \"{base_url}\"\n").parse().unwrap();
-    Config::from_tables(user, toml::Table::new(), false)
+    Config::from_tables(user, toml::Table::new(), trusted)
 }
 
 /// What one parent run left behind.
@@ -258,7 +259,7 @@ async fn a_background_child_notifies_its_parent_and_job_output_finds_it() {
         "---\nname: worker\ndescription: Works\nmodel: child/worker-model\n---\nWork.\n",
     )
     .unwrap();
-    let config = config_with_child_provider(&child_server.openai_base_url());
+    let config = config_with_child_provider(&child_server.openai_base_url(), true);
     let run = run_parent(&server, dir.path(), config, "default", PermissionMode::Bypass, None, "bg").await;
     server.assert_clean();
     child_server.assert_clean();
@@ -350,7 +351,7 @@ async fn a_failing_provider_is_the_childs_error_result_and_an_unknown_type_lists
     std::fs::write(agents.join("remote.md"), "---\nname: remote\ndescription: Remote\nmodel: child/m\n---\nR.\n")
         .unwrap();
     std::fs::write(agents.join("broken.md"), "---\nname: [\n---\nBroken.\n").unwrap();
-    let config = config_with_child_provider(&child_server.openai_base_url());
+    let config = config_with_child_provider(&child_server.openai_base_url(), true);
     let run = run_parent(&server, dir.path(), config, "default", PermissionMode::Bypass, None, "fail").await;
     server.assert_clean();
     assert_eq!(run.outcome.final_result, "Both failed.");
@@ -383,4 +384,27 @@ async fn a_tool_the_child_may_not_have_is_refused_inside_it() {
         .find(|e| e["type"] == "tool_output" && e["agent_id"] == "agent-1")
         .expect("the child's refused call is recorded");
     assert_eq!(refusal["is_error"], true, "{refusal}");
+}
+
+#[tokio::test]
+async fn a_workspace_definition_cannot_switch_providers_without_consent() {
+    let child_server = FakeLlm::start(Script::new([])).await;
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call("p1", "subagent", json!({"prompt": "x", "subagent_type": "remote"}))),
+        Turn::reply(Reply::text("refused")).expect(Expect::result(
+            "p1",
+            "Subagent agent-1 could not start: the workspace's agent definition asks for model child/m, of provider child, but this session uses openai",
+        )),
+    ]))
+    .await;
+    let dir = workspace();
+    let agents = dir.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(agents.join("remote.md"), "---\nname: remote\ndescription: Remote\nmodel: child/m\n---\nR.\n")
+        .unwrap();
+    let config = config_with_child_provider(&child_server.openai_base_url(), false);
+    let run = run_parent(&server, dir.path(), config, "default", PermissionMode::Bypass, None, "switch").await;
+    server.assert_clean();
+    assert_eq!(run.outcome.final_result, "refused");
+    assert!(child_server.requests().is_empty(), "the other provider was never asked");
 }

@@ -66,13 +66,14 @@ impl Child {
         let mode = kind.mode.map_or(parent.mode, |asked| parent.mode.narrowed_to(asked));
         let request = ChildRequest { tools: allowlist(kind), within: Some(parent.tool_names()), mode: Some(mode) };
         let child = factory.0.child(request).await?;
-        let model = match model::choose(kind.model.as_deref(), &parent.model, &parent.lineage.config) {
-            Ok(model) => model,
-            Err(err) => {
-                child.session.close().await;
-                return Err(err);
-            }
-        };
+        let model =
+            match model::choose(kind.model.as_deref(), &parent.model, &parent.lineage.config, kind.from_workspace) {
+                Ok(model) => model,
+                Err(err) => {
+                    child.session.close().await;
+                    return Err(err);
+                }
+            };
         let label = if description.trim().is_empty() {
             kind.name.clone()
         } else {

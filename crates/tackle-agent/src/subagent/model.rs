@@ -36,8 +36,25 @@ pub fn model_string(spec: Option<&str>, config: &Config) -> Result<Option<String
 }
 
 /// The model a child asks: `parent` for `inherit`, else a new client as `[providers]` sets it up.
-pub fn choose(spec: Option<&str>, parent: &Arc<dyn ChatModel>, config: &Config) -> Result<Arc<dyn ChatModel>, String> {
+/// A definition from the workspace (`untrusted`) may not switch to another provider than the
+/// parent's unless the person consented to the workspace's settings: a cloned repository must
+/// not send its content, with the user's key, to a provider the user did not choose.
+pub fn choose(
+    spec: Option<&str>,
+    parent: &Arc<dyn ChatModel>,
+    config: &Config,
+    untrusted: bool,
+) -> Result<Arc<dyn ChatModel>, String> {
     let Some(model) = model_string(spec, config)? else { return Ok(Arc::clone(parent)) };
+    let provider = model.split_once('/').map_or("", |(provider, _)| provider);
+    let current = parent.info().provider;
+    if untrusted && !config.workspace_trusted && provider != current {
+        return Err(format!(
+            "the workspace's agent definition asks for model {model}, of provider {provider}, but this session uses {current}; \
+             a definition in the workspace may switch providers only once you consent to the workspace's settings \
+             (or move it to the agents/ directory of your user configuration)"
+        ));
+    }
     let env = |name: &str| tackle_core::secrets::var(name);
     let provider = provider_config(config, &model, None, &env).map_err(|err| err.0)?;
     let client = LlmClient::new(provider).map_err(|err| err.to_string())?;

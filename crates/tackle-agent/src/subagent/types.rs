@@ -50,6 +50,10 @@ pub struct AgentType {
     pub read_only: bool,
     /// Where it was defined (`None` for the built-ins).
     pub file: Option<PathBuf>,
+    /// Defined in the workspace (`.tackle/agents/`, `.claude/agents/`): untrusted content, so
+    /// its `model` may not switch providers unless the person consented to the workspace's
+    /// settings.
+    pub from_workspace: bool,
 }
 
 const EXPLORE_PROMPT: &str = "You are an exploration agent working for another agent. Search and read the \
@@ -97,6 +101,7 @@ pub fn built_in(name: &str) -> Option<AgentType> {
         prompt: prompt.to_owned(),
         read_only,
         file: None,
+        from_workspace: false,
     })
 }
 
@@ -141,21 +146,33 @@ pub struct Definitions {
     pub warnings: Vec<String>,
 }
 
+/// A directory searched for definitions, and whether it is the workspace's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The directory.
+    pub dir: PathBuf,
+    /// It belongs to the workspace (untrusted content).
+    pub workspace: bool,
+}
+
 /// The directories searched, in order: the workspace's `.tackle/agents/` and `.claude/agents/`,
 /// then `agents/` in the user's configuration directory.
-pub fn directories(workspace: &Path) -> Vec<PathBuf> {
-    let mut dirs = vec![workspace.join(".tackle").join("agents"), workspace.join(".claude").join("agents")];
+pub fn directories(workspace: &Path) -> Vec<Source> {
+    let mut dirs = vec![
+        Source { dir: workspace.join(".tackle").join("agents"), workspace: true },
+        Source { dir: workspace.join(".claude").join("agents"), workspace: true },
+    ];
     if let Some(user) = tackle_core::config::user_config_dir() {
-        dirs.push(user.join("agents"));
+        dirs.push(Source { dir: user.join("agents"), workspace: false });
     }
     dirs
 }
 
 /// Reads every `*.md` of `dirs` (in order, files sorted by name); the first definition of a
 /// name wins. Files that are not valid definitions are listed in the warnings.
-pub fn load(dirs: &[PathBuf]) -> Definitions {
+pub fn load(dirs: &[Source]) -> Definitions {
     let mut found = Definitions::default();
-    for dir in dirs {
+    for Source { dir, workspace } in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
         let mut files: Vec<PathBuf> = entries
             .flatten()
@@ -171,7 +188,10 @@ pub fn load(dirs: &[PathBuf]) -> Definitions {
                     agent.name
                 )),
                 Ok(agent) if found.agents.iter().any(|known| known.name == agent.name) => {}
-                Ok(agent) => found.agents.push(agent),
+                Ok(mut agent) => {
+                    agent.from_workspace = *workspace;
+                    found.agents.push(agent);
+                }
                 Err(reason) => found.warnings.push(format!("{}: {reason}", file.display())),
             }
         }
@@ -229,6 +249,7 @@ pub fn parse_definition(text: &str) -> Result<AgentType, String> {
         prompt: if prompt.is_empty() { GENERAL_PROMPT.to_owned() } else { prompt.to_owned() },
         read_only: false,
         file: None,
+        from_workspace: false,
     })
 }
 
@@ -278,9 +299,9 @@ mod tests {
         std::fs::write(second.join("c.md"), "---\nname: explore\ndescription: takeover\n---\nC").unwrap();
         std::fs::write(second.join("d.md"), "not a definition").unwrap();
         std::fs::write(second.join("e.txt"), "ignored").unwrap();
-        let found = load(&[first, second]);
+        let found = load(&[Source { dir: first, workspace: true }, Source { dir: second, workspace: false }]);
         assert_eq!(found.agents.len(), 1);
-        assert_eq!(found.agents[0].description, "first");
+        assert_eq!((found.agents[0].description.as_str(), found.agents[0].from_workspace), ("first", true));
         assert_eq!(found.warnings.len(), 2, "{:?}", found.warnings);
         assert!(found.warnings[0].contains("c.md: the name 'explore' is a built-in subagent type"));
         assert!(found.warnings[1].contains("d.md: the file does not start with"));
