@@ -408,3 +408,58 @@ async fn a_workspace_definition_cannot_switch_providers_without_consent() {
     assert_eq!(run.outcome.final_result, "refused");
     assert!(child_server.requests().is_empty(), "the other provider was never asked");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_end_of_the_session_cancels_a_background_child() {
+    // The child's model never answers in time: only the cancellation can end it.
+    let child_server = FakeLlm::start(Script::new([Turn::reply(Reply::text("too late"))
+        .with_fault(Fault { delay_first_byte_ms: Some(60_000), ..Fault::default() })]))
+    .await;
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call(
+            "p1",
+            "subagent",
+            json!({"prompt": "wait", "subagent_type": "waiter", "run_in_background": true}),
+        )),
+        Turn::reply(Reply::text("leaving")).expect(Expect::result("p1", "started in the background")),
+    ]))
+    .await;
+    let dir = workspace();
+    let agents = dir.path().join(".tackle/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(agents.join("waiter.md"), "---\nname: waiter\ndescription: Waits\nmodel: child/w\n---\nWait.\n")
+        .unwrap();
+    let config = config_with_child_provider(&child_server.openai_base_url(), true);
+    let run = run_parent(&server, dir.path(), config, "default", PermissionMode::Bypass, None, "bg").await;
+    server.assert_clean();
+    assert_eq!(run.outcome.final_result, "leaving");
+    let end = run
+        .trajectory
+        .iter()
+        .find(|e| e["type"] == "session_end" && e["agent_id"] == "agent-1")
+        .expect("closing the session ended the child");
+    assert_eq!(end["status"], "interrupted");
+}
+
+#[tokio::test]
+async fn a_child_has_its_own_shell() {
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call("p1", "bash", json!({"command": "export MARK=parent; cd /"}))),
+        Turn::reply(Reply::text("").call(
+            "p2",
+            "subagent",
+            json!({"prompt": "look", "subagent_type": "general-purpose"}),
+        )),
+        Turn::reply(Reply::text("").call("c1", "bash", json!({"command": "echo \"mark=${MARK:-unset} pwd=$(pwd)\""}))),
+        Turn::reply(Reply::text("child saw it")).expect(Expect::result("c1", "mark=unset pwd=")),
+        Turn::reply(Reply::text("").call("p3", "bash", json!({"command": "echo \"mark=$MARK pwd=$(pwd)\""}))),
+        Turn::reply(Reply::text("done")).expect(Expect::result("p3", "mark=parent pwd=/")),
+    ]))
+    .await;
+    let dir = workspace();
+    let run = run_parent(&server, dir.path(), Config::default(), "default", PermissionMode::Bypass, None, "sh").await;
+    server.assert_clean();
+    assert_eq!(run.outcome.final_result, "done");
+    let child_shell = last_result(&server.requests()[3].view());
+    assert!(!child_shell.ends_with("pwd=/"), "the child's shell started in the workspace: {child_shell}");
+}
