@@ -463,3 +463,22 @@ async fn a_child_has_its_own_shell() {
     let child_shell = last_result(&server.requests()[3].view());
     assert!(!child_shell.ends_with("pwd=/"), "the child's shell started in the workspace: {child_shell}");
 }
+
+#[tokio::test]
+async fn subagent_rules_match_the_type() {
+    let dir = workspace();
+    let rules = tackle::RuleFlags { deny: vec!["Task(general-purpose)".into()], ..tackle::RuleFlags::default() };
+    let session = SessionBuilder::new(dir.path())
+        .config(Config::default())
+        .permission_mode(PermissionMode::Bypass)
+        .rules(rules)
+        .build()
+        .await
+        .unwrap();
+    let denied = session.call("subagent", json!({"prompt": "x", "subagent_type": "general-purpose"})).await;
+    assert!(denied.is_error && denied.text_content().contains("Task(general-purpose)"), "{}", denied.text_content());
+    // Another type passes the rule; outside an agent run the tool itself then says why it cannot run.
+    let allowed = session.call("subagent", json!({"prompt": "x", "subagent_type": "explore"})).await;
+    assert!(allowed.text_content().starts_with("subagent runs only inside an agent run"), "{}", allowed.text_content());
+    session.close().await;
+}

@@ -97,6 +97,8 @@ impl Tool for Subagent {
         .title("Subagent")
         .alias("Task")
         .alias("Agent")
+        // Permission rules name it `Subagent(type)` (also `Task(…)`, `Agent(…)`).
+        .alias("Subagent")
         .param_alias("task", "prompt")
         .param_alias("agent_type", "subagent_type")
         .specifier_param("subagent_type")
