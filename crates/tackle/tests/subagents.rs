@@ -482,3 +482,51 @@ async fn subagent_rules_match_the_type() {
     assert!(allowed.text_content().starts_with("subagent runs only inside an agent run"), "{}", allowed.text_content());
     session.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn children_share_the_parents_mcp_connection() {
+    let dir = workspace();
+    let record = dir.path().join("mcp.jsonl");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tackle-mcp/tests/peers/fake_server.py");
+    let user: toml::Table = format!(
+        "[mcp.servers.good]\ncommand = \"python3\"\nargs = [\"-u\", {script:?}, \"--record\", {record:?}]\ntrusted = true\n",
+        script = script.display().to_string(),
+        record = record.display().to_string(),
+    )
+    .parse()
+    .unwrap();
+    let session = SessionBuilder::new(dir.path())
+        .config(Config::from_tables(user, toml::Table::new(), false))
+        .tools("default,mcp")
+        .permission_mode(PermissionMode::Bypass)
+        .mcp(tackle::McpImport::User)
+        .build()
+        .await
+        .unwrap();
+    let echo = session
+        .session()
+        .tools()
+        .specs()
+        .map(|s| s.name.clone())
+        .find(|name| name.ends_with("echo"))
+        .expect("the MCP echo tool is imported");
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call("p1", "subagent", json!({"prompt": "echo", "subagent_type": "explore"}))),
+        Turn::reply(Reply::text("").call("e1", echo.as_str(), json!({"text": "from the child"}))),
+        Turn::reply(Reply::text("echoed")).expect(Expect::result("e1", "Echo: from the child")),
+        Turn::reply(Reply::text("done")).expect(Expect::result("p1", "echoed")),
+    ]))
+    .await;
+    let model = tackle::llm::from_model_string("openai/parent", Some(&server.openai_base_url())).unwrap();
+    let mut agent = Agent::builder(model, session).max_steps(5).build().unwrap();
+    let outcome = agent.run("go").await;
+    agent.close().await;
+    server.assert_clean();
+    assert_eq!(outcome.final_result, "done");
+    // The explore child got the read-only MCP tool (its server is trusted, so its read-only
+    // hint counts), and called it over the parent's connection.
+    assert!(server.requests()[1].view().tools.contains(&echo));
+    let messages = std::fs::read_to_string(&record).unwrap();
+    assert_eq!(messages.matches("\"initialize\"").count(), 1, "{messages}");
+    assert_eq!(messages.matches("\"tools/call\"").count(), 1, "{messages}");
+}
