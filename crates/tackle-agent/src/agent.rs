@@ -11,7 +11,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tackle_calls::{CallResult, ToolIndex};
+use tackle_core::config::Config;
 use tackle_core::deferral::{Deferral, shown_specs};
+use tackle_core::hooks::ToolHook;
 use tackle_core::hooks::protocol::{CommandHooks, EventOutcome};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
 use tackle_core::{BoxFuture, Executor, ExecutorConfig, Notifications, Session, TodoList, ToolOutput};
@@ -25,6 +27,7 @@ use crate::calls::{args_value, normalize_ids, to_tool_call};
 use crate::events::{AgentEvent, Observer, Silent};
 use crate::format::CallFormat;
 use crate::prompt::{BASE_PROMPT, system_prompt};
+use crate::subagent::{Delegation, Lineage};
 use crate::trajectory::event::{DecisionSource, ResponseCall};
 use crate::trajectory::{Trajectory, TrajectoryEvent};
 use crate::turn::{DeniedCalls, PlannedCall, not_run};
@@ -155,6 +158,12 @@ pub struct Agent {
     todo_version: u64,
     /// The deferred tools' generation the prepared request was made for.
     deferral_generation: u64,
+    /// Where the agent stands in its tree of agents (docs/subagents.md).
+    lineage: Lineage,
+    /// Whether a person answers approval prompts.
+    interactive: bool,
+    /// What the `subagent` tool sees of the current run.
+    delegation: Option<Arc<Delegation>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -202,6 +211,7 @@ impl Agent {
         trajectory: Option<Trajectory>,
     ) -> Agent {
         let trajectory = trajectory.map(Arc::new);
+        let interactive = permissions.interactive;
         let policy = RecordingPolicy { inner: permissions.policy, trajectory: trajectory.clone() };
         let approver = RecordingApprover {
             inner: permissions.approver,
@@ -225,6 +235,9 @@ impl Agent {
             runs: 0,
             todo_version: 0,
             deferral_generation: 0,
+            lineage: Lineage::default(),
+            interactive,
+            delegation: None,
         }
     }
 
@@ -251,6 +264,28 @@ impl Agent {
     /// the session ends.
     pub async fn end_session(&self, reason: &str) {
         self.fire("SessionEnd", Some(reason), serde_json::json!({ "reason": reason })).await;
+    }
+
+    /// Runs `hooks` around every call, after the permission policy (the configured command
+    /// hooks and an embedder's; a subagent gets its parent's).
+    pub fn with_hooks(mut self, hooks: &[Arc<dyn ToolHook>]) -> Agent {
+        for hook in hooks {
+            self.executor = self.executor.with_hook(Arc::clone(hook));
+        }
+        self
+    }
+
+    /// The configuration a subagent's model (`provider/model`, `sonnet`) is resolved with
+    /// (default: none, so only `inherit` and loopback servers work).
+    pub fn with_config(mut self, config: Config) -> Agent {
+        self.lineage.config = Arc::new(config);
+        self
+    }
+
+    /// Places the agent in a tree of agents (a subagent's depth and id).
+    pub fn with_lineage(mut self, lineage: Lineage) -> Agent {
+        self.lineage = lineage;
+        self
     }
 
     /// Shows the run's events to `observer`.
@@ -348,6 +383,7 @@ impl Agent {
         };
         // One trajectory per conversation: later tasks continue it.
         self.record(if self.runs == 1 { start } else { TrajectoryEvent::Task { task: task.to_owned() } });
+        self.delegate(cancel);
         let mut denied = DeniedCalls::default();
         let stop = match self.submit(task).await {
             Err(stop) => stop,
@@ -445,6 +481,9 @@ impl Agent {
             system.push_str(skills.trim_end());
             system.push('\n');
         }
+        if let Some(delegation) = &self.delegation {
+            delegation.set_tool_names(self.tool_names());
+        }
         Prepared { system, tools: rendered.tools }
     }
 
@@ -460,6 +499,27 @@ impl Agent {
         self.todo_version = version;
         self.record(TrajectoryEvent::Todos { step, todos: todos.clone() });
         self.observe(AgentEvent::Todos(todos));
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        self.session.tools().specs().map(|s| s.name.clone()).collect()
+    }
+
+    /// Tells the session's `subagent` tool about this run (docs/subagents.md).
+    fn delegate(&mut self, cancel: &CancellationToken) {
+        let delegation = Delegation {
+            lineage: self.lineage.clone(),
+            model: Arc::clone(&self.model),
+            tools: std::sync::Mutex::new(self.tool_names()),
+            mode: self.config.permission_mode,
+            call_format: self.config.call_format,
+            sandbox: self.config.sandbox.clone(),
+            trajectory: self.trajectory.clone(),
+            observer: Arc::clone(&self.observer),
+            interactive: self.interactive,
+            interrupt: cancel.clone(),
+        };
+        self.delegation = Some(self.session.state().insert(delegation));
     }
 
     async fn steps(

@@ -30,6 +30,12 @@ pub enum AgentEvent {
     Notice(String),
     /// The session's todo list after a call changed it (`todo_write`).
     Todos(Vec<TodoItem>),
+    /// A subagent started (`label`: its type and description).
+    SubagentStarted { agent_id: String, label: String, depth: u32, background: bool },
+    /// One event of a subagent's run, shown nested under the call that started it.
+    Subagent { agent_id: String, label: String, depth: u32, event: Box<AgentEvent> },
+    /// A subagent ended; `footer` is its result's last line (`[subagent …]`) or its error.
+    SubagentFinished { agent_id: String, label: String, depth: u32, is_error: bool, footer: String },
 }
 
 /// Receives a run's events.

@@ -14,6 +14,7 @@ mod format;
 pub mod prompt;
 pub mod provider;
 pub mod replay;
+pub mod subagent;
 pub use tackle_core::time;
 pub mod trajectory;
 mod turn;

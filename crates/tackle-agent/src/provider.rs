@@ -37,6 +37,9 @@ pub struct ProviderSettings {
     pub headers: BTreeMap<String, String>,
     /// Anthropic only: send `bash` and `str_replace_based_edit_tool` as Anthropic-defined types.
     pub native_tools: Option<bool>,
+    /// Anthropic only: the model ids a subagent's `sonnet`, `opus` and `haiku` stand for
+    /// (docs/subagents.md#models).
+    pub aliases: BTreeMap<String, String>,
 }
 
 /// The model used when `--model` is not given: `TACKLE_MODEL`, else a default for whichever

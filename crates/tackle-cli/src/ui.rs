@@ -183,6 +183,34 @@ impl RunUi {
     }
 }
 
+/// Two spaces per level of nesting.
+fn indent(depth: u32) -> String {
+    "  ".repeat(depth as usize)
+}
+
+impl RunUi {
+    /// A subagent's event, indented under the call that started it: its calls as they are
+    /// answered (the text it streams is summed up by its final line instead).
+    fn nested(&self, agent_id: &str, label: &str, depth: u32, event: &AgentEvent) {
+        let key = |call_id: &str| format!("{agent_id}/{call_id}");
+        match event {
+            AgentEvent::CallQueued { call_id, summary, .. } => {
+                if let Ok(mut summaries) = self.summaries.lock() {
+                    summaries.insert(key(call_id), summary.clone());
+                }
+            }
+            AgentEvent::CallAnswered { call_id, name, is_error, first_line, .. } => {
+                let summary = self.summaries.lock().ok().and_then(|mut s| s.remove(&key(call_id))).unwrap_or_default();
+                let call = if summary.is_empty() { name.clone() } else { format!("{name} {summary}") };
+                let mark = if *is_error { format!("✗ {call}: {first_line}") } else { format!("✓ {call}") };
+                self.out(&format!("{}[{label}] {mark}\n", indent(depth)));
+            }
+            AgentEvent::Retry { .. } | AgentEvent::Notice(_) => self.on_event(event),
+            _ => {}
+        }
+    }
+}
+
 fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
@@ -256,6 +284,18 @@ impl Observer for RunUi {
                 }
             }
             (Mode::Rich, AgentEvent::Exec(ExecEvent::Finished { call_id, .. })) => self.end_spinner(call_id),
+            (_, AgentEvent::SubagentStarted { agent_id, label, depth, background }) => {
+                let how = if *background { " in the background" } else { "" };
+                self.out(&format!("{}▸ subagent {agent_id} [{label}] started{how}\n", indent(depth.saturating_sub(1))));
+            }
+            (_, AgentEvent::SubagentFinished { agent_id, label, depth, is_error, footer }) => {
+                let mark = if *is_error { "✗" } else { "✓" };
+                self.out(&format!(
+                    "{}{mark} subagent {agent_id} [{label}] {footer}\n",
+                    indent(depth.saturating_sub(1))
+                ));
+            }
+            (_, AgentEvent::Subagent { agent_id, label, depth, event }) => self.nested(agent_id, label, *depth, event),
             (_, AgentEvent::CallAnswered { call_id, name, is_error, first_line, duration_ms }) => {
                 self.end_spinner(call_id);
                 let summary = self.summaries.lock().ok().and_then(|mut s| s.remove(call_id)).unwrap_or_default();

@@ -244,3 +244,27 @@ fn a_one_shot_call_prepares_only_what_its_tool_needs() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not available here"));
 }
+
+#[test]
+fn tools_list_names_agent_definitions_it_skips() {
+    let dir = tempfile::tempdir().unwrap();
+    let agents = dir.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(agents.join("good.md"), "---\nname: good\ndescription: Fine\n---\nPrompt.\n").unwrap();
+    std::fs::write(agents.join("bad.md"), "---\nname: [unclosed\n---\nPrompt.\n").unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let out = tackle()
+        .args(["tools", "list"])
+        .current_dir(dir.path())
+        .env("TACKLE_CONFIG_DIR", config.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("tackle: agent definition skipped: ") && stderr.contains("bad.md: bad YAML frontmatter"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("good.md"), "{stderr}");
+    assert!(String::from_utf8(out.stdout).unwrap().lines().any(|line| line.starts_with("subagent ")));
+}

@@ -3,12 +3,14 @@
 //! permission policy and MCP connections), through this small object-safe trait: the crates
 //! that hold those tools need not depend on the `tackle` crate, which implements it.
 //!
-//! A child never gains a tool its parent lacks: whatever its allowlist says, its tools are a
-//! subset of the parent's.
+//! A child never gains a tool or a permission its parent lacks: whatever its allowlist says,
+//! its tools are a subset of the parent's, and its permission mode is the parent's or a
+//! stricter one.
 
 use std::sync::Arc;
 
 use crate::executor::Executor;
+use crate::permission::PermissionMode;
 use crate::session::Session;
 use crate::tool::BoxFuture;
 
@@ -18,6 +20,12 @@ pub struct ChildRequest {
     /// An allowlist (the `--tools` grammar) applied to the parent's tools; `None` keeps them
     /// all.
     pub tools: Option<String>,
+    /// The tools the requesting session has now (a child's child asks within its own parent's
+    /// tools, not the template's); `None` means the template's selection.
+    pub within: Option<Vec<String>>,
+    /// The permission mode the child asks for; the factory uses the stricter of it and the
+    /// template's ([`PermissionMode::narrowed_to`]), never a wider one.
+    pub mode: Option<PermissionMode>,
 }
 
 /// A child session and the executor that runs its calls. Closing the child closes its own
@@ -26,7 +34,8 @@ pub struct ChildRequest {
 pub struct ChildSession {
     /// The child's session.
     pub session: Session,
-    /// The executor, with the parent's permission policy and approver.
+    /// The executor, with the parent's permission rules, approver and hooks, in the child's
+    /// (possibly narrower) permission mode.
     pub executor: Executor,
 }
 

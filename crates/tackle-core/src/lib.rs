@@ -14,6 +14,7 @@
 // The public API is a contract for embedders: every public item says what it is.
 #![deny(missing_docs)]
 
+pub mod agent_jobs;
 pub mod call;
 pub mod changes;
 pub mod config;
@@ -23,6 +24,7 @@ pub mod error;
 pub mod events;
 pub mod executor;
 pub mod factory;
+pub mod frontmatter;
 pub mod hooks;
 pub mod notify;
 pub mod output;

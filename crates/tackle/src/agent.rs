@@ -191,6 +191,8 @@ impl AgentBuilder {
             config,
             trajectory,
         )
+        .with_hooks(template.hooks())
+        .with_config(template.config().clone())
         .with_history(self.history);
         if let Some(hooks) = template.command_hooks() {
             inner = inner.with_loop_hooks(Arc::clone(hooks));

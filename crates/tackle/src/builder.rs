@@ -411,12 +411,17 @@ impl SessionBuilder {
     }
 }
 
-/// Every built-in tool (the code index's `ckg` included, in the `code` toolset), with every
+/// Every built-in tool (the code index's `ckg` included, in the `code` toolset, and the agent
+/// loop's `subagent`, in `default` and `bare`), with every
 /// toolset an allowlist may name declared (`mcp` too, whether or not an MCP tool is imported,
 /// so `-mcp` is always valid).
 pub fn builtin_registry() -> Registry {
     let mut registry = tackle_tools::builtin_registry();
     tackle_ckg::register(&mut registry);
+    {
+        use tackle_tools::toolset::{BARE, DEFAULT};
+        registry.register(&[DEFAULT, BARE], tackle_agent::subagent::Subagent::default);
+    }
     registry.declare_toolsets(&[tackle_mcp::client::MCP_TOOLSET]);
     registry
 }

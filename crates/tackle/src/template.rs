@@ -13,7 +13,7 @@ use std::sync::Arc;
 use tackle_core::config::Config;
 use tackle_core::factory::{ChildRequest, ChildSession, Factory, SessionFactory};
 use tackle_core::hooks::ToolHook;
-use tackle_core::permission::rules::{ReadRules, RuleBook};
+use tackle_core::permission::rules::{ReadRules, RuleBook, RulePolicy};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
 use tackle_core::registry::Selection;
 use tackle_core::session::new_session_id;
@@ -222,29 +222,36 @@ impl SessionTemplate {
     }
 }
 
-/// Child sessions: the parent's tools narrowed by the request's allowlist, the same settings,
-/// policy, approver and MCP connections.
+/// Child sessions: the requesting session's tools narrowed by the request's allowlist, the
+/// same settings, rules, approver, hooks and MCP connections, in the stricter of the
+/// template's permission mode and the requested one.
 impl SessionFactory for SessionTemplate {
     fn child(&self, request: ChildRequest) -> BoxFuture<'_, Result<ChildSession, String>> {
         Box::pin(async move {
-            let parent = &self.inner.selection;
-            let selection = match &request.tools {
-                None => parent.clone(),
-                Some(list) => {
-                    let mut chosen = self
-                        .inner
-                        .registry
-                        .select(list, &parent.names.join(","))
-                        .map_err(|err| BuildError::Tools(err.to_string()).to_string())?;
-                    chosen.names.retain(|name| parent.names.contains(name));
-                    chosen
-                }
+            let template = &self.inner.selection;
+            let within: &[String] = request.within.as_deref().unwrap_or(&template.names);
+            let mut selection = match &request.tools {
+                None => template.clone(),
+                Some(list) => self
+                    .inner
+                    .registry
+                    .select(list, &within.join(","))
+                    .map_err(|err| BuildError::Tools(err.to_string()).to_string())?,
             };
+            selection.names.retain(|name| within.contains(name));
             if selection.names.is_empty() {
                 return Err("the tool list of the child session selects none of the parent's tools".to_owned());
             }
             let session = self.session_of(&selection);
-            Ok(ChildSession { session, executor: self.executor() })
+            let mode = request.mode.map_or(self.inner.mode, |asked| self.inner.mode.narrowed_to(asked));
+            let executor = if mode == self.inner.mode {
+                self.executor()
+            } else {
+                let policy =
+                    RulePolicy { book: Arc::clone(&self.inner.rules), mode, workspace: self.inner.workspace.clone() };
+                self.executor().with_policy(Arc::new(policy))
+            };
+            Ok(ChildSession { session, executor })
         })
     }
 }

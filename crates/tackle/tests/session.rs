@@ -171,16 +171,55 @@ async fn child_sessions_never_gain_a_tool() {
     let dir = workspace();
     let session = builder(dir.path()).tools("read_file,glob,grep").build().await.unwrap();
     let factory = session.session().state().existing::<Factory>().expect("the session carries its factory");
-    let child = factory.0.child(ChildRequest { tools: Some("read_file,bash".into()) }).await.unwrap();
+    let request = |tools: &str| ChildRequest { tools: Some(tools.into()), ..ChildRequest::default() };
+    let child = factory.0.child(request("read_file,bash")).await.unwrap();
     let names: Vec<&str> = child.session.tools().specs().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["read_file"], "bash is not the parent's, so the child does not get it");
     let all = factory.0.child(ChildRequest::default()).await.unwrap();
     assert_eq!(all.session.tools().len(), 3);
     assert_ne!(all.session.id(), session.session().id());
-    let none = factory.0.child(ChildRequest { tools: Some("bash".into()) }).await.unwrap_err();
+    let none = factory.0.child(request("bash")).await.unwrap_err();
     assert!(none.contains("none of the parent's tools"), "{none}");
+    // A child's child asks within the child's tools, not the template's.
+    let within = ChildRequest { within: Some(vec!["glob".into()]), ..ChildRequest::default() };
+    let grandchild = factory.0.child(within).await.unwrap();
+    let names: Vec<&str> = grandchild.session.tools().specs().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["glob"]);
     child.session.close().await;
     all.session.close().await;
+    grandchild.session.close().await;
+    session.close().await;
+}
+
+#[tokio::test]
+async fn a_child_mode_is_narrowed_never_widened() {
+    use tackle::core::permission::{Decision, PermissionRequest};
+    let dir = workspace();
+    let session = builder(dir.path()).tools("write_file").build().await.unwrap();
+    let factory = session.session().state().existing::<Factory>().unwrap();
+    let spec = ToolSpec::new("write_file", "").edits_files();
+    let args = json!({"file_path": "a.txt", "content": "x"});
+    let write = PermissionRequest {
+        call_id: "c",
+        spec: &spec,
+        args: &args,
+        read_only: false,
+        written_paths: &[],
+        preview: None,
+    };
+    let decide = |mode: PermissionMode| {
+        let factory = Arc::clone(&factory.0);
+        async move {
+            let child = factory.child(ChildRequest { mode: Some(mode), ..ChildRequest::default() }).await.unwrap();
+            child.session.close().await;
+            child.executor
+        }
+    };
+    // The template's mode is `default`: bypass asked for is not granted, plan is.
+    let wider = decide(PermissionMode::Bypass).await;
+    assert!(matches!(wider.policy().decide(&write), Decision::Ask { .. }));
+    let narrower = decide(PermissionMode::Plan).await;
+    assert!(matches!(narrower.policy().decide(&write), Decision::Deny { .. }));
     session.close().await;
 }
 

@@ -9,7 +9,7 @@ pub mod event;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use tackle_core::ToolOutput;
@@ -65,10 +65,17 @@ pub fn default_path(workspace: &Path, session_id: &str) -> PathBuf {
     workspace.join(".tackle").join("trajectories").join(format!("{}-{session_id}.jsonl", file_stamp(SystemTime::now())))
 }
 
-struct Inner {
+/// The file and its line numbering, shared by the main agent's trajectory and its
+/// subagents' ([`Trajectory::for_agent`]).
+struct Sink {
     file: File,
     seq: u64,
     failed: bool,
+}
+
+/// One agent's part of the file.
+#[derive(Default)]
+struct Inner {
     /// `session_end` is written: later events are dropped, except a `task` that starts the
     /// next task of the conversation.
     ended: bool,
@@ -104,6 +111,7 @@ impl Ledger {
 pub struct Trajectory {
     path: PathBuf,
     agent_id: String,
+    sink: Arc<Mutex<Sink>>,
     inner: Mutex<Inner>,
 }
 
@@ -121,8 +129,25 @@ impl Trajectory {
             std::fs::create_dir_all(parent)?;
         }
         let file = File::create(&path)?;
-        let inner = Inner { file, seq: 0, failed: false, ended: false, closed: false, ledger: Ledger::default() };
-        Ok(Trajectory { path, agent_id: "main".to_owned(), inner: Mutex::new(inner) })
+        let sink = Arc::new(Mutex::new(Sink { file, seq: 0, failed: false }));
+        Ok(Trajectory { path, agent_id: "main".to_owned(), sink, inner: Mutex::new(Inner::default()) })
+    }
+
+    /// The part of the same file a subagent writes: its events carry `agent_id` and are
+    /// numbered with the parent's in one sequence; its own `session_start` / `session_end`
+    /// frame them.
+    pub fn for_agent(&self, agent_id: &str) -> Trajectory {
+        Trajectory {
+            path: self.path.clone(),
+            agent_id: agent_id.to_owned(),
+            sink: Arc::clone(&self.sink),
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    /// The id its events carry (`main`, or a subagent's `agent-N`).
+    pub fn agent_id(&self) -> &str {
+        &self.agent_id
     }
 
     /// The file's path.
@@ -163,10 +188,11 @@ impl Trajectory {
 
     fn write(&self, inner: &mut Inner, event: &TrajectoryEvent) {
         let next_task = matches!(event, TrajectoryEvent::Task { .. });
-        if inner.failed || inner.closed || (inner.ended && !next_task) {
+        let mut sink = self.sink.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if sink.failed || inner.closed || (inner.ended && !next_task) {
             return;
         }
-        let mut line = match event.to_line(inner.seq, &rfc3339_millis(SystemTime::now()), &self.agent_id) {
+        let mut line = match event.to_line(sink.seq, &rfc3339_millis(SystemTime::now()), &self.agent_id) {
             Ok(line) => line,
             Err(err) => {
                 tracing::warn!("cannot record a trajectory event ({err}); it is left out");
@@ -178,10 +204,10 @@ impl Trajectory {
         line.push('\n');
         // One write per event: the line reaches the file (and survives a crash of Tackle)
         // before the next event happens.
-        match inner.file.write_all(line.as_bytes()) {
-            Ok(()) => inner.seq += 1,
+        match sink.file.write_all(line.as_bytes()) {
+            Ok(()) => sink.seq += 1,
             Err(err) => {
-                inner.failed = true;
+                sink.failed = true;
                 tracing::warn!("cannot write the trajectory {}: {err}; recording stops", self.path.display());
             }
         }

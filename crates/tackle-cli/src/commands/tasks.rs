@@ -9,8 +9,8 @@ use clap::{Args, Subcommand};
 use tackle::tools::planning::tasks::{BoardError, Listed, Task, TaskBoard, TaskStatus};
 
 use crate::exit::{CommandResult, Failure, OK};
-use crate::stdout::print;
 use crate::session;
+use crate::stdout::print;
 
 #[derive(Debug, Subcommand)]
 pub enum TasksCommand {

@@ -61,6 +61,13 @@ async fn listing(selection: &ToolSelection) -> Result<(Registry, Selection), Fai
 pub async fn list(args: ListArgs) -> CommandResult {
     let (registry, selection) = listing(&args.selection).await?;
     let entries: Vec<&RegistryEntry> = selection.names.iter().filter_map(|name| registry.get(name)).collect();
+    if selection.names.iter().any(|name| name == "subagent") {
+        // Agent definitions that cannot be used are named here, not silently dropped.
+        let workspace = session::workspace(None)?;
+        for warning in tackle::agent::subagent::definitions(&workspace).warnings {
+            diagln!("tackle: agent definition skipped: {warning}");
+        }
+    }
     if args.json {
         let listed: Vec<ListedTool<'_>> = entries.iter().map(|e| ListedTool::new(e)).collect();
         stdout::print_json(&listed)?;

@@ -142,6 +142,21 @@ impl Executor {
         &self.config
     }
 
+    /// The permission policy.
+    pub fn policy(&self) -> &Arc<dyn PermissionPolicy> {
+        &self.policy
+    }
+
+    /// The approver.
+    pub fn approver(&self) -> &Arc<dyn Approver> {
+        &self.approver
+    }
+
+    /// The hooks, in the order they run.
+    pub fn hooks(&self) -> &[Arc<dyn ToolHook>] {
+        &self.hooks
+    }
+
     /// Runs one call.
     pub async fn run(&self, session: &Session, call: ToolCall, cancel: &CancellationToken) -> ToolOutput {
         let mut outputs = self.run_turn(session, vec![call], cancel).await;

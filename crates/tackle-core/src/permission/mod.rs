@@ -178,6 +178,23 @@ impl PermissionMode {
         }
     }
 
+    /// How much the mode lets run without asking, from `plan` (least) to `bypass` (most).
+    fn reach(self) -> u8 {
+        match self {
+            PermissionMode::Plan => 0,
+            PermissionMode::DontAsk => 1,
+            PermissionMode::Default => 2,
+            PermissionMode::AcceptEdits => 3,
+            PermissionMode::Bypass => 4,
+        }
+    }
+
+    /// The stricter of `self` and `requested`: what a child session asking for `requested`
+    /// gets under a parent in `self` (narrowed, never widened).
+    pub fn narrowed_to(self, requested: PermissionMode) -> PermissionMode {
+        if requested.reach() < self.reach() { requested } else { self }
+    }
+
     /// Claude Code's spelling (used in hook input).
     pub fn claude_name(self) -> &'static str {
         match self {
@@ -290,6 +307,19 @@ mod tests {
 
     fn request<'a>(spec: &'a ToolSpec, args: &'a Value, read_only: bool) -> PermissionRequest<'a> {
         PermissionRequest { call_id: "c1", spec, args, read_only, written_paths: &[], preview: None }
+    }
+
+    #[test]
+    fn a_child_mode_is_narrowed_never_widened() {
+        use PermissionMode::*;
+        assert_eq!(Default.narrowed_to(Bypass), Default);
+        assert_eq!(Default.narrowed_to(Plan), Plan);
+        assert_eq!(AcceptEdits.narrowed_to(Default), Default);
+        assert_eq!(DontAsk.narrowed_to(AcceptEdits), DontAsk);
+        assert_eq!(Plan.narrowed_to(DontAsk), Plan);
+        for parent in PermissionMode::ALL {
+            assert_eq!(parent.narrowed_to(parent), parent);
+        }
     }
 
     #[test]

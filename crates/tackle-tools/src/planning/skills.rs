@@ -5,8 +5,8 @@
 //! configuration directory; the first skill of a name wins. The system prompt lists each by
 //! name and description; `load_skill` returns the instructions when the model needs them.
 //!
-//! The frontmatter is read with `yaml_serde` (the YAML organisation's maintained
-//! continuation of `serde_yaml`, which is deprecated). Skills of the workspace are read
+//! The frontmatter is split and read by `tackle_core::frontmatter` (`yaml_serde`), as agent
+//! definitions' are. Skills of the workspace are read
 //! beneath the workspace root: a link in `.claude/skills/` that leads out of it is skipped,
 //! so a cloned repository cannot make Tackle show the model a file from elsewhere.
 
@@ -14,14 +14,14 @@ use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
+use tackle_core::frontmatter::{self, FrontmatterError};
+
 use crate::fs::beneath::{Beneath, Links, READ};
 
 /// The skill file's name in its folder.
 pub const SKILL_FILE: &str = "SKILL.md";
 /// The largest skill file read.
 pub const MAX_SKILL_BYTES: u64 = 256 * 1024;
-/// The largest frontmatter read (a few keys; bounds the YAML parser's input).
-pub const MAX_FRONTMATTER_BYTES: usize = 16 * 1024;
 /// The longest description.
 pub const MAX_DESCRIPTION_CHARS: usize = 1_024;
 /// The most skill folders looked at in one directory.
@@ -166,29 +166,19 @@ fn read_file(path: &Path, beneath: Option<&Beneath>) -> Result<Option<String>, S
 }
 
 /// The frontmatter between the opening `---` line and the next `---` line, and the body
-/// after it.
+/// after it (`tackle_core::frontmatter`, shared with agent definitions).
 fn split_frontmatter(text: &str) -> Result<(&str, &str), String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let Some(rest) = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) else {
-        return Err(format!("{SKILL_FILE} has no frontmatter (it must start with a '---' line)"));
-    };
-    let mut offset = 0;
-    for line in rest.split_inclusive('\n') {
-        if line.trim_end() == "---" {
-            return Ok((&rest[..offset], &rest[offset + line.len()..]));
-        }
-        offset += line.len();
-    }
-    Err(format!("{SKILL_FILE}'s frontmatter has no closing '---' line"))
+    frontmatter::split(text).map_err(|err| match err {
+        FrontmatterError::Missing => format!("{SKILL_FILE} has no frontmatter (it must start with a '---' line)"),
+        FrontmatterError::Unclosed => format!("{SKILL_FILE}'s frontmatter has no closing '---' line"),
+        other => other.to_string(),
+    })
 }
 
 /// Reads the frontmatter's keys into a skill.
 fn parse_frontmatter(frontmatter: &str, folder: &Path) -> Result<Skill, String> {
-    if frontmatter.len() > MAX_FRONTMATTER_BYTES {
-        return Err(format!("the frontmatter is larger than {} KiB", MAX_FRONTMATTER_BYTES / 1024));
-    }
     let keys: BTreeMap<String, yaml_serde::Value> =
-        yaml_serde::from_str(frontmatter).map_err(|err| format!("bad frontmatter: {err}"))?;
+        frontmatter::from_yaml(frontmatter).map_err(|err| err.to_string())?;
     let text = |key: &str| -> Result<Option<String>, String> {
         match keys.get(key) {
             None | Some(yaml_serde::Value::Null) => Ok(None),

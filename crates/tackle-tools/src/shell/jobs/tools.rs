@@ -5,6 +5,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use tackle_core::agent_jobs::{AgentJob, AgentJobStatus, AgentJobs};
 use tackle_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::shell::render::fit;
@@ -17,6 +18,15 @@ pub const DEFAULT_JOB_TIMEOUT_MS: u64 = 1_800_000;
 
 /// How long `job_output` with `block` waits by default, in milliseconds.
 const DEFAULT_BLOCK_MS: u64 = 30_000;
+
+/// How long `job_kill` waits for a cancelled background subagent to record its end.
+const AGENT_KILL_WAIT: Duration = Duration::from_secs(5);
+
+/// A background subagent (`agent-N`, started by the `subagent` tool of `tackle-agent`), if the
+/// id names one of this session's.
+fn agent_job(ctx: &ToolContext, id: &str) -> Option<std::sync::Arc<AgentJob>> {
+    ctx.state().existing::<AgentJobs>()?.find(id)
+}
 
 /// The arguments of `background_run`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -107,6 +117,18 @@ impl Tool for JobOutput {
     }
 
     async fn call(&self, input: JobOutputInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if let Some(job) = agent_job(ctx, &input.job_id) {
+            if input.block == Some(true) {
+                let wait = Duration::from_millis(input.timeout.unwrap_or(DEFAULT_BLOCK_MS));
+                tokio::select! {
+                    _ = job.wait(wait) => {}
+                    () = ctx.cancel_token().cancelled() => {}
+                }
+            }
+            let status = job.status().to_string();
+            return Ok(ToolOutput::text(job.report())
+                .with_structured(json!({"job_id": job.id, "status": status, "output": job.result()})));
+        }
         let state = ShellState::of(ctx)?;
         let job = state.jobs.get(&input.job_id)?;
         if input.block == Some(true) {
@@ -171,6 +193,15 @@ impl Tool for JobKill {
     }
 
     async fn call(&self, input: JobKillInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if let Some(job) = agent_job(ctx, &input.job_id) {
+            if job.status() != AgentJobStatus::Running {
+                return Ok(ToolOutput::text(format!("Job {} had already finished ({}).", job.id, job.status())));
+            }
+            job.cancel_token().cancel();
+            let status = job.wait(AGENT_KILL_WAIT).await;
+            return Ok(ToolOutput::text(format!("Job {} killed.", job.id))
+                .with_structured(json!({"job_id": job.id, "status": status.to_string()})));
+        }
         let state = ShellState::of(ctx)?;
         let job = state.jobs.get(&input.job_id)?;
         let status = job.status();
