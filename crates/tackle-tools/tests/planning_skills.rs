@@ -49,7 +49,7 @@ async fn skills_are_found_in_order_and_bad_ones_are_skipped_with_their_folder_na
         ("huge", "larger than 256 KiB"),
         ("plain", "has no frontmatter"),
         ("upper", "the name 'Upper_Case' is not 1 to 64 lowercase letters"),
-        ("yaml", "bad frontmatter"),
+        ("yaml", "bad YAML frontmatter"),
     ] {
         assert!(
             found.warnings.iter().any(|w| w.contains(&format!(".claude/skills/{folder} skipped: ")) && w.contains(why)),

@@ -85,7 +85,9 @@ fn session_start<'a>(trajectory: &'a [Value], agent: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no session_start of {agent}"))
 }
 
-const READ_ONLY_TOOLS: [&str; 5] = ["glob", "grep", "job_output", "read_file", "task_done"];
+/// The parent's read-only tools (todo_write changes only the session's own list).
+const READ_ONLY_TOOLS: [&str; 8] =
+    ["glob", "grep", "job_output", "load_skill", "read_file", "task_done", "todo_read", "todo_write"];
 
 #[tokio::test]
 async fn each_built_in_type_gets_its_own_prompt_and_only_its_tools() {

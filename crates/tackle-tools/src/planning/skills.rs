@@ -288,8 +288,8 @@ mod tests {
             ("name: pdf", "no 'description'"),
             ("name: [a, b]\ndescription: x", "'name' must be text"),
             ("name: a\ndescription: x\nallowed-tools: [{a: 1}]", "must hold text"),
-            ("name: pdf\ndescription: x\n  bad: : indent", "bad frontmatter"),
-            (": :", "bad frontmatter"),
+            ("name: pdf\ndescription: x\n  bad: : indent", "bad YAML frontmatter"),
+            (": :", "bad YAML frontmatter"),
         ] {
             let err = parse_frontmatter(front, Path::new("/s")).unwrap_err();
             assert!(err.contains(why), "{front}: {err}");
