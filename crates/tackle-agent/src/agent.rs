@@ -263,6 +263,9 @@ impl Agent {
     /// Fires SessionEnd (`reason`: `exit`, `clear`, `logout`, `other`); call it once, when
     /// the session ends.
     pub async fn end_session(&self, reason: &str) {
+        if self.lineage.depth > 0 {
+            return;
+        }
         self.fire("SessionEnd", Some(reason), serde_json::json!({ "reason": reason })).await;
     }
 
@@ -391,10 +394,12 @@ impl Agent {
                 let mut stop = self.steps(prepared, &mut steps, &mut usage, cancel, &mut denied).await;
                 // A Stop hook may keep the agent going with its reason (the hooks' own guard
                 // lets it stop after a few blocks in a row).
+                // A subagent's end fires SubagentStop instead (Claude Code's events).
+                let event = if self.lineage.depth > 0 { "SubagentStop" } else { "Stop" };
                 while stop.status == RunStatus::Success {
-                    let outcome = self.fire("Stop", None, serde_json::json!({})).await;
+                    let outcome = self.fire(event, None, serde_json::json!({})).await;
                     let Some(reason) = outcome.blocked else { break };
-                    self.history.push(Message::user_text(format!("Stop hook feedback:\n{reason}")));
+                    self.history.push(Message::user_text(format!("{event} hook feedback:\n{reason}")));
                     let prepared = self.prepare();
                     stop = self.steps(prepared, &mut steps, &mut usage, cancel, &mut denied).await;
                 }
@@ -431,6 +436,12 @@ impl Agent {
     /// hooks: their context goes with it; a UserPromptSubmit block (exit 2, `decision:
     /// block`) or `continue: false` keeps it out and ends the run before any request.
     async fn submit(&mut self, task: &str) -> Result<(), Stop> {
+        if self.lineage.depth > 0 {
+            // A subagent's prompt comes from its parent, not a person: no SessionStart or
+            // UserPromptSubmit (the parent's PreToolUse hooks saw the `subagent` call).
+            self.history.push(Message::user_text(task));
+            return Ok(());
+        }
         let mut context = Vec::new();
         if self.runs == 1 {
             let started = self.fire("SessionStart", Some("startup"), serde_json::json!({ "source": "startup" })).await;
@@ -518,6 +529,7 @@ impl Agent {
             observer: Arc::clone(&self.observer),
             interactive: self.interactive,
             interrupt: cancel.clone(),
+            loop_hooks: self.loop_hooks.clone(),
         };
         self.delegation = Some(self.session.state().insert(delegation));
     }

@@ -427,3 +427,29 @@ fn mcp_serve_serves_the_containers_tools_and_removes_it_when_the_client_leaves()
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(podman::created_by(&socket, pid).is_empty(), "the container outlived mcp serve");
 }
+
+/// The file tools run inside the container, where the host's path rules cannot see their
+/// paths: the host's `Read(...)` and `Edit(...)` deny rules go to the tackle inside.
+#[test]
+fn the_hosts_path_deny_rules_hold_inside_the_container() {
+    let Some(socket) = podman::socket() else { return };
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().display().to_string();
+    let call = |tool: &str, args: &str, rules: &[&str]| {
+        let mut argv = vec!["tools", "call", tool, args, "--workspace", &ws, "--container", IMAGE];
+        argv.extend_from_slice(rules);
+        let out = tackle(&socket, &argv).output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        (out.status.code(), text)
+    };
+    let read = r#"{"file_path":"hello.py"}"#;
+    let (code, text) = call("read_file", read, &[]);
+    assert_eq!(code, Some(0), "{text}");
+    let (code, text) = call("read_file", read, &["--deny", "Read(./hello.py)"]);
+    assert_ne!(code, Some(0), "{text}");
+    assert!(text.contains("Read(./hello.py)") && !text.contains("print("), "{text}");
+    let write = r#"{"file_path":"made.txt","content":"x"}"#;
+    let (code, text) = call("write_file", write, &["--deny", "Edit(./made.txt)"]);
+    assert_ne!(code, Some(0), "{text}");
+    assert!(text.contains("Edit(./made.txt)"), "{text}");
+}

@@ -65,6 +65,8 @@ pub struct Container {
     pub created: bool,
     /// Keep it at the end of the session.
     pub keep: bool,
+    /// The host's path deny rules, passed to the tool server inside as `--deny RULE`.
+    pub deny_rules: Vec<String>,
 }
 
 impl Container {
@@ -110,6 +112,7 @@ impl Container {
                 env: env_list(spec),
                 created: false,
                 keep: true,
+                deny_rules: spec.deny_rules.clone(),
             };
             progress(Progress::Copying);
             tokio::select! {
@@ -147,6 +150,7 @@ impl Container {
             env: env_list(spec),
             created: true,
             keep: spec.keep,
+            deny_rules: spec.deny_rules.clone(),
         };
         let finish = async {
             if !container.engine.local {

@@ -55,6 +55,19 @@ pub async fn gone(container: &Container) -> Option<String> {
     }
 }
 
+/// The tool server's command line inside `container`, with the host's path deny rules.
+fn server_command(container: &Container) -> Vec<String> {
+    let mut cmd: Vec<String> = [BINARY_IN_CONTAINER, "mcp", "serve", "--workspace", &container.workdir]
+        .into_iter()
+        .chain(["--tools", "all", "--no-container"])
+        .map(str::to_owned)
+        .collect();
+    for rule in &container.deny_rules {
+        cmd.push(format!("--deny={rule}"));
+    }
+    cmd
+}
+
 async fn open(container: &Container) -> Result<OpenedStream, String> {
     if let Some(reason) = gone(container).await {
         return Err(reason);
@@ -67,16 +80,7 @@ async fn open(container: &Container) -> Result<OpenedStream, String> {
         tty: Some(false),
         env: Some(container.env.clone()),
         working_dir: Some(container.workdir.clone()),
-        cmd: Some(vec![
-            BINARY_IN_CONTAINER.to_owned(),
-            "mcp".to_owned(),
-            "serve".to_owned(),
-            "--workspace".to_owned(),
-            container.workdir.clone(),
-            "--tools".to_owned(),
-            "all".to_owned(),
-            "--no-container".to_owned(),
-        ]),
+        cmd: Some(server_command(container)),
         ..Default::default()
     };
     let exec = docker

@@ -75,6 +75,11 @@ pub struct ContainerSpec {
     pub binary: PathBuf,
     /// The host workspace to mount at the workdir.
     pub mount_workspace: Option<PathBuf>,
+    /// The host session's `Read(...)` / `Edit(...)` deny rules, given to the tackle inside as
+    /// `--deny` (resolved there against the container's workspace): the file tools run inside,
+    /// so only it can hold them ([docs/containers.md](../../../docs/containers.md)). Never
+    /// from `[container]`: the session builder fills it in.
+    pub deny_rules: Vec<String>,
 }
 
 /// The workdir used with `--mount-workspace` when none is given.
@@ -140,6 +145,7 @@ impl ContainerSpec {
             env: section.env,
             binary,
             mount_workspace: flags.mount_workspace,
+            deny_rules: Vec::new(),
         }))
     }
 }

@@ -33,6 +33,7 @@ fn delegation(tools: Vec<String>) -> Delegation {
         observer: Arc::new(Silent),
         interactive: false,
         interrupt: CancellationToken::new(),
+        loop_hooks: None,
     }
 }
 

@@ -330,7 +330,7 @@ impl SessionBuilder {
         hooks.extend(self.hooks.iter().cloned());
         let mut registry = base_registry(&self.extra)?;
         let container = match &self.container {
-            Some(start) => start.run(&config, &workspace, &mut registry, &self.notice).await?,
+            Some(start) => start.run(&config, &workspace, &rules, &mut registry, &self.notice).await?,
             None => None,
         };
         let hub = match self.mcp {

@@ -10,6 +10,8 @@ use tackle_container::settings::{ContainerFlags, ContainerSection, ContainerSpec
 use tackle_container::{Container, ContainerError, Engine, InContainer, Progress};
 use tackle_core::Registry;
 use tackle_core::config::Config;
+use tackle_core::permission::rule::ToolClass;
+use tackle_core::permission::rules::{RuleBook, RuleKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::BuildError;
@@ -24,18 +26,22 @@ pub(crate) struct ContainerStart {
 
 impl ContainerStart {
     /// Starts the container the flags and `[container]` name, if any, and replaces the
-    /// registry's built-ins with its tools.
+    /// registry's built-ins with its tools. The file tools then run inside, where the host's
+    /// path rules cannot see their paths: `rules`' `Read(...)` and `Edit(...)` deny rules go
+    /// to the tackle inside, which resolves them against the container's workspace.
     pub(crate) async fn run(
         &self,
         config: &Config,
         workspace: &Path,
+        rules: &RuleBook,
         registry: &mut Registry,
         notice: &Notice,
     ) -> Result<Option<Arc<InContainer>>, BuildError> {
         let section: ContainerSection = config.section("container")?;
-        let Some(spec) = ContainerSpec::resolve(section, self.flags.clone())? else {
+        let Some(mut spec) = ContainerSpec::resolve(section, self.flags.clone())? else {
             return Ok(None);
         };
+        spec.deny_rules = path_deny_rules(rules);
         let engine = tokio::select! {
             engine = Engine::connect() => engine?,
             () = self.cancel.cancelled() => return Err(ContainerError::Cancelled.into()),
@@ -60,6 +66,16 @@ impl ContainerStart {
         ));
         Ok(Some(Arc::new(in_container)))
     }
+}
+
+/// The text of every `Read(...)` and `Edit(...)` deny rule of `rules`.
+fn path_deny_rules(rules: &RuleBook) -> Vec<String> {
+    rules
+        .list()
+        .into_iter()
+        .filter(|r| r.kind == RuleKind::Deny && matches!(r.rule.class, ToolClass::Read | ToolClass::Edit))
+        .map(|r| r.rule.text)
+        .collect()
 }
 
 /// A number unique to this start (the clock's nanoseconds).

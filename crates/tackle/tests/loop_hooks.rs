@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tackle::{Agent, Config, SessionBuilder};
 use tackle_testkit::{Expect, FakeLlm, Reply, Script, Turn};
 
@@ -101,4 +101,48 @@ command = "cat > session-end.json"
     let end: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("session-end.json")).unwrap()).unwrap();
     assert_eq!(end["hook_event_name"], "SessionEnd");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subagent_fires_subagent_stop_and_no_prompt_or_session_events_of_its_own() {
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call(
+            "p1",
+            "subagent",
+            json!({"prompt": "Look around.", "subagent_type": "explore"}),
+        )),
+        Turn::reply(Reply::text("Nothing to see.")),
+        Turn::reply(Reply::text("Child stop hook said: keep looking, so I looked again."))
+            .expect(Expect::last_user_contains("keep looking")),
+        Turn::reply(Reply::text("Done.")).expect(Expect::result("p1", "looked again")),
+    ]))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = "cat >> events.jsonl; echo >> events.jsonl";
+    let hooks = format!(
+        r#"
+[[hooks.SessionStart]]
+command = '{log}'
+[[hooks.UserPromptSubmit]]
+command = '{log}'
+[[hooks.SubagentStop]]
+command = '''{log}; if [ -e blocked-once ]; then exit 0; fi; touch blocked-once; echo "keep looking" >&2; exit 2'''
+[[hooks.Stop]]
+command = '{log}'
+[[hooks.SessionEnd]]
+command = '{log}'
+"#
+    );
+    let mut agent = agent(dir.path(), &hooks, &server).await;
+    let outcome = agent.run("Delegate a look around.").await;
+    agent.close().await;
+    server.assert_clean();
+    assert_eq!((outcome.status.name(), outcome.final_result.as_str()), ("success", "Done."));
+    let events: Vec<String> = inputs(&dir.path().join("events.jsonl"))
+        .iter()
+        .map(|input| input["hook_event_name"].as_str().unwrap().to_owned())
+        .collect();
+    // The child's prompt is the parent's, not a person's: only its stop fires (twice: the
+    // first was blocked), then the parent's own stop and end.
+    assert_eq!(events, ["SessionStart", "UserPromptSubmit", "SubagentStop", "SubagentStop", "Stop", "SessionEnd"]);
 }

@@ -103,10 +103,13 @@ impl Child {
         };
         let trajectory = parent.trajectory.as_ref().map(|t| t.for_agent(&id));
         let hooks = executor.hooks().to_vec();
-        let agent = Agent::new(model, child.session, executor.config().clone(), permissions, config, trajectory)
+        let mut agent = Agent::new(model, child.session, executor.config().clone(), permissions, config, trajectory)
             .with_hooks(&hooks)
             .with_lineage(lineage)
             .with_observer(Arc::clone(&observer));
+        if let Some(loop_hooks) = &parent.loop_hooks {
+            agent = agent.with_loop_hooks(Arc::clone(loop_hooks));
+        }
         Ok(Child { id, label, depth, agent, observer })
     }
 

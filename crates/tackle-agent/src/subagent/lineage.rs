@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tackle_core::config::Config;
+use tackle_core::hooks::protocol::CommandHooks;
 use tackle_core::permission::PermissionMode;
 use tackle_llm::ChatModel;
 use tokio_util::sync::CancellationToken;
@@ -90,6 +91,8 @@ pub struct Delegation {
     pub interactive: bool,
     /// The current run's Ctrl-C: it cancels background children too.
     pub interrupt: CancellationToken,
+    /// The command hooks of the loop's events: a child fires `SubagentStop` when it ends.
+    pub loop_hooks: Option<Arc<CommandHooks>>,
 }
 
 impl std::fmt::Debug for Delegation {
