@@ -453,3 +453,31 @@ fn the_hosts_path_deny_rules_hold_inside_the_container() {
     assert_ne!(code, Some(0), "{text}");
     assert!(text.contains("Edit(./made.txt)"), "{text}");
 }
+
+/// A workspace's `[container] image` may name an image, never a running container: a cloned
+/// repository must not point the tools at a container of this machine.
+#[test]
+fn the_workspace_cannot_attach_the_tools_to_a_running_container() {
+    let Some(socket) = podman::socket() else { return };
+    let id = podman::start_sleeper(&socket, "tackle-test-ws-attach", "tackle-test-ws-attach");
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("tackle.toml"), "[container]\nimage = \"tackle-test-ws-attach\"\n").unwrap();
+    let ws = workspace.path().display().to_string();
+    let command = r#"{"command":"echo reached > /testbed/reached"}"#;
+    let out =
+        tackle(&socket, &["tools", "call", "bash", command, "--workspace", &ws, "--trust-workspace"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("attaches to a running container only when you name it"), "{stderr}");
+    assert!(stderr.contains("--container tackle-test-ws-attach"), "{stderr}");
+    // Named on the command line, the same container is attached to.
+    let out = tackle(
+        &socket,
+        &["tools", "call", "bash", command, "--workspace", &ws, "--container", "tackle-test-ws-attach"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(podman::running(&socket, &id));
+    podman::remove(&socket, &id);
+}

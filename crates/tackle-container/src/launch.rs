@@ -87,6 +87,14 @@ impl Container {
             Err(err) => return Err(engine.failed(&format!("look up '{}'", spec.target), &err)),
         };
         if let Some(found) = existing {
+            if !spec.may_attach {
+                return Err(ContainerError::Unusable(format!(
+                    "the workspace's tackle.toml names '{0}' as [container] image, and '{0}' is a container on this \
+                     machine: Tackle attaches to a running container only when you name it yourself \
+                     (--container {0}, or [container] image in your user config)",
+                    spec.target
+                )));
+            }
             let id = found.id.clone().unwrap_or_else(|| spec.target.clone());
             if !found.state.as_ref().and_then(|state| state.running).unwrap_or(false) {
                 return Err(ContainerError::Unusable(format!(

@@ -77,9 +77,13 @@ pub struct ContainerSpec {
     pub mount_workspace: Option<PathBuf>,
     /// The host session's `Read(...)` / `Edit(...)` deny rules, given to the tackle inside as
     /// `--deny` (resolved there against the container's workspace): the file tools run inside,
-    /// so only it can hold them ([docs/containers.md](../../../docs/containers.md)). Never
-    /// from `[container]`: the session builder fills it in.
+    /// so only it can hold them (docs/containers.md). Never from `[container]`: the session
+    /// builder fills it in.
     pub deny_rules: Vec<String>,
+    /// Whether `target` may name a running container to attach to: not when it came from the
+    /// workspace's `tackle.toml` alone (a cloned repository could otherwise point the tools at
+    /// any container of the machine, with whatever it mounts). The session builder decides.
+    pub may_attach: bool,
 }
 
 /// The workdir used with `--mount-workspace` when none is given.
@@ -146,6 +150,7 @@ impl ContainerSpec {
             binary,
             mount_workspace: flags.mount_workspace,
             deny_rules: Vec::new(),
+            may_attach: true,
         }))
     }
 }

@@ -38,10 +38,13 @@ impl ContainerStart {
         notice: &Notice,
     ) -> Result<Option<Arc<InContainer>>, BuildError> {
         let section: ContainerSection = config.section("container")?;
+        let user: Option<ContainerSection> = config.user_section("container")?;
+        let image_from_user = self.flags.target.is_some() || user.is_some_and(|u| u.image.is_some());
         let Some(mut spec) = ContainerSpec::resolve(section, self.flags.clone())? else {
             return Ok(None);
         };
         spec.deny_rules = path_deny_rules(rules);
+        spec.may_attach = image_from_user;
         let engine = tokio::select! {
             engine = Engine::connect() => engine?,
             () = self.cancel.cancelled() => return Err(ContainerError::Cancelled.into()),
