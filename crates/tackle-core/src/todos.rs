@@ -22,7 +22,8 @@ pub enum TodoStatus {
     Completed,
 }
 
-/// One item of the list, in Claude Code's shape (`activeForm` is its wire name).
+/// One item of the list: what to do, its status, and the label shown while it is in progress.
+// Claude Code's item shape (`activeForm` is its wire name).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TodoItem {
