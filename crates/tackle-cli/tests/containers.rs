@@ -470,6 +470,16 @@ fn the_workspace_cannot_attach_the_tools_to_a_running_container() {
     assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("attaches to a running container only when you name it"), "{stderr}");
     assert!(stderr.contains("--container tackle-test-ws-attach"), "{stderr}");
+    // The user naming an image does not let the workspace's image name a container instead.
+    let user = tempfile::tempdir().unwrap();
+    std::fs::write(user.path().join("config.toml"), format!("[container]\nimage = \"{IMAGE}\"\n")).unwrap();
+    let out = tackle(&socket, &["tools", "call", "bash", command, "--workspace", &ws, "--trust-workspace"])
+        .env("TACKLE_CONFIG_DIR", user.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("attaches to a running container only when you name it"), "{stderr}");
     // Named on the command line, the same container is attached to.
     let out = tackle(
         &socket,

@@ -39,12 +39,14 @@ impl ContainerStart {
     ) -> Result<Option<Arc<InContainer>>, BuildError> {
         let section: ContainerSection = config.section("container")?;
         let user: Option<ContainerSection> = config.user_section("container")?;
-        let image_from_user = self.flags.target.is_some() || user.is_some_and(|u| u.image.is_some());
+        let named_by_user = self.flags.target.clone().or_else(|| user.and_then(|u| u.image));
         let Some(mut spec) = ContainerSpec::resolve(section, self.flags.clone())? else {
             return Ok(None);
         };
         spec.deny_rules = path_deny_rules(rules);
-        spec.may_attach = image_from_user;
+        // The merged section's image may be the workspace's over the user's: attaching needs
+        // the very target the person named.
+        spec.may_attach = named_by_user.as_deref() == Some(spec.target.as_str());
         let engine = tokio::select! {
             engine = Engine::connect() => engine?,
             () = self.cancel.cancelled() => return Err(ContainerError::Cancelled.into()),

@@ -206,11 +206,22 @@ fn valid_name(name: &str) -> bool {
 
 /// One definition file, or why it is left out.
 pub fn read_definition(file: &Path) -> Result<AgentType, String> {
+    use std::io::Read as _;
     let meta = std::fs::metadata(file).map_err(|err| format!("cannot read it: {err}"))?;
+    // A device or a FIFO planted as `x.md` would be read forever or block the session.
+    if !meta.is_file() {
+        return Err("not a regular file".to_owned());
+    }
     if meta.len() > MAX_DEFINITION_BYTES {
         return Err(format!("larger than {MAX_DEFINITION_BYTES} bytes"));
     }
-    let text = std::fs::read_to_string(file).map_err(|err| format!("cannot read it: {err}"))?;
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_DEFINITION_BYTES + 1).read_to_string(&mut text))
+        .map_err(|err| format!("cannot read it: {err}"))?;
+    if text.len() as u64 > MAX_DEFINITION_BYTES {
+        return Err(format!("larger than {MAX_DEFINITION_BYTES} bytes"));
+    }
     parse_definition(&text).map(|mut agent| {
         agent.file = Some(file.to_owned());
         agent
@@ -305,5 +316,16 @@ mod tests {
         assert_eq!(found.warnings.len(), 2, "{:?}", found.warnings);
         assert!(found.warnings[0].contains("c.md: the name 'explore' is a built-in subagent type"));
         assert!(found.warnings[1].contains("d.md: the file does not start with"));
+    }
+
+    #[test]
+    fn a_device_or_fifo_planted_as_a_definition_is_skipped_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.md")).unwrap();
+        let fifo = dir.path().join("fifo.md");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        for file in ["zero.md", "fifo.md"] {
+            assert_eq!(read_definition(&dir.path().join(file)).unwrap_err(), "not a regular file");
+        }
     }
 }
