@@ -381,6 +381,12 @@ impl ShellProcess {
     /// The shell is gone: end what it left in its sessions so the pipes close, then take the
     /// output that arrived.
     async fn collect_exited(&mut self) -> CallResult {
+        // Closed pipes come first when a shell exits (the kernel closes its files before it
+        // hands its children to a new parent): wait, bounded, until it is reaped, so a child it
+        // started in a session of its own is not caught mid-exit as its descendant. Such a
+        // child has escaped, and the session's end sweeps it (`ShellState::shutdown`).
+        let reaped = Instant::now() + self.kill_grace;
+        self.wait_for(reaped, None, || self.exited().map(|_| Wait::Exited)).await;
         self.sessions.kill_all(self.kill_grace).await;
         let drained = Instant::now() + self.kill_grace;
         let closed = || {
