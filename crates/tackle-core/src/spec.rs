@@ -318,6 +318,12 @@ impl ToolSpec {
         args.get(self.command_param.as_deref()?)?.as_str()
     }
 
+    /// Claude Code's name of the tool (its capitalized alias, `Bash`), else the wire name:
+    /// what hooks see as `tool_name` and what rules for the tool are written with.
+    pub fn claude_name(&self) -> &str {
+        self.aliases.iter().find(|a| a.starts_with(char::is_uppercase)).unwrap_or(&self.name)
+    }
+
     /// Declares that the tool keeps its output within the budget itself.
     pub fn manages_output_budget(mut self) -> Self {
         self.manages_output_budget = true;

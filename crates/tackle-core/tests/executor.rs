@@ -583,6 +583,7 @@ impl tackle_core::permission::Approver for Silent {
         &'a self,
         _request: &'a tackle_core::permission::PermissionRequest<'a>,
         _reason: &'a str,
+        _from_rule: bool,
     ) -> BoxFuture<'a, tackle_core::permission::Approval> {
         Box::pin(std::future::pending())
     }

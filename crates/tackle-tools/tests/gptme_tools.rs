@@ -229,6 +229,7 @@ impl tackle_core::permission::Approver for RecordingApprover {
         &'a self,
         request: &'a tackle_core::permission::PermissionRequest<'a>,
         _reason: &'a str,
+        _from_rule: bool,
     ) -> tackle_core::BoxFuture<'a, tackle_core::permission::Approval> {
         self.0.lock().unwrap().push(request.preview.map(str::to_owned));
         Box::pin(async { tackle_core::permission::Approval::Deny { message: "no".into() } })

@@ -284,7 +284,7 @@ impl Executor {
                     }
                 }
             }
-            if let Decision::Ask { reason, .. } = &decision {
+            if let Decision::Ask { reason, from_rule } = &decision {
                 if cancel.is_cancelled() {
                     return Err(reject(ToolError::Cancelled(NOT_RUN_CANCELLED.into())));
                 }
@@ -303,7 +303,7 @@ impl Executor {
                 let approval = tokio::select! {
                     biased;
                     () = cancel.cancelled() => return Err(reject(ToolError::Cancelled(CANCELLED.into()))),
-                    approval = self.approver.approve(&request, reason) => approval,
+                    approval = self.approver.approve(&request, reason, *from_rule) => approval,
                 };
                 if let Approval::Deny { message } = approval {
                     return Err(reject(ToolError::Denied(message)));

@@ -105,7 +105,7 @@ impl CommandHooks {
 
     fn tool_input(&self, event: &str, call: &HookCall<'_>) -> Map<String, Value> {
         let mut input = self.base_input(event, call.session);
-        input.insert("tool_name".into(), json!(claude_name(call.spec)));
+        input.insert("tool_name".into(), json!(call.spec.claude_name()));
         input.insert("tackle_tool_name".into(), json!(call.spec.name));
         input.insert("tool_input".into(), call.args.clone());
         input.insert("tool_use_id".into(), json!(call.call_id));
@@ -275,11 +275,6 @@ impl CommandHooks {
         }
         outcome
     }
-}
-
-/// Claude Code's name of a tool (its capitalized alias), else the wire name.
-pub fn claude_name(spec: &ToolSpec) -> &str {
-    spec.aliases.iter().find(|a| a.starts_with(char::is_uppercase)).unwrap_or(&spec.name)
 }
 
 fn names(spec: &ToolSpec) -> Vec<&str> {

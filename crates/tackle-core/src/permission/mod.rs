@@ -9,6 +9,7 @@
 pub mod rule;
 pub mod rules;
 pub mod sources;
+pub mod suggest;
 
 use std::str::FromStr;
 
@@ -41,47 +42,42 @@ impl PermissionRequest<'_> {
         self.spec.edits_files && !self.read_only
     }
 
-    /// A rule that would allow this call, for messages (docs/reference/safety.md#approvers "always allow").
-    pub fn suggested_rule(&self) -> String {
-        let spec = self.spec;
-        let display = spec.aliases.iter().find(|a| a.starts_with(char::is_uppercase)).unwrap_or(&spec.name);
-        if spec.command_param.is_some() {
-            if let Some(command) = spec.command(self.args) {
-                let words: Vec<&str> = command
-                    .split_whitespace()
-                    .take_while(|w| !w.contains(['/', '.', '=', '-', '$', '"', '\'']))
-                    .take(2)
-                    .collect();
-                if !words.is_empty() {
-                    return format!("Bash({}:*)", words.join(" "));
-                }
-            }
-            return "Bash".to_owned();
+    /// The rules that would allow this call, for denial messages: for a shell command, its
+    /// sub-commands' rules as [`suggest::command_rules`] gives them (none for a command no
+    /// rule can allow); for a file edit, the file; otherwise the tool.
+    pub fn suggested_rules(&self) -> Vec<String> {
+        if let Some(command) = self.spec.command(self.args) {
+            return suggest::command_rules(command).unwrap_or_default();
         }
         if self.is_file_edit() {
-            let path = spec.path_params.iter().find_map(|p| self.args.get(&p.name).and_then(Value::as_str));
+            let path = self.spec.path_params.iter().find_map(|p| self.args.get(&p.name).and_then(Value::as_str));
             let path = path.or_else(|| self.written_paths.first().map(String::as_str));
-            return match path {
+            return vec![match path {
                 // An absolute path is written `//abs` (a leading `/` is relative to the file
                 // holding the rule).
                 Some(path) if path.starts_with('/') => format!("Edit(/{path})"),
                 Some(path) => format!("Edit({})", path.strip_prefix("./").unwrap_or(path)),
                 None => "Edit".to_owned(),
-            };
+            }];
         }
-        display.clone()
+        vec![self.spec.claude_name().to_owned()]
     }
 
-    /// The ways to allow this call, for denial messages ("Allow it with …"): a rule that
-    /// covers it (`--allow 'Bash(cargo test:*)'` or `[permissions] allow`), the permission
+    /// The ways to allow this call, for denial messages ("Allow it with …"): rules that
+    /// cover it (`--allow 'Bash(cargo test:*)'` or `[permissions] allow`), the permission
     /// modes that would allow it and, where the command has the flag (`tackle run`), `--yes`.
     /// Every denial message names its way out through this one function.
     pub fn ways_to_allow(&self, yes_flag: bool) -> String {
         let modes = if self.is_file_edit() { "accept-edits or bypass" } else { "bypass" };
         let yes = if yes_flag { ", or --yes" } else { "" };
+        let rules = self.suggested_rules();
+        if rules.is_empty() {
+            return format!("a permission mode (--permission-mode {modes}){yes} (no rule can allow this command)");
+        }
+        let flags: Vec<String> = rules.iter().map(|r| format!("--allow '{r}'")).collect();
         format!(
-            "a rule (--allow '{}', or [permissions] allow in tackle.toml), a permission mode (--permission-mode {modes}){yes}",
-            self.suggested_rule()
+            "a rule ({}, or [permissions] allow in tackle.toml), a permission mode (--permission-mode {modes}){yes}",
+            flags.join(" ")
         )
     }
 }
@@ -126,8 +122,15 @@ pub enum Approval {
 
 /// Resolves calls that need approval.
 pub trait Approver: Send + Sync {
-    /// Decides one call that needs approval; `reason` says why it asks (a rule, the mode).
-    fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, reason: &'a str) -> BoxFuture<'a, Approval>;
+    /// Decides one call that needs approval; `reason` says why it asks (a rule, the mode),
+    /// and `from_rule` whether an ask rule asked: then nothing an approver allowed "always"
+    /// may answer in the person's place (an ask rule beats every allow rule).
+    fn approve<'a>(
+        &'a self,
+        request: &'a PermissionRequest<'a>,
+        reason: &'a str,
+        from_rule: bool,
+    ) -> BoxFuture<'a, Approval>;
 
     /// Whether a person answers (a terminal prompt, MCP elicitation): trajectories record
     /// such decisions as the user's, the others as the policy's.
@@ -280,7 +283,7 @@ impl PermissionPolicy for AllowAll {
 pub struct AutoApprover;
 
 impl Approver for AutoApprover {
-    fn approve<'a>(&'a self, _request: &'a PermissionRequest<'a>, _reason: &'a str) -> BoxFuture<'a, Approval> {
+    fn approve<'a>(&'a self, _: &'a PermissionRequest<'a>, _: &'a str, _: bool) -> BoxFuture<'a, Approval> {
         Box::pin(async { Approval::Allow })
     }
 }
@@ -290,7 +293,7 @@ impl Approver for AutoApprover {
 pub struct NonInteractiveApprover;
 
 impl Approver for NonInteractiveApprover {
-    fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, _reason: &'a str) -> BoxFuture<'a, Approval> {
+    fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, _: &'a str, _: bool) -> BoxFuture<'a, Approval> {
         let message = format!(
             "{} needs approval, but this run is non-interactive. Allow it with {}.",
             request.spec.name,
@@ -373,7 +376,7 @@ mod tests {
         let shell = ToolSpec::new("bash", "").alias("Bash").command_param("command");
         let args = json!({"command": "git push origin main", "file_path": "a.txt"});
         async fn denial(spec: &ToolSpec, args: &Value) -> String {
-            match NonInteractiveApprover.approve(&request(spec, args, false), "mode default").await {
+            match NonInteractiveApprover.approve(&request(spec, args, false), "mode default", false).await {
                 Approval::Deny { message } => message,
                 Approval::Allow => panic!("expected a denial"),
             }

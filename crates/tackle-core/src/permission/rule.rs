@@ -251,7 +251,7 @@ fn path_pattern(inner: &str, base: &RuleBase) -> Result<GlobSet, String> {
     if pattern.is_empty() {
         return Err("the path pattern is empty".to_owned());
     }
-    let root = escape(&root.to_string_lossy());
+    let root = escape_glob(&root.to_string_lossy());
     let full = format!("{}/{pattern}", root.trim_end_matches('/'));
     let mut set = GlobSetBuilder::new();
     for glob in [full.clone(), format!("{full}/**")] {
@@ -266,7 +266,7 @@ fn path_pattern(inner: &str, base: &RuleBase) -> Result<GlobSet, String> {
 }
 
 /// `text` with glob metacharacters made literal.
-fn escape(text: &str) -> String {
+pub fn escape_glob(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {

@@ -47,7 +47,7 @@ impl Approver for ElicitApprover {
         true
     }
 
-    fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, reason: &'a str) -> BoxFuture<'a, Approval> {
+    fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, reason: &'a str, _: bool) -> BoxFuture<'a, Approval> {
         let tool = request.spec.name.clone();
         let params = json!({
             "mode": "form",
@@ -88,7 +88,7 @@ impl Approver for ElicitApprover {
 struct NoElicitation;
 
 impl Approver for NoElicitation {
-    fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, _reason: &'a str) -> BoxFuture<'a, Approval> {
+    fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, _: &'a str, _: bool) -> BoxFuture<'a, Approval> {
         let message = format!(
             "{} needs approval, and this MCP client cannot be asked (it does not support elicitation). Restart \
              `tackle mcp serve` with {} (bypass is the default).",
