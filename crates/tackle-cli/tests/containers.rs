@@ -335,6 +335,36 @@ fn prune_removes_the_containers_of_dead_sessions_only() {
 }
 
 #[test]
+fn prune_leaves_a_container_whose_image_carries_tackles_label() {
+    let Some(socket) = podman::socket() else { return };
+    // An image built with Tackle's labels hands them to every container made from it.
+    let base = podman::start_sleeper(&socket, "tackle-test-label-base", "tackle-test-label-base");
+    let changes = "LABEL tackle.created-by=tackle";
+    let query = format!(
+        "/commit?container={base}&repo=localhost/tackle-test-labelled&tag=1&changes={}",
+        changes.replace(' ', "%20").replace('=', "%3D")
+    );
+    let (status, body) = podman::request(&socket, "POST", &query, Some(&json!({})));
+    assert_eq!(status, 201, "{body}");
+    podman::remove(&socket, &base);
+    let name = "tackle-test-labelled-victim";
+    let _ = podman::request(&socket, "DELETE", &format!("/containers/{name}?force=true"), None);
+    let create = json!({"Image": "localhost/tackle-test-labelled:1", "Cmd": ["sleep", "600"], "HostConfig": {"NetworkMode": "none"}});
+    let (status, created) = podman::request(&socket, "POST", &format!("/containers/create?name={name}"), Some(&create));
+    assert_eq!(status, 201, "{created}");
+    let victim = serde_json::from_str::<Value>(&created).unwrap()["Id"].as_str().unwrap().to_owned();
+    let (status, started) = podman::request(&socket, "POST", &format!("/containers/{victim}/start"), None);
+    assert!(status == 204 || status == 304, "{started}");
+    assert!(podman::labelled(&socket, "tackle.created-by", "tackle").contains(&victim));
+    let out = tackle(&socket, &["containers", "prune", "--all"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let running = podman::running(&socket, &victim);
+    podman::remove(&socket, &victim);
+    let _ = podman::request(&socket, "DELETE", "/images/localhost/tackle-test-labelled:1?force=true", None);
+    assert!(running, "prune removed a container whose label came from its image");
+}
+
+#[test]
 fn the_workspace_may_name_the_image_but_not_widen_the_container() {
     let Some(socket) = podman::socket() else { return };
     let workspace = tempfile::tempdir().unwrap();
@@ -382,6 +412,35 @@ fn mount_workspace_puts_the_host_checkout_at_the_workdir() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("/workspace\nfrom the host"), "{stdout}");
     assert_eq!(std::fs::read_to_string(workspace.path().join("made.txt")).unwrap(), "from the container\n");
+}
+
+#[test]
+fn a_mounted_workspace_keeps_git_and_the_settings_read_only_inside() {
+    let Some(socket) = podman::socket() else { return };
+    let workspace = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(workspace.path().join(".git/hooks")).unwrap();
+    std::fs::write(workspace.path().join("tackle.toml"), "").unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "host secret\n").unwrap();
+    // A symlink is not bound: inside, it resolves in the container, not to the host's directory.
+    std::os::unix::fs::symlink(outside.path(), workspace.path().join(".claude")).unwrap();
+    let ws = workspace.path().display().to_string();
+    let script = "for f in .git/hooks/pre-commit tackle.toml; do (echo planted > $f) 2>/dev/null && echo wrote $f; done; \
+                  cat .claude/secret.txt 2>/dev/null; echo ok > plain.txt; echo done";
+    let command = json!({ "command": script }).to_string();
+    let out = tackle(
+        &socket,
+        &["tools", "call", "bash", &command, "--workspace", &ws, "--container", IMAGE, "--mount-workspace"],
+    )
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("done"), "{stdout}");
+    assert!(!stdout.contains("wrote") && !stdout.contains("host secret"), "{stdout}");
+    assert!(!workspace.path().join(".git/hooks/pre-commit").exists());
+    assert_eq!(std::fs::read_to_string(workspace.path().join("tackle.toml")).unwrap(), "");
+    assert_eq!(std::fs::read_to_string(workspace.path().join("plain.txt")).unwrap(), "ok\n");
 }
 
 #[test]

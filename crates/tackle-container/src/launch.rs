@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType};
 use bollard::query_parameters::{
     ContainerArchiveInfoOptions, CreateContainerOptions, CreateImageOptions, RemoveContainerOptions,
     UploadToContainerOptions,
@@ -298,12 +298,14 @@ fn create_body(engine: &Engine, spec: &ContainerSpec, session: &str, workdir: &s
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
-    let mut binds = spec.mounts.clone();
+    // Tackle's own mounts are structured, so no path can be read as a bind's options.
+    let mut mounts = Vec::new();
     if engine.local {
-        binds.push(format!("{}:{BINARY_IN_CONTAINER}:ro", spec.binary.display()));
+        mounts.push(bind(&spec.binary, BINARY_IN_CONTAINER.to_owned(), true));
     }
     if let Some(host) = &spec.mount_workspace {
-        binds.push(format!("{}:{workdir}", host.display()));
+        mounts.push(bind(host, workdir.to_owned(), false));
+        mounts.extend(protected_entries(host).map(|(name, path)| bind(&path, format!("{workdir}/{name}"), true)));
     }
     ContainerCreateBody {
         image: Some(spec.target.clone()),
@@ -312,7 +314,8 @@ fn create_body(engine: &Engine, spec: &ContainerSpec, session: &str, workdir: &s
         labels: Some(labels),
         env: Some(env_list(spec)),
         host_config: Some(HostConfig {
-            binds: Some(binds),
+            binds: Some(spec.mounts.clone()),
+            mounts: Some(mounts),
             network_mode: Some(spec.network.clone()),
             memory: spec.memory,
             nano_cpus: spec.nano_cpus,
@@ -321,6 +324,29 @@ fn create_body(engine: &Engine, spec: &ContainerSpec, session: &str, workdir: &s
         }),
         ..Default::default()
     }
+}
+
+/// A bind mount of `source` (host) at `target` (container).
+fn bind(source: &Path, target: String, read_only: bool) -> Mount {
+    Mount {
+        target: Some(target),
+        source: Some(source.to_string_lossy().into_owned()),
+        typ: Some(MountType::BIND),
+        read_only: Some(read_only),
+        ..Default::default()
+    }
+}
+
+/// The entries of the mounted workspace that stay read-only inside, as the process sandbox
+/// keeps them on the host (`.git`, `.tackle`, `.claude`, `tackle.toml`, `.mcp.json`): nothing
+/// in the container can plant a git hook, a setting or an MCP server the host runs later.
+/// Only real directories and files are bound: a symlink resolves inside the container, to
+/// nothing of the host's, and binding it would hand the container what it points to.
+fn protected_entries(host: &Path) -> impl Iterator<Item = (&'static str, std::path::PathBuf)> + '_ {
+    let names = tackle_sandbox::process::PROTECTED_IN_ROOT.iter().chain(tackle_sandbox::process::PROTECTED_GIT);
+    names.map(|name| (*name, host.join(name))).filter(|(_, path)| {
+        std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_dir() || meta.file_type().is_file())
+    })
 }
 
 /// A tar archive holding the binary at [`BINARY_IN_CONTAINER`].

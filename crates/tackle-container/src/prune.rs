@@ -1,7 +1,8 @@
 //! `tackle containers prune`: removes the containers Tackle created whose session is over
 //! (the tackle that created them is no longer running on this machine), kept ones only when
 //! asked. A container Tackle did not create carries no `tackle.created-by` label and is never
-//! touched.
+//! touched. A container inherits its image's labels, so an image may hand that label to
+//! containers Tackle never made: a container whose image carries it is left alone.
 
 use std::collections::HashMap;
 
@@ -36,10 +37,10 @@ pub async fn prune(engine: &Engine, kept_too: bool) -> Result<Pruned, ContainerE
             .as_ref()
             .and_then(|names| names.first())
             .map_or_else(|| id.chars().take(12).collect(), |n| n.trim_start_matches('/').to_owned());
-        let labels = summary.labels.unwrap_or_default();
+        let labels = summary.labels.clone().unwrap_or_default();
         let kept = labels.get(labels::KEEP).is_some_and(|v| v == "true");
         let alive = labels.get(labels::PID).and_then(|pid| pid.parse::<u32>().ok()).is_some_and(is_tackle_alive);
-        if alive || (kept && !kept_too) {
+        if alive || (kept && !kept_too) || !image_leaves_the_label_to_us(engine, &summary).await {
             pruned.left.push(name);
             continue;
         }
@@ -52,6 +53,20 @@ pub async fn prune(engine: &Engine, kept_too: bool) -> Result<Pruned, ContainerE
         }
     }
     Ok(pruned)
+}
+
+/// Whether the container's image does not carry `tackle.created-by` (so the container's label
+/// is the one Tackle set when it created it). An image that cannot be inspected counts as one
+/// that does.
+async fn image_leaves_the_label_to_us(engine: &Engine, summary: &bollard::models::ContainerSummary) -> bool {
+    let Some(image) = summary.image_id.as_deref().or(summary.image.as_deref()) else { return false };
+    match engine.docker.inspect_image(image).await {
+        Ok(info) => {
+            let labels = info.config.and_then(|config| config.labels).unwrap_or_default();
+            !labels.contains_key(labels::CREATED_BY)
+        }
+        Err(_) => false,
+    }
 }
 
 /// Whether the engine said a removal is already in progress (Docker answers 409; Podman may

@@ -113,12 +113,8 @@ impl ContainerSpec {
         if flags.mount_workspace.is_some() && workdir.is_none() {
             workdir = Some(MOUNTED_WORKDIR.to_owned());
         }
-        if let Some(dir) = &workdir
-            && !dir.starts_with('/')
-        {
-            return Err(ContainerError::Settings(format!(
-                "[container] workdir '{dir}' must be an absolute path inside the container, such as /testbed"
-            )));
+        if let Some(dir) = &workdir {
+            check_workdir(dir, flags.mount_workspace.is_some())?;
         }
         let nano_cpus = match section.cpus {
             Some(cpus) if cpus.is_finite() && cpus > 0.0 && cpus <= 1024.0 => Some((cpus * 1e9).round() as i64),
@@ -153,6 +149,32 @@ impl ContainerSpec {
             may_attach: true,
         }))
     }
+}
+
+/// A workdir must be a plain absolute path (it may come from the workspace's `tackle.toml`):
+/// no `.` or `..`, no empty component, no control character, no `:` or `,` an engine could read
+/// as options; a mounted workspace may not cover the whole container nor the tackle binary.
+fn check_workdir(dir: &str, mounted: bool) -> Result<(), ContainerError> {
+    let refuse = |why: &str| {
+        Err(ContainerError::Settings(format!(
+            "[container] workdir '{}' {why}; name an absolute path such as /testbed",
+            dir.escape_debug()
+        )))
+    };
+    if !dir.starts_with('/') {
+        return refuse("must be an absolute path inside the container");
+    }
+    if dir.chars().any(|c| c.is_control() || c == ':' || c == ',') {
+        return refuse("may not hold a control character, ':' or ','");
+    }
+    let parts: Vec<&str> = dir[1..].split('/').collect();
+    if dir != "/" && parts.iter().any(|p| p.is_empty() || *p == "." || *p == "..") {
+        return refuse("must be a plain path, without '.', '..' or '//'");
+    }
+    if mounted && (dir == "/" || parts.first() == Some(&".tackle")) {
+        return refuse("cannot take the mounted workspace (it would cover the system or the tackle binary)");
+    }
+    Ok(())
 }
 
 /// `512m`, `2g`, `1048576` → bytes.
@@ -231,6 +253,31 @@ mod tests {
             let err = ContainerSpec::resolve(section, flags("img")).unwrap_err().to_string();
             assert!(err.contains("[container]"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_workdir_is_a_plain_absolute_path_and_a_mount_covers_neither_root_nor_binary() {
+        let resolve = |dir: &str, mounted: bool| {
+            let section = ContainerSection { workdir: Some(dir.into()), ..Default::default() };
+            let flags = ContainerFlags { mount_workspace: mounted.then(|| "/tmp".into()), ..flags("img") };
+            ContainerSpec::resolve(section, flags).map(|spec| spec.map(|s| s.workdir))
+        };
+        for (dir, mounted) in [
+            ("/w:/etc", true),
+            ("/w,ro", false),
+            ("/w/../etc", true),
+            ("/w//x", false),
+            ("/w\n", false),
+            ("/", true),
+            ("/.tackle", true),
+            ("/.tackle/bin", true),
+        ] {
+            let dir = dir.replace("\\n", "\n");
+            let err = resolve(&dir, mounted).unwrap_err().to_string();
+            assert!(err.contains("[container] workdir"), "{dir}: {err}");
+        }
+        assert_eq!(resolve("/testbed/src", true).unwrap().unwrap(), Some("/testbed/src".to_owned()));
+        assert_eq!(resolve("/", false).unwrap().unwrap(), Some("/".to_owned()));
     }
 
     #[test]

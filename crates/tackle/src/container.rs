@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tackle_container::settings::{ContainerFlags, ContainerSection, ContainerSpec};
+use tackle_container::settings::{ContainerFlags, ContainerSection, ContainerSpec, parse_memory};
 use tackle_container::{Container, ContainerError, Engine, InContainer, Progress};
 use tackle_core::Registry;
 use tackle_core::config::Config;
@@ -37,7 +37,8 @@ impl ContainerStart {
         registry: &mut Registry,
         notice: &Notice,
     ) -> Result<Option<Arc<InContainer>>, BuildError> {
-        let section: ContainerSection = config.section("container")?;
+        let mut section: ContainerSection = config.section("container")?;
+        narrow_limits(config, &mut section, notice)?;
         let user: Option<ContainerSection> = config.user_section("container")?;
         let named_by_user = self.flags.target.clone().or_else(|| user.and_then(|u| u.image));
         let Some(mut spec) = ContainerSpec::resolve(section, self.flags.clone())? else {
@@ -73,6 +74,32 @@ impl ContainerStart {
     }
 }
 
+/// The workspace's `memory`, `cpus` and `pids_limit` count only where they are below the
+/// user's (or the user set none): a cloned repository may tighten its container, never loosen
+/// it. `section` holds the user's values (the merge leaves `Narrowing` keys out).
+fn narrow_limits(config: &Config, section: &mut ContainerSection, notice: &Notice) -> Result<(), BuildError> {
+    let mut notices = Vec::new();
+    let user_memory = section.memory.as_deref().map(parse_memory).transpose()?;
+    let lower_memory =
+        |theirs: &String| parse_memory(theirs).is_ok_and(|bytes| user_memory.is_none_or(|user| bytes <= user));
+    if let Some(memory) = config.narrowing("container.memory", lower_memory, &mut notices)? {
+        section.memory = Some(memory);
+    }
+    let user_cpus = section.cpus;
+    if let Some(cpus) = config.narrowing("container.cpus", |c: &f64| user_cpus.is_none_or(|u| *c <= u), &mut notices)? {
+        section.cpus = Some(cpus);
+    }
+    let user_pids = section.pids_limit;
+    let lower_pids = |p: &i64| user_pids.is_none_or(|u| *p <= u);
+    if let Some(pids) = config.narrowing("container.pids_limit", lower_pids, &mut notices)? {
+        section.pids_limit = Some(pids);
+    }
+    for line in notices {
+        notice.say(&line);
+    }
+    Ok(())
+}
+
 /// The text of every `Read(...)` and `Edit(...)` deny rule of `rules`.
 fn path_deny_rules(rules: &RuleBook) -> Vec<String> {
     rules
@@ -86,4 +113,36 @@ fn path_deny_rules(rules: &RuleBook) -> Vec<String> {
 /// A number unique to this start (the clock's nanoseconds).
 fn unique() -> u128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    fn narrowed(user: &str, workspace: &str) -> (ContainerSection, Vec<String>) {
+        let config = Config::from_tables(user.parse().unwrap(), workspace.parse().unwrap(), false);
+        let mut section: ContainerSection = config.section("container").unwrap();
+        let said = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&said);
+        let notice = Notice::new(move |line| sink.lock().unwrap().push(line.to_owned()));
+        narrow_limits(&config, &mut section, &notice).unwrap();
+        let said = said.lock().unwrap().clone();
+        (section, said)
+    }
+
+    #[test]
+    fn a_workspace_may_lower_the_limits_never_raise_them() {
+        let user = "[container]\nmemory = '2g'\ncpus = 2.0\npids_limit = 256\n";
+        let (lower, said) = narrowed(user, "[container]\nmemory = '512m'\ncpus = 1.0\npids_limit = 64\n");
+        assert_eq!((lower.memory.as_deref(), lower.cpus, lower.pids_limit), (Some("512m"), Some(1.0), Some(64)));
+        assert!(said.is_empty(), "{said:?}");
+        let (higher, said) = narrowed(user, "[container]\nmemory = '64g'\ncpus = 64.0\npids_limit = 100000\n");
+        assert_eq!((higher.memory.as_deref(), higher.cpus, higher.pids_limit), (Some("2g"), Some(2.0), Some(256)));
+        assert_eq!(said.len(), 3, "{said:?}");
+        // No user limit: any workspace limit narrows.
+        let (set, _) = narrowed("", "[container]\nmemory = '1g'\npids_limit = 10\n");
+        assert_eq!((set.memory.as_deref(), set.pids_limit), (Some("1g"), Some(10)));
+    }
 }

@@ -74,9 +74,10 @@ pub const RULES: &[Rule] = &[
     rule("container.image", Always, "tackle-container"),
     rule("container.workdir", Always, "tackle-container"),
     rule("container.keep", Always, "tackle-container"),
-    rule("container.memory", Always, "tackle-container"),
-    rule("container.cpus", Always, "tackle-container"),
-    rule("container.pids_limit", Always, "tackle-container"),
+    // Resource limits: a workspace may lower them, never raise or lift them.
+    rule("container.memory", Narrowing, "tackle-container"),
+    rule("container.cpus", Narrowing, "tackle-container"),
+    rule("container.pids_limit", Narrowing, "tackle-container"),
     // Consent itself is the person's, never the workspace's.
     rule("trusted_workspaces", Never, "tackle-core"),
     rule("mcp.trusted_workspaces", Never, "tackle-mcp"),
