@@ -40,6 +40,10 @@ fn decision(c: &mut Criterion) {
     let command = args["command"].as_str().unwrap();
     // The same command's parse and walk alone: what the decision costs beyond the rules.
     c.bench_function("shell_analysis_20_parts", |b| b.iter(|| tackle_core::shell::analyze(command)));
+    // The tree-sitter-bash parse alone: the floor the walk stands on.
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&tree_sitter_bash::LANGUAGE.into()).unwrap();
+    c.bench_function("shell_parse_20_parts", |b| b.iter(|| parser.parse(command, None).unwrap()));
 }
 
 fn hook(c: &mut Criterion) {
