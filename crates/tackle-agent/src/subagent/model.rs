@@ -47,7 +47,8 @@ pub fn choose(
 ) -> Result<Arc<dyn ChatModel>, String> {
     let Some(model) = model_string(spec, config)? else { return Ok(Arc::clone(parent)) };
     let provider = model.split_once('/').map_or("", |(provider, _)| provider);
-    let current = parent.info().provider;
+    let parent_info = parent.info();
+    let current = parent_info.provider;
     if untrusted && !config.workspace_trusted && provider != current {
         return Err(format!(
             "the workspace's agent definition asks for model {model}, of provider {provider}, but this session uses {current}; \
@@ -56,7 +57,11 @@ pub fn choose(
         ));
     }
     let env = |name: &str| tackle_core::secrets::var(name);
-    let provider = provider_config(config, &model, None, &env).map_err(|err| err.0)?;
+    // The parent's provider is reached where the parent reaches it (`--base-url`, a local
+    // proxy): a child must not send the conversation to the provider's public endpoint when
+    // the person chose another one.
+    let base_url = if provider == current { parent_info.base_url.as_deref() } else { None };
+    let provider = provider_config(config, &model, base_url, &env).map_err(|err| err.0)?;
     let client = LlmClient::new(provider).map_err(|err| err.to_string())?;
     Ok(Arc::new(client))
 }
@@ -77,5 +82,21 @@ mod tests {
         let config = Config::from_tables(table, toml::Table::new(), false);
         assert_eq!(model_string(Some("opus"), &config).unwrap().as_deref(), Some("anthropic/claude-opus-9"));
         assert_eq!(model_string(Some("sonnet"), &config).unwrap().as_deref(), Some("anthropic/claude-sonnet-4-5"));
+    }
+
+    #[test]
+    fn another_model_of_the_parents_provider_is_asked_where_the_parent_asks() {
+        let config = Config::default();
+        let no_key = |_: &str| None;
+        let local = provider_config(&config, "anthropic/claude-a", Some("http://127.0.0.1:9/v1"), &no_key).unwrap();
+        let parent: Arc<dyn ChatModel> = Arc::new(LlmClient::new(local).unwrap());
+        let parent_url = parent.info().base_url;
+        assert!(parent_url.as_deref().is_some_and(|url| url.starts_with("http://127.0.0.1:9")), "{parent_url:?}");
+        // From the workspace too: the same provider needs no consent, and keeps the endpoint.
+        for untrusted in [false, true] {
+            let child = choose(Some("haiku"), &parent, &config, untrusted).unwrap();
+            assert_eq!(child.info().model, "claude-haiku-4-5");
+            assert_eq!(child.info().base_url, parent_url, "untrusted: {untrusted}");
+        }
     }
 }
