@@ -171,15 +171,7 @@ impl Mailboxes {
     /// opened `O_APPEND`, so lines of concurrent writers do not mix).
     pub fn append(&self, message: &Message) -> Result<(), MailboxError> {
         let name = message.to.as_str();
-        let dir = self.dir(true)?.ok_or_else(|| MailboxError::Io {
-            what: "create",
-            path: self.path(name),
-            source: std::io::ErrorKind::NotFound.into(),
-        })?;
-        let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE;
-        let fd = own_dir::open_file(&dir, &format!("{name}.jsonl"), flags, "open")
-            .map_err(|err| self.error(err, Some(name), "open"))?;
-        let mut file = File::from(fd);
+        let mut file = self.open_append(name)?;
         let mut line = serde_json::to_vec(message).map_err(|err| MailboxError::Io {
             what: "encode a message for",
             path: self.path(name),
@@ -193,10 +185,26 @@ impl Mailboxes {
         file.write_all(&line).map_err(|source| MailboxError::Io { what: "write", path: self.path(name), source })
     }
 
-    /// The size of `name`'s mailbox (0 when it does not exist): where a new reader starts.
-    pub fn end(&self, name: &str) -> Result<u64, MailboxError> {
-        let Some(file) = self.open_read(name)? else { return Ok(0) };
-        file.metadata().map(|m| m.len()).map_err(|source| MailboxError::Io { what: "read", path: self.path(name), source })
+    fn open_append(&self, name: &str) -> Result<File, MailboxError> {
+        let dir = self.dir(true)?.ok_or_else(|| MailboxError::Io {
+            what: "create",
+            path: self.path(name),
+            source: std::io::ErrorKind::NotFound.into(),
+        })?;
+        let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE;
+        let fd = own_dir::open_file(&dir, &format!("{name}.jsonl"), flags, "open")
+            .map_err(|err| self.error(err, Some(name), "open"))?;
+        Ok(File::from(fd))
+    }
+
+    /// Creates `name`'s mailbox (and the team's directory) if it does not exist; its size,
+    /// where a new reader starts.
+    pub fn create(&self, name: &str) -> Result<u64, MailboxError> {
+        self.open_append(name)?.metadata().map(|m| m.len()).map_err(|source| MailboxError::Io {
+            what: "read",
+            path: self.path(name),
+            source,
+        })
     }
 
     fn open_read(&self, name: &str) -> Result<Option<File>, MailboxError> {
@@ -274,10 +282,12 @@ fn parse(line: &[u8]) -> Result<Message, String> {
     if text.trim().is_empty() {
         return Err("is empty".to_owned());
     }
-    let message: Message =
-        serde_json::from_str(text).map_err(|err| format!("is not a message ({})", tackle_core::text::json_error(&err)))?;
+    let message: Message = serde_json::from_str(text)
+        .map_err(|err| format!("is not a message ({})", tackle_core::text::json_error(&err)))?;
     for name in [&message.from, &message.to] {
-        if name != MAIN && let Some(problem) = name_problem(name) {
+        if name != MAIN
+            && let Some(problem) = name_problem(name)
+        {
             return Err(format!("names a bad member ({problem})"));
         }
     }

@@ -107,10 +107,9 @@ fn leader(ctx: &ToolContext) -> Result<Arc<Delegation>, ToolError> {
 
 /// The session's team, made on first use.
 fn team(ctx: &ToolContext) -> Arc<Team> {
-    ctx.state().get_or_insert_with(|| {
-        let mailboxes = Mailboxes::new(ctx.workspace().to_path_buf(), ctx.session_id());
-        Team::new(mailboxes, ctx.state().get::<Notifications>())
-    })
+    // The queue first: the state's lock is held while the team is made.
+    let queue = ctx.state().get::<Notifications>();
+    ctx.state().get_or_insert_with(|| Team::new(Mailboxes::new(ctx.workspace().to_path_buf(), ctx.session_id()), queue))
 }
 
 fn not_running(to: &str) -> ToolError {
@@ -172,7 +171,8 @@ impl Tool for TeamSpawn {
             return Err(ToolError::Failed(format!("Teammate {name} is already running.")));
         }
         let kind_name = input.subagent_type.as_deref().map(str::trim).filter(|t| !t.is_empty());
-        let kind = resolve_type(ctx.workspace(), kind_name.unwrap_or("general-purpose")).map_err(ToolError::NotFound)?;
+        let kind =
+            resolve_type(ctx.workspace(), kind_name.unwrap_or("general-purpose")).map_err(ToolError::NotFound)?;
         let kind = teammate_kind(kind, name, input.role.trim());
         let Some(factory) = ctx.state().existing::<Factory>() else {
             return Err(ToolError::Failed(
@@ -190,15 +190,14 @@ impl Tool for TeamSpawn {
         }
         // The mailbox first: a planted link refuses the teammate before anything starts.
         let failed = |err: String| ToolError::Failed(format!("Teammate {name} could not start: {err}"));
-        let cursor = team.mailboxes.end(name).map_err(|err| failed(err.to_string()))?;
+        let cursor = team.mailboxes.create(name).map_err(|err| failed(err.to_string()))?;
         if let Some(prompt) = input.prompt.as_ref().filter(|p| !p.trim().is_empty()) {
             let first = Message::new(MAIN, name, Kind::Request, prompt.clone(), None);
             team.mailboxes.append(&first).map_err(|err| failed(err.to_string()))?;
         }
         let id = parent.lineage.next_id();
-        let child = Child::build(&parent, &factory, &kind, id.clone(), &format!("teammate {name}"))
-            .await
-            .map_err(failed)?;
+        let child =
+            Child::build(&parent, &factory, &kind, id.clone(), &format!("teammate {name}")).await.map_err(failed)?;
         let job = jobs.start(id.clone(), child.label.clone(), CancellationToken::new());
         let member = Arc::new(Member {
             name: name.to_owned(),
@@ -281,7 +280,9 @@ impl Tool for TeamSend {
         member.wake.notify_one();
         let id = &request.id;
         let Some(reply) = reply else {
-            return Ok(ToolOutput::text(format!("Message {id} sent to {to}; its reply will arrive as a notification.")));
+            return Ok(ToolOutput::text(format!(
+                "Message {id} sent to {to}; its reply will arrive as a notification."
+            )));
         };
         let timeout_ms = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
         let outcome = tokio::select! {
@@ -312,8 +313,7 @@ impl Tool for TeamSend {
 
 /// Writes `content` to every running teammate's mailbox (one message id); nobody waits.
 fn broadcast(team: &Team, content: String) -> Result<ToolOutput, ToolError> {
-    let members: Vec<Arc<Member>> =
-        team.members().into_iter().filter(|m| m.presence() != Presence::Stopped).collect();
+    let members: Vec<Arc<Member>> = team.members().into_iter().filter(|m| m.presence() != Presence::Stopped).collect();
     if members.is_empty() {
         return Err(ToolError::Failed("No teammate is running; start one with team_spawn first.".into()));
     }

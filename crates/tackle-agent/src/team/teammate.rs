@@ -10,8 +10,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tackle_core::agent_jobs::{AgentJobStatus, AgentJobs};
-use tackle_tools::planning::tasks::board::{Task, TaskChange, TaskStatus};
 use tackle_tools::TaskBoard;
+use tackle_tools::planning::tasks::board::{Task, TaskChange, TaskStatus};
 use tokio_util::sync::CancellationToken;
 
 use super::mailbox::{Kind, MAIN, Message, bounded};
@@ -161,11 +161,8 @@ impl Teammate {
             return;
         }
         let status = if report.is_error { TaskStatus::Failed } else { TaskStatus::Done };
-        let change = TaskChange {
-            status: Some(status),
-            expected_status: Some(TaskStatus::InProgress),
-            ..TaskChange::default()
-        };
+        let change =
+            TaskChange { status: Some(status), expected_status: Some(TaskStatus::InProgress), ..TaskChange::default() };
         let _ = self.board.update(&task.id, &change);
         let text = bounded(report.answer.unwrap_or(report.text));
         self.team.queue.push(format!(
