@@ -64,7 +64,7 @@ async fn run_main(server: &FakeLlm, dir: &Path, config: Config, before_close: im
         .await
         .unwrap();
     let path = dir.join("run.jsonl");
-    let mut agent = Agent::builder(model, session).max_steps(12).trajectory(&path).build().unwrap();
+    let mut agent = Agent::builder(model, session).max_steps(20).trajectory(&path).build().unwrap();
     let outcome = agent.run("lead the team").await;
     before_close().await;
     agent.close().await;
@@ -270,26 +270,41 @@ async fn a_mailbox_line_that_is_not_json_is_skipped_with_a_warning() {
             "team_spawn",
             json!({"name": "alice", "role": "r", "subagent_type": "remote"}),
         )),
-        // A command writes garbage into the teammate's mailbox.
-        Turn::reply(Reply::text("").call(
-            "b1",
-            "bash",
-            json!({"command": "printf 'not json at all\\n' >> .tackle/teams/*/alice.jsonl"}),
-        ))
-        .expect(Expect::result("t1", "Teammate alice started.")),
+        // Meanwhile another process writes garbage into the teammate's mailbox (the commands
+        // of the session cannot: `.tackle` is read-only in their sandbox).
+        Turn::reply(Reply::text("").call("b1", "bash", json!({"command": "sleep 1"})))
+            .expect(Expect::result("t1", "Teammate alice started.")),
         Turn::reply(Reply::text("").call("m1", "team_send", json!({"to": "alice", "content": "ping"}))),
         Turn::reply(Reply::text("fine")).expect(Expect::result("m1", "Reply from alice: pong")),
     ]))
     .await;
     let dir = workspace();
     define_remote_agent(dir.path(), "remote");
+    let teams = dir.path().join(".tackle/teams");
+    let writer = tokio::spawn(async move {
+        for _ in 0..100 {
+            let mailbox = std::fs::read_dir(&teams)
+                .ok()
+                .and_then(|mut sessions| sessions.next())
+                .map(|s| s.unwrap().path().join("alice.jsonl"));
+            if let Some(mailbox) = mailbox.filter(|m| m.exists()) {
+                let mut file = std::fs::OpenOptions::new().append(true).open(mailbox).unwrap();
+                std::io::Write::write_all(&mut file, b"not json at all\n").unwrap();
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        false
+    });
     let run = run_main(&server, dir.path(), config_with_child_provider(&child.openai_base_url()), async || {}).await;
+    assert!(writer.await.unwrap(), "the mailbox was created at spawn");
     server.assert_clean();
     child.assert_clean();
     assert_eq!(run.outcome.final_result, "fine");
-    let last = server.requests()[4].view();
-    let text = &last.messages.last().unwrap().text;
-    assert!(text.contains("Teammate alice's mailbox: .tackle/teams/"), "{text}");
+    // The warning reached the main agent as a notification (after the bash result or with the
+    // reply, depending on when the teammate looked): the last request holds the whole history.
+    let text = server.requests()[4].body.to_string();
+    assert!(text.contains("<notifications>\\nTeammate alice's mailbox: .tackle/teams/"), "{text}");
     assert!(text.contains("alice.jsonl: the line at byte 0 is not a message"), "{text}");
     // The teammate saw only the real request.
     let asked = child.requests()[0].view();

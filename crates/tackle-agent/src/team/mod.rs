@@ -69,6 +69,7 @@ pub struct TeamSendInput {
     /// Wait for the reply (default true); without waiting, the reply arrives as a notification.
     pub wait: Option<bool>,
     /// How long to wait for the reply, in milliseconds (default 60000, at most 600000).
+    #[schemars(range(min = 1, max = 600000))]
     pub timeout: Option<u64>,
 }
 
