@@ -131,7 +131,7 @@ async fn two_teammates_answer_requests_and_keep_their_history() {
     let run = run_main(&server, dir.path(), Config::default(), async || {}).await;
     server.assert_clean();
     assert_eq!(run.outcome.final_result, "The team answered.");
-    let requests: Vec<View> = server.requests().iter().map(|r| r.view()).collect();
+    let requests: Vec<View> = server.requests().iter().map(tackle_testkit::RecordedRequest::view).collect();
     assert_eq!(requests.len(), 10);
     // Deferred: absent from the first request, present once tool_search loaded them.
     assert!(!has_team_tools(&requests[0]) && requests[0].tools.iter().any(|t| t == "tool_search"));
