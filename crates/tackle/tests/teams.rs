@@ -435,3 +435,22 @@ async fn the_end_of_the_session_stops_a_teammate_in_the_middle_of_a_turn() {
     assert_eq!(end["status"], "interrupted");
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }
+
+#[tokio::test]
+async fn team_spawn_rules_match_the_type() {
+    let dir = workspace();
+    let rules = tackle::RuleFlags { deny: vec!["team_spawn(explore)".into()], ..tackle::RuleFlags::default() };
+    let session = SessionBuilder::new(dir.path())
+        .config(Config::default())
+        .permission_mode(PermissionMode::Bypass)
+        .rules(rules)
+        .build()
+        .await
+        .unwrap();
+    let denied = session.call("team_spawn", json!({"name": "a", "role": "r", "subagent_type": "explore"})).await;
+    assert!(denied.is_error && denied.text_content().contains("team_spawn(explore)"), "{}", denied.text_content());
+    // Another type passes the rule; outside an agent run the tool itself then says why it cannot run.
+    let other = session.call("team_spawn", json!({"name": "a", "role": "r", "subagent_type": "plan"})).await;
+    assert!(other.text_content().starts_with("team_spawn runs only inside an agent run"), "{}", other.text_content());
+    session.close().await;
+}

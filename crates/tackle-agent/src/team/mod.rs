@@ -144,6 +144,8 @@ impl Tool for TeamSpawn {
         .title("Team spawn")
         .loading(Loading::Deferred)
         .search_hint(SEARCH_HINT)
+        // Permission rules may name the type: `team_spawn(explore)`.
+        .specifier_param("subagent_type")
     }
 
     fn validate(&self, input: &TeamSpawnInput) -> Result<(), ToolError> {
@@ -257,6 +259,11 @@ impl Tool for TeamSend {
             return Err(ToolError::InvalidInput(format!("timeout must be 1..={MAX_TIMEOUT_MS} milliseconds.")));
         }
         Ok(())
+    }
+
+    /// Sends to different teammates may wait side by side (each append is one line).
+    fn is_concurrency_safe(&self, _input: &TeamSendInput) -> bool {
+        true
     }
 
     fn timeout(&self, input: &TeamSendInput) -> Option<Duration> {
