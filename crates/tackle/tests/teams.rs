@@ -3,8 +3,9 @@
 //! and replies with them; the request bodies show that a teammate keeps its history and has no
 //! team tools. Also: a teammate that answers too late (the timeout, then the reply as a
 //! notification), a line of a mailbox that is not JSON, a stopped or unknown teammate, bad
-//! names, a second spawn, a symlinked `.tackle/teams`, a teammate claiming a ready task, and
-//! the end of the session stopping a teammate in the middle of a turn.
+//! names, a second spawn, a symlinked `.tackle/teams`, a teammate claiming a ready task, the
+//! end of the session and Ctrl-C stopping a teammate in the middle of a turn, and a rule
+//! naming `team_spawn`'s type.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -453,4 +454,69 @@ async fn team_spawn_rules_match_the_type() {
     let other = session.call("team_spawn", json!({"name": "a", "role": "r", "subagent_type": "plan"})).await;
     assert!(other.text_content().starts_with("team_spawn runs only inside an agent run"), "{}", other.text_content());
     session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_of_the_main_run_stops_a_teammate_before_the_session_ends() {
+    let child = FakeLlm::start(Script::new([Turn::reply(Reply::text("too late"))
+        .with_fault(Fault { delay_first_byte_ms: Some(60_000), ..Fault::default() })]))
+    .await;
+    let server = FakeLlm::start(Script::new([
+        load_team_tools("s1"),
+        Turn::reply(Reply::text("").call(
+            "t1",
+            "team_spawn",
+            json!({"name": "sleepy", "role": "r", "subagent_type": "remote", "prompt": "think hard"}),
+        )),
+        Turn::reply(Reply::text("").call("b1", "bash", json!({"command": "sleep 30"}))),
+    ]))
+    .await;
+    let dir = workspace();
+    define_remote_agent(dir.path(), "remote");
+    let model = tackle::llm::from_model_string("openai/main", Some(&server.openai_base_url())).unwrap();
+    let session = SessionBuilder::new(dir.path())
+        .config(config_with_child_provider(&child.openai_base_url()))
+        .tools("default")
+        .permission_mode(PermissionMode::Bypass)
+        .build()
+        .await
+        .unwrap();
+    let path = dir.path().join("run.jsonl");
+    let mut agent = Agent::builder(model, session).max_steps(5).trajectory(&path).build().unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let pressed = {
+        let cancel = cancel.clone();
+        let asked = async move || {
+            for _ in 0..200 {
+                if !child.requests().is_empty() {
+                    return child;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            }
+            panic!("the teammate never asked its model");
+        };
+        tokio::spawn(async move {
+            let child = asked().await;
+            cancel.cancel();
+            child
+        })
+    };
+    let outcome = agent.run_with_cancel("lead", &cancel).await;
+    let _child = pressed.await.unwrap();
+    assert_eq!(outcome.status.name(), "interrupted");
+    // The teammate's turn ends on the same Ctrl-C, while the session is still open.
+    let mut ended = false;
+    for _ in 0..200 {
+        let text = std::fs::read_to_string(&path).unwrap();
+        ended = text.lines().any(|line| {
+            let event: Value = serde_json::from_str(line).unwrap();
+            event["type"] == "session_end" && event["agent_id"] == "agent-1" && event["status"] == "interrupted"
+        });
+        if ended {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(ended, "the teammate's turn was interrupted before the session closed");
+    agent.close().await;
 }
