@@ -15,6 +15,7 @@ pub mod prompt;
 pub mod provider;
 pub mod replay;
 pub mod subagent;
+pub mod team;
 pub use tackle_core::time;
 pub mod trajectory;
 mod turn;

@@ -412,7 +412,7 @@ impl SessionBuilder {
 }
 
 /// Every built-in tool (the code index's `ckg` included, in the `code` toolset, and the agent
-/// loop's `subagent`, in `default` and `bare`), with every
+/// loop's `subagent` and `team_*`, in `default` and `bare`), with every
 /// toolset an allowlist may name declared (`mcp` too, whether or not an MCP tool is imported,
 /// so `-mcp` is always valid).
 pub fn builtin_registry() -> Registry {
@@ -421,6 +421,9 @@ pub fn builtin_registry() -> Registry {
     {
         use tackle_tools::toolset::{BARE, DEFAULT};
         registry.register(&[DEFAULT, BARE], tackle_agent::subagent::Subagent::default);
+        registry.register(&[DEFAULT, BARE], tackle_agent::team::TeamSpawn::default);
+        registry.register(&[DEFAULT, BARE], tackle_agent::team::TeamSend::default);
+        registry.register(&[DEFAULT, BARE], tackle_agent::team::TeamList::default);
     }
     registry.declare_toolsets(&[tackle_mcp::client::MCP_TOOLSET]);
     registry

@@ -44,6 +44,8 @@ pub struct Report {
     pub is_error: bool,
     /// For a background child's job entry.
     pub status: AgentJobStatus,
+    /// The final message alone (no footer), when it gave one.
+    pub answer: Option<String>,
 }
 
 /// The allowlist (the `--tools` grammar) of `kind`: its allow list, then `-NAME` for each
@@ -121,6 +123,15 @@ impl Child {
     /// Runs the child on `prompt` until it answers, stops, fails or `cancel` fires; closes its
     /// session (its shell and jobs) and sums up how it went.
     pub async fn run(mut self, prompt: &str, cancel: &CancellationToken, background: bool) -> Report {
+        let report = self.turn(prompt, cancel, background).await;
+        self.close().await;
+        report
+    }
+
+    /// Runs the child on `prompt` as [`Child::run`] does, but keeps it (its session and its
+    /// history) for the next prompt: a teammate answers each message this way. The footer
+    /// counts the tool calls of its whole history.
+    pub async fn turn(&mut self, prompt: &str, cancel: &CancellationToken, background: bool) -> Report {
         let started = Instant::now();
         self.observer.on_event(&AgentEvent::SubagentStarted {
             agent_id: self.id.clone(),
@@ -129,7 +140,6 @@ impl Child {
             background,
         });
         let outcome = self.agent.run(prompt, cancel).await;
-        self.agent.session().close().await;
         let calls: usize = self
             .agent
             .history()
@@ -147,6 +157,7 @@ impl Child {
                 text: format!("{}\n{footer}", outcome.final_result.trim_end()),
                 is_error: false,
                 status: AgentJobStatus::Done,
+                answer: Some(outcome.final_result.trim_end().to_owned()),
             },
             RunStatus::MaxSteps => Report {
                 text: format!(
@@ -156,11 +167,13 @@ impl Child {
                 ),
                 is_error: true,
                 status: AgentJobStatus::Failed,
+                answer: None,
             },
             RunStatus::Interrupted => Report {
                 text: format!("Subagent {id} was cancelled before it finished.\n{footer}"),
                 is_error: true,
                 status: AgentJobStatus::Cancelled,
+                answer: None,
             },
             RunStatus::Error => Report {
                 text: format!(
@@ -170,6 +183,7 @@ impl Child {
                 ),
                 is_error: true,
                 status: AgentJobStatus::Failed,
+                answer: None,
             },
         };
         self.observer.on_event(&AgentEvent::SubagentFinished {

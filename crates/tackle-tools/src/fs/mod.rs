@@ -8,6 +8,7 @@
 //!   history, write settings), and [`FsSettings`] (`[tools] durable_writes`);
 //! - [`beneath`]: every open relative to the root's directory, so a swapped symlink cannot
 //!   lead a read or a write outside it;
+//! - [`own_dir`]: Tackle's own directories (`.tackle/…`), opened refusing every link;
 //! - [`atomic`]: temp file + `renameat` writes that a swapped path cannot redirect;
 //! - [`ledger`]: what the session last saw of each file, and the stale check;
 //! - [`history`]: the per-path undo stacks;
@@ -25,6 +26,7 @@ pub mod files;
 pub mod history;
 pub mod journal;
 pub mod ledger;
+pub mod own_dir;
 pub mod patch;
 pub mod read_file;
 pub mod reader;

@@ -10,8 +10,8 @@
 //!
 //! The workspace may be hostile: `.tackle` or a file in it may be a symlink planted to make
 //! Tackle write elsewhere. The directory is opened beneath the workspace root without
-//! following any link ([`crate::fs::beneath`]), and every file in it is opened, created and
-//! renamed relative to that directory with `O_NOFOLLOW`, so a link is refused, never followed.
+//! following any link, and every file in it is opened, created and renamed relative to that
+//! directory with `O_NOFOLLOW` ([`crate::fs::own_dir`]), so a link is refused, never followed.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
@@ -21,12 +21,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rustix::fs::{AtFlags, Mode, OFlags};
-use rustix::io::Errno;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::fs::atomic::temp_name_for;
-use crate::fs::beneath::{Beneath, DIR_READ, Links, OpenError};
+use crate::fs::own_dir::{self, OwnDirError};
 
 /// The board's directory, relative to the workspace root.
 pub const DIR: &str = ".tackle";
@@ -332,45 +331,19 @@ impl TaskBoard {
     /// `.tackle`, opened beneath the root without following links; created when `create`
     /// (else `None` when it does not exist).
     fn open_dir(&self, create: bool) -> Result<Option<OwnedFd>, BoardError> {
-        let beneath = Beneath::open(&self.root).map_err(BoardError::io("open the workspace of"))?;
-        let path = self.root.join(DIR);
-        match beneath.open_at(&path, DIR_READ, Links::None) {
-            Ok(fd) => Ok(Some(fd)),
-            Err(OpenError::Escaped) => Err(BoardError::Escaped("")),
-            Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound && create => {
-                beneath.create_dirs(&path, 0o755).map_err(|err| match err {
-                    OpenError::Escaped => BoardError::Escaped(""),
-                    OpenError::Io(err) => BoardError::Io { what: "create the directory of", source: err },
-                })?;
-                match beneath.open_at(&path, DIR_READ, Links::None) {
-                    Ok(fd) => Ok(Some(fd)),
-                    Err(OpenError::Escaped) => Err(BoardError::Escaped("")),
-                    Err(OpenError::Io(err)) => Err(BoardError::Io { what: "open", source: err }),
-                }
-            }
-            Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(OpenError::Io(err)) if err.raw_os_error() == Some(Errno::NOTDIR.raw_os_error()) => {
-                Err(BoardError::Escaped(""))
-            }
-            Err(OpenError::Io(err)) => Err(BoardError::Io { what: "open", source: err }),
-        }
+        own_dir::open_dir(&self.root, Path::new(DIR), create).map_err(|err| match err {
+            OwnDirError::Escaped => BoardError::Escaped(""),
+            OwnDirError::Io { what, source } => BoardError::Io { what, source },
+        })
     }
 }
 
 /// Opens `name` in the board's directory, never following a link.
 fn openat(dir: &OwnedFd, name: &'static str, flags: OFlags, what: &'static str) -> Result<OwnedFd, BoardError> {
-    let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
-    match rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o644)) {
-        Ok(fd) => {
-            let stat = rustix::fs::fstat(&fd).map_err(|errno| BoardError::Io { what, source: errno.into() })?;
-            if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
-                return Err(BoardError::Escaped(name));
-            }
-            Ok(fd)
-        }
-        Err(Errno::LOOP) => Err(BoardError::Escaped(name)),
-        Err(errno) => Err(BoardError::Io { what, source: errno.into() }),
-    }
+    own_dir::open_file(dir, name, flags, what).map_err(|err| match err {
+        OwnDirError::Escaped => BoardError::Escaped(name),
+        OwnDirError::Io { what, source } => BoardError::Io { what, source },
+    })
 }
 
 /// Reads the board (empty when the file does not exist). A file that does not parse is moved
