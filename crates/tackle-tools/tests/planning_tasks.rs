@@ -103,6 +103,23 @@ async fn a_corrupt_board_is_moved_aside_and_reported_never_overwritten() {
     ws.write(".tackle/tasks.json", r#"{"version":1,"tasks":{"a":{"id":"a","title":"t","status":"pending","depends_on":["zz"],"created_at":"","updated_at":""}}}"#);
     let message = ws.err("task_list", json!({})).await;
     assert!(message.contains("task a depends on zz, which is not on the board"), "{message}");
+    // A read reports it and changes nothing; the next change moves it aside.
+    assert!(message.contains("it was left as it is"), "{message}");
+    let backups = |ws: &Ws| ws.names_in(".tackle").iter().filter(|n| n.starts_with("tasks.json.bak-")).count();
+    assert_eq!(backups(&ws), 1);
+    assert!(ws.read(".tackle/tasks.json").contains("\"zz\""));
+    let message = ws.err("task_create", json!({"title": "B"})).await;
+    assert!(message.contains("it was moved to"), "{message}");
+    assert_eq!(backups(&ws), 2);
+}
+
+#[tokio::test]
+async fn reading_the_board_creates_nothing() {
+    let ws = Ws::new();
+    std::fs::create_dir(ws.path(".tackle")).unwrap();
+    assert_eq!(task(&ws, "task_list", json!({})).await, json!([]));
+    assert!(ws.err("task_get", json!({"task_id": "nope1234"})).await.contains("Unknown task id"));
+    assert!(ws.names_in(".tackle").is_empty(), "{:?}", ws.names_in(".tackle"));
 }
 
 #[cfg(unix)]

@@ -6,7 +6,8 @@
 //! `.tackle/tasks.lock`, std's `File::lock`), read the file again, change it in memory, write
 //! it whole to a temporary file and rename it over the old one. So no update is lost between
 //! processes, and no reader ever sees half a file. A file that does not parse is never
-//! overwritten: it is moved aside to `tasks.json.bak-{time}` and the call says so.
+//! overwritten: a change moves it aside to `tasks.json.bak-{time}` and says so; a read (which
+//! takes no lock: a rename replaces the file whole) reports it and changes nothing.
 //!
 //! The workspace may be hostile: `.tackle` or a file in it may be a symlink planted to make
 //! Tackle write elsewhere. The directory is opened beneath the workspace root without
@@ -140,6 +141,17 @@ pub enum BoardError {
          Its tasks can still be read there; the next task call starts a new board."
     )]
     Corrupt { reason: String, backup: String },
+    /// What a read finds in a board that does not parse: a read leaves the file as it is.
+    #[error(
+        "{DIR}/{FILE} is not a valid task board ({reason}); it was left as it is. The next task_create or \
+         task_update moves it aside and starts a new board."
+    )]
+    Invalid { reason: String },
+    #[error(
+        "the task board's lock ({DIR}/{LOCK}) has been held by another process for {0} s; try again, or end \
+         the process holding it"
+    )]
+    Busy(u64),
     #[error(
         "{DIR}/{0} is a symlink or leads outside the workspace; the task board refuses to follow it. Remove it \
          (the board lives in real files under {DIR}/)."
@@ -304,8 +316,10 @@ impl TaskBoard {
         })
     }
 
-    /// Runs `apply` on the board under the lock; writes the board back when it says it
-    /// changed it. A board that does not exist yet is empty (and a read creates nothing).
+    /// Runs `apply` on the board; a change (`write`) runs under the lock and writes the board
+    /// back when `apply` says it changed it. A read takes no lock and creates nothing: every
+    /// write replaces the file whole by a rename, so a reader sees the old board or the new one.
+    /// A board that does not exist yet is empty.
     fn transact<T>(
         &self,
         write: bool,
@@ -315,10 +329,13 @@ impl TaskBoard {
             let (value, _) = apply(&mut Store { version: VERSION, tasks: BTreeMap::new() })?;
             return Ok(value);
         };
-        let lock = openat(&dir, LOCK, OFlags::RDWR | OFlags::CREATE, "open the lock of")?;
-        let lock = File::from(lock);
-        lock.lock().map_err(BoardError::io("lock"))?;
-        let mut store = read_store(&dir)?;
+        if !write {
+            let (value, _) = apply(&mut read_store(&dir, false)?)?;
+            return Ok(value);
+        }
+        let lock = File::from(openat(&dir, LOCK, OFlags::RDWR | OFlags::CREATE, "open the lock of")?);
+        take_lock(&lock)?;
+        let mut store = read_store(&dir, true)?;
         let (value, changed) = apply(&mut store)?;
         if changed {
             write_store(&dir, &store)?;
@@ -338,6 +355,24 @@ impl TaskBoard {
     }
 }
 
+/// How long a change waits for another process's transaction (each takes milliseconds).
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Takes the board's lock, waiting at most [`LOCK_WAIT`].
+fn take_lock(lock: &File) -> Result<(), BoardError> {
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match lock.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Err(BoardError::Busy(LOCK_WAIT.as_secs())),
+            Err(std::fs::TryLockError::Error(err)) => return Err(BoardError::io("lock")(err)),
+        }
+    }
+}
+
 /// Opens `name` in the board's directory, never following a link.
 fn openat(dir: &OwnedFd, name: &'static str, flags: OFlags, what: &'static str) -> Result<OwnedFd, BoardError> {
     own_dir::open_file(dir, name, flags, what).map_err(|err| match err {
@@ -346,9 +381,10 @@ fn openat(dir: &OwnedFd, name: &'static str, flags: OFlags, what: &'static str) 
     })
 }
 
-/// Reads the board (empty when the file does not exist). A file that does not parse is moved
-/// aside and reported.
-fn read_store(dir: &OwnedFd) -> Result<Store, BoardError> {
+/// Reads the board (empty when the file does not exist). A file that does not parse is
+/// reported, and moved aside when `move_aside` (a change, under the lock, about to write a new
+/// board; a read changes nothing).
+fn read_store(dir: &OwnedFd, move_aside: bool) -> Result<Store, BoardError> {
     let fd = match openat(dir, FILE, OFlags::RDONLY, "read") {
         Ok(fd) => fd,
         Err(BoardError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -369,6 +405,9 @@ fn read_store(dir: &OwnedFd) -> Result<Store, BoardError> {
             Err(err) => tackle_core::text::json_error(&err),
         }
     };
+    if !move_aside {
+        return Err(BoardError::Invalid { reason: problem });
+    }
     let backup = format!("{FILE}.bak-{}", tackle_core::time::file_stamp(SystemTime::now()));
     let backup = unique_backup(dir, backup);
     rustix::fs::renameat(dir, FILE, dir, backup.as_str())
