@@ -79,3 +79,16 @@ async fn load_skill_returns_the_body_and_lists_the_other_files() {
     assert_eq!(ws.ok("Skill", json!({"skill": "pdf"})).await, text);
     assert_eq!(ws.err("load_skill", json!({"name": "nope"})).await, "Unknown skill: nope. Available skills: pdf");
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_linked_folder_in_a_skill_is_named_never_listed_through() {
+    let ws = Ws::new();
+    skill(&ws, ".claude/skills/pdf", "pdf", "Fill PDF forms", "Body.\n");
+    let outside = ws.outside();
+    std::fs::write(outside.join("id_rsa"), "secret").unwrap();
+    std::os::unix::fs::symlink(&outside, ws.path(".claude/skills/pdf/keys")).unwrap();
+    let text = ws.ok("load_skill", json!({"name": "pdf"})).await;
+    assert!(text.ends_with("Other files of this skill (read them relative to .claude/skills/pdf):\n- keys"), "{text}");
+    assert!(!text.contains("id_rsa"), "{text}");
+}

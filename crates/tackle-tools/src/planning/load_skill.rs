@@ -64,7 +64,7 @@ impl Tool for LoadSkill {
                 load_body(skill, workspace).map_err(|why| ToolError::Failed(format!("Skill {}: {why}", skill.name)))?;
             let dir = skill.dir.strip_prefix(workspace).unwrap_or(&skill.dir).display().to_string();
             let mut text = format!("Skill \"{}\" (directory {dir}):\n\n{}", skill.name, body.trim_end());
-            let files = other_files(&skill.dir, MAX_LISTED_FILES);
+            let files = other_files(skill, workspace, MAX_LISTED_FILES);
             if !files.is_empty() {
                 text.push_str(&format!("\n\nOther files of this skill (read them relative to {dir}):"));
                 for file in &files {

@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 
 use tackle_core::frontmatter::{self, FrontmatterError};
 
-use crate::fs::beneath::{Beneath, Links, READ};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+
+use crate::fs::beneath::{Beneath, DIR_READ, Links, READ};
 
 /// The skill file's name in its folder.
 pub const SKILL_FILE: &str = "SKILL.md";
@@ -237,26 +239,39 @@ pub fn load_body(skill: &Skill, workspace: &Path) -> Result<String, String> {
 }
 
 /// The skill's other files, relative to its folder, sorted: at most `limit`, at most three
-/// folders deep, links not followed.
-pub fn other_files(dir: &Path, limit: usize) -> Vec<String> {
+/// folders deep, links listed but never followed. A workspace skill's folder is opened beneath
+/// the workspace without following a link (as its `SKILL.md` is read), so a folder swapped for a
+/// link after discovery lists nothing outside.
+pub fn other_files(skill: &Skill, workspace: &Path, limit: usize) -> Vec<String> {
+    let top = if skill.dir.starts_with(workspace) {
+        Beneath::open(workspace).ok().and_then(|root| root.open_at(&skill.dir, DIR_READ, Links::None).ok())
+    } else {
+        rustix::fs::open(&skill.dir, DIR_READ, Mode::empty()).ok()
+    };
+    let Some(top) = top else { return Vec::new() };
     let mut files = Vec::new();
-    let mut pending = vec![(dir.to_owned(), 0usize)];
-    while let Some((current, depth)) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&current) else {
-            continue;
-        };
+    let mut pending = vec![(top, String::new(), 0usize)];
+    while let Some((dir, prefix, depth)) = pending.pop() {
+        let Ok(entries) = rustix::fs::Dir::read_from(&dir) else { continue };
         for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else {
+            let name = entry.file_name();
+            if matches!(name.to_bytes(), b"." | b"..") {
                 continue;
+            }
+            let relative = format!("{prefix}{}", name.to_string_lossy());
+            let kind = match entry.file_type() {
+                FileType::Unknown => rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map_or(FileType::Unknown, |stat| FileType::from_raw_mode(stat.st_mode)),
+                known => known,
             };
-            let path = entry.path();
-            if kind.is_dir() && depth < 3 {
-                pending.push((path, depth + 1));
-            } else if (kind.is_file() || kind.is_symlink())
-                && let Ok(relative) = path.strip_prefix(dir)
-                && relative != Path::new(SKILL_FILE)
-            {
-                files.push(relative.display().to_string());
+            match kind {
+                FileType::Directory if depth < 3 => {
+                    if let Ok(sub) = rustix::fs::openat(&dir, name, DIR_READ | OFlags::NOFOLLOW, Mode::empty()) {
+                        pending.push((sub, format!("{relative}/"), depth + 1));
+                    }
+                }
+                FileType::RegularFile | FileType::Symlink if relative != SKILL_FILE => files.push(relative),
+                _ => {}
             }
             if files.len() > limit {
                 break;
