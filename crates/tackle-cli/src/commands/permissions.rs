@@ -50,24 +50,23 @@ pub async fn check(args: CheckArgs) -> CommandResult {
     if args.json {
         stdout::print_json_line(&result)?;
     } else {
-        println!("{}", result.decision);
-        println!("  tool: {}", result.tool);
-        println!("  reason: {}", result.reason);
+        let mut text = format!("{}\n  tool: {}\n  reason: {}\n", result.decision, result.tool, result.reason);
         if let (Some(rule), Some(source)) = (&result.rule, &result.source) {
-            println!("  rule: {rule} (from {source})");
+            text.push_str(&format!("  rule: {rule} (from {source})\n"));
         }
         if let (Some(hook), Some(source)) = (&result.hook, &result.source) {
-            println!("  hook: PreToolUse `{hook}` (from {source})");
+            text.push_str(&format!("  hook: PreToolUse `{hook}` (from {source})\n"));
         }
         if let Some(commands) = &result.commands {
-            println!("  sub-commands:");
+            text.push_str("  sub-commands:\n");
             for command in commands {
-                println!("    {command}");
+                text.push_str(&format!("    {command}\n"));
             }
         }
         if let Some(why) = &result.unanalyzable {
-            println!("  unanalyzable: {why} (no allow rule covers it)");
+            text.push_str(&format!("  unanalyzable: {why} (no allow rule covers it)\n"));
         }
+        stdout::print(&text)?;
     }
     template.close().await;
     Ok(ExitCode::from(if result.decision == "allow" { OK } else { TOOL_FAILED }))
@@ -85,11 +84,11 @@ pub async fn list(args: PermissionsListArgs) -> CommandResult {
             .collect();
         stdout::print_json_line(&list)?;
     } else if rules.is_empty() {
-        println!("no permission rules (the permission mode decides every call)");
+        stdout::print("no permission rules (the permission mode decides every call)\n")?;
     } else {
-        for rule in &rules {
-            println!("{:<5}  {:<40}  {}", rule.kind.name(), rule.rule.text, rule.source);
-        }
+        let lines: Vec<String> =
+            rules.iter().map(|r| format!("{:<5}  {:<40}  {}\n", r.kind.name(), r.rule.text, r.source)).collect();
+        stdout::print(&lines.concat())?;
     }
     template.close().await;
     Ok(ExitCode::from(OK))
