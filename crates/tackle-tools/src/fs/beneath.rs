@@ -136,7 +136,14 @@ impl Parent {
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
             return Err(OpenError::Escaped);
         };
-        let fd = beneath.open_at(parent, DIR_READ, Links::None)?;
+        let fd = match beneath.open_at(parent, DIR_READ, Links::None) {
+            // A directory that may be searched but not listed still serves the `*at` calls
+            // (only `durable_writes`' fsync of it will fail).
+            Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::PermissionDenied => {
+                beneath.open_at(parent, DIR_HANDLE, Links::None)?
+            }
+            other => other?,
+        };
         let opened = rustix::fs::fstat(&fd)?;
         Ok(Parent { beneath, fd, path: parent.to_owned(), name: name.to_owned(), opened })
     }
