@@ -73,9 +73,13 @@ impl<'a> Scan<'a> {
     }
 
     fn whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.at += 1;
-        }
+        self.skip_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    }
+
+    /// Moves past the bytes that `keep` holds for (a slice search: no bounds check per byte).
+    fn skip_while(&mut self, keep: impl Fn(u8) -> bool) {
+        let rest = &self.bytes[self.at..];
+        self.at += rest.iter().position(|&b| !keep(b)).unwrap_or(rest.len());
     }
 
     fn expect(&mut self, byte: u8) -> Result<(), Stop> {
@@ -210,9 +214,7 @@ impl<'a> Scan<'a> {
     fn string(&mut self) -> Result<(), Stop> {
         self.at += 1;
         loop {
-            while self.at < self.bytes.len() && !STRING_STOP[usize::from(self.bytes[self.at])] {
-                self.at += 1;
-            }
+            self.skip_while(|b| !STRING_STOP[usize::from(b)]);
             match self.peek() {
                 Some(b'"') => {
                     self.at += 1;
@@ -312,9 +314,7 @@ impl<'a> Scan<'a> {
     /// Skips ASCII digits; how many.
     fn digits(&mut self) -> usize {
         let from = self.at;
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.at += 1;
-        }
+        self.skip_while(|b| b.is_ascii_digit());
         self.at - from
     }
 }
