@@ -13,9 +13,9 @@
 //! device paths are `/dev/*` and `/proc/*/fd/*`, and docs/reference/formats.md#block-tools words this refusal.
 //!
 //! The resolved path is what the tools open, so the file a tool touches is exactly the one
-//! the policy checked. A swap between this check and the write is caught by the atomic
-//! writer, which resolves again after creating its temporary file and renames relative to
-//! the parent directory it opened.
+//! the policy checked. They open it beneath its root with no symlink allowed, through its
+//! directory's descriptor, and before a write is put in place the atomic writer checks that
+//! the directory's path still leads to that directory (docs/file-tools.md).
 
 use std::collections::VecDeque;
 use std::ffi::OsString;

@@ -2,31 +2,34 @@
 //! a half-written file, and a path swapped under the tool cannot redirect the write.
 //!
 //! A write is two steps, so that a multi-file operation can stage every file before it puts
-//! any in place. [`stage`] opens the target's directory beneath its root without following
-//! any symlink ([`crate::fs::beneath`]; missing directories are created the same way),
-//! creates a temporary file there (in the same directory, so the rename is atomic), gives it
-//! the target's permission bits or the ones asked for (and the owner, where allowed), writes
-//! and optionally fsyncs it. [`Staged::commit`] then **re-checks** the path through the
-//! policy and verifies that the
-//! directory it opened is still the directory at that path, and finally renames the
-//! temporary file over the target *relative to the opened directory* (`renameat`). A symlink
-//! planted in place of the target after the check is replaced, never followed; a directory
-//! swapped for a symlink fails the identity check. Hard links to the target keep the old
-//! content, as with every editor that saves atomically. An existing target is replaced by
-//! swapping it with the temporary file (`RENAME_EXCHANGE`) and removing the old content
-//! under the temporary name (see `exchange` for why).
+//! any in place. [`stage`] works in the target's directory, which the call opened once
+//! beneath its root without following any symlink ([`Parent`]; [`open_parent`] creates
+//! missing directories the same way): it creates a temporary file there (in the same
+//! directory, so the rename is atomic), gives it the target's permission bits or the ones
+//! asked for (and the owner, where allowed), writes and optionally fsyncs it.
+//! [`Staged::commit`] then **verifies** that the directory's path, opened again beneath the
+//! root with no symlink allowed, still leads to the directory it holds
+//! ([`Parent::still_in_place`]), and finally renames the temporary file over the target
+//! *relative to that directory* (`renameat`). The path policy is not asked again: it judged
+//! the resolved path, and the directory is still at that path, reached without a link. A
+//! symlink planted in place of the target after the check is replaced, never followed; a
+//! directory moved away, or swapped for a symlink, fails the check. Hard links to the target
+//! keep the old content, as with every editor that saves atomically. An existing target is
+//! replaced by swapping it with the temporary file (`RENAME_EXCHANGE`) and removing the old
+//! content under the temporary name (see `exchange` for why).
 
 use std::ffi::{OsStr, OsString};
-use std::io::Write as _;
-use std::os::fd::OwnedFd;
+use std::io::{IoSlice, Write as _};
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 use tackle_core::ToolError;
 
-use crate::fs::beneath::{Beneath, DIR_READ, Links, OpenError};
+use crate::fs::beneath::{Beneath, OpenError, Parent};
 
 /// Longest temporary-file name; the target's name is shortened to fit `NAME_MAX`.
 const MAX_TEMP_NAME_BYTES: usize = 255;
@@ -48,9 +51,6 @@ impl From<rustix::io::Errno> for WriteError {
     }
 }
 
-/// Resolves the target path again, through the path policy, just before the rename.
-pub type Recheck<'a> = &'a dyn Fn() -> Result<PathBuf, ToolError>;
-
 /// How a write is made.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteOptions {
@@ -68,39 +68,40 @@ const NEW_DIR_MODE: u32 = 0o755;
 /// Dropped without a commit, the temporary file is removed.
 #[derive(Debug)]
 pub struct Staged {
-    dir: OwnedFd,
+    parent: Arc<Parent>,
     temp_name: OsString,
-    name: OsString,
-    parent: PathBuf,
-    target: PathBuf,
     existing: Option<rustix::fs::Stat>,
     /// The temporary file's metadata once written (a rename keeps size and mtime).
     written: std::fs::Metadata,
     committed: bool,
 }
 
-/// Writes `contents` to the temporary file `temp_name` (from [`temp_name_for`]) in
-/// `target`'s directory (opened beneath `root`, created if missing), with `mode` as its
-/// permission bits (default: the target's, or 0666 minus the umask for a new file); with
-/// `options.durable` the file is fsynced.
+/// Opens the directory of `target` (a resolved path under `root`) beneath `root`, creating
+/// the missing directories one at a time beneath the root, never through a symlink.
+pub fn open_parent(root: &Path, target: &Path) -> Result<Parent, WriteError> {
+    let (parent, _) = split(target)?;
+    match Parent::open(Beneath::open(root)?, target) {
+        Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+            let beneath = Beneath::open(root)?;
+            beneath.create_dirs(parent, NEW_DIR_MODE).map_err(|err| opened(err, target))?;
+            Parent::open(beneath, target).map_err(|err| opened(err, target))
+        }
+        other => other.map_err(|err| opened(err, target)),
+    }
+}
+
+/// Writes `contents` to the temporary file `temp_name` (from [`temp_name_for`]) in the
+/// target's directory `parent`, with `mode` as its permission bits (default: the target's,
+/// or 0666 minus the umask for a new file); with `options.durable` the file is fsynced.
 pub fn stage(
-    root: &Path,
-    target: &Path,
+    parent: Arc<Parent>,
     temp_name: &OsStr,
     contents: &[&[u8]],
     options: WriteOptions,
     mode: Option<u32>,
 ) -> Result<Staged, WriteError> {
-    let (parent, name) = split(target)?;
-    let beneath = Beneath::open(root)?;
-    let dir = match open_dir(&beneath, parent) {
-        Err(WriteError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
-            beneath.create_dirs(parent, NEW_DIR_MODE).map_err(|err| opened(err, target))?;
-            open_dir(&beneath, parent)?
-        }
-        other => other?,
-    };
-    let existing = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+    let dir = parent.fd();
+    let existing = match rustix::fs::statat(dir, parent.name(), AtFlags::SYMLINK_NOFOLLOW) {
         Ok(stat) => Some(stat),
         Err(rustix::io::Errno::NOENT) => None,
         Err(errno) => return Err(errno.into()),
@@ -114,24 +115,15 @@ pub fn stage(
     let mode = mode.or(regular.map(|s| s.st_mode & 0o7777));
     let temp_name = temp_name.to_owned();
     let temp = rustix::fs::openat(
-        &dir,
+        dir,
         temp_name.as_os_str(),
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC | OFlags::NOFOLLOW,
         Mode::from_raw_mode(mode.unwrap_or(NEW_FILE_MODE)),
     )?;
     match fill(temp, contents, mode, regular.as_ref(), options) {
-        Ok(written) => Ok(Staged {
-            dir,
-            temp_name,
-            name: name.to_owned(),
-            parent: parent.to_owned(),
-            target: target.to_owned(),
-            existing,
-            written,
-            committed: false,
-        }),
+        Ok(written) => Ok(Staged { parent, temp_name, existing, written, committed: false }),
         Err(err) => {
-            let _ = rustix::fs::unlinkat(&dir, temp_name.as_os_str(), AtFlags::empty());
+            let _ = rustix::fs::unlinkat(dir, temp_name.as_os_str(), AtFlags::empty());
             Err(err)
         }
     }
@@ -146,29 +138,44 @@ fn fill(
     existing: Option<&rustix::fs::Stat>,
     options: WriteOptions,
 ) -> Result<std::fs::Metadata, WriteError> {
-    if let Some(mode) = mode {
-        // The umask may have narrowed the bits at creation; set them exactly.
+    let mine = if mode.is_some() || existing.is_some() { Some(rustix::fs::fstat(&temp)?) } else { None };
+    if let (Some(mode), Some(mine)) = (mode, &mine)
+        && mine.st_mode & 0o7777 != mode
+    {
+        // The umask narrowed the bits at creation; set them exactly.
         rustix::fs::fchmod(&temp, Mode::from_raw_mode(mode))?;
     }
-    if let Some(stat) = existing {
-        let mine = rustix::fs::fstat(&temp)?;
-        if (mine.st_uid, mine.st_gid) != (stat.st_uid, stat.st_gid) {
-            // Keeping the owner needs privileges; without them the file becomes ours.
-            let _ = rustix::fs::fchown(
-                &temp,
-                Some(rustix::fs::Uid::from_raw(stat.st_uid)),
-                Some(rustix::fs::Gid::from_raw(stat.st_gid)),
-            );
-        }
+    if let (Some(stat), Some(mine)) = (existing, &mine)
+        && (mine.st_uid, mine.st_gid) != (stat.st_uid, stat.st_gid)
+    {
+        // Keeping the owner needs privileges; without them the file becomes ours.
+        let _ = rustix::fs::fchown(
+            &temp,
+            Some(rustix::fs::Uid::from_raw(stat.st_uid)),
+            Some(rustix::fs::Gid::from_raw(stat.st_gid)),
+        );
     }
     let mut file = std::fs::File::from(temp);
-    for piece in contents {
-        file.write_all(piece)?;
-    }
+    write_all(&mut file, contents)?;
     if options.durable {
         file.sync_data()?;
     }
     Ok(file.metadata()?)
+}
+
+/// Writes the pieces in one `writev` where the kernel takes them all at once.
+fn write_all(file: &mut std::fs::File, contents: &[&[u8]]) -> std::io::Result<()> {
+    let mut slices: Vec<IoSlice<'_>> = contents.iter().filter(|c| !c.is_empty()).map(|c| IoSlice::new(c)).collect();
+    let mut rest = &mut slices[..];
+    while !rest.is_empty() {
+        match file.write_vectored(rest) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(written) => IoSlice::advance_slices(&mut rest, written),
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(())
 }
 
 impl Staged {
@@ -177,17 +184,18 @@ impl Staged {
         &self.temp_name
     }
 
-    /// Re-checks the path, then puts the temporary file in place of the target (see the
-    /// module header). Returns the new file's metadata.
-    pub fn commit(mut self, options: WriteOptions, recheck: Recheck<'_>) -> Result<std::fs::Metadata, WriteError> {
-        verify(&self.dir, &self.parent, &self.target, recheck)?;
+    /// Verifies that the directory is still in place, then puts the temporary file in
+    /// place of the target (see the module header). Returns the new file's metadata.
+    pub fn commit(mut self, options: WriteOptions) -> Result<std::fs::Metadata, WriteError> {
+        verify(&self.parent)?;
+        let (dir, name) = (self.parent.fd(), self.parent.name());
         let existed = self.existing.is_some();
-        if options.durable || !existed || !exchange(&self.dir, &self.temp_name, &self.name)? {
-            rustix::fs::renameat(&self.dir, &self.temp_name, &self.dir, &self.name)?;
+        if options.durable || !existed || !exchange(dir, &self.temp_name, name)? {
+            rustix::fs::renameat(dir, &self.temp_name, dir, name)?;
         }
         self.committed = true;
         if options.durable {
-            rustix::fs::fsync(&self.dir)?;
+            rustix::fs::fsync(dir)?;
         }
         Ok(self.written.clone())
     }
@@ -196,7 +204,7 @@ impl Staged {
 impl Drop for Staged {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = rustix::fs::unlinkat(&self.dir, self.temp_name.as_os_str(), AtFlags::empty());
+            let _ = rustix::fs::unlinkat(self.parent.fd(), self.temp_name.as_os_str(), AtFlags::empty());
         }
     }
 }
@@ -210,7 +218,7 @@ impl Drop for Staged {
 /// programs that never fsync), which more than doubles the cost of an edit. The swap is just
 /// as atomic for every reader and for a crash of Tackle; surviving an operating-system crash
 /// is what `durable_writes` (fsync, then a plain rename) is for.
-fn exchange(dir: &OwnedFd, temp_name: &OsStr, name: &OsStr) -> Result<bool, WriteError> {
+fn exchange(dir: BorrowedFd<'_>, temp_name: &OsStr, name: &OsStr) -> Result<bool, WriteError> {
     match rustix::fs::renameat_with(dir, temp_name, dir, name, rustix::fs::RenameFlags::EXCHANGE) {
         Ok(()) => {}
         Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::NOENT) => return Ok(false),
@@ -225,33 +233,24 @@ fn exchange(dir: &OwnedFd, temp_name: &OsStr, name: &OsStr) -> Result<bool, Writ
     Ok(true)
 }
 
-/// Removes the resolved path `target` (a file or symlink) in `root`, relative to its opened
-/// parent, after the same re-check as a write.
-pub fn remove_atomic(
-    root: &Path,
-    target: &Path,
-    options: WriteOptions,
-    recheck: Recheck<'_>,
-) -> Result<(), WriteError> {
-    let (parent, name) = split(target)?;
-    let dir = open_dir(&Beneath::open(root)?, parent)?;
-    verify(&dir, parent, target, recheck)?;
-    rustix::fs::unlinkat(&dir, name, AtFlags::empty())?;
+/// Removes the file (or symlink) `parent` names, after the same check as a write.
+pub fn remove_atomic(parent: &Parent, options: WriteOptions) -> Result<(), WriteError> {
+    verify(parent)?;
+    rustix::fs::unlinkat(parent.fd(), parent.name(), AtFlags::empty())?;
     if options.durable {
-        rustix::fs::fsync(&dir)?;
+        rustix::fs::fsync(parent.fd())?;
     }
     Ok(())
 }
 
-/// The path still resolves to `target`, and `parent` is still the directory we opened.
-fn verify(dir: &OwnedFd, parent: &Path, target: &Path, recheck: Recheck<'_>) -> Result<(), WriteError> {
-    let now = recheck().map_err(WriteError::Refused)?;
-    let opened = rustix::fs::fstat(dir)?;
-    let current = rustix::fs::stat(parent)?;
-    if now != target || (opened.st_dev, opened.st_ino) != (current.st_dev, current.st_ino) {
-        return Err(swapped(target));
+/// The directory is still the one at its path, reached beneath the root without a link.
+fn verify(parent: &Parent) -> Result<(), WriteError> {
+    let target = parent.path().join(parent.name());
+    match parent.still_in_place() {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(swapped(&target)),
+        Err(err) => Err(opened(err, &target)),
     }
-    Ok(())
 }
 
 /// The refusal of a write whose path changed under it.
@@ -264,7 +263,7 @@ fn swapped(target: &Path) -> WriteError {
 }
 
 /// An open beneath the root that failed; leaving the root means a link was swapped in.
-fn opened(err: OpenError, target: &Path) -> WriteError {
+pub fn opened(err: OpenError, target: &Path) -> WriteError {
     match err {
         OpenError::Escaped => swapped(target),
         OpenError::Io(err) => WriteError::Io(err),
@@ -276,12 +275,6 @@ fn split(target: &Path) -> Result<(&Path, &OsStr), WriteError> {
         (Some(parent), Some(name)) => Ok((parent, name)),
         _ => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path").into()),
     }
-}
-
-/// The target's directory, opened beneath the root without following any symlink (the
-/// resolved path holds none, so one there was swapped in after the check).
-fn open_dir(beneath: &Beneath, parent: &Path) -> Result<OwnedFd, WriteError> {
-    beneath.open_at(parent, DIR_READ, Links::None).map_err(|err| opened(err, parent))
 }
 
 /// A fresh temporary-file name for `target`: `.{name}.tackle-{pid}-{n}.tmp`, with `name`
@@ -327,19 +320,23 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;
 
-    /// A whole write: stage, then commit.
+    /// A whole write: stage, run `between` (a swap under the tool), then commit.
     fn write_atomic(
         root: &Path,
         target: &Path,
         contents: &[&[u8]],
         options: WriteOptions,
-        recheck: Recheck<'_>,
+        between: impl FnOnce(),
     ) -> Result<std::fs::Metadata, WriteError> {
-        stage(root, target, &temp_name_for(target), contents, options, None)?.commit(options, recheck)
+        let parent = Arc::new(open_parent(root, target)?);
+        let staged = stage(parent, &temp_name_for(target), contents, options, None)?;
+        between();
+        staged.commit(options)
     }
 
-    fn same(target: &Path) -> impl Fn() -> Result<PathBuf, ToolError> + '_ {
-        move || Ok(target.to_owned())
+    fn staged_at(root: &Path, path: &Path, mode: Option<u32>) -> Staged {
+        let parent = Arc::new(open_parent(root, path).unwrap());
+        stage(parent, &temp_name_for(path), &[b"new"], WriteOptions::default(), mode).unwrap()
     }
 
     #[test]
@@ -349,7 +346,7 @@ mod tests {
         let path = root.join("script.sh");
         std::fs::write(&path, "old").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o751)).unwrap();
-        let written = write_atomic(&root, &path, &[b"new"], WriteOptions::default(), &same(&path)).unwrap();
+        let written = write_atomic(&root, &path, &[b"n", b"", b"ew"], WriteOptions::default(), || ()).unwrap();
         assert_eq!(written.len(), 3);
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777, 0o751);
@@ -362,26 +359,38 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let path = root.join("a/b/c.txt");
-        write_atomic(&root, &path, &[b"x"], WriteOptions { durable: true }, &same(&path)).unwrap();
+        write_atomic(&root, &path, &[b"x"], WriteOptions { durable: true }, || ()).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"x");
         let mode = std::fs::metadata(path.parent().unwrap()).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode & !0o755, 0, "directories are created 0755 minus the umask, got {mode:o}");
     }
 
     #[test]
-    fn a_failed_recheck_writes_nothing_and_leaves_no_temp_file() {
+    fn a_directory_moved_after_staging_writes_nothing_and_leaves_no_temp_file() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let path = root.join("f.txt");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(root.join("protected")).unwrap();
+        let path = root.join("sub/f.txt");
         std::fs::write(&path, "keep").unwrap();
-        let refuse = || Err(ToolError::Denied("moved".into()));
-        let err = write_atomic(&root, &path, &[b"lost"], WriteOptions::default(), &refuse).unwrap_err();
-        assert!(matches!(err, WriteError::Refused(ToolError::Denied(ref m)) if m == "moved"), "{err}");
-        let elsewhere = |_: ()| Ok(dir.path().join("other"));
-        let err = write_atomic(&root, &path, &[b"lost"], WriteOptions::default(), &|| elsewhere(())).unwrap_err();
+        // Moved elsewhere under the root (into a directory the policy would refuse): the
+        // handle still holds it, but its path no longer leads to it.
+        let moved = || std::fs::rename(root.join("sub"), root.join("protected/sub")).unwrap();
+        let err = write_atomic(&root, &path, &[b"lost"], WriteOptions::default(), moved).unwrap_err();
         assert!(err.to_string().contains("changed while it was being written"), "{err}");
-        assert_eq!(std::fs::read(&path).unwrap(), b"keep");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert_eq!(std::fs::read(root.join("protected/sub/f.txt")).unwrap(), b"keep");
+        assert_eq!(std::fs::read_dir(root.join("protected/sub")).unwrap().count(), 1);
+        // Moved, and a symlink to it put at its path: the directory is the same, but it is no
+        // longer reached without a link.
+        std::fs::rename(root.join("protected/sub"), root.join("sub")).unwrap();
+        let linked = || {
+            std::fs::rename(root.join("sub"), root.join("protected/sub")).unwrap();
+            std::os::unix::fs::symlink(root.join("protected/sub"), root.join("sub")).unwrap();
+        };
+        let err = write_atomic(&root, &path, &[b"lost"], WriteOptions::default(), linked).unwrap_err();
+        assert!(err.to_string().contains("changed while it was being written"), "{err}");
+        assert_eq!(std::fs::read(root.join("protected/sub/f.txt")).unwrap(), b"keep");
+        assert_eq!(std::fs::read_dir(root.join("protected/sub")).unwrap().count(), 1);
     }
 
     #[test]
@@ -389,21 +398,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
         std::fs::create_dir(base.join("d")).unwrap();
-        let err =
-            write_atomic(&base, &base.join("d"), &[b"x"], WriteOptions::default(), &same(&base.join("d"))).unwrap_err();
+        let err = write_atomic(&base, &base.join("d"), &[b"x"], WriteOptions::default(), || ()).unwrap_err();
         assert!(matches!(err, WriteError::Io(ref e) if e.kind() == std::io::ErrorKind::IsADirectory), "{err}");
-        // The parent directory is swapped for a symlink between the check and the rename.
+        // The parent directory is swapped for a symlink between the staging and the rename.
         std::fs::create_dir(base.join("real")).unwrap();
         std::fs::create_dir(base.join("elsewhere")).unwrap();
         let target = base.join("real/f.txt");
         let swap = || {
             std::fs::rename(base.join("real"), base.join("moved")).unwrap();
             std::os::unix::fs::symlink(base.join("elsewhere"), base.join("real")).unwrap();
-            Ok(target.clone())
         };
-        let err = write_atomic(&base, &target, &[b"x"], WriteOptions::default(), &swap).unwrap_err();
+        let err = write_atomic(&base, &target, &[b"x"], WriteOptions::default(), swap).unwrap_err();
         assert!(err.to_string().contains("changed while it was being written"), "{err}");
         assert_eq!(std::fs::read_dir(base.join("elsewhere")).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(base.join("moved")).unwrap().count(), 0);
     }
 
     #[test]
@@ -413,12 +421,11 @@ mod tests {
         let root = base.join("root");
         std::fs::create_dir_all(base.join("elsewhere/sub")).unwrap();
         std::fs::create_dir_all(root.join("real/sub")).unwrap();
-        // `real` was a directory when the policy resolved the path; now it is a link out, and
-        // the re-check (here: none) would see the directory again.
+        // `real` was a directory when the policy resolved the path; now it is a link out.
         std::fs::rename(root.join("real"), root.join("moved")).unwrap();
         std::os::unix::fs::symlink(base.join("elsewhere"), root.join("real")).unwrap();
         for target in [root.join("real/sub/f.txt"), root.join("real/new/deeper/f.txt")] {
-            let err = write_atomic(&root, &target, &[b"x"], WriteOptions::default(), &same(&target)).unwrap_err();
+            let err = write_atomic(&root, &target, &[b"x"], WriteOptions::default(), || ()).unwrap_err();
             assert!(err.to_string().contains("changed while it was being written"), "{err}");
         }
         assert_eq!(std::fs::read_dir(base.join("elsewhere")).unwrap().count(), 1);
@@ -431,18 +438,18 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         let path = root.join("f.sh");
         std::fs::write(&path, "old").unwrap();
-        let staged =
-            stage(&root, &path, &temp_name_for(&path), &[b"new"], WriteOptions::default(), Some(0o700)).unwrap();
+        let staged = staged_at(&root, &path, Some(0o700));
         assert_eq!(std::fs::read_dir(&root).unwrap().count(), 2);
         assert!(is_temp_name(staged.temp_name()), "{:?}", staged.temp_name());
         drop(staged);
         assert_eq!(std::fs::read_dir(&root).unwrap().count(), 1);
         assert_eq!(std::fs::read(&path).unwrap(), b"old");
-        let staged =
-            stage(&root, &path, &temp_name_for(&path), &[b"new"], WriteOptions::default(), Some(0o700)).unwrap();
-        staged.commit(WriteOptions::default(), &same(&path)).unwrap();
+        staged_at(&root, &path, Some(0o700)).commit(WriteOptions::default()).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777, 0o700);
+        // Bits the umask takes away at creation are set back exactly.
+        staged_at(&root, &root.join("g.sh"), Some(0o777)).commit(WriteOptions::default()).unwrap();
+        assert_eq!(std::fs::metadata(root.join("g.sh")).unwrap().permissions().mode() & 0o7777, 0o777);
         assert!(!is_temp_name(OsStr::new("f.sh")) && !is_temp_name(OsStr::new(".f.tmp")));
     }
 
@@ -452,7 +459,7 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         for name in ["n".repeat(255), "é".repeat(127)] {
             let path = root.join(&name);
-            write_atomic(&root, &path, &[b"x"], WriteOptions::default(), &same(&path)).unwrap();
+            write_atomic(&root, &path, &[b"x"], WriteOptions::default(), || ()).unwrap();
             assert_eq!(std::fs::read(&path).unwrap(), b"x");
             let temp = temp_name_for(&path);
             assert!(temp.len() <= 255 && temp.to_str().is_some() && is_temp_name(&temp), "{temp:?}");
@@ -460,15 +467,18 @@ mod tests {
     }
 
     #[test]
-    fn removal_rechecks_too() {
+    fn removal_checks_the_directory_too() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let path = root.join("f.txt");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let path = root.join("sub/f.txt");
         std::fs::write(&path, "x").unwrap();
-        let refuse = || Err(ToolError::Denied("no".into()));
-        assert!(remove_atomic(&root, &path, WriteOptions::default(), &refuse).is_err());
-        assert!(path.exists());
-        remove_atomic(&root, &path, WriteOptions::default(), &same(&path)).unwrap();
+        let parent = open_parent(&root, &path).unwrap();
+        std::fs::rename(root.join("sub"), root.join("moved")).unwrap();
+        assert!(remove_atomic(&parent, WriteOptions::default()).is_err());
+        assert!(root.join("moved/f.txt").exists());
+        std::fs::rename(root.join("moved"), root.join("sub")).unwrap();
+        remove_atomic(&parent, WriteOptions::default()).unwrap();
         assert!(!path.exists());
     }
 }

@@ -15,8 +15,13 @@
 //!
 //! A walk (`glob`, `grep`, `view` of a directory) starts with an open beneath the root and
 //! goes on through directory descriptors ([`crate::search::walk`]).
+//!
+//! A file tool's call opens its file's directory once ([`Parent`]) and does everything else
+//! relative to that descriptor: the stat, the read, the temporary file, the rename. Before a
+//! write is put in place, [`Parent::still_in_place`] opens the directory's path again beneath
+//! the root, no symlink allowed, and checks that it is still the directory the call holds.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -108,6 +113,77 @@ impl Beneath {
             dir = Some(step(at, name, DIR_HANDLE | OFlags::NOFOLLOW)?);
         }
         Ok(())
+    }
+}
+
+/// A file's directory, opened beneath the root without following any symlink, with the
+/// file's name: a call opens, stats, writes and renames the file relative to it, without
+/// resolving the path again.
+#[derive(Debug)]
+pub struct Parent {
+    beneath: Beneath,
+    fd: OwnedFd,
+    path: PathBuf,
+    name: OsString,
+    /// The directory's status when it was opened (its identity: `st_dev`, `st_ino`).
+    opened: rustix::fs::Stat,
+}
+
+impl Parent {
+    /// Opens the directory of `path` (absolute, under `beneath`'s root, not the root
+    /// itself) beneath the root, for `*at` calls and `fsync`.
+    pub fn open(beneath: Beneath, path: &Path) -> Result<Parent, OpenError> {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(OpenError::Escaped);
+        };
+        let fd = match beneath.open_at(parent, DIR_READ, Links::None) {
+            // A directory that may be searched but not listed still serves the `*at` calls
+            // (only `durable_writes`' fsync of it will fail).
+            Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::PermissionDenied => {
+                beneath.open_at(parent, DIR_HANDLE, Links::None)?
+            }
+            other => other?,
+        };
+        let opened = rustix::fs::fstat(&fd)?;
+        Ok(Parent { beneath, fd, path: parent.to_owned(), name: name.to_owned(), opened })
+    }
+
+    /// The directory's descriptor.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's name in the directory.
+    pub fn name(&self) -> &OsStr {
+        &self.name
+    }
+
+    /// Opens the file with `flags`; a symlink in its place is [`OpenError::Escaped`], never
+    /// followed (nor opened, with `O_PATH`).
+    pub fn open_file(&self, flags: OFlags) -> Result<OwnedFd, OpenError> {
+        let fd = step(self.fd.as_fd(), &self.name, flags | OFlags::NOFOLLOW | OFlags::CLOEXEC)?;
+        if flags.contains(OFlags::PATH) && is_symlink(rustix::fs::fstat(&fd)?.st_mode) {
+            return Err(OpenError::Escaped);
+        }
+        Ok(fd)
+    }
+
+    /// Whether the directory's path, opened again beneath the root without any symlink,
+    /// still leads to the directory this handle holds (not moved, nor replaced by a link).
+    pub fn still_in_place(&self) -> Result<bool, OpenError> {
+        let now = match self.beneath.open_at(&self.path, DIR_HANDLE, Links::None) {
+            Ok(now) => now,
+            Err(OpenError::Escaped) => return Ok(false),
+            Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(err) => return Err(err),
+        };
+        let stat = rustix::fs::fstat(&now)?;
+        Ok((stat.st_dev, stat.st_ino) == (self.opened.st_dev, self.opened.st_ino))
     }
 }
 

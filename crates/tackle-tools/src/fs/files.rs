@@ -12,9 +12,9 @@
 
 use std::ffi::OsStr;
 use std::fs::{File, Metadata};
-use std::io::Read as _;
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rustix::fs::OFlags;
 
@@ -25,8 +25,8 @@ use tackle_core::tools_config::ToolsConfig;
 use tackle_core::{Access, ToolContext, ToolError};
 use tackle_sandbox::PathError;
 
-use crate::fs::atomic::{Staged, WriteError, WriteOptions, remove_atomic, stage, temp_name_for};
-use crate::fs::beneath::{self, Beneath, Links, OpenError};
+use crate::fs::atomic::{Staged, WriteError, WriteOptions, open_parent, opened, remove_atomic, stage, temp_name_for};
+use crate::fs::beneath::{self, Beneath, Links, OpenError, Parent};
 use crate::fs::history::{Before, EditHistory};
 use crate::fs::journal;
 use crate::fs::ledger::{FileStamp, Freshness, ReadLedger};
@@ -65,8 +65,10 @@ pub struct FileState {
     pub history: EditHistory,
 }
 
-/// A path as the model wrote it and as the policy resolved it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A path as the model wrote it and as the policy resolved it, resolved once per call: its
+/// directory is opened beneath the root on first use and kept ([`Target::parent_dir`]), so
+/// the call's reads, writes and rename go through that descriptor, not the path again.
+#[derive(Clone)]
 pub struct Target {
     /// As written (messages show this).
     pub raw: String,
@@ -74,9 +76,30 @@ pub struct Target {
     pub path: PathBuf,
     /// The root `path` lies in: every open of `path` stays beneath it ([`crate::fs::beneath`]).
     pub root: PathBuf,
+    /// The directory of `path`, once opened (shared by the clones of this target).
+    parent: Arc<Mutex<Option<Arc<Parent>>>>,
 }
 
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target").field("raw", &self.raw).field("path", &self.path).field("root", &self.root).finish()
+    }
+}
+
+impl PartialEq for Target {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.raw, &self.path, &self.root) == (&other.raw, &other.path, &other.root)
+    }
+}
+
+impl Eq for Target {}
+
 impl Target {
+    /// A resolved path in `root`.
+    pub fn new(raw: String, path: PathBuf, root: PathBuf) -> Target {
+        Target { raw, path, root, parent: Arc::default() }
+    }
+
     /// Opens this path's root, to open the path beneath it.
     pub fn beneath(&self) -> std::io::Result<Beneath> {
         Beneath::open(&self.root)
@@ -85,6 +108,39 @@ impl Target {
     /// The refusal of an open that would have left the root: the path policy's own message.
     pub fn escaped(&self) -> ToolError {
         PathError::Outside { shown: self.raw.clone(), root: self.root.display().to_string() }.into()
+    }
+
+    /// The directory of this path, opened beneath the root on first use and kept for the
+    /// call; `None` when it does not exist, or when the path is the root itself.
+    pub fn parent_dir(&self) -> Result<Option<Arc<Parent>>, OpenError> {
+        self.cached_parent(|| {
+            if self.path == self.root {
+                return Ok(None);
+            }
+            match Parent::open(self.beneath()?, &self.path) {
+                Ok(parent) => Ok(Some(parent)),
+                Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(err) => Err(err),
+            }
+        })
+    }
+
+    /// [`Target::parent_dir`] for a write: missing directories are created (beneath the root).
+    fn parent_for_write(&self) -> Result<Arc<Parent>, WriteError> {
+        let opened = self.cached_parent(|| open_parent(&self.root, &self.path).map(Some))?;
+        opened.ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path").into())
+    }
+
+    fn cached_parent<E>(&self, open: impl FnOnce() -> Result<Option<Parent>, E>) -> Result<Option<Arc<Parent>>, E> {
+        let mut cached = self.parent.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(parent) = &*cached {
+            return Ok(Some(Arc::clone(parent)));
+        }
+        let opened = open()?.map(Arc::new);
+        if opened.is_some() {
+            cached.clone_from(&opened);
+        }
+        Ok(opened)
     }
 }
 
@@ -147,15 +203,13 @@ impl LoadError {
     }
 }
 
-/// Opens `target` for reading, beneath its root, and checks what was opened: a regular file
-/// is returned with its metadata; a directory, FIFO, socket or device is refused before
-/// anything is read (the open does not block: [`beneath::READ`]).
+/// Opens `target` for reading, beneath its root (through its directory, [`Target::parent_dir`]),
+/// and checks what was opened: a regular file is returned with its metadata; a directory,
+/// FIFO, socket or device is refused before anything is read (the open does not block:
+/// [`beneath::READ`]).
 pub fn open_read(target: &Target) -> Result<(File, Metadata), LoadError> {
     use std::os::unix::fs::FileTypeExt as _;
-    let beneath = target.beneath().map_err(LoadError::Io)?;
-    let fd =
-        beneath.open_at(&target.path, beneath::READ, Links::None).map_err(|err| LoadError::of_open(target, err))?;
-    let file = File::from(fd);
+    let file = File::from(open_target(target, beneath::READ)?);
     let meta = file.metadata().map_err(LoadError::Io)?;
     let kind = meta.file_type();
     if kind.is_file() {
@@ -171,32 +225,63 @@ pub fn open_read(target: &Target) -> Result<(File, Metadata), LoadError> {
     })
 }
 
+/// Opens `target` with `flags`, never through a symlink: relative to its opened directory,
+/// or beneath the root when the target is the root itself.
+fn open_target(target: &Target, flags: OFlags) -> Result<OwnedFd, LoadError> {
+    let opened = match target.parent_dir().map_err(|err| LoadError::of_open(target, err))? {
+        Some(parent) => parent.open_file(flags),
+        None if target.path == target.root => {
+            target.beneath().map_err(LoadError::Io)?.open_at(&target.path, flags, Links::None)
+        }
+        None => return Err(LoadError::NotFound),
+    };
+    opened.map_err(|err| LoadError::of_open(target, err))
+}
+
 /// What is at `target` (its own metadata, beneath its root), or `None` when nothing is.
 pub fn stat(target: &Target) -> Result<Option<Metadata>, LoadError> {
-    let beneath = target.beneath().map_err(LoadError::Io)?;
-    match beneath.open_at(&target.path, OFlags::PATH, Links::None) {
+    match open_target(target, OFlags::PATH) {
         Ok(fd) => File::from(fd).metadata().map(Some).map_err(LoadError::Io),
-        Err(err) => match LoadError::of_open(target, err) {
-            LoadError::NotFound => Ok(None),
-            other => Err(other),
-        },
+        Err(LoadError::NotFound) => Ok(None),
+        Err(other) => Err(other),
     }
 }
 
 /// Loads the file at `target` whole, for an edit (at most [`MAX_EDIT_BYTES`]), opened as
 /// [`open_read`] opens it.
 pub fn read_existing(target: &Target) -> Result<Existing, LoadError> {
-    let (mut file, meta) = open_read(target)?;
+    let (file, meta) = open_read(target)?;
     if meta.len() > MAX_EDIT_BYTES {
         return Err(LoadError::TooLarge { size: meta.len() });
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    // The file may grow after the `fstat`: never read past the limit.
-    (&mut file).take(MAX_EDIT_BYTES + 1).read_to_end(&mut bytes).map_err(LoadError::Io)?;
+    let bytes = read_whole(&file, meta.len()).map_err(LoadError::Io)?;
     if bytes.len() as u64 > MAX_EDIT_BYTES {
         return Err(LoadError::TooLarge { size: bytes.len() as u64 });
     }
     Ok(Existing { meta, bytes })
+}
+
+/// Reads `file` to its end, at most one byte past [`MAX_EDIT_BYTES`] (the file may grow
+/// after the `fstat` that said it is `size` bytes): in one read of the expected size and one
+/// that finds the end, where a growing buffer would take several.
+fn read_whole(file: &File, size: u64) -> std::io::Result<Vec<u8>> {
+    let limit = usize::try_from(MAX_EDIT_BYTES + 1).unwrap_or(usize::MAX);
+    let expected = usize::try_from(size).unwrap_or(limit).min(limit);
+    let mut bytes = Vec::with_capacity(expected.saturating_add(1).min(limit));
+    loop {
+        if bytes.len() == bytes.capacity() {
+            if bytes.len() >= limit {
+                return Ok(bytes);
+            }
+            bytes.reserve((bytes.len() / 2).max(8192).min(limit - bytes.len()));
+        }
+        match rustix::io::read(file, rustix::buffer::spare_capacity(&mut bytes)) {
+            Ok(0) => return Ok(bytes),
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => {}
+            Err(errno) => return Err(errno.into()),
+        }
+    }
 }
 
 /// The file tools' handle on one call's session.
@@ -293,24 +378,25 @@ impl<'a> Files<'a> {
         parts: &[&[u8]],
         mode: Option<u32>,
     ) -> Result<Staged, WriteError> {
-        stage(&target.root, &target.path, temp, parts, self.options(), mode)
+        stage(target.parent_for_write()?, temp, parts, self.options(), mode)
     }
 
-    /// Puts a staged content (`parts`, for the ledger stamp) in place of `target`, after the
-    /// policy's re-check; does not record the edit. Every write of every file tool passes
-    /// here (and every removal through [`Files::delete`]), so the announcement to the
-    /// session's change listeners (the code index) is never forgotten.
+    /// Puts a staged content (`parts`, for the ledger stamp) in place of `target`, after
+    /// checking that its directory is still in place ([`Staged::commit`]); does not record
+    /// the edit. Every write of every file tool passes here (and every removal through
+    /// [`Files::delete`]), so the announcement to the session's change listeners (the code
+    /// index) is never forgotten.
     pub fn commit(&self, target: &Target, staged: Staged, parts: &[&[u8]]) -> Result<FileStamp, WriteError> {
-        let recheck = || self.ctx.resolve_path(&target.raw, Access::Write);
-        let meta = staged.commit(self.options(), &recheck)?;
+        let meta = staged.commit(self.options())?;
         changes::announce(self.ctx.state(), &target.path);
         Ok(FileStamp::of_parts(&meta, parts))
     }
 
     /// Removes `target`, without recording it.
     pub fn delete(&self, target: &Target) -> Result<(), WriteError> {
-        let recheck = || self.ctx.resolve_path(&target.raw, Access::Write);
-        remove_atomic(&target.root, &target.path, self.options(), &recheck)?;
+        let missing = || WriteError::Io(std::io::ErrorKind::NotFound.into());
+        let parent = target.parent_dir().map_err(|err| opened(err, &target.path))?.ok_or_else(missing)?;
+        remove_atomic(&parent, self.options())?;
         changes::announce(self.ctx.state(), &target.path);
         Ok(())
     }
@@ -368,7 +454,7 @@ pub fn target(ctx: &ToolContext, raw: &str, access: Access) -> Result<Target, To
             return Err(ToolError::Denied(denial(ctx.tool_name(), Some(&path.display().to_string()), &rule)));
         }
     }
-    Ok(Target { raw: raw.to_owned(), path, root })
+    Ok(Target::new(raw.to_owned(), path, root))
 }
 
 /// The model-facing error for a failed write of `shown` (Trae's wording for I/O errors).

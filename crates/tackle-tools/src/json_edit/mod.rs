@@ -11,6 +11,7 @@
 mod format;
 mod hint;
 mod path;
+mod scan;
 mod splice;
 
 use std::sync::Arc;
@@ -247,7 +248,7 @@ fn plain(
     let Some(steps) = splice::plain_steps(raw) else { return Ok(None) };
     match (op, value) {
         (JsonOperation::View, _) => {
-            let Some(range) = splice::locate(text, &steps) else { return Ok(None) };
+            let Some(range) = scan::locate(text, &steps) else { return Ok(None) };
             let Ok(found) = serde_json::from_str::<Value>(&text[range]) else { return Ok(None) };
             Ok(Some(Plain::Shown(capped(format!("JSONPath '{raw}' matches:\n"), &found))))
         }
@@ -256,7 +257,7 @@ fn plain(
             if pretty.is_some_and(|pretty| pretty != layout.indent.is_some()) {
                 return Ok(None);
             }
-            let Some(range) = splice::locate(text, &steps) else { return Ok(None) };
+            let Some(range) = scan::locate(text, &steps) else { return Ok(None) };
             let compact = check_copies(1, steps.len(), value)?;
             let Ok(piece) = splice::piece(value, &layout, steps.len()) else { return Ok(None) };
             if text.len() - range.len() + piece.len() > MAX_WRITTEN_BYTES {

@@ -10,7 +10,7 @@ use tackle_core::ToolError;
 use crate::fs::closest::closest;
 use crate::fs::files::mode_of;
 use crate::fs::text::{
-    LineEnding, as_text, binary_message, dominant_ending, edit_snippet, line_list, locate, snippet, with_ending,
+    LineEnding, binary_message, dominant_ending, edit_snippet, has_nul_head, line_list, locate, snippet, with_ending,
 };
 use crate::fs::{Before, Files, Freshness, LoadError, Target, read_existing, write_failure};
 
@@ -34,7 +34,8 @@ pub fn load_text(target: &Target) -> Result<(Metadata, String), ToolError> {
         LoadError::Refused(err) => err,
         LoadError::Io(err) => ToolError::Failed(format!("Ran into {err} while trying to read {shown}")),
     })?;
-    if as_text(&existing.bytes).is_none() {
+    // Binary as `as_text` judges it, the UTF-8 checked once (by the conversion).
+    if has_nul_head(&existing.bytes) {
         return Err(ToolError::Failed(binary_message(shown)));
     }
     let text = String::from_utf8(existing.bytes).map_err(|_| ToolError::Failed(binary_message(shown)))?;

@@ -102,12 +102,19 @@ fn run(files: &Files<'_>, input: &EditorInput) -> Result<String, ToolError> {
     let access = if input.command == EditorCommand::View { Access::Read } else { Access::Write };
     let target = files.target(&input.path, access)?;
     let shown = &target.raw;
-    let meta = match stat(&target) {
-        Ok(meta) => meta,
-        Err(LoadError::Refused(err)) => return Err(err),
-        Err(_) => None,
+    // `str_replace` and `insert` load the file, which answers a missing file, a directory or
+    // a FIFO with the messages of the checks below: they skip the stat (one open, not two).
+    let loads = matches!(input.command, EditorCommand::StrReplace | EditorCommand::Insert);
+    let meta = if loads {
+        None
+    } else {
+        match stat(&target) {
+            Ok(meta) => meta,
+            Err(LoadError::Refused(err)) => return Err(err),
+            Err(_) => None,
+        }
     };
-    let exists = meta.is_some();
+    let exists = loads || meta.is_some();
     let is_dir = meta.as_ref().is_some_and(std::fs::Metadata::is_dir);
     let missing = || ToolError::NotFound(format!("The path {shown} does not exist. Please provide a valid path."));
     match input.command {
