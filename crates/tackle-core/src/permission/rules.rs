@@ -203,9 +203,12 @@ struct Parts<'a> {
     request: &'a PermissionRequest<'a>,
     shell: Option<&'a Analysis>,
     raw_command: Option<&'a str>,
-    /// Every path with its access, absolute (lexical, and resolved through symlinks when it
-    /// exists).
-    paths: Vec<(Vec<PathBuf>, PathAccess)>,
+    /// Every path with its access, absolute and lexical.
+    paths: Vec<(PathBuf, PathAccess)>,
+    /// The same paths in every form a path rule matches: lexical, and resolved through symlinks
+    /// when it exists. Resolved only when a path rule is tried (a `realpath` per path is most
+    /// of a file tool's admission cost otherwise).
+    forms: std::cell::OnceCell<Vec<(Vec<PathBuf>, PathAccess)>>,
 }
 
 impl RuleBook {
@@ -222,6 +225,7 @@ impl RuleBook {
             shell,
             raw_command: request.spec.command(request.args),
             paths: call_paths(request, workspace),
+            forms: std::cell::OnceCell::new(),
         };
         let Ok(indexed) = self.rules.read() else { return Outcome::Mode };
         let unanalyzable = shell.is_some_and(|s| s.unanalyzable.is_some());
@@ -247,7 +251,7 @@ impl RuleBook {
 
 /// The paths of a call: its path parameters (written ones only when the call writes) and
 /// the paths its tool reports it writes.
-fn call_paths(request: &PermissionRequest<'_>, workspace: &Path) -> Vec<(Vec<PathBuf>, PathAccess)> {
+fn call_paths(request: &PermissionRequest<'_>, workspace: &Path) -> Vec<(PathBuf, PathAccess)> {
     let mut raw: Vec<(&str, PathAccess)> = Vec::new();
     for param in &request.spec.path_params {
         if let Some(path) = request.args.get(&param.name).and_then(Value::as_str) {
@@ -256,21 +260,28 @@ fn call_paths(request: &PermissionRequest<'_>, workspace: &Path) -> Vec<(Vec<Pat
         }
     }
     raw.extend(request.written_paths.iter().map(|p| (p.as_str(), PathAccess::Write)));
-    raw.into_iter()
-        .map(|(path, access)| {
-            let lexical = absolute(path, workspace);
-            let mut forms = vec![lexical.clone()];
-            if let Ok(real) = lexical.canonicalize()
-                && real != lexical
-            {
-                forms.push(real);
-            }
-            (forms, access)
-        })
-        .collect()
+    raw.into_iter().map(|(path, access)| (absolute(path, workspace), access)).collect()
 }
 
 impl Parts<'_> {
+    /// Every path in each form a path rule matches (see [`Parts::forms`]).
+    fn forms(&self) -> &[(Vec<PathBuf>, PathAccess)] {
+        self.forms.get_or_init(|| {
+            self.paths
+                .iter()
+                .map(|(lexical, access)| {
+                    let mut forms = vec![lexical.clone()];
+                    if let Ok(real) = lexical.canonicalize()
+                        && real != *lexical
+                    {
+                        forms.push(real);
+                    }
+                    (forms, *access)
+                })
+                .collect()
+        })
+    }
+
     fn tool_matches(&self, class: &ToolClass) -> bool {
         let spec = self.request.spec;
         match class {
@@ -308,12 +319,12 @@ impl Parts<'_> {
                 None
             }
             (Specifier::Path(set), ToolClass::Read) => self
-                .paths
+                .forms()
                 .iter()
                 .find(|(forms, _)| forms.iter().any(|p| set.is_match(p)))
                 .map(|(forms, _)| Some(forms[0].display().to_string())),
             (Specifier::Path(set), ToolClass::Edit) => self
-                .paths
+                .forms()
                 .iter()
                 .filter(|(_, access)| *access == PathAccess::Write && !self.request.read_only)
                 .find(|(forms, _)| forms.iter().any(|p| set.is_match(p)))
@@ -376,7 +387,7 @@ impl Parts<'_> {
             return None;
         }
         let mut used = Vec::new();
-        for (forms, _) in &self.paths {
+        for (forms, _) in self.forms() {
             let rule = allows.iter().find(|r| {
                 r.rule.class == wanted
                     && matches!(&r.rule.specifier, Specifier::Path(set) if forms.iter().all(|p| set.is_match(p)))
