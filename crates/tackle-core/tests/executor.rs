@@ -575,6 +575,46 @@ async fn permission_modes_gate_calls_before_they_run() {
     assert_eq!(run(&fx, "sleep_unsafe", json!({"ms": 1})).await.text_content(), "slept 1");
 }
 
+/// A hook that asks about every call.
+struct AlwaysAsks;
+
+impl ToolHook for AlwaysAsks {
+    fn before_call<'a>(&'a self, _call: &'a HookCall<'a>) -> BoxFuture<'a, PreHookOutcome> {
+        Box::pin(async { PreHookOutcome::Ask { reason: "the hook asks".into() } })
+    }
+}
+
+/// Allows, recording the reason and whether a rule or hook (not the mode) asked.
+struct Recorder(std::sync::Mutex<Vec<(String, bool)>>);
+
+impl tackle_core::permission::Approver for Recorder {
+    fn approve<'a>(
+        &'a self,
+        _request: &'a tackle_core::permission::PermissionRequest<'a>,
+        reason: &'a str,
+        from_rule: bool,
+    ) -> BoxFuture<'a, tackle_core::permission::Approval> {
+        self.0.lock().unwrap().push((reason.to_owned(), from_rule));
+        Box::pin(async { tackle_core::permission::Approval::Allow })
+    }
+}
+
+#[tokio::test]
+async fn the_approver_is_told_when_a_hook_not_the_mode_asks() {
+    let mut fx = fixture(ExecutorConfig::default());
+    let recorder = Arc::new(Recorder(std::sync::Mutex::new(Vec::new())));
+    fx.executor = Executor::default()
+        .with_policy(Arc::new(ModePolicy::new(PermissionMode::Default)))
+        .with_approver(recorder.clone());
+    assert_eq!(run(&fx, "sleep_unsafe", json!({"ms": 1})).await.text_content(), "slept 1");
+    fx.executor = fx.executor.clone().with_hook(Arc::new(AlwaysAsks));
+    assert_eq!(run(&fx, "sleep_unsafe", json!({"ms": 1})).await.text_content(), "slept 1");
+    let asked = recorder.0.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(!asked[0].1, "the mode asked: {asked:?}");
+    assert_eq!(asked[1], ("the hook asks".to_owned(), true));
+}
+
 /// A person who never answers the prompt.
 struct Silent;
 

@@ -346,7 +346,8 @@ impl Executor {
             }
         }
         if let Some(reason) = ask {
-            *decision = Decision::Ask { reason, from_rule: false };
+            // A hook that asks wants the person: an "always" answered earlier does not count.
+            *decision = Decision::Ask { reason, from_rule: true };
         } else if lift_ask && matches!(decision, Decision::Ask { from_rule: false, .. }) {
             *decision = Decision::Allow;
         }

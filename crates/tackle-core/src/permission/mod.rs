@@ -87,12 +87,13 @@ impl PermissionRequest<'_> {
 pub enum Decision {
     /// The call may run.
     Allow,
-    /// Needs approval. `from_rule` is true when an ask rule (not the mode) asked; a hook's
-    /// allow cannot lift that (docs/reference/safety.md#order-of-evaluation).
+    /// Needs approval. `from_rule` is true when an ask rule or a PreToolUse hook (not the
+    /// mode) asked: a hook's allow cannot lift that (docs/reference/safety.md#order-of-evaluation),
+    /// and no rule an approver allowed "always" answers for the person.
     Ask {
         /// Why it asks, passed to the approver.
         reason: String,
-        /// An ask rule asked (not the mode).
+        /// An ask rule or a hook asked (not the mode).
         from_rule: bool,
     },
     /// The call is refused without asking.
@@ -123,8 +124,8 @@ pub enum Approval {
 /// Resolves calls that need approval.
 pub trait Approver: Send + Sync {
     /// Decides one call that needs approval; `reason` says why it asks (a rule, the mode),
-    /// and `from_rule` whether an ask rule asked: then nothing an approver allowed "always"
-    /// may answer in the person's place (an ask rule beats every allow rule).
+    /// and `from_rule` whether an ask rule or a hook asked: then nothing an approver allowed
+    /// "always" may answer in the person's place (an ask beats every allow rule).
     fn approve<'a>(
         &'a self,
         request: &'a PermissionRequest<'a>,
