@@ -81,6 +81,19 @@ pub fn resolve_type(workspace: &std::path::Path, name: &str) -> Result<AgentType
     Err(format!("Unknown subagent type: {name}. Available: {}", names.join(", ")))
 }
 
+/// A `subagent_type` as given must be the type's exact name: permission rules
+/// (`Subagent(general-purpose)`, `team_spawn(explore)`) match the value as written, so an
+/// empty or padded one (`""`, `"explore "`) would pick a type a deny rule names without the rule
+/// seeing it.
+pub fn check_type_param(subagent_type: Option<&str>) -> Result<(), ToolError> {
+    match subagent_type {
+        Some(t) if t.is_empty() || t.trim() != t => Err(ToolError::InvalidInput(format!(
+            "subagent_type {t:?} must be a type's name exactly, without spaces around it (or leave it out for general-purpose)."
+        ))),
+        _ => Ok(()),
+    }
+}
+
 impl Tool for Subagent {
     type Input = SubagentInput;
 
@@ -118,7 +131,7 @@ impl Tool for Subagent {
         if input.prompt.trim().is_empty() {
             return Err(ToolError::InvalidInput("The prompt is empty: say what the subagent should do.".into()));
         }
-        Ok(())
+        check_type_param(input.subagent_type.as_deref())
     }
 
     fn timeout(&self, _input: &SubagentInput) -> Option<Duration> {
@@ -199,4 +212,19 @@ async fn start_in_background(
         "Subagent {id} started in the background; its result will arrive as a notification (job_output {id} to check)."
     ))
     .with_structured(json!({"agent_id": id, "subagent_type": kind.name, "background": true})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_type_is_named_exactly_so_rules_see_what_runs() {
+        assert!(check_type_param(None).is_ok());
+        assert!(check_type_param(Some("explore")).is_ok());
+        for padded in ["", " ", "explore ", " general-purpose", "plan\n"] {
+            let err = check_type_param(Some(padded)).unwrap_err().to_string();
+            assert!(err.contains("exactly"), "{padded:?}: {err}");
+        }
+    }
 }

@@ -28,6 +28,9 @@ pub const MAX_CONTENT_BYTES: usize = 100_000;
 /// The longest line read; a longer one is skipped (JSON escapes make a line longer than its
 /// content).
 pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+/// The most lines skipped that one read names; the rest are counted (a file of garbage lines
+/// must not become a flood of notifications).
+pub const MAX_WARNINGS: usize = 5;
 /// A mailbox is not written or read past this size.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -129,7 +132,8 @@ pub enum MailboxError {
 pub struct Batch {
     /// The messages, each with the offset just after its line.
     pub messages: Vec<(Message, u64)>,
-    /// One warning per line skipped (not JSON, not a message, too long, a bad name).
+    /// One warning per line skipped (not JSON, not a message, too long, a bad name), at most
+    /// [`MAX_WARNINGS`] of them and then one that counts the rest.
     pub skipped: Vec<String>,
     /// The offset after the last whole line read.
     pub end: u64,
@@ -225,6 +229,14 @@ impl Mailboxes {
         file.seek(SeekFrom::Start(offset)).map_err(io)?;
         let mut reader = BufReader::new(file.take(MAX_FILE_BYTES.saturating_sub(offset)));
         let mut line = Vec::new();
+        let mut more_skipped = 0usize;
+        let mut skip = |batch: &mut Batch, warning: String| {
+            if batch.skipped.len() < MAX_WARNINGS {
+                batch.skipped.push(warning);
+            } else {
+                more_skipped += 1;
+            }
+        };
         while batch.messages.len() < max {
             line.clear();
             let read = (&mut reader).take(MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut line).map_err(io)?;
@@ -239,19 +251,23 @@ impl Mailboxes {
                 // Too long: skip to its end (a line never ended is left unread).
                 let Some(rest) = skip_line(&mut reader).map_err(io)? else { break };
                 batch.end += (line.len() + rest) as u64;
-                batch.skipped.push(format!(
+                let warning = format!(
                     "{}: the line at byte {number} is longer than {MAX_LINE_BYTES} bytes; skipped",
                     self.path(name)
-                ));
+                );
+                skip(&mut batch, warning);
                 continue;
             }
             batch.end += line.len() as u64;
             match parse(&line) {
                 Ok(message) => batch.messages.push((message, batch.end)),
                 Err(problem) => {
-                    batch.skipped.push(format!("{}: the line at byte {number} {problem}; skipped", self.path(name)));
+                    skip(&mut batch, format!("{}: the line at byte {number} {problem}; skipped", self.path(name)));
                 }
             }
+        }
+        if more_skipped > 0 {
+            batch.skipped.push(format!("{}: {more_skipped} more lines skipped", self.path(name)));
         }
         Ok(batch)
     }
@@ -284,6 +300,12 @@ fn parse(line: &[u8]) -> Result<Message, String> {
     }
     let message: Message = serde_json::from_str(text)
         .map_err(|err| format!("is not a message ({})", tackle_core::text::json_error(&err)))?;
+    // Ids are Tackle's own (16 hex digits): a forged one could carry a megabyte of text into
+    // a prompt or a notification.
+    let plain_id = |id: &str| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    if !plain_id(&message.id) || message.in_reply_to.as_deref().is_some_and(|id| !plain_id(id)) {
+        return Err("holds an id that is not 16 hex digits".to_owned());
+    }
     for name in [&message.from, &message.to] {
         if name != MAIN
             && let Some(problem) = name_problem(name)
@@ -323,7 +345,7 @@ mod tests {
         boxes.append(&first).unwrap();
         let path = boxes.root.join(boxes.path("alice"));
         let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-        file.write_all(b"not json\n{\"id\":\"x\",\"from\":\"../etc\",\"to\":\"alice\",\"content\":\"c\",\"type\":\"request\",\"timestamp\":\"t\"}\n").unwrap();
+        file.write_all(b"not json\n{\"id\":\"0123456789abcdef\",\"from\":\"../etc\",\"to\":\"alice\",\"content\":\"c\",\"type\":\"request\",\"timestamp\":\"t\"}\n").unwrap();
         let second = Message::new(MAIN, "alice", Kind::Broadcast, "all".into(), None);
         boxes.append(&second).unwrap();
         file.write_all(b"{\"partial").unwrap();
@@ -339,6 +361,29 @@ mod tests {
         let again = boxes.read("alice", batch.messages[0].1, 1).unwrap();
         assert_eq!(again.messages.len(), 1);
         assert_eq!(again.messages[0].0, second);
+    }
+
+    #[test]
+    fn forged_ids_are_skipped_and_a_file_of_garbage_makes_few_warnings() {
+        let (_dir, boxes) = mailboxes();
+        boxes.append(&Message::new(MAIN, "carol", Kind::Request, "real".into(), None)).unwrap();
+        let path = boxes.root.join(boxes.path("carol"));
+        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let line = |id: &str, reply: &str| {
+            format!(
+                "{{\"id\":\"{id}\",\"from\":\"main\",\"to\":\"carol\",\"content\":\"c\",\"type\":\"request\",\"timestamp\":\"t\",\"in_reply_to\":{reply}}}\n"
+            )
+        };
+        file.write_all(line(&"a".repeat(5000), "null").as_bytes()).unwrap();
+        file.write_all(line("0123456789abcdef", "\"not an id\"").as_bytes()).unwrap();
+        file.write_all("garbage\n".repeat(1000).as_bytes()).unwrap();
+        boxes.append(&Message::new(MAIN, "carol", Kind::Request, "after".into(), None)).unwrap();
+        let batch = boxes.read("carol", 0, 10).unwrap();
+        let contents: Vec<&str> = batch.messages.iter().map(|(m, _)| m.content.as_str()).collect();
+        assert_eq!(contents, ["real", "after"]);
+        assert_eq!(batch.skipped.len(), MAX_WARNINGS + 1, "{:?}", batch.skipped);
+        assert!(batch.skipped[0].contains("16 hex digits") && batch.skipped[1].contains("16 hex digits"));
+        assert!(batch.skipped[MAX_WARNINGS].ends_with("997 more lines skipped"), "{:?}", batch.skipped);
     }
 
     #[test]

@@ -24,6 +24,7 @@ use tackle_core::agent_jobs::{AgentJobStatus, AgentJobs};
 use tackle_core::factory::Factory;
 use tackle_core::{Loading, Notifications, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use tackle_tools::TaskBoard;
+use tackle_tools::planning::tasks::CreatedHere;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -163,7 +164,7 @@ impl Tool for TeamSpawn {
         if input.prompt.as_ref().is_some_and(|p| p.len() > MAX_CONTENT_BYTES) {
             return Err(ToolError::InvalidInput(format!("The prompt is longer than {MAX_CONTENT_BYTES} bytes.")));
         }
-        Ok(())
+        crate::subagent::check_type_param(input.subagent_type.as_deref())
     }
 
     async fn call(&self, input: TeamSpawnInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -216,6 +217,7 @@ impl Tool for TeamSpawn {
             member,
             team: Arc::clone(&team),
             board: TaskBoard::open(ctx.workspace()),
+            created: ctx.state().get::<CreatedHere>(),
             jobs,
             interrupt: parent.interrupt.clone(),
         };
@@ -294,6 +296,8 @@ impl Tool for TeamSend {
         };
         let timeout_ms = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
         let outcome = tokio::select! {
+            // The reply first: one that came with the teammate's stop still counts.
+            biased;
             reply = reply => reply.ok(),
             _ = member.job.wait(Duration::from_millis(timeout_ms)) => None,
             () = ctx.cancel_token().cancelled() => {
@@ -351,6 +355,7 @@ impl Tool for TeamList {
              unread in its mailbox.",
         )
         .title("Team list")
+        .read_only()
         .loading(Loading::Deferred)
         .search_hint(SEARCH_HINT)
     }

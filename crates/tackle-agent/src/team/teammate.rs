@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use tackle_core::agent_jobs::{AgentJobStatus, AgentJobs};
 use tackle_tools::TaskBoard;
+use tackle_tools::planning::tasks::CreatedHere;
 use tackle_tools::planning::tasks::board::{Task, TaskChange, TaskStatus};
 use tokio_util::sync::CancellationToken;
 
@@ -32,6 +33,8 @@ pub struct Teammate {
     pub team: Arc<Team>,
     /// The workspace's task board.
     pub board: TaskBoard,
+    /// The tasks the main agent's session created: the only ones a teammate claims.
+    pub created: Arc<CreatedHere>,
     /// The session's background agents, where its end is recorded.
     pub jobs: Arc<AgentJobs>,
     /// Ctrl-C of the main agent's run.
@@ -64,7 +67,7 @@ impl Teammate {
                 }
                 None => {}
             }
-            if let Some(task) = self.claim_task() {
+            if let Some(task) = self.claim_task().await {
                 self.work_on(task, &cancel).await;
                 continue;
             }
@@ -137,16 +140,38 @@ impl Teammate {
         }
     }
 
-    /// Claims the oldest ready task nobody owns, if there is one; another teammate taking it
-    /// first is no error (the claim checks the status it saw).
-    fn claim_task(&self) -> Option<Task> {
-        let listed = self.board.list(Some(TaskStatus::Pending)).ok()?;
-        let ready = listed.into_iter().find(|t| t.ready && t.task.owner.is_none())?;
-        self.board.claim(&ready.task.id, TaskStatus::Pending, &self.member.name).ok()
+    /// Claims the oldest ready task nobody owns among those the main agent's session created
+    /// (a task the workspace's file brought is never taken as work), if there is one; another
+    /// teammate taking it first is no error (the claim checks the status it saw). The board is
+    /// read off the async workers: its lock may wait for another process.
+    async fn claim_task(&self) -> Option<Task> {
+        let (board, created, name) = (self.board.clone(), Arc::clone(&self.created), self.member.name.clone());
+        tokio::task::spawn_blocking(move || {
+            let listed = board.list(Some(TaskStatus::Pending)).ok()?;
+            let ready =
+                listed.into_iter().find(|t| t.ready && t.task.owner.is_none() && created.contains(&t.task.id))?;
+            board.claim(&ready.task.id, TaskStatus::Pending, &name).ok()
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    /// Changes a task this teammate holds (still `in_progress`), off the async workers.
+    async fn settle(&self, id: &str, status: TaskStatus, owner: Option<Option<String>>) {
+        let change = TaskChange {
+            status: Some(status),
+            owner,
+            expected_status: Some(TaskStatus::InProgress),
+            ..TaskChange::default()
+        };
+        let (board, id) = (self.board.clone(), id.to_owned());
+        let _ = tokio::task::spawn_blocking(move || board.update(&id, &change)).await;
     }
 
     /// Works on a claimed task, then records how it went on the board (unless the teammate
-    /// changed its status itself) and tells the main agent.
+    /// changed its status itself) and tells the main agent. Stopped in the middle, it hands
+    /// the task back (pending, no owner).
     async fn work_on(&mut self, task: Task, cancel: &CancellationToken) {
         let prompt = format!(
             "Task {} of the task board is now yours (status in_progress, owner {}). Work on it; your final \
@@ -158,12 +183,11 @@ impl Teammate {
         );
         let report = self.turn(&prompt, cancel).await;
         if cancel.is_cancelled() {
+            self.settle(&task.id, TaskStatus::Pending, Some(None)).await;
             return;
         }
         let status = if report.is_error { TaskStatus::Failed } else { TaskStatus::Done };
-        let change =
-            TaskChange { status: Some(status), expected_status: Some(TaskStatus::InProgress), ..TaskChange::default() };
-        let _ = self.board.update(&task.id, &change);
+        self.settle(&task.id, status, None).await;
         let text = bounded(report.answer.unwrap_or(report.text));
         self.team.queue.push(format!(
             "Teammate {} finished task {} ({}): {}.\n{text}",

@@ -100,6 +100,9 @@ pub fn stage(
     options: WriteOptions,
     mode: Option<u32>,
 ) -> Result<Staged, WriteError> {
+    if options.durable {
+        parent.check_syncable()?;
+    }
     let dir = parent.fd();
     let existing = match rustix::fs::statat(dir, parent.name(), AtFlags::SYMLINK_NOFOLLOW) {
         Ok(stat) => Some(stat),
@@ -139,21 +142,26 @@ fn fill(
     options: WriteOptions,
 ) -> Result<std::fs::Metadata, WriteError> {
     let mine = if mode.is_some() || existing.is_some() { Some(rustix::fs::fstat(&temp)?) } else { None };
-    if let (Some(mode), Some(mine)) = (mode, &mine)
-        && mine.st_mode & 0o7777 != mode
-    {
-        // The umask narrowed the bits at creation; set them exactly.
-        rustix::fs::fchmod(&temp, Mode::from_raw_mode(mode))?;
-    }
+    // The owner first: a change of owner clears the setuid and setgid bits, which the mode
+    // then sets again.
+    let mut owner_changed = false;
     if let (Some(stat), Some(mine)) = (existing, &mine)
         && (mine.st_uid, mine.st_gid) != (stat.st_uid, stat.st_gid)
     {
         // Keeping the owner needs privileges; without them the file becomes ours.
-        let _ = rustix::fs::fchown(
+        owner_changed = rustix::fs::fchown(
             &temp,
             Some(rustix::fs::Uid::from_raw(stat.st_uid)),
             Some(rustix::fs::Gid::from_raw(stat.st_gid)),
-        );
+        )
+        .is_ok();
+    }
+    if let (Some(mode), Some(mine)) = (mode, &mine)
+        && (owner_changed || mine.st_mode & 0o7777 != mode)
+    {
+        // The umask narrowed the bits at creation (or the owner's change cleared some); set
+        // them exactly.
+        rustix::fs::fchmod(&temp, Mode::from_raw_mode(mode))?;
     }
     let mut file = std::fs::File::from(temp);
     write_all(&mut file, contents)?;
@@ -235,6 +243,9 @@ fn exchange(dir: BorrowedFd<'_>, temp_name: &OsStr, name: &OsStr) -> Result<bool
 
 /// Removes the file (or symlink) `parent` names, after the same check as a write.
 pub fn remove_atomic(parent: &Parent, options: WriteOptions) -> Result<(), WriteError> {
+    if options.durable {
+        parent.check_syncable()?;
+    }
     verify(parent)?;
     rustix::fs::unlinkat(parent.fd(), parent.name(), AtFlags::empty())?;
     if options.durable {

@@ -127,6 +127,9 @@ pub struct Parent {
     name: OsString,
     /// The directory's status when it was opened (its identity: `st_dev`, `st_ino`).
     opened: rustix::fs::Stat,
+    /// Held only as a path (`O_PATH`): it may be searched but not listed, so it cannot be
+    /// fsynced.
+    path_only: bool,
 }
 
 impl Parent {
@@ -136,16 +139,33 @@ impl Parent {
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
             return Err(OpenError::Escaped);
         };
-        let fd = match beneath.open_at(parent, DIR_READ, Links::None) {
+        let (fd, path_only) = match beneath.open_at(parent, DIR_READ, Links::None) {
             // A directory that may be searched but not listed still serves the `*at` calls
-            // (only `durable_writes`' fsync of it will fail).
+            // (not `durable_writes`, which fsyncs it: see [`Parent::check_syncable`]).
             Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::PermissionDenied => {
-                beneath.open_at(parent, DIR_HANDLE, Links::None)?
+                (beneath.open_at(parent, DIR_HANDLE, Links::None)?, true)
             }
-            other => other?,
+            other => (other?, false),
         };
         let opened = rustix::fs::fstat(&fd)?;
-        Ok(Parent { beneath, fd, path: parent.to_owned(), name: name.to_owned(), opened })
+        Ok(Parent { beneath, fd, path: parent.to_owned(), name: name.to_owned(), opened, path_only })
+    }
+
+    /// Refuses, before anything is written, a durable write in a directory that cannot be
+    /// fsynced (one that may be searched but not listed): its fsync would fail after the
+    /// rename, reporting a failure for a file already replaced.
+    pub fn check_syncable(&self) -> std::io::Result<()> {
+        if self.path_only {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} may be searched but not read, so a durable write (`[tools] durable_writes`) cannot fsync it; \
+                     make it readable, or turn durable_writes off",
+                    self.path.display()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The directory's descriptor.

@@ -273,7 +273,8 @@ fn read_whole(file: &File, size: u64) -> std::io::Result<Vec<u8>> {
             if bytes.len() >= limit {
                 return Ok(bytes);
             }
-            bytes.reserve((bytes.len() / 2).max(8192).min(limit - bytes.len()));
+            // Exact: `reserve` may double the buffer, past the limit a read then fills.
+            bytes.reserve_exact((bytes.len() / 2).max(8192).min(limit - bytes.len()));
         }
         match rustix::io::read(file, rustix::buffer::spare_capacity(&mut bytes)) {
             Ok(0) => return Ok(bytes),

@@ -5,4 +5,4 @@ pub mod board;
 pub mod tools;
 
 pub use board::{BoardError, Listed, Task, TaskBoard, TaskChange, TaskStatus};
-pub use tools::{TaskCreate, TaskGet, TaskList, TaskUpdate};
+pub use tools::{CreatedHere, TaskCreate, TaskGet, TaskList, TaskUpdate};

@@ -69,6 +69,23 @@ pub struct TaskGet;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TaskList;
 
+/// The ids of the tasks this session created with `task_create`. The board is a file of the
+/// workspace, which a cloned repository can ship full of tasks: what may be handed to a
+/// teammate as work is what the session itself put there, never what the file says.
+#[derive(Debug, Default)]
+pub struct CreatedHere(std::sync::Mutex<std::collections::HashSet<String>>);
+
+impl CreatedHere {
+    fn insert(&self, id: &str) {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id.to_owned());
+    }
+
+    /// Whether this session created the task `id`.
+    pub fn contains(&self, id: &str) -> bool {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(id)
+    }
+}
+
 /// The board's errors as the model sees them: the board's sentence, as a failure of the call.
 fn failure(err: BoardError) -> ToolError {
     ToolError::Failed(err.to_string())
@@ -100,12 +117,15 @@ impl Tool for TaskCreate {
     }
 
     async fn call(&self, input: TaskCreateInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let created = ctx.state().get::<CreatedHere>();
         on_board(ctx, move |board| {
-            board.create(
+            let task = board.create(
                 &input.title,
                 input.description.as_deref().unwrap_or_default(),
                 input.depends_on.as_deref().unwrap_or_default(),
-            )
+            )?;
+            created.insert(&task.id);
+            Ok(task)
         })
         .await
     }
