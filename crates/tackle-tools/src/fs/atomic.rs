@@ -366,6 +366,26 @@ mod tests {
     }
 
     #[test]
+    fn another_owners_setuid_file_keeps_its_owner_and_every_mode_bit() {
+        // Only a privileged process can give the new file the old one's owner.
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let path = root.join("tool");
+        std::fs::write(&path, "old").unwrap();
+        std::os::unix::fs::chown(&path, Some(1000), Some(1000)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o6755)).unwrap();
+        write_atomic(&root, &path, &[b"new"], WriteOptions::default(), || ()).unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        use std::os::unix::fs::MetadataExt as _;
+        assert_eq!((meta.uid(), meta.gid()), (1000, 1000));
+        assert_eq!(meta.permissions().mode() & 0o7777, 0o6755, "{:o}", meta.permissions().mode());
+    }
+
+    #[test]
     fn new_files_get_parents_created_and_durable_writes_work() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
