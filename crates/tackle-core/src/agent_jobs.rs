@@ -90,12 +90,15 @@ impl AgentJob {
 pub struct AgentJobs {
     jobs: Mutex<Vec<Arc<AgentJob>>>,
     queue: Arc<Notifications>,
+    /// The session closed: a child recorded after that (its build was awaited across the
+    /// close) starts cancelled, so nothing outlives the session.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl AgentJobs {
     /// A table that announces finished children in `queue`.
     pub fn new(queue: Arc<Notifications>) -> AgentJobs {
-        AgentJobs { jobs: Mutex::new(Vec::new()), queue }
+        AgentJobs { jobs: Mutex::new(Vec::new()), queue, closed: std::sync::atomic::AtomicBool::new(false) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<AgentJob>>> {
@@ -103,7 +106,8 @@ impl AgentJobs {
     }
 
     /// Records a new child `id` (`agent-N`, numbered by the caller across the session's whole
-    /// tree of agents), running under `cancel`.
+    /// tree of agents), running under `cancel`; after the session closed, `cancel` is
+    /// cancelled at once.
     pub fn start(&self, id: String, label: String, cancel: CancellationToken) -> Arc<AgentJob> {
         let job = Arc::new(AgentJob {
             id,
@@ -112,7 +116,13 @@ impl AgentJobs {
             result: Mutex::new(None),
             cancel,
         });
-        self.lock().push(Arc::clone(&job));
+        let mut jobs = self.lock();
+        jobs.push(Arc::clone(&job));
+        // Read under the table's lock, which `close` takes after setting it.
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            job.cancel.cancel();
+        }
+        drop(jobs);
         job
     }
 
@@ -165,6 +175,7 @@ impl SessionResource for AgentJobs {
     /// Cancels every running child and waits (a few seconds at most) for each to record its end.
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
+            self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
             self.cancel_all();
             let jobs: Vec<Arc<AgentJob>> = self.lock().clone();
             futures::future::join_all(jobs.iter().map(|job| job.wait(CLOSE_WAIT))).await;
@@ -202,5 +213,8 @@ mod tests {
         jobs.close().await;
         watcher.await.unwrap();
         assert_eq!(second.status(), AgentJobStatus::Cancelled);
+        // A child whose build was awaited across the close starts cancelled.
+        let late = jobs.start("agent-3".into(), "teammate t".into(), CancellationToken::new());
+        assert!(late.cancel_token().is_cancelled());
     }
 }

@@ -49,11 +49,13 @@ pub struct Report {
 }
 
 /// The allowlist (the `--tools` grammar) of `kind`: its allow list, then `-NAME` for each
-/// denied tool; `None` keeps every tool of the parent.
-pub fn allowlist(kind: &AgentType) -> Option<String> {
-    let denied = kind.disallowed.iter().map(|name| format!("-{name}"));
+/// denied tool and for the team tools (only the main agent leads a team, so no child, subagent
+/// or teammate, holds them).
+pub fn allowlist(kind: &AgentType) -> String {
+    let denied =
+        kind.disallowed.iter().map(String::as_str).chain(crate::team::TEAM_TOOLS).map(|name| format!("-{name}"));
     let parts: Vec<String> = kind.tools.iter().flatten().cloned().chain(denied).collect();
-    (!parts.is_empty()).then(|| parts.join(","))
+    parts.join(",")
 }
 
 impl Child {
@@ -66,7 +68,8 @@ impl Child {
         description: &str,
     ) -> Result<Child, String> {
         let mode = kind.mode.map_or(parent.mode, |asked| parent.mode.narrowed_to(asked));
-        let request = ChildRequest { tools: allowlist(kind), within: Some(parent.tool_names()), mode: Some(mode) };
+        let request =
+            ChildRequest { tools: Some(allowlist(kind)), within: Some(parent.tool_names()), mode: Some(mode) };
         let child = factory.0.child(request).await?;
         let model =
             match model::choose(kind.model.as_deref(), &parent.model, &parent.lineage.config, kind.from_workspace) {

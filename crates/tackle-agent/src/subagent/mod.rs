@@ -169,6 +169,20 @@ impl Tool for Subagent {
     }
 }
 
+/// The session's background agents, with room for one more `what` (a subagent, a teammate).
+pub fn background_jobs(ctx: &ToolContext, what: &str) -> Result<Arc<AgentJobs>, ToolError> {
+    let queue = ctx.state().get::<Notifications>();
+    let Some(jobs) = ctx.state().resource_or_insert_with(|| AgentJobs::new(queue)) else {
+        return Err(ToolError::Failed(format!("The session has ended; no {what} can start.")));
+    };
+    if jobs.running() >= MAX_BACKGROUND {
+        return Err(ToolError::Failed(format!(
+            "Too many background agents running ({MAX_BACKGROUND}); wait for one or stop one with job_kill first."
+        )));
+    }
+    Ok(jobs)
+}
+
 /// Starts the child in the background: it is recorded in the session's [`AgentJobs`] (so
 /// `job_output` and `job_kill` find it, and closing the session cancels it), its result goes
 /// to the notifications, and Ctrl-C of the parent's run cancels it too.
@@ -181,15 +195,7 @@ async fn start_in_background(
     description: &str,
     prompt: String,
 ) -> Result<ToolOutput, ToolError> {
-    let queue = ctx.state().get::<Notifications>();
-    let Some(jobs) = ctx.state().resource_or_insert_with(|| AgentJobs::new(queue)) else {
-        return Err(ToolError::Failed("The session has ended; no subagent can start.".into()));
-    };
-    if jobs.running() >= MAX_BACKGROUND {
-        return Err(ToolError::Failed(format!(
-            "Too many background subagents running ({MAX_BACKGROUND}); wait for one or stop one with job_kill first."
-        )));
-    }
+    let jobs = background_jobs(ctx, "subagent")?;
     let child = Child::build(parent, factory, kind, id.to_owned(), description)
         .await
         .map_err(|err| ToolError::Failed(format!("Subagent {id} could not start: {err}")))?;

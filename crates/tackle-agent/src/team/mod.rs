@@ -20,7 +20,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tackle_core::agent_jobs::{AgentJobStatus, AgentJobs};
+use tackle_core::agent_jobs::AgentJobStatus;
 use tackle_core::factory::Factory;
 use tackle_core::{Loading, Notifications, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use tackle_tools::TaskBoard;
@@ -28,7 +28,7 @@ use tackle_tools::planning::tasks::CreatedHere;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::subagent::{AgentType, Child, Delegation, MAX_BACKGROUND, resolve_type};
+use crate::subagent::{AgentType, Child, Delegation, background_jobs, resolve_type};
 use mailbox::{Kind, MAIN, MAX_CONTENT_BYTES, Mailboxes, Message, name_problem};
 use roster::{Member, Presence, Team};
 use teammate::Teammate;
@@ -118,9 +118,9 @@ fn not_running(to: &str) -> ToolError {
     ToolError::Failed(format!("{to} is not running; start it with team_spawn first."))
 }
 
-/// A teammate's type: `kind` without the team tools, its system prompt told who it is.
+/// A teammate's type: `kind` (which, as every child's, holds no team tool), its system prompt
+/// told who it is.
 fn teammate_kind(mut kind: AgentType, name: &str, role: &str) -> AgentType {
-    kind.disallowed.extend(TEAM_TOOLS.iter().map(|t| (*t).to_owned()));
     kind.prompt = format!(
         "{}\n\nYou are {name}, a teammate in a team led by the main agent (main). Your role: {role}\n\
          Each user message is a message to you from a member of the team (its id, its sender, then its \
@@ -183,15 +183,7 @@ impl Tool for TeamSpawn {
                 "This session cannot build child sessions (it was not built by a SessionBuilder).".into(),
             ));
         };
-        let queue = ctx.state().get::<Notifications>();
-        let Some(jobs) = ctx.state().resource_or_insert_with(|| AgentJobs::new(queue)) else {
-            return Err(ToolError::Failed("The session has ended; no teammate can start.".into()));
-        };
-        if jobs.running() >= MAX_BACKGROUND {
-            return Err(ToolError::Failed(format!(
-                "Too many background agents running ({MAX_BACKGROUND}); stop one with job_kill first."
-            )));
-        }
+        let jobs = background_jobs(ctx, "teammate")?;
         // The mailbox first: a planted link refuses the teammate before anything starts.
         let failed = |err: String| ToolError::Failed(format!("Teammate {name} could not start: {err}"));
         let cursor = team.mailboxes.create(name).map_err(|err| failed(err.to_string()))?;
