@@ -12,7 +12,8 @@ use std::process::{Command, Output, Stdio};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-const TACKLE: &str = env!("CARGO_BIN_EXE_tackle");
+#[path = "support/isolated.rs"]
+mod isolated;
 
 fn fake_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tackle-mcp/tests/peers/fake_server.py").canonicalize().unwrap()
@@ -41,14 +42,7 @@ impl Setup {
     }
 
     fn tackle(&self, args: &[&str], envs: &[(&str, &str)]) -> Command {
-        let mut command = Command::new(TACKLE);
-        command
-            .args(args)
-            .current_dir(self.workspace.path())
-            .env("TACKLE_CONFIG_DIR", self.user.path())
-            .env_remove("TACKLE_ALLOW_PROJECT_MCP")
-            .env_remove("TACKLE_TRUST_WORKSPACE")
-            .stdin(Stdio::null());
+        let mut command = isolated::tackle(self.workspace.path(), self.user.path(), args);
         for (key, value) in envs {
             command.env(key, value);
         }

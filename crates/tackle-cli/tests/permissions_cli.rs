@@ -8,11 +8,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-const TACKLE: &str = env!("CARGO_BIN_EXE_tackle");
+#[path = "support/isolated.rs"]
+mod isolated;
 
 struct Setup {
     _root: tempfile::TempDir,
@@ -40,13 +41,7 @@ impl Setup {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(TACKLE)
-            .args(args)
-            .current_dir(&self.workspace)
-            .env("TACKLE_CONFIG_DIR", &self.user)
-            .env_remove("TACKLE_TRUST_WORKSPACE")
-            .output()
-            .unwrap()
+        isolated::tackle(&self.workspace, &self.user, args).output().unwrap()
     }
 }
 

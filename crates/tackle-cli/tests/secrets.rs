@@ -14,7 +14,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tackle_testkit::{FakeLlm, Protocol, Reply, Script, Turn};
 
-const TACKLE: &str = env!("CARGO_BIN_EXE_tackle");
+#[path = "support/isolated.rs"]
+mod isolated;
 
 /// The secrets every test sets; each test's values carry a nonce of their own, so a test that
 /// reads every `/proc/*/environ` cannot mistake another test's processes for a leak.
@@ -56,13 +57,8 @@ impl Setup {
     }
 
     fn tackle(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(TACKLE);
-        command
-            .args(args)
-            .current_dir(self.workspace.path())
-            .env("TACKLE_CONFIG_DIR", self.user.path())
-            .envs(self.secrets.iter().map(|(name, value)| (name, value)))
-            .stdin(Stdio::null());
+        let mut command = isolated::tackle(self.workspace.path(), self.user.path(), args);
+        command.envs(self.secrets.iter().map(|(name, value)| (name, value)));
         command
     }
 }

@@ -8,12 +8,13 @@
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-const TACKLE: &str = env!("CARGO_BIN_EXE_tackle");
+#[path = "support/isolated.rs"]
+mod isolated;
 
 /// A workspace, a user config directory and a directory outside both.
 struct Setup {
@@ -43,15 +44,7 @@ impl Setup {
     }
 
     fn tackle(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(TACKLE);
-        command
-            .args(args)
-            .current_dir(&self.workspace)
-            .env("TACKLE_CONFIG_DIR", &self.user)
-            .env_remove("TACKLE_TRUST_WORKSPACE")
-            .env_remove("TACKLE_ALLOW_PROJECT_MCP")
-            .stdin(Stdio::null());
-        command
+        isolated::tackle(&self.workspace, &self.user, args)
     }
 
     fn bash(&self, command: &str, extra: &[&str]) -> Output {
