@@ -81,6 +81,22 @@ async fn run_main(server: &FakeLlm, dir: &Path, config: Config, before_close: im
     Run { outcome, trajectory, session_id }
 }
 
+/// A teammate's model that never answers in time: only a stop can end its turn.
+async fn stalled_child() -> FakeLlm {
+    FakeLlm::start(Script::new([Turn::reply(Reply::text("too late"))
+        .with_fault(Fault { delay_first_byte_ms: Some(60_000), ..Fault::default() })]))
+    .await
+}
+
+/// The main agent starts teammate `sleepy` (of the `remote` type) with a first request.
+fn spawn_sleepy() -> Turn {
+    Turn::reply(Reply::text("").call(
+        "t1",
+        "team_spawn",
+        json!({"name": "sleepy", "role": "r", "subagent_type": "remote", "prompt": "think hard"}),
+    ))
+}
+
 fn load_team_tools(id: &str) -> Turn {
     Turn::reply(Reply::text("").call(id, "tool_search", json!({"query": "select:team_spawn,team_send,team_list"})))
 }
@@ -410,16 +426,10 @@ async fn an_idle_teammate_claims_a_ready_task_and_reports_it() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_end_of_the_session_stops_a_teammate_in_the_middle_of_a_turn() {
     // The teammate's model never answers in time: only the end of the session can stop it.
-    let child = FakeLlm::start(Script::new([Turn::reply(Reply::text("too late"))
-        .with_fault(Fault { delay_first_byte_ms: Some(60_000), ..Fault::default() })]))
-    .await;
+    let child = stalled_child().await;
     let server = FakeLlm::start(Script::new([
         load_team_tools("s1"),
-        Turn::reply(Reply::text("").call(
-            "t1",
-            "team_spawn",
-            json!({"name": "sleepy", "role": "r", "subagent_type": "remote", "prompt": "think hard"}),
-        )),
+        spawn_sleepy(),
         Turn::reply(Reply::text("leaving")).expect(Expect::result("t1", "Teammate sleepy started.")),
     ]))
     .await;
@@ -469,16 +479,10 @@ async fn team_spawn_rules_match_the_type() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_of_the_main_run_stops_a_teammate_before_the_session_ends() {
-    let child = FakeLlm::start(Script::new([Turn::reply(Reply::text("too late"))
-        .with_fault(Fault { delay_first_byte_ms: Some(60_000), ..Fault::default() })]))
-    .await;
+    let child = stalled_child().await;
     let server = FakeLlm::start(Script::new([
         load_team_tools("s1"),
-        Turn::reply(Reply::text("").call(
-            "t1",
-            "team_spawn",
-            json!({"name": "sleepy", "role": "r", "subagent_type": "remote", "prompt": "think hard"}),
-        )),
+        spawn_sleepy(),
         Turn::reply(Reply::text("").call("b1", "bash", json!({"command": "sleep 30"}))),
     ]))
     .await;
