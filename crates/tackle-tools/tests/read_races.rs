@@ -221,18 +221,37 @@ async fn a_file_swapped_with_a_link_to_a_denied_file_inside_never_leaks() {
             leaked: denied,
         },
     ];
-    let swapper = Swapper::start(&ws.root, "f.json", "swap.json");
+    let mut swapper = Swapper::start(&ws.root, "f.json", "swap.json");
     let tallies = race(&ws, &probes).await;
-    // Writes through the same race never land on the denied file.
-    let (mut written, mut refused) = (0, 0);
+    // Writes through the same race never land on the denied file. A write admitted while
+    // `f.json` was the file may rename its new file over the name just as the link sits
+    // there: the link is replaced (never written through) and the race would be over, so
+    // the link is put back whenever it is gone, until both outcomes have been seen.
+    let (mut written, mut refused, mut links_replaced) = (0, 0, 0);
+    let mut swaps = 0;
     let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(2) {
+    while started.elapsed() < Duration::from_secs(2) || (refused == 0 && started.elapsed() < Duration::from_secs(20)) {
         let args = json!({"file_path": "f.json", "content": INSIDE});
         let output = tokio::time::timeout(CALL_BOUND, ws.call("write_file", args)).await.expect("write_file hung");
-        if output.is_error { refused += 1 } else { written += 1 }
+        if output.is_error {
+            refused += 1
+        } else {
+            written += 1
+        }
+        let is_link = |name: &str| std::fs::symlink_metadata(ws.path(name)).unwrap().is_symlink();
+        if !is_link("f.json") && !is_link("swap.json") {
+            swaps += swapper.stop();
+            if !is_link("f.json") && !is_link("swap.json") {
+                links_replaced += 1;
+                std::fs::remove_file(ws.path("swap.json")).unwrap();
+                std::os::unix::fs::symlink("private/other.json", ws.path("swap.json")).unwrap();
+            }
+            swapper = Swapper::start(&ws.root, "f.json", "swap.json");
+        }
     }
-    let swaps = swapper.stop();
+    swaps += swapper.stop();
     assert!(swaps > 1000, "only {swaps} swaps");
+    eprintln!("{written} written, {refused} refused, the link replaced {links_replaced} times");
     assert_no_leak_and_both_sides(&tallies, true);
     assert!(written > 0 && refused > 0, "{written} written, {refused} refused");
     assert_eq!(ws.read("private/other.json"), "{\"v\": \"DENIED\"}\n");
