@@ -234,9 +234,9 @@ async fn a_file_swapped_with_a_link_to_a_denied_file_inside_never_leaks() {
         let args = json!({"file_path": "f.json", "content": INSIDE});
         let output = tokio::time::timeout(CALL_BOUND, ws.call("write_file", args)).await.expect("write_file hung");
         if output.is_error {
-            refused += 1
+            refused += 1;
         } else {
-            written += 1
+            written += 1;
         }
         let is_link = |name: &str| std::fs::symlink_metadata(ws.path(name)).unwrap().is_symlink();
         if !is_link("f.json") && !is_link("swap.json") {
