@@ -421,6 +421,57 @@ async fn undo_refuses_when_the_file_changed_after_the_edit() {
     assert_eq!(ws.read("f.txt"), "changed by hand\n");
 }
 
+/// `str_replace`, `insert` and `json_edit_tool`'s in-place `set` keep only the span they
+/// changed: the history of a 300 KB file holds bytes, and each undo puts back exactly what was
+/// there, in turn.
+#[tokio::test]
+async fn span_edits_keep_only_the_span_and_undo_exactly() {
+    let ws = Ws::new();
+    let original: String = (0..5000).map(|i| format!("line {i:05} of the file\n")).collect();
+    ws.write("big.txt", &original);
+    ws.ok(TOOL, replace("big.txt", "line 02500 of", "LINE 2500, now longer, of")).await;
+    ws.ok(TOOL, json!({"command": "insert", "path": "big.txt", "insert_line": 3, "new_str": "inserted"})).await;
+    ws.ok(TOOL, replace("big.txt", "line 04999 of the file\n", "")).await;
+    ws.write("d.json", "{\"a\": {\"b\": [1, 2, 3]}, \"pad\": \"".to_owned() + &"x".repeat(200_000) + "\"}\n");
+    let json_before = ws.read("d.json");
+    let out = ws
+        .call(
+            "json_edit_tool",
+            json!({"operation": "set", "file_path": "d.json", "json_path": "$.a.b[1]", "value": {"k": "v"}}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text_content());
+    let ctx = ws.session.context("t", TOOL, tokio_util::sync::CancellationToken::new());
+    let history = &tackle_tools::fs::files::file_state(&ctx).history;
+    let kept = history.total_bytes();
+    assert!(kept < 100, "the history keeps {kept} bytes for four span edits");
+
+    ws.ok(TOOL, json!({"command": "undo_edit", "path": "d.json"})).await;
+    assert_eq!(ws.read("d.json"), json_before);
+    for _ in 0..3 {
+        ws.ok(TOOL, json!({"command": "undo_edit", "path": "big.txt"})).await;
+    }
+    assert_eq!(ws.read("big.txt"), original);
+}
+
+/// Undoing a span needs the very bytes the edit left: a change that kept the file's size and
+/// time (an in-place rewrite within the same clock tick) is still seen, and nothing is written.
+#[tokio::test]
+async fn a_span_undo_refuses_a_change_that_kept_size_and_time() {
+    let ws = Ws::new();
+    ws.write("f.txt", "alpha beta gamma\n");
+    ws.ok(TOOL, replace("f.txt", "beta", "BETA")).await;
+    let edited = std::fs::metadata(ws.path("f.txt")).unwrap().modified().unwrap();
+    std::fs::write(ws.path("f.txt"), "alpha XXXX gamma\n").unwrap();
+    let file = std::fs::File::options().write(true).open(ws.path("f.txt")).unwrap();
+    file.set_modified(edited).unwrap();
+    assert_eq!(
+        ws.err(TOOL, json!({"command": "undo_edit", "path": "f.txt"})).await,
+        "The file f.txt was changed after the last edit; undo would lose those changes. View it and edit it instead."
+    );
+    assert_eq!(ws.read("f.txt"), "alpha XXXX gamma\n");
+}
+
 #[tokio::test]
 async fn the_path_policy_guards_every_command() {
     let ws = Ws::new();

@@ -13,7 +13,7 @@ use crate::fs::files::MAX_EDIT_BYTES;
 use crate::fs::suggest::missing_file_message;
 use crate::fs::text::{as_text, binary_message, find_disjoint, line_list, locate, snippet};
 use crate::fs::write_file::{check_read, load_existing};
-use crate::fs::{Before, Files, blocking, write_failure};
+use crate::fs::{Before, Files, blocking_alone, write_failure};
 
 /// The wire name.
 pub const NAME: &str = "edit_file";
@@ -57,7 +57,7 @@ impl Tool for EditFile {
     }
 
     async fn call(&self, input: EditFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking(ctx, move |ctx| edit(&Files::new(ctx), &input)).await.map(ToolOutput::text)
+        blocking_alone(ctx, move |ctx| edit(&Files::new(ctx), &input)).await.map(ToolOutput::text)
     }
 }
 

@@ -12,6 +12,7 @@
 
 use std::ffi::OsStr;
 use std::fs::{File, Metadata};
+use std::ops::Range;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -352,7 +353,7 @@ impl<'a> Files<'a> {
     /// [`Files::write`] of content given in pieces (a prefix, a replacement, a suffix), so
     /// an edit of a large file does not build the new file in memory.
     pub fn write_parts(&self, target: &Target, parts: &[&[u8]], before: Before) -> Result<FileStamp, WriteError> {
-        let stamp = self.put_parts(target, parts)?;
+        let stamp = self.put_parts(target, parts, None)?;
         self.record_edit(target, before, Some(stamp));
         Ok(stamp)
     }
@@ -361,12 +362,28 @@ impl<'a> Files<'a> {
     /// operations that record their edits only once all of them succeeded). With `mode`, the
     /// file gets those permission bits (else it keeps its own).
     pub fn put(&self, target: &Target, contents: &[u8], mode: Option<u32>) -> Result<FileStamp, WriteError> {
-        let staged = self.stage(target, &temp_name_for(&target.path), &[contents], mode)?;
-        self.commit(target, staged, &[contents])
+        self.put_parts(target, &[contents], mode)
     }
 
-    fn put_parts(&self, target: &Target, parts: &[&[u8]]) -> Result<FileStamp, WriteError> {
-        let staged = self.stage(target, &temp_name_for(&target.path), parts, None)?;
+    /// Writes the file `old` with its bytes in `range` replaced by `piece`, as three pieces
+    /// (the new file is never built in memory), and records the edit with only the replaced
+    /// span as its history ([`Before::Splice`]).
+    pub fn write_splice(
+        &self,
+        target: &Target,
+        old: &[u8],
+        range: Range<usize>,
+        piece: &[u8],
+        mode: u32,
+    ) -> Result<FileStamp, WriteError> {
+        let parts = [&old[..range.start], piece, &old[range.end..]];
+        let before = Before::Splice { at: range.start, removed: old[range].to_vec(), inserted: piece.len(), mode };
+        self.write_parts(target, &parts, before)
+    }
+
+    /// [`Files::put`] of content given in pieces.
+    pub fn put_parts(&self, target: &Target, parts: &[&[u8]], mode: Option<u32>) -> Result<FileStamp, WriteError> {
+        let staged = self.stage(target, &temp_name_for(&target.path), parts, mode)?;
         self.commit(target, staged, parts)
     }
 
@@ -464,6 +481,28 @@ pub fn write_failure(shown: &str, err: WriteError) -> ToolError {
         WriteError::Refused(err) => err,
         WriteError::Io(err) => ToolError::Failed(format!("Ran into {err} while trying to write to {shown}")),
     }
+}
+
+/// Runs the blocking file work of a call the executor runs alone (one that is not
+/// concurrency-safe: every write) in place where the runtime allows it, else as [`blocking`].
+///
+/// On a multi-thread runtime, in place is `block_in_place`: on the thread that entered the
+/// runtime (`tools call|batch`, `tackle run`) the work simply runs there, and on a worker the
+/// worker's other tasks move to another thread first. That saves the hand-off to a pool
+/// thread and back, two thread wake-ups that were a sixth of a `str_replace` on a 5,000-line
+/// file (docs/file-tools.md, "Speed"). Nothing runs beside such a call, so nothing that would
+/// have run waits; and the call's answer comes when its write is done, never while it still
+/// goes on in the background.
+pub async fn blocking_alone<T: Send + 'static>(
+    ctx: &ToolContext,
+    work: impl FnOnce(&ToolContext) -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|runtime| runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if multi_thread {
+        return tokio::task::block_in_place(|| work(ctx));
+    }
+    blocking(ctx, work).await
 }
 
 /// Runs blocking file work off the async threads (the executor runs safe calls together).

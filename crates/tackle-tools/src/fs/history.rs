@@ -25,6 +25,14 @@ pub enum Before {
     Absent,
     /// The file's bytes and permission bits.
     Content { bytes: Arc<Vec<u8>>, mode: u32 },
+    /// The file as the edit left it with one span put back: the `inserted` bytes at `at`
+    /// replaced by `removed`. An edit of one span (`str_replace`, `insert`, `json_edit_tool`'s
+    /// in-place `set`) keeps only that span, not the whole file: the history of a large file
+    /// costs the size of its edits, and the buffer the file was read into is freed with the
+    /// call (a buffer kept per edit was fresh memory for every read, which cost more than the
+    /// edit's own reading and writing). Undoing it needs the file exactly as the edit left it,
+    /// which undo checks by content hash.
+    Splice { at: usize, removed: Vec<u8>, inserted: usize, mode: u32 },
 }
 
 impl Before {
@@ -39,6 +47,7 @@ impl Before {
         match self {
             Before::Absent => 0,
             Before::Content { bytes, .. } => bytes.len(),
+            Before::Splice { removed, .. } => removed.len(),
         }
     }
 }

@@ -35,7 +35,8 @@ pub mod text;
 pub mod write_file;
 
 pub use files::{
-    Existing, Files, FsSettings, LoadError, Target, blocking, open_read, read_existing, stat, target, write_failure,
+    Existing, Files, FsSettings, LoadError, Target, blocking, blocking_alone, open_read, read_existing, stat, target,
+    write_failure,
 };
 pub use history::Before;
 pub use ledger::{FileStamp, Freshness};

@@ -8,7 +8,7 @@ use tackle_core::spec::PathAccess;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::fs::text::{LineEnding, as_text, dominant_ending, has_crlf, lf_to_crlf};
-use crate::fs::{Before, Existing, Files, Freshness, LoadError, Target, blocking, read_existing, write_failure};
+use crate::fs::{Before, Existing, Files, Freshness, LoadError, Target, blocking_alone, read_existing, write_failure};
 
 /// The wire name.
 pub const NAME: &str = "write_file";
@@ -53,7 +53,7 @@ impl Tool for WriteFile {
     }
 
     async fn call(&self, input: WriteFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking(ctx, move |ctx| write(&Files::new(ctx), input)).await.map(ToolOutput::text)
+        blocking_alone(ctx, move |ctx| write(&Files::new(ctx), input)).await.map(ToolOutput::text)
     }
 }
 

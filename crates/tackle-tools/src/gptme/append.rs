@@ -8,7 +8,7 @@ use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolO
 use super::common::{load_regular, mapping, refuse_placeholder};
 use crate::fs::diff::unified_diff;
 use crate::fs::text::{LineEnding, as_text, binary_message, dominant_ending, with_ending};
-use crate::fs::{Before, Existing, Files, Target, blocking, write_failure};
+use crate::fs::{Before, Existing, Files, Target, blocking_alone, write_failure};
 
 /// The wire name.
 pub const NAME: &str = "append";
@@ -51,7 +51,7 @@ impl Tool for Append {
     }
 
     async fn call(&self, input: AppendInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking(ctx, move |ctx| append(&Files::new(ctx), input)).await.map(ToolOutput::text)
+        blocking_alone(ctx, move |ctx| append(&Files::new(ctx), input)).await.map(ToolOutput::text)
     }
 }
 

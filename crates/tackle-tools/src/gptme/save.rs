@@ -10,7 +10,7 @@ use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolO
 use super::common::{load_regular, mapping, refuse_placeholder};
 use crate::fs::diff::unified_diff;
 use crate::fs::text::{LineEnding, as_text, dominant_ending, has_crlf, lf_to_crlf};
-use crate::fs::{Before, Existing, Files, Target, blocking, write_failure};
+use crate::fs::{Before, Existing, Files, Target, blocking_alone, write_failure};
 
 /// The wire name.
 pub const NAME: &str = "save";
@@ -60,7 +60,7 @@ impl Tool for Save {
     }
 
     async fn call(&self, input: SaveInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking(ctx, move |ctx| save(&Files::new(ctx), input)).await.map(ToolOutput::text)
+        blocking_alone(ctx, move |ctx| save(&Files::new(ctx), input)).await.map(ToolOutput::text)
     }
 }
 

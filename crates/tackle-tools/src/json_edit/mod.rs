@@ -14,8 +14,6 @@ mod path;
 mod scan;
 mod splice;
 
-use std::sync::Arc;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -26,7 +24,7 @@ use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolO
 
 use crate::fs::files::mode_of;
 use crate::fs::text::{UTF8_BOM, binary_message, has_nul_head};
-use crate::fs::{Before, Files, LoadError, Target, blocking, read_existing, write_failure};
+use crate::fs::{Before, Files, LoadError, Target, blocking, blocking_alone, read_existing, write_failure};
 use format::{Layout, MAX_WRITTEN_BYTES, lossy_number, pretty_head};
 use path::{Last, bounds_problem, split_last};
 
@@ -123,7 +121,10 @@ impl Tool for JsonEdit {
     }
 
     async fn call(&self, input: JsonEditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking(ctx, move |ctx| run(&Files::new(ctx), input)).await.map(ToolOutput::text)
+        let safe = self.is_concurrency_safe(&input);
+        let work = move |ctx: &ToolContext| run(&Files::new(ctx), input);
+        let output = if safe { blocking(ctx, work).await } else { blocking_alone(ctx, work).await };
+        output.map(ToolOutput::text)
     }
 }
 
@@ -155,11 +156,10 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
             Some(Plain::Shown(shown)) => return Ok(shown),
             Some(Plain::Replace { range, piece, compact }) => {
                 // Only the value's bytes change: the rest of the file is written from the old
-                // bytes, which go to the history as they are (no copy).
-                let old = Arc::new(text.into_bytes());
-                let parts = [&old[..range.start], piece.as_bytes(), &old[range.end..]];
-                let before = Before::Content { bytes: Arc::clone(&old), mode: mode_of(&meta) };
-                files.write_parts(&target, &parts, before).map_err(|err| write_failure(&target.raw, err))?;
+                // bytes, and the history keeps only the old value.
+                files
+                    .write_splice(&target, text.as_bytes(), range, piece.as_bytes(), mode_of(&meta))
+                    .map_err(|err| write_failure(&target.raw, err))?;
                 return Ok(updated(1, raw, &compact));
             }
             None => {}

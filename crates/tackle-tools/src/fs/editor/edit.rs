@@ -3,12 +3,12 @@
 //! was (tabs, CRLF, a missing final newline, a BOM).
 
 use std::fs::Metadata;
-use std::sync::Arc;
 
 use tackle_core::ToolError;
 
 use crate::fs::closest::closest;
 use crate::fs::files::mode_of;
+use crate::fs::ledger::content_hash;
 use crate::fs::text::{
     LineEnding, binary_message, dominant_ending, edit_snippet, has_nul_head, line_list, locate, snippet, with_ending,
 };
@@ -107,12 +107,9 @@ pub fn str_replace(
     let at = found[0];
     let line = start_lines(&text, &found)[0] - 1;
     let shown_snippet = edit_snippet(&text, at, old.len(), &new, line, SNIPPET_LINES, SNIPPET_LINES);
-    // The old bytes go to the history and, sliced around the match, to the new file: the
-    // new content is written in three pieces and never built in memory.
-    let old_bytes = Arc::new(text.into_bytes());
-    let parts = [&old_bytes[..at], new.as_bytes(), &old_bytes[at + old.len()..]];
-    let before = Before::Content { bytes: Arc::clone(&old_bytes), mode: mode_of(&meta) };
-    files.write_parts(target, &parts, before).map_err(|err| write_failure(shown, err))?;
+    files
+        .write_splice(target, text.as_bytes(), at..at + old.len(), new.as_bytes(), mode_of(&meta))
+        .map_err(|err| write_failure(shown, err))?;
     Ok(format!(
         "The file {shown} has been edited. Here's the result of running `cat -n` on a snippet of {shown}:\n{shown_snippet}\n\
          Review the changes and make sure they are as expected. Edit the file again if necessary."
@@ -166,7 +163,7 @@ pub fn insert(
     edited.push_str(&text[..offset]);
     edited.push_str(&inserted);
     edited.push_str(&text[offset..]);
-    let before = Before::content(text.into_bytes(), mode_of(&meta));
+    let before = Before::Splice { at: offset, removed: Vec::new(), inserted: inserted.len(), mode: mode_of(&meta) };
     files.write(target, edited.as_bytes(), before).map_err(|err| write_failure(shown, err))?;
 
     let new_lines = body.matches('\n').count() + 1;
@@ -204,8 +201,13 @@ pub fn undo(files: &Files<'_>, target: &Target) -> Result<bool, ToolError> {
     let Some(entry) = history.last(&target.path) else {
         return Err(ToolError::Failed(format!("No edit history found for {shown}.")));
     };
-    let changed = match (entry.after, read_existing(target)) {
-        (Some(stamp), Ok(now)) => stamp.changed(&now.meta, || Some(crate::fs::ledger::content_hash(&now.bytes))),
+    let now = read_existing(target);
+    let changed = match (entry.after, &now) {
+        // A span put back needs the very bytes the edit left, not only the same size and time.
+        (Some(stamp), Ok(now)) if matches!(entry.before, Before::Splice { .. }) => {
+            content_hash(&now.bytes) != stamp.hash
+        }
+        (Some(stamp), Ok(now)) => stamp.changed(&now.meta, || Some(content_hash(&now.bytes))),
         (Some(_), Err(_)) => true,
         (None, now) => !matches!(now, Err(LoadError::NotFound)),
     };
@@ -223,6 +225,16 @@ pub fn undo(files: &Files<'_>, target: &Target) -> Result<bool, ToolError> {
         }
         Before::Content { bytes, mode } => {
             let stamp = files.put(target, bytes, Some(*mode)).map_err(|err| write_failure(shown, err))?;
+            files.state().ledger.record(&target.path, stamp);
+            true
+        }
+        Before::Splice { at, removed, inserted, mode } => {
+            let now = now.map_err(|_| ToolError::Failed(format!("Could not read {shown} to undo its last edit.")))?;
+            let Some(after) = at.checked_add(*inserted).filter(|end| *end <= now.bytes.len()) else {
+                return Err(ToolError::Failed(format!("The file {shown} was changed after the last edit.")));
+            };
+            let parts = [&now.bytes[..*at], removed.as_slice(), &now.bytes[after..]];
+            let stamp = files.put_parts(target, &parts, Some(*mode)).map_err(|err| write_failure(shown, err))?;
             files.state().ledger.record(&target.path, stamp);
             true
         }

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use tackle_core::spec::PathAccess;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
-use crate::fs::{Files, LoadError, blocking, stat};
+use crate::fs::{Files, LoadError, blocking, blocking_alone, stat};
 
 /// The wire name.
 pub const NAME: &str = "str_replace_based_edit_tool";
@@ -94,7 +94,10 @@ impl Tool for Editor {
     }
 
     async fn call(&self, input: EditorInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking(ctx, move |ctx| run(&Files::new(ctx), &input)).await.map(ToolOutput::text)
+        let safe = self.is_concurrency_safe(&input);
+        let work = move |ctx: &ToolContext| run(&Files::new(ctx), &input);
+        let output = if safe { blocking(ctx, work).await } else { blocking_alone(ctx, work).await };
+        output.map(ToolOutput::text)
     }
 }
 

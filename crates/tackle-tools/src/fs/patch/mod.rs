@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tackle_core::{InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
-use crate::fs::{Files, blocking};
+use crate::fs::{Files, blocking_alone};
 
 /// The wire name.
 pub const NAME: &str = "apply_patch";
@@ -90,7 +90,7 @@ pub fn patch_paths(patch: &str) -> Vec<String> {
 /// Applies a Codex patch against `ctx`'s session (what the `apply_patch` tool does): parse,
 /// check every path, compute every new file in memory, then write them all or none.
 pub async fn apply_patch(ctx: &ToolContext, patch: String) -> Result<ToolOutput, ToolError> {
-    blocking(ctx, move |ctx| apply_patch_blocking(&Files::new(ctx), &patch)).await.map(ToolOutput::text)
+    blocking_alone(ctx, move |ctx| apply_patch_blocking(&Files::new(ctx), &patch)).await.map(ToolOutput::text)
 }
 
 /// [`apply_patch`] on the calling thread; returns the model-facing summary.

@@ -12,7 +12,7 @@ use super::common::{load_regular, mapping};
 use crate::fs::diff::unified_diff;
 use crate::fs::suggest::missing_file_message;
 use crate::fs::text::{as_text, binary_message};
-use crate::fs::{Existing, Files, Target, blocking, write_failure};
+use crate::fs::{Existing, Files, Target, blocking_alone, write_failure};
 
 /// The wire name.
 pub const NAME: &str = "patch";
@@ -57,7 +57,7 @@ impl Tool for Patch {
     }
 
     async fn call(&self, input: PatchInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking(ctx, move |ctx| patch(&Files::new(ctx), &input)).await.map(ToolOutput::text)
+        blocking_alone(ctx, move |ctx| patch(&Files::new(ctx), &input)).await.map(ToolOutput::text)
     }
 }
 
