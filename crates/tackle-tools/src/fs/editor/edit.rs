@@ -193,6 +193,12 @@ fn insertion(text: &str, k: usize, newlines: usize, body: &str, ending: LineEndi
     (text.len(), format!("{}{body}", ending.as_str()))
 }
 
+fn changed_since(shown: &str) -> ToolError {
+    ToolError::Failed(format!(
+        "The file {shown} was changed after the last edit; undo would lose those changes. View it and edit it instead."
+    ))
+}
+
 /// `undo_edit`: puts back what the last edit of `target` by any file tool replaced. Returns
 /// whether the file exists afterwards (an undone creation removes it).
 pub fn undo(files: &Files<'_>, target: &Target) -> Result<bool, ToolError> {
@@ -212,10 +218,7 @@ pub fn undo(files: &Files<'_>, target: &Target) -> Result<bool, ToolError> {
         (None, now) => !matches!(now, Err(LoadError::NotFound)),
     };
     if changed {
-        return Err(ToolError::Failed(format!(
-            "The file {shown} was changed after the last edit; undo would lose those changes. View it and edit it \
-             instead."
-        )));
+        return Err(changed_since(shown));
     }
     let exists = match &entry.before {
         Before::Absent => {
@@ -229,11 +232,12 @@ pub fn undo(files: &Files<'_>, target: &Target) -> Result<bool, ToolError> {
             true
         }
         Before::Splice { at, removed, inserted, mode } => {
-            let now = now.map_err(|_| ToolError::Failed(format!("Could not read {shown} to undo its last edit.")))?;
-            let Some(after) = at.checked_add(*inserted).filter(|end| *end <= now.bytes.len()) else {
-                return Err(ToolError::Failed(format!("The file {shown} was changed after the last edit.")));
+            let bytes = now.as_ref().map_or(&[][..], |now| now.bytes.as_slice());
+            let tail = at.checked_add(*inserted).and_then(|end| bytes.get(end..));
+            let (Some(head), Some(tail)) = (bytes.get(..*at), tail) else {
+                return Err(changed_since(shown));
             };
-            let parts = [&now.bytes[..*at], removed.as_slice(), &now.bytes[after..]];
+            let parts = [head, removed.as_slice(), tail];
             let stamp = files.put_parts(target, &parts, Some(*mode)).map_err(|err| write_failure(shown, err))?;
             files.state().ledger.record(&target.path, stamp);
             true
