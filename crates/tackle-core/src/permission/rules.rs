@@ -352,10 +352,17 @@ impl Parts<'_> {
             if shell.unanalyzable.is_some() || shell.commands.is_empty() {
                 return None;
             }
+            // Output redirected to a file writes a path no `Bash(...)` pattern names: only the
+            // whole tool allowed (`Bash`) covers it, so `Bash(echo hi)` never allows
+            // `echo hi > ~/.bashrc` (docs/reference/safety.md#rules).
+            let whole_tool_only = shell.writes_files;
             let mut used = Vec::new();
             for command in &shell.commands {
                 let candidates = indexed.candidates(RuleKind::Allow, std::iter::once(command.text.as_str()), false);
-                match candidates.into_iter().map(|at| &indexed.rules[at]).find(|r| allows_command(&r.rule, command)) {
+                let covers = |r: &&SourcedRule| {
+                    allows_command(&r.rule, command) && (!whole_tool_only || matches!(r.rule.specifier, Specifier::Any))
+                };
+                match candidates.into_iter().map(|at| &indexed.rules[at]).find(covers) {
                     Some(rule) => used.push(rule),
                     None if crate::shell::is_safe_command(&command.words)
                         && !shell.writes_files
@@ -535,6 +542,20 @@ mod tests {
         assert_eq!(decided_by(&outcome(&book, "npm publish")), "Bash(npm publish)");
         // The allow rule of `make` first, then the bare `Bash`.
         assert_eq!(decided_by(&outcome(&book, "make -j4 all && cc x.c")), "Bash(make * all),Bash");
+        // Output to a file is covered only by the whole tool allowed.
+        let narrow = self::book(&[(RuleKind::Allow, "Bash(echo hi)"), (RuleKind::Allow, "Bash(cargo test:*)")]);
+        assert_eq!(decided_by(&outcome(&narrow, "echo hi")), "Bash(echo hi)");
+        assert_eq!(decided_by(&outcome(&narrow, "echo hi > /dev/null 2>&1")), "Bash(echo hi)");
+        for writes in [
+            "echo hi > ~/.bashrc",
+            "echo hi >> .git/hooks/pre-commit",
+            "cargo test 2> log && echo hi",
+            "echo hi &> out",
+            "echo hi | tee x > y",
+        ] {
+            assert_eq!(decided_by(&outcome(&narrow, writes)), "mode", "{writes}");
+        }
+        assert_eq!(decided_by(&outcome(&book, "cc x.c > out.txt")), "Bash");
         // A rule added later is indexed too.
         let base = RuleBase { workspace: "/ws".into(), rule_dir: "/ws".into(), home: None };
         book.add(RuleKind::Deny, "Bash(cc:*)", &base, "session").unwrap();
