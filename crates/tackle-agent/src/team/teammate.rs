@@ -143,8 +143,12 @@ impl Teammate {
     /// Claims the oldest ready task nobody owns among those the main agent's session created
     /// (a task the workspace's file brought is never taken as work), if there is one; another
     /// teammate taking it first is no error (the claim checks the status it saw). The board is
-    /// read off the async workers: its lock may wait for another process.
+    /// read off the async workers: its lock may wait for another process, and not at all
+    /// while the session created no task (an idle teammate then costs no file reads).
     async fn claim_task(&self) -> Option<Task> {
+        if self.created.is_empty() {
+            return None;
+        }
         let (board, created, name) = (self.board.clone(), Arc::clone(&self.created), self.member.name.clone());
         tokio::task::spawn_blocking(move || {
             let listed = board.list(Some(TaskStatus::Pending)).ok()?;

@@ -490,9 +490,10 @@ pub fn write_failure(shown: &str, err: WriteError) -> ToolError {
 /// runtime (`tools call|batch`, `tackle run`) the work simply runs there, and on a worker the
 /// worker's other tasks move to another thread first. That saves the hand-off to a pool
 /// thread and back, two thread wake-ups that were a sixth of a `str_replace` on a 5,000-line
-/// file (docs/file-tools.md, "Speed"). Nothing runs beside such a call, so nothing that would
-/// have run waits; and the call's answer comes when its write is done, never while it still
-/// goes on in the background.
+/// file (docs/file-tools.md, "Speed"). No other call runs beside such a call; what else its
+/// task awaits (a Ctrl-C, a timeout) is seen once the write is done, which these tools'
+/// `InterruptBehavior::Block` asks for anyway, and the call never answers while its write
+/// still goes on in the background.
 pub async fn blocking_alone<T: Send + 'static>(
     ctx: &ToolContext,
     work: impl FnOnce(&ToolContext) -> Result<T, ToolError> + Send + 'static,

@@ -84,6 +84,11 @@ impl CreatedHere {
     pub fn contains(&self, id: &str) -> bool {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains(id)
     }
+
+    /// Whether this session created no task yet.
+    pub fn is_empty(&self) -> bool {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).is_empty()
+    }
 }
 
 /// The board's errors as the model sees them: the board's sentence, as a failure of the call.
