@@ -390,7 +390,10 @@ impl Parts<'_> {
         }
         // Every path covered by a path rule of the right kind.
         let wanted = if self.request.read_only { ToolClass::Read } else { ToolClass::Edit };
-        if self.paths.is_empty() || !self.tool_matches(&wanted) {
+        let path_rules =
+            allows.iter().any(|r| r.rule.class == wanted && matches!(r.rule.specifier, Specifier::Path(_)));
+        // The paths' links are resolved only when a rule could match them.
+        if !path_rules || self.paths.is_empty() || !self.tool_matches(&wanted) {
             return None;
         }
         let mut used = Vec::new();
