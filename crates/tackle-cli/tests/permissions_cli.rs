@@ -152,6 +152,23 @@ fn permissions_check_exit_codes_and_sub_commands() {
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["decision"], "ask");
     assert!(json["unanalyzable"].as_str().unwrap().contains("eval"));
+    // Output to a file is a write no `Bash(...)` rule allows, and the check says so.
+    let out = setup.run(&["permissions", "check", "Bash(npm test > ~/.bashrc)", "--allow", "Bash(npm test:*)"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("writes files: output goes to a file"), "{}", text(&out.stdout));
+    let out = setup.run(&["permissions", "check", "--json", "Bash(npm test > out.txt)", "--allow", "Bash(npm test:*)"]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((json["decision"].as_str(), json["writes_files"].as_bool()), (Some("ask"), Some(true)));
+    let out = setup.run(&[
+        "permissions",
+        "check",
+        "--json",
+        "Bash(npm test 2>&1 > /dev/null)",
+        "--allow",
+        "Bash(npm test:*)",
+    ]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((json["decision"].as_str(), json.get("writes_files")), (Some("allow"), None));
     let out = setup.run(&["permissions", "check", "Bash(ls)", "--allow", "Bash(a:*b)"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

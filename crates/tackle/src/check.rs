@@ -35,6 +35,10 @@ pub struct PermissionCheck {
     /// For a shell command that cannot be analyzed: why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unanalyzable: Option<String>,
+    /// For a shell command: whether it redirects output to a file, which only the whole
+    /// shell tool allowed covers (docs/reference/safety.md#compound-shell-commands).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub writes_files: bool,
 }
 
 impl SessionTemplate {
@@ -129,6 +133,7 @@ impl SessionTemplate {
             hook: None,
             commands: shell.map(|a| a.commands.iter().map(|c| c.text.clone()).collect()),
             unanalyzable: shell.and_then(|a| a.unanalyzable.clone()),
+            writes_files: shell.is_some_and(|a| a.writes_files),
         })
     }
 
