@@ -354,7 +354,7 @@ impl Parts<'_> {
             }
             // Output redirected to a file writes a path no `Bash(...)` pattern names: only the
             // whole tool allowed (`Bash`) covers it, so `Bash(echo hi)` never allows
-            // `echo hi > ~/.bashrc` (docs/reference/safety.md#rules).
+            // `echo hi > ~/.bashrc` (docs/reference/safety.md#compound-shell-commands).
             let whole_tool_only = shell.writes_files;
             let mut used = Vec::new();
             for command in &shell.commands {
@@ -549,6 +549,7 @@ mod tests {
         let narrow = self::book(&[(RuleKind::Allow, "Bash(echo hi)"), (RuleKind::Allow, "Bash(cargo test:*)")]);
         assert_eq!(decided_by(&outcome(&narrow, "echo hi")), "Bash(echo hi)");
         assert_eq!(decided_by(&outcome(&narrow, "echo hi > /dev/null 2>&1")), "Bash(echo hi)");
+        assert_eq!(decided_by(&outcome(&narrow, "echo hi >/dev/stderr")), "Bash(echo hi)");
         for writes in [
             "echo hi > ~/.bashrc",
             "echo hi >> .git/hooks/pre-commit",

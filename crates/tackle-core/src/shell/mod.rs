@@ -196,7 +196,8 @@ impl Walker<'_, '_> {
         }
     }
 
-    /// Marks an output redirection to anything but `/dev/null` (or a descriptor).
+    /// Marks an output redirection to anything but `/dev/null`, `/dev/stdout`, `/dev/stderr`
+    /// (or a descriptor).
     fn redirect(&mut self, node: Node<'_>) {
         let mut cursor = node.walk();
         let mut writes = false;
@@ -216,7 +217,10 @@ impl Walker<'_, '_> {
         }
         let Some(destination) = destination else { return };
         let to_descriptor = duplicates && (destination.text == "-" || destination.text.parse::<u32>().is_ok());
-        if writes && !to_descriptor && destination.text != "/dev/null" {
+        // The shell's own output streams are not files.
+        let stream =
+            !destination.dynamic && matches!(destination.text.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr");
+        if writes && !to_descriptor && !stream {
             self.analysis.writes_files = true;
         }
     }
