@@ -6,8 +6,9 @@
 //! - a shell command gets one rule per sub-command that does not only read: `Bash(git
 //!   push:*)` for the sub-commands of the tools in [`SUBCOMMAND_PROGRAMS`] (their second
 //!   word names what they do), the sub-command exactly as written otherwise (`Bash(rm -rf
-//!   build)`, never `Bash(rm:*)`); an unanalyzable command, or one that changes the shell
-//!   itself, gets none (no rule can allow it);
+//!   build)`, never `Bash(rm:*)`); an unanalyzable command, one that changes the shell
+//!   itself, or one that redirects output to a file (only the whole tool covers that,
+//!   `permission/rules.rs`), gets none;
 //! - a file edit gets the directory of each file it writes (`Edit(src/parser/**)`), and a
 //!   file at the workspace root only itself (`Edit(./Cargo.toml)`, never `Edit(**)`);
 //! - any other tool gets its name.
@@ -78,12 +79,16 @@ pub fn always_rules(request: &PermissionRequest<'_>, workspace: &Path) -> Option
 /// rule can allow.
 pub fn command_rules(command: &str) -> Option<Vec<String>> {
     let analysis = analyze(command);
-    if analysis.unanalyzable.is_some() || analysis.changes_shell || analysis.commands.is_empty() {
+    if analysis.unanalyzable.is_some()
+        || analysis.changes_shell
+        || analysis.writes_files
+        || analysis.commands.is_empty()
+    {
         return None;
     }
     let mut rules: Vec<String> = Vec::new();
     for sub in &analysis.commands {
-        if is_safe_command(&sub.words) && !analysis.writes_files {
+        if is_safe_command(&sub.words) {
             continue;
         }
         let rule = sub_command_rule(sub)?;
@@ -199,6 +204,8 @@ mod tests {
         for command in ["eval \"$X\"", "rm *.o", "f() { rm -rf /; }; f", "x=$(date)", "echo 'a\u{7}b' | wc"] {
             assert_eq!(for_command(command), None, "{command}");
         }
+        // Nor for output to a file, which no `Bash(...)` rule covers; denial messages say so.
+        assert_eq!(command_rules("npm test > out.txt"), None);
     }
 
     #[test]
