@@ -7,6 +7,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/delegation.rs"]
+mod delegation;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -18,20 +21,7 @@ use tackle::core::permission::AutoApprover;
 use tackle::{Agent, Config, PermissionMode, SessionBuilder};
 use tackle_testkit::{Expect, FakeLlm, Fault, Reply, Script, Turn, View};
 
-/// A workspace with a README, and a configuration that reads no file of the machine.
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("README.md"), "hello tackle\nsecond line\n").unwrap();
-    dir
-}
-
-/// A configuration whose `[providers.child]` is an OpenAI-compatible server at `base_url`;
-/// `trusted`: the person consented to the workspace's settings.
-fn config_with_child_provider(base_url: &str, trusted: bool) -> Config {
-    let user: toml::Table =
-        format!("[providers.child]\nkind = \"openai\"\nbase_url = \"{base_url}\"\n").parse().unwrap();
-    Config::from_tables(user, toml::Table::new(), trusted)
-}
+use delegation::{config_with_child_provider, session_denying, workspace};
 
 /// What one parent run left behind.
 struct Run {
@@ -473,14 +463,7 @@ async fn a_child_has_its_own_shell() {
 #[tokio::test]
 async fn subagent_rules_match_the_type() {
     let dir = workspace();
-    let rules = tackle::RuleFlags { deny: vec!["Task(general-purpose)".into()], ..tackle::RuleFlags::default() };
-    let session = SessionBuilder::new(dir.path())
-        .config(Config::default())
-        .permission_mode(PermissionMode::Bypass)
-        .rules(rules)
-        .build()
-        .await
-        .unwrap();
+    let session = session_denying(dir.path(), "Task(general-purpose)").await;
     let denied = session.call("subagent", json!({"prompt": "x", "subagent_type": "general-purpose"})).await;
     assert!(denied.is_error && denied.text_content().contains("Task(general-purpose)"), "{}", denied.text_content());
     // Another type passes the rule; outside an agent run the tool itself then says why it cannot run.

@@ -9,6 +9,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/delegation.rs"]
+mod delegation;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -19,21 +22,9 @@ use tackle::tools::planning::tasks::board::TaskStatus;
 use tackle::{Agent, Config, PermissionMode, SessionBuilder};
 use tackle_testkit::{Expect, FakeLlm, Fault, Reply, Script, Turn, View};
 
+use delegation::{config_with_child_provider, session_denying, workspace};
+
 const TEAM_TOOLS: [&str; 3] = ["team_spawn", "team_send", "team_list"];
-
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("README.md"), "hello tackle\n").unwrap();
-    dir
-}
-
-/// A configuration whose `[providers.child]` is the server at `base_url`, with the person's
-/// consent to the workspace's settings (a workspace definition may then name that provider).
-fn config_with_child_provider(base_url: &str) -> Config {
-    let user: toml::Table =
-        format!("[providers.child]\nkind = \"openai\"\nbase_url = \"{base_url}\"\n").parse().unwrap();
-    Config::from_tables(user, toml::Table::new(), true)
-}
 
 /// Defines the agent type `name` whose model is `child/{name}` (the child provider's server).
 fn define_remote_agent(dir: &Path, name: &str) {
@@ -228,7 +219,8 @@ async fn a_late_reply_times_out_then_arrives_as_a_notification() {
     .await;
     let dir = workspace();
     define_remote_agent(dir.path(), "slowpoke");
-    let run = run_main(&server, dir.path(), config_with_child_provider(&child.openai_base_url()), async || {}).await;
+    let run =
+        run_main(&server, dir.path(), config_with_child_provider(&child.openai_base_url(), true), async || {}).await;
     server.assert_clean();
     child.assert_clean();
     assert_eq!(run.outcome.final_result, "Got it late.");
@@ -314,7 +306,8 @@ async fn a_mailbox_line_that_is_not_json_is_skipped_with_a_warning() {
         }
         false
     });
-    let run = run_main(&server, dir.path(), config_with_child_provider(&child.openai_base_url()), async || {}).await;
+    let run =
+        run_main(&server, dir.path(), config_with_child_provider(&child.openai_base_url(), true), async || {}).await;
     assert!(writer.await.unwrap(), "the mailbox was created at spawn");
     server.assert_clean();
     child.assert_clean();
@@ -399,7 +392,8 @@ async fn an_idle_teammate_claims_a_ready_task_and_reports_it() {
     let owned = board.create("first", "", &[]).unwrap();
     let blocked = board.create("later", "", std::slice::from_ref(&owned.id)).unwrap();
     board.claim(&owned.id, TaskStatus::Pending, "someone").unwrap();
-    let run = run_main(&server, dir.path(), config_with_child_provider(&child.openai_base_url()), async || {}).await;
+    let run =
+        run_main(&server, dir.path(), config_with_child_provider(&child.openai_base_url(), true), async || {}).await;
     server.assert_clean();
     child.assert_clean();
     assert_eq!(run.outcome.final_result, "The worker did it.");
@@ -436,7 +430,7 @@ async fn the_end_of_the_session_stops_a_teammate_in_the_middle_of_a_turn() {
     let dir = workspace();
     define_remote_agent(dir.path(), "remote");
     let started = std::time::Instant::now();
-    let run = run_main(&server, dir.path(), config_with_child_provider(&child.openai_base_url()), async || {
+    let run = run_main(&server, dir.path(), config_with_child_provider(&child.openai_base_url(), true), async || {
         // Wait until the teammate's request is on its way.
         for _ in 0..100 {
             if !child.requests().is_empty() {
@@ -461,14 +455,7 @@ async fn the_end_of_the_session_stops_a_teammate_in_the_middle_of_a_turn() {
 #[tokio::test]
 async fn team_spawn_rules_match_the_type() {
     let dir = workspace();
-    let rules = tackle::RuleFlags { deny: vec!["team_spawn(explore)".into()], ..tackle::RuleFlags::default() };
-    let session = SessionBuilder::new(dir.path())
-        .config(Config::default())
-        .permission_mode(PermissionMode::Bypass)
-        .rules(rules)
-        .build()
-        .await
-        .unwrap();
+    let session = session_denying(dir.path(), "team_spawn(explore)").await;
     let denied = session.call("team_spawn", json!({"name": "a", "role": "r", "subagent_type": "explore"})).await;
     assert!(denied.is_error && denied.text_content().contains("team_spawn(explore)"), "{}", denied.text_content());
     // Another type passes the rule; outside an agent run the tool itself then says why it cannot run.
@@ -490,7 +477,7 @@ async fn ctrl_c_of_the_main_run_stops_a_teammate_before_the_session_ends() {
     define_remote_agent(dir.path(), "remote");
     let model = tackle::llm::from_model_string("openai/main", Some(&server.openai_base_url())).unwrap();
     let session = SessionBuilder::new(dir.path())
-        .config(config_with_child_provider(&child.openai_base_url()))
+        .config(config_with_child_provider(&child.openai_base_url(), true))
         .tools("default")
         .permission_mode(PermissionMode::Bypass)
         .build()
