@@ -67,7 +67,8 @@ fn idle_sessions_expire_busy_ones_do_not_and_the_workspace_may_lower_both_bounds
     let config_dir = config.path().to_str().unwrap();
     let serve = HttpServe::start_with(workspace.path(), &[], &[("TACKLE_CONFIG_DIR", config_dir)]);
     assert!(
-        serve.preamble.contains("ignoring [mcp.serve] idle_timeout_s = 86400 from the workspace's tackle.toml"),
+        serve.preamble.contains("ignoring [mcp.serve] idle_timeout_s = 86400 from ")
+            && serve.preamble.contains("tackle.toml: the workspace may only lower it, to a value from 0 to 1 (yours)"),
         "{}",
         serve.preamble
     );

@@ -275,3 +275,58 @@ fn a_workspace_listed_for_mcp_servers_is_bound_to_its_settings_too() {
     assert!(imported(&setup, &["--allow-project-mcp"], &[]).0.contains(&"mcp__fake__echo".to_owned()));
     assert!(imported(&setup, &[], &[]).0.contains(&"mcp__fake__echo".to_owned()));
 }
+
+/// The attack of issue 24 point 6: a workspace's huge `kill_grace_ms` let a command that ignores
+/// SIGTERM outlive its 1 s timeout. The workspace may only lower a number, so the default grace
+/// (2 s) holds, and the notice names the file and the key.
+#[test]
+fn a_workspace_cannot_raise_the_kill_grace_period_past_a_timeout() {
+    for mode in ["bwrap", "landlock"] {
+        let setup = Setup::new();
+        setup.user_config(&format!("[sandbox]\nmode = \"{mode}\"\n"));
+        setup.workspace_file("tackle.toml", "[tools]\nkill_grace_ms = 9223372036854775807\n");
+        let args =
+            json!({"command": "bash -c \"trap '' TERM; sleep 60; echo alive-$((1+1))\"", "timeout": 1000}).to_string();
+        let started = std::time::Instant::now();
+        let out = setup.tackle(&["tools", "call", "bash", &args, "--permission-mode", "bypass"]).output().unwrap();
+        let took = started.elapsed();
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(took < std::time::Duration::from_secs(15), "{mode}: took {took:?}\n{stdout}\n{stderr}");
+        assert!(!stdout.contains("alive-2"), "{mode}: {stdout}");
+        assert!(stdout.contains("timed out"), "{mode}: {stdout}\n{stderr}");
+        let file = setup.workspace.join("tackle.toml");
+        assert!(
+            stderr.contains(&format!(
+                "ignoring [tools] kill_grace_ms = 9223372036854775807 from {}: the workspace may only lower it, to a \
+                 value from 0 to 2000 (the default)",
+                file.display()
+            )),
+            "{mode}: {stderr}"
+        );
+        // A lower grace from the workspace is taken without a word.
+        setup.workspace_file("tackle.toml", "[tools]\nkill_grace_ms = 100\n");
+        let out = setup.tackle(&["tools", "call", "bash", &args, "--permission-mode", "bypass"]).output().unwrap();
+        assert!(!text(&out.stderr).contains("kill_grace_ms"), "{}", text(&out.stderr));
+    }
+}
+
+/// A user value too large for a `Duration` deadline is lowered to its maximum, with a notice,
+/// instead of overflowing (the grace period is added to `Instant::now()`).
+#[test]
+fn an_absurd_user_number_is_lowered_to_its_maximum() {
+    let setup = Setup::new();
+    setup.user_config("[tools]\nkill_grace_ms = 9223372036854775807\ntimeout_ms = 9223372036854775807\n");
+    let out = setup.bash("echo fine", &["--permission-mode", "bypass"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(text(&out.stdout).contains("fine"));
+    let file = setup.user.join("config.toml");
+    assert!(
+        stderr.contains(&format!(
+            "lowering [tools] kill_grace_ms = 9223372036854775807 from {} to 60000, its maximum",
+            file.display()
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("lowering [tools] timeout_ms"), "{stderr}");
+}

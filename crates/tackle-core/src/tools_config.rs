@@ -3,8 +3,9 @@
 //! section, so a misspelt key is an error that names it instead of being ignored; each tool
 //! family takes the keys it needs from [`ToolsConfig`].
 //!
-//! None of these keys widens access, so the workspace's `tackle.toml` may set them too (its
-//! values win over the user's).
+//! None of these keys widens access, so the workspace's `tackle.toml` may set them too, but its
+//! numbers only lower the user's or the default value, within a maximum (the `NUMBERS` table of
+//! `config/rules.rs`, applied when the configuration is loaded).
 
 use std::time::Duration;
 
@@ -77,8 +78,25 @@ mod tests {
     }
 
     #[test]
+    fn the_bounds_table_knows_the_defaults() {
+        let default = |key: &str| crate::config::rules::number_rule(key).and_then(|rule| rule.default);
+        #[allow(clippy::cast_precision_loss)]
+        let expected = [DEFAULT_TIMEOUT.as_millis() as f64, crate::executor::DEFAULT_MAX_OUTPUT_CHARS as f64];
+        assert_eq!([default("tools.timeout_ms"), default("tools.max_output_chars")], expected.map(Some));
+    }
+
+    #[test]
     fn a_misspelt_key_is_an_error_naming_it() {
-        let err = ToolsConfig::from_config(&config("", "[tools]\ntimeout = 5")).unwrap_err().to_string();
+        let err = ToolsConfig::from_config(&config("", "[tools]\ntimeout = \"5s\"")).unwrap_err().to_string();
         assert!(err.contains("[tools]") && err.contains("unknown field `timeout`"), "{err}");
+        // A misspelt number in the workspace is a number without bounds: refused before its owner.
+        let misspelt = config("", "[tools]\ntimeout = 5");
+        assert!(
+            misspelt.notices()[0].starts_with("ignoring [tools] timeout = 5 from tackle.toml"),
+            "{:?}",
+            misspelt.notices()
+        );
+        let err = ToolsConfig::from_config(&config("[tools]\ntimeout = 5", "")).unwrap_err().to_string();
+        assert!(err.contains("unknown field `timeout`"), "{err}");
     }
 }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use tackle_core::config::rules::{FromWorkspace, RULES, display_key};
+use tackle_core::config::rules::{FromWorkspace, NUMBERS, RULES, display_key};
 
 #[test]
 fn the_documented_table_is_the_table_in_the_code() {
@@ -13,6 +13,7 @@ fn the_documented_table_is_the_table_in_the_code() {
     let page = std::fs::read_to_string(path).unwrap();
     let rows: BTreeMap<&str, &str> = page
         .lines()
+        .take_while(|line| *line != "### Numbers")
         .filter_map(|line| line.strip_prefix("| `"))
         .filter_map(|rest| rest.split_once("` | "))
         .map(|(setting, treatment)| (setting, treatment.trim_end_matches(" |")))
@@ -29,5 +30,27 @@ fn the_documented_table_is_the_table_in_the_code() {
             FromWorkspace::Always => "always",
         };
         assert!(treatment.starts_with(expected), "{}: the page says {treatment:?}, the code {expected:?}", rule.key);
+    }
+}
+
+#[test]
+fn the_documented_numbers_are_the_numbers_in_the_code() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md");
+    let page = std::fs::read_to_string(path).unwrap();
+    let rows: Vec<Vec<&str>> = page
+        .lines()
+        .skip_while(|line| *line != "### Numbers")
+        .filter_map(|line| line.strip_prefix("| ["))
+        .map(|row| row.trim_end_matches(" |").split(" | ").collect())
+        .collect();
+    assert_eq!(rows.len(), NUMBERS.len(), "one row per number: {rows:#?}");
+    for (row, rule) in rows.iter().zip(NUMBERS) {
+        assert_eq!(format!("[{}", row[0]), display_key(rule.key), "the rows are in the code's order");
+        assert_eq!(row[1], "lower", "{}", rule.key);
+        assert_eq!(row[2], rule.min.to_string(), "{}", rule.key);
+        let default = row[3].parse::<f64>().ok();
+        assert_eq!(default, rule.default, "{}", rule.key);
+        let max = row[4].split(' ').next().unwrap().parse::<f64>().unwrap();
+        assert_eq!(max, rule.max, "{}", rule.key);
     }
 }

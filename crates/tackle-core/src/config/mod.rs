@@ -135,7 +135,7 @@ impl Config {
     /// [`Config::notices`].
     pub fn load_with(workspace: &Path, options: LoadOptions<'_>) -> Result<Config, ConfigError> {
         let user_file = user_config_dir().map(|dir| dir.join("config.toml"));
-        let user = match &user_file {
+        let mut user = match &user_file {
             Some(path) => read_table(path)?,
             None => Table::new(),
         };
@@ -151,7 +151,13 @@ impl Config {
             }
             SettingsFile::Unusable(why) => return Err(ConfigError::Unusable { path, why: why.clone() }),
         };
-        let (filtered, mut notices) = rules::filter_workspace(&raw, WORKSPACE_FILE);
+        let (mut filtered, mut notices) = rules::filter_workspace(&raw, WORKSPACE_FILE);
+        notices.extend(rules::bound_numbers(
+            &mut user,
+            &user_label(user_file.as_deref()),
+            &mut filtered,
+            &path.display().to_string(),
+        ));
         let store = options.store.or_else(|| ConsentStore::in_user_config(WORKSPACE_CONSENT_FILE));
         let wanted = rules::needs_workspace_consent(&filtered);
         let decision = consent::decide(&TrustInputs {
@@ -172,8 +178,9 @@ impl Config {
 
     /// A configuration from tables (tests, embedding); the workspace table goes through the
     /// same rules as a loaded one.
-    pub fn from_tables(user: Table, workspace: Table, workspace_trusted: bool) -> Config {
-        let (workspace, notices) = rules::filter_workspace(&workspace, WORKSPACE_FILE);
+    pub fn from_tables(mut user: Table, workspace: Table, workspace_trusted: bool) -> Config {
+        let (mut workspace, mut notices) = rules::filter_workspace(&workspace, WORKSPACE_FILE);
+        notices.extend(rules::bound_numbers(&mut user, &user_label(None), &mut workspace, WORKSPACE_FILE));
         Config { user, user_file: None, workspace, snapshot: SettingsSnapshot::default(), workspace_trusted, notices }
     }
 
@@ -296,7 +303,7 @@ fn lookup<'a>(table: &'a Table, dotted: &str) -> Option<&'a Table> {
     lookup_value(table, dotted)?.as_table()
 }
 
-fn lookup_value<'a>(table: &'a Table, dotted: &str) -> Option<&'a Value> {
+pub(crate) fn lookup_value<'a>(table: &'a Table, dotted: &str) -> Option<&'a Value> {
     let (parents, last) = match dotted.rsplit_once('.') {
         Some((parents, last)) => (Some(parents), last),
         None => (None, dotted),
@@ -402,14 +409,14 @@ mod tests {
     #[test]
     fn sections_merge_workspace_over_user() {
         let config = Config::from_tables(
-            table("[tools]\ntimeout_ms = 5\n[tools.nested]\na = 1\nb = 2"),
-            table("[tools]\ndurable_writes = true\n[tools.nested]\nb = 3"),
+            table("[tools]\ntimeout_ms = 5\n[tools.nested]\na = 'x'\nb = 'y'"),
+            table("[tools]\ndurable_writes = true\n[tools.nested]\nb = 'z'"),
             false,
         );
         let tools: Tools = config.section("tools").unwrap();
         assert_eq!(tools.timeout_ms, Some(5));
         assert!(tools.durable_writes);
-        assert_eq!(tools.nested.unwrap(), table("a = 1\nb = 3"));
+        assert_eq!(tools.nested.unwrap(), table("a = 'x'\nb = 'z'"));
         let only_user: Option<Tools> = config.user_section("tools").unwrap();
         assert!(!only_user.unwrap().durable_writes);
         let missing: Tools = config.section("nothing.here").unwrap();
@@ -421,12 +428,12 @@ mod tests {
         let user = table("[providers.openai]\nmax_retries = 1\n[sandbox]\nnetwork = false\n[mcp]\ndefer_threshold = 2");
         let workspace = table(
             "[providers.openai]\nbase_url = \"https://gw\"\n[sandbox]\nnetwork = true\nextra_writable = [\"/\"]\n\
-             [mcp]\ndefer_threshold = 9\ntrusted_workspaces = [\"/\"]",
+             [mcp]\ndefer_threshold = 1\ntrusted_workspaces = [\"/\"]",
         );
         let untrusted = Config::from_tables(user.clone(), workspace.clone(), false);
         assert_eq!(untrusted.section::<Table>("providers").unwrap(), table("[openai]\nmax_retries = 1"));
         assert_eq!(untrusted.section::<Table>("sandbox").unwrap(), table("network = false"), "narrowing keys stay out");
-        assert_eq!(untrusted.section::<Table>("mcp").unwrap(), table("defer_threshold = 9"));
+        assert_eq!(untrusted.section::<Table>("mcp").unwrap(), table("defer_threshold = 1"));
         let trusted = Config::from_tables(user, workspace, true);
         assert_eq!(
             trusted.section::<Table>("providers").unwrap(),

@@ -97,6 +97,179 @@ pub const RULES: &[Rule] = &[
     rule("mcp.defer_threshold", Always, "tackle-mcp"),
 ];
 
+/// Which way a number the workspace sets is the safer one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Safer {
+    /// A lower value narrows (a shorter timeout or grace period, a smaller limit): the
+    /// workspace may set a value from the row's `min` up to the user's value, else the
+    /// default, and never above the row's `max`.
+    Lower,
+    /// Neither direction is safe: the workspace may not set it. A number with no row in
+    /// [`NUMBERS`] is treated so (fail closed).
+    Neither,
+}
+
+/// One row of [`NUMBERS`]: the bounds of a numeric setting.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NumberRule {
+    /// The dotted key; a `*` part stands for any one name (a provider's, a server's).
+    pub key: &'static str,
+    /// Which way the workspace may move it.
+    pub safer: Safer,
+    /// The smallest value the workspace may set (below it some owners read "no limit").
+    pub min: f64,
+    /// The value when nobody sets it (`None`: no limit, or the owner's per-kind default).
+    pub default: Option<f64>,
+    /// The largest value from any source: a workspace value above it is refused, a user value
+    /// above it is lowered to it (it feeds a `Duration` or an allocation).
+    pub max: f64,
+}
+
+const fn lower(key: &'static str, min: f64, default: Option<f64>, max: f64) -> NumberRule {
+    NumberRule { key, safer: Safer::Lower, min, default, max }
+}
+
+/// A day in milliseconds: the most any timeout may be.
+const DAY_MS: f64 = 86_400_000.0;
+
+/// The numbers a workspace may set, each with its safe direction and bounds (docs/configuration.md,
+/// "Numbers"). Applied in one place, [`bound_numbers`], when the configuration is loaded: every
+/// section owner then reads bounded values.
+pub const NUMBERS: &[NumberRule] = &[
+    // tackle-core executor/mod.rs DEFAULT_TIMEOUT; tackle-core executor output budget.
+    lower("tools.timeout_ms", 0.0, Some(120_000.0), DAY_MS),
+    lower("tools.max_output_chars", 0.0, Some(30_000.0), 128_000.0),
+    // tackle-sandbox process/tree.rs DEFAULT_KILL_GRACE.
+    lower("tools.kill_grace_ms", 0.0, Some(2_000.0), 60_000.0),
+    // tackle-mcp client/config.rs and server/mod.rs.
+    lower("mcp.defer_threshold", 0.0, Some(40.0), 10_000.0),
+    lower("mcp.servers.*.startup_timeout_ms", 0.0, Some(10_000.0), DAY_MS),
+    lower("mcp.servers.*.call_timeout_ms", 0.0, Some(60_000.0), DAY_MS),
+    lower("mcp.serve.idle_timeout_s", 0.0, Some(600.0), 604_800.0),
+    lower("mcp.serve.max_sessions", 0.0, Some(64.0), 10_000.0),
+    // tackle-llm client.rs and retry.rs (max_tokens: the provider kind's default).
+    lower("providers.*.max_retries", 0.0, Some(4.0), 100.0),
+    lower("providers.*.request_timeout_ms", 0.0, Some(600_000.0), DAY_MS),
+    lower("providers.*.stream_idle_timeout_ms", 0.0, Some(120_000.0), DAY_MS),
+    lower("providers.*.max_tokens", 1.0, None, 1_000_000.0),
+    // tackle-container settings.rs: 0 (or less) would mean "no limit" to the engine.
+    lower("container.cpus", 0.01, None, 1_024.0),
+    lower("container.pids_limit", 1.0, None, 4_194_304.0),
+];
+
+/// The row of [`NUMBERS`] for `key`.
+pub fn number_rule(key: &str) -> Option<&'static NumberRule> {
+    NUMBERS.iter().find(|rule| {
+        let (mut pattern, mut parts) = (rule.key.split('.'), key.split('.'));
+        loop {
+            match (pattern.next(), parts.next()) {
+                (None, None) => return true,
+                (Some(want), Some(part)) if want == "*" || want == part => {}
+                _ => return false,
+            }
+        }
+    })
+}
+
+/// Applies [`NUMBERS`] to both layers: a user number above its maximum is lowered to it, and a
+/// workspace number that does not move in its safe direction (or has no row) is removed. One
+/// notice per change, naming the file and the key. `user_file` and `workspace_file` name the
+/// files in notices.
+pub fn bound_numbers(user: &mut Table, user_file: &str, workspace: &mut Table, workspace_file: &str) -> Vec<String> {
+    let mut notices = Vec::new();
+    cap_user("", user, user_file, &mut notices);
+    bound_workspace("", workspace, user, workspace_file, &mut notices);
+    notices
+}
+
+/// A TOML number as `f64` (`None` for anything else).
+fn number(value: &Value) -> Option<f64> {
+    match value {
+        // Precision is lost only far above every maximum, where any comparison still holds.
+        #[allow(clippy::cast_precision_loss)]
+        Value::Integer(n) => Some(*n as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+/// `limit` as written in a notice: a whole number without a fraction.
+fn shown(limit: f64) -> String {
+    if limit.fract() == 0.0 && limit.abs() < 1e15 { format!("{limit:.0}") } else { limit.to_string() }
+}
+
+/// A number from a file as a notice shows it (a huge float in exponent form, not 300 digits).
+fn written(value: &Value) -> String {
+    match value {
+        Value::Float(f) if f.abs() >= 1e15 => format!("{f:e}"),
+        _ => value.to_string(),
+    }
+}
+
+/// `value` of the same kind as `like` (an integer stays an integer).
+fn same_kind(like: &Value, value: f64) -> Value {
+    match like {
+        // `value` is a maximum from the table, a whole number well inside `i64`.
+        #[allow(clippy::cast_possible_truncation)]
+        Value::Integer(_) => Value::Integer(value as i64),
+        _ => Value::Float(value),
+    }
+}
+
+fn cap_user(prefix: &str, table: &mut Table, file: &str, notices: &mut Vec<String>) {
+    for (name, value) in table.iter_mut() {
+        let key = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+        if let Value::Table(inner) = value {
+            cap_user(&key, inner, file, notices);
+            continue;
+        }
+        let (Some(n), Some(rule)) = (number(value), number_rule(&key)) else { continue };
+        if n > rule.max || n.is_nan() {
+            notices.push(format!(
+                "lowering {} = {} from {file} to {}, its maximum",
+                display_key(&key),
+                written(value),
+                shown(rule.max)
+            ));
+            *value = same_kind(value, rule.max);
+        }
+    }
+}
+
+fn bound_workspace(prefix: &str, table: &mut Table, user: &Table, file: &str, notices: &mut Vec<String>) {
+    table.retain(|name, value| {
+        let key = if prefix.is_empty() { name.to_owned() } else { format!("{prefix}.{name}") };
+        if let Value::Table(inner) = value {
+            bound_workspace(&key, inner, user, file, notices);
+            return true;
+        }
+        let Some(n) = number(value) else { return true };
+        let setting = format!("{} = {}", display_key(&key), written(value));
+        let why = match number_rule(&key) {
+            Some(rule) if rule.safer == Safer::Lower => {
+                let users = super::lookup_value(user, &key).and_then(number);
+                let limit = users.or(rule.default).map_or(rule.max, |limit| limit.min(rule.max));
+                if rule.min <= n && n <= limit {
+                    return true;
+                }
+                let whose = match (users, rule.default) {
+                    (Some(_), _) => "yours",
+                    (None, Some(_)) => "the default",
+                    (None, None) => "its maximum",
+                };
+                format!(
+                    "the workspace may only lower it, to a value from {} to {} ({whose})",
+                    shown(rule.min),
+                    shown(limit)
+                )
+            }
+            _ => "the workspace may not set this number (neither direction is safer)".to_owned(),
+        };
+        notices.push(format!("ignoring {setting} from {file}: {why}"));
+        false
+    });
+}
+
 /// The top-level names of every row (`sandbox`, `trusted_workspaces`, ...): what a
 /// configuration file may contain at its top level.
 pub fn top_level_names() -> Vec<&'static str> {
@@ -287,6 +460,95 @@ mod tests {
                 format!("ignoring [workspace] writable_protected {why}"),
             ]
         );
+    }
+
+    fn bounded(user: &str, workspace: &str) -> (Table, Table, Vec<String>) {
+        let (mut user, mut workspace) = (table(user), table(workspace));
+        let notices = bound_numbers(&mut user, "/home/me/config.toml", &mut workspace, "/ws/tackle.toml");
+        (user, workspace, notices)
+    }
+
+    #[test]
+    fn a_workspace_number_may_only_move_lower_than_the_users_or_the_default() {
+        // The attack: a grace period that outlives every timeout.
+        let (_, kept, notices) = bounded("", "[tools]\nkill_grace_ms = 9223372036854775807\ntimeout_ms = 5000");
+        assert_eq!(kept, table("[tools]\ntimeout_ms = 5000"));
+        assert_eq!(
+            notices,
+            ["ignoring [tools] kill_grace_ms = 9223372036854775807 from /ws/tackle.toml: the workspace may only \
+              lower it, to a value from 0 to 2000 (the default)"]
+        );
+        // Lower than the default: taken.
+        let (_, kept, notices) = bounded("", "[tools]\nkill_grace_ms = 100");
+        assert_eq!((kept, notices), (table("[tools]\nkill_grace_ms = 100"), vec![]));
+        // The user's value is the limit, whether above or below the default.
+        let (_, kept, notices) = bounded("[tools]\nkill_grace_ms = 500", "[tools]\nkill_grace_ms = 1000");
+        assert!(kept["tools"].as_table().unwrap().is_empty(), "{kept}");
+        assert!(notices[0].ends_with("to a value from 0 to 500 (yours)"), "{notices:?}");
+        let (_, kept, _) = bounded("[tools]\ntimeout_ms = 600000", "[tools]\ntimeout_ms = 300000");
+        assert_eq!(kept, table("[tools]\ntimeout_ms = 300000"));
+        // A raise of a per-name key (a provider's, an MCP server's) is refused the same way.
+        let (_, kept, notices) = bounded(
+            "[providers.openai]\nrequest_timeout_ms = 1000",
+            "[providers.openai]\nrequest_timeout_ms = 2000\nmax_retries = 2\n[mcp.servers.git]\ncall_timeout_ms = 1e9",
+        );
+        assert_eq!(kept, table("[providers.openai]\nmax_retries = 2\n[mcp.servers.git]"));
+        assert_eq!(notices.len(), 2, "{notices:?}");
+        assert!(notices.iter().any(|n| n.starts_with("ignoring [mcp.servers.git] call_timeout_ms = 1000000000.0")));
+    }
+
+    #[test]
+    fn a_workspace_number_below_its_minimum_or_without_a_row_is_refused() {
+        // 0 or -1 would mean "no limit" to a container engine.
+        let (_, kept, notices) =
+            bounded("[container]\npids_limit = 256", "[container]\npids_limit = -1\ncpus = 0.0\nimage = \"x\"");
+        assert_eq!(kept, table("[container]\nimage = \"x\""));
+        assert!(notices[1].contains("pids_limit = -1 from /ws/tackle.toml: the workspace may only lower it, to a value from 1 to 256 (yours)"), "{notices:?}");
+        assert!(notices[0].contains("cpus = 0.0 from /ws/tackle.toml: the workspace may only lower it, to a value from 0.01 to 1024 (its maximum)"), "{notices:?}");
+        // NaN compares with nothing: refused.
+        let (_, kept, notices) = bounded("", "[container]\ncpus = nan");
+        assert_eq!((kept, notices.len()), (table("[container]"), 1));
+        // A number no row bounds has no safe direction: never taken (fail closed).
+        let (_, kept, notices) = bounded("", "[providers.openai]\ntemperature = 2\nbase_url = \"x\"");
+        assert_eq!(kept, table("[providers.openai]\nbase_url = \"x\""));
+        assert_eq!(
+            notices,
+            [
+                "ignoring [providers.openai] temperature = 2 from /ws/tackle.toml: the workspace may not set this number \
+              (neither direction is safer)"
+            ]
+        );
+        assert_eq!(number_rule("providers.anthropic.max_tokens").map(|r| r.safer), Some(Safer::Lower));
+        assert_eq!(number_rule("providers.max_tokens"), None, "a `*` stands for exactly one name");
+    }
+
+    #[test]
+    fn a_user_number_above_its_maximum_is_lowered_to_it() {
+        let (user, kept, notices) = bounded(
+            "[tools]\nkill_grace_ms = 9223372036854775807\n[container]\ncpus = 1e300",
+            "[tools]\nkill_grace_ms = 70000",
+        );
+        assert_eq!(user, table("[tools]\nkill_grace_ms = 60000\n[container]\ncpus = 1024.0"));
+        assert!(kept["tools"].as_table().unwrap().is_empty(), "the workspace cannot go above the maximum either");
+        assert_eq!(
+            notices[..2],
+            [
+                "lowering [container] cpus = 1e300 from /home/me/config.toml to 1024, its maximum",
+                "lowering [tools] kill_grace_ms = 9223372036854775807 from /home/me/config.toml to 60000, its maximum",
+            ]
+        );
+        assert_eq!(notices.len(), 3, "{notices:?}");
+    }
+
+    #[test]
+    fn every_number_row_is_well_formed() {
+        for (i, rule) in NUMBERS.iter().enumerate() {
+            assert!(!NUMBERS[..i].iter().any(|earlier| earlier.key == rule.key), "{} twice", rule.key);
+            assert!(rule.min <= rule.max, "{}", rule.key);
+            assert!(rule.default.is_none_or(|d| rule.min <= d && d <= rule.max), "{}", rule.key);
+            // The row's key is one the workspace may set at all.
+            assert_ne!(from_workspace(&rule.key.replace('*', "name")), Never, "{}", rule.key);
+        }
     }
 
     #[test]

@@ -319,6 +319,19 @@ mod tests {
     use pretty_assertions::assert_eq;
     use tackle_core::config::snapshot::SettingsSnapshot;
 
+    /// The bounds table of `tackle_core::config::rules` states these defaults for its notices.
+    #[test]
+    #[allow(clippy::cast_precision_loss)]
+    fn the_bounds_table_knows_the_defaults() {
+        let default = |key: &str| tackle_core::config::rules::number_rule(key).and_then(|rule| rule.default);
+        assert_eq!(default("mcp.defer_threshold"), Some(DEFAULT_DEFER_THRESHOLD as f64));
+        assert_eq!(default("mcp.servers.x.startup_timeout_ms"), Some(DEFAULT_STARTUP_TIMEOUT.as_millis() as f64));
+        assert_eq!(default("mcp.servers.x.call_timeout_ms"), Some(DEFAULT_CALL_TIMEOUT.as_millis() as f64));
+        let server = crate::server::DEFAULT_IDLE_TIMEOUT.as_secs() as f64;
+        assert_eq!(default("mcp.serve.idle_timeout_s"), Some(server));
+        assert_eq!(default("mcp.serve.max_sessions"), Some(crate::server::DEFAULT_MAX_SESSIONS as f64));
+    }
+
     fn env(name: &str) -> Option<String> {
         match name {
             "HOME" => Some("/home/me".into()),

@@ -292,6 +292,14 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    /// The bounds table of `tackle_core::config::rules` states this default for its notices.
+    #[test]
+    #[allow(clippy::cast_precision_loss)]
+    fn the_bounds_table_knows_the_default_grace() {
+        let rule = tackle_core::config::rules::number_rule("tools.kill_grace_ms").unwrap();
+        assert_eq!(rule.default, Some(DEFAULT_KILL_GRACE.as_millis() as f64));
+    }
+
     #[test]
     fn stat_lines_with_odd_command_names_parse() {
         let line = "4242 (a (weird) name) S 4000 4100 4200 0 -1 4194304 96 0 0 0";
