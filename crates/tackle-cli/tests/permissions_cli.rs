@@ -322,3 +322,71 @@ fn hook_json_output_denies_rewrites_and_adds_context() {
     assert_eq!(input["permission_mode"], "bypassPermissions");
     assert!(Path::new(input["cwd"].as_str().unwrap()).ends_with("ws"));
 }
+
+/// A Claude Code user's own deny rules count without `[compat] claude` and without consent:
+/// deny and ask rules only narrow. Allow rules, hooks and `defaultMode` still wait, and one
+/// notice says what was left out and how to apply it (issue 24 point 8).
+#[test]
+fn claude_code_deny_rules_count_without_compat_or_consent() {
+    let setup = Setup::new();
+    setup.file(
+        ".claude/settings.json",
+        r#"{"permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash(curl:*)"], "defaultMode": "bypassPermissions"},
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "touch hooked"}]}]}}"#,
+    );
+    setup.file(
+        ".claude/settings.local.json",
+        r#"{"permissions": {"deny": ["Read(./secret.txt)"], "ask": ["Bash(git push:*)"]}}"#,
+    );
+    setup.file("x", "keep me\n");
+    setup.file("secret.txt", "s3cret\n");
+    let bypass = ["--permission-mode", "bypass"];
+    let call = |tool: &str, args: &str| setup.run(&[&["tools", "call", tool, args][..], &bypass[..]].concat());
+
+    let out = call("bash", r#"{"command":"rm x"}"#);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("denied by rule Bash(rm:*) (.claude/settings.json)"), "{stderr}");
+    assert!(setup.workspace.join("x").exists(), "rm ran");
+    // The same through a wrapper and a compound command.
+    let out = call("bash", r#"{"command":"echo a && rm -f x"}"#);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(setup.workspace.join("x").exists(), "rm ran");
+    let out = call("read_file", r#"{"file_path":"secret.txt"}"#);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("(.claude/settings.local.json)"), "{}", text(&out.stderr));
+    assert!(!text(&out.stdout).contains("s3cret"));
+
+    // One notice names what was not applied and how to apply it.
+    let out = call("bash", r#"{"command":"echo ran"}"#);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let notices: Vec<&str> = stderr.lines().filter(|line| line.contains("Claude Code settings")).collect();
+    assert_eq!(notices.len(), 1, "{stderr}");
+    assert!(
+        notices[0].contains(
+            "not applied: .claude/settings.json (1 allow rule(s), permissions.defaultMode = \"bypassPermissions\", \
+             hooks). To apply them, set [compat] claude = true and [hooks] import_claude = true in your user config \
+             and trust the workspace"
+        ),
+        "{}",
+        notices[0]
+    );
+    assert!(!setup.workspace.join("hooked").exists(), "the hook ran without consent");
+
+    // The allow rule does not count: curl asks in the default mode; the ask rule counts.
+    let check = |rule: &str, extra: &[&str]| {
+        let out = setup.run(&[&["permissions", "check", "--json", rule][..], extra].concat());
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (json["decision"].as_str().unwrap().to_owned(), json["source"].as_str().map(str::to_owned))
+    };
+    assert_eq!(check("Bash(curl http://127.0.0.1:9)", &[]).0, "ask");
+    assert_eq!(check("Bash(git push origin main)", &bypass).0, "ask");
+
+    // With `[compat] claude` in the user config and consent, the allow rule counts too.
+    std::fs::write(setup.user.join("config.toml"), "[compat]\nclaude = true\n").unwrap();
+    assert_eq!(
+        check("Bash(curl http://127.0.0.1:9)", &["--trust-workspace"]),
+        ("allow".to_owned(), Some(".claude/settings.json".to_owned()))
+    );
+}

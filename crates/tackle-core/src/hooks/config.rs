@@ -51,6 +51,22 @@ impl HookEntry {
     }
 }
 
+/// Whether the `hooks` of the workspace's Claude Code settings files are imported and run:
+/// [`imports_claude_hooks`], and consent to the workspace's settings.
+pub fn claude_hooks_apply(config: &Config) -> bool {
+    config.workspace_trusted && imports_claude_hooks(config)
+}
+
+/// Whether `[hooks] import_claude = true` holds: the user's value, or the workspace's when it is
+/// trusted.
+pub fn imports_claude_hooks(config: &Config) -> bool {
+    let import = |table: Option<toml::Table>| {
+        table.and_then(|t| t.get("import_claude").and_then(toml::Value::as_bool)).unwrap_or(false)
+    };
+    import(config.user_section("hooks").ok().flatten())
+        || (config.workspace_trusted && import(config.workspace_section("hooks").ok().flatten()))
+}
+
 /// Every hook that counts for a session, and notices about those that do not.
 pub fn load(config: &Config) -> Result<(Vec<HookEntry>, Vec<String>), SourceError> {
     let mut hooks = Vec::new();
@@ -76,22 +92,15 @@ pub fn load(config: &Config) -> Result<(Vec<HookEntry>, Vec<String>), SourceErro
             ));
         }
     }
-    let import = |table: &Option<toml::Table>| {
-        table.as_ref().and_then(|t| t.get("import_claude")).and_then(toml::Value::as_bool).unwrap_or(false)
-    };
-    let imports = import(&user) || (config.workspace_trusted && import(&workspace));
-    if imports {
+    if imports_claude_hooks(config) {
         for name in CLAUDE_SETTINGS {
             let Some(settings) = claude_settings(config, name)? else { continue };
             let Some(section) = settings.get("hooks") else { continue };
             let entries = from_claude(section, name)?;
+            // Without consent they are left out; the notice of the Claude Code settings that
+            // were not applied (permission/sources.rs) names them.
             if config.workspace_trusted {
                 hooks.extend(entries);
-            } else if !entries.is_empty() {
-                notices.push(format!(
-                    "ignoring {} hook(s) from the workspace's {name}: hooks from the workspace need your consent to its settings (--trust-workspace)",
-                    entries.len()
-                ));
             }
         }
     }

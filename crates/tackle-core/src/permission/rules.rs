@@ -464,11 +464,12 @@ impl PermissionPolicy for RulePolicy {
     }
 }
 
-/// `Permission to use {tool} with {subject} has been denied by rule {rule}.`
+/// `Permission to use {tool} with {subject} has been denied by rule {rule} ({source}).`
 pub fn denial(tool: &str, subject: Option<&str>, rule: &SourcedRule) -> String {
+    let (text, source) = (&rule.rule.text, &rule.source);
     match subject {
-        Some(subject) => format!("Permission to use {tool} with {subject} has been denied by rule {}.", rule.rule.text),
-        None => format!("Permission to use {tool} has been denied by rule {}.", rule.rule.text),
+        Some(subject) => format!("Permission to use {tool} with {subject} has been denied by rule {text} ({source})."),
+        None => format!("Permission to use {tool} has been denied by rule {text} ({source})."),
     }
 }
 

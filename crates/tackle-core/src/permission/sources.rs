@@ -2,8 +2,9 @@
 //! `[permissions]`, the workspace's `tackle.toml` (deny and ask always, allow only with the
 //! person's consent to the workspace's settings), the rules a person saved with "always for
 //! this project" (in the user config dir, keyed by the workspace path, never in the
-//! workspace), the `--allow`/`--ask`/`--deny` flags, and with `[compat] claude = true` the
-//! workspace's `.claude/settings.json` and `.claude/settings.local.json`. A malformed rule or
+//! workspace), the `--allow`/`--ask`/`--deny` flags, and the workspace's `.claude/settings.json`
+//! and `.claude/settings.local.json` (deny and ask always, since they only narrow; allow only
+//! with `[compat] claude = true` and consent). A malformed rule or
 //! file is an error naming the file and the rule; no rule is dropped silently.
 
 use std::path::{Path, PathBuf};
@@ -124,29 +125,103 @@ pub fn load(config: &Config, workspace: &Path, flags: &RuleFlags) -> Result<Load
         }
     }
 
-    if claude_compat(config)? {
-        for name in CLAUDE_SETTINGS {
-            let Some(settings) = claude_settings(config, name)? else { continue };
-            let Some(permissions) = settings.get("permissions") else { continue };
+    add_claude_settings(config, workspace, &base(&workspace.join(".claude")), &mut loaded)?;
+    Ok(loaded)
+}
+
+/// The workspace's Claude Code settings files. Their deny and ask rules only narrow, so they
+/// count always, whether or not `[compat] claude` is on or the workspace is trusted; their allow
+/// rules and a `defaultMode` wider than `default` need `[compat] claude` and consent (a narrower
+/// mode needs `[compat] claude`), their hooks `[hooks] import_claude` and consent. One notice
+/// names what was found and not applied, and how to apply it.
+fn add_claude_settings(
+    config: &Config,
+    workspace: &Path,
+    base: &RuleBase,
+    loaded: &mut LoadedRules,
+) -> Result<(), SourceError> {
+    let compat = claude_compat(config)?;
+    let trusted = config.workspace_trusted;
+    let hooks_apply = crate::hooks::config::claude_hooks_apply(config);
+    let mut left_out: Vec<String> = Vec::new();
+    let (mut wants_compat, mut wants_hooks) = (false, false);
+    for name in CLAUDE_SETTINGS {
+        let Some(settings) = claude_settings(config, name)? else { continue };
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(permissions) = settings.get("permissions") {
             let section = claude_permissions(permissions, name)?;
-            add_section(&loaded.book, &section, &base(&workspace.join(".claude")), name, trusted, &mut loaded.notices)?;
-            if let Some(mode) = permissions.get("defaultMode") {
-                let mode = mode.as_str().and_then(|m| m.parse::<PermissionMode>().ok()).ok_or_else(|| SourceError {
-                    file: (*name).to_owned(),
-                    why: format!("permissions.defaultMode {mode} is not a mode; use default, acceptEdits, plan, dontAsk or bypassPermissions"),
-                })?;
-                if trusted || matches!(mode, PermissionMode::Default | PermissionMode::Plan | PermissionMode::DontAsk) {
-                    loaded.default_mode = Some(mode);
-                } else {
-                    loaded.notices.push(format!(
-                        "ignoring permissions.defaultMode = {} from the workspace's {name}: a wider mode needs your consent to the workspace's settings (--trust-workspace)",
-                        mode.claude_name()
-                    ));
+            let narrowing = PermissionsSection { allow: Vec::new(), ..section.clone() };
+            add_section(&loaded.book, &narrowing, base, name, false, &mut loaded.notices)?;
+            if compat && trusted {
+                for text in &section.allow {
+                    add(&loaded.book, RuleKind::Allow, text, base, name)?;
+                }
+            } else if !section.allow.is_empty() {
+                // Still parsed, so a malformed rule is reported even when it would not count.
+                for text in &section.allow {
+                    Rule::parse(text, base)
+                        .map_err(|err| SourceError { file: (*name).to_owned(), why: err.to_string() })?;
+                }
+                parts.push(format!("{} allow rule(s)", section.allow.len()));
+                wants_compat = true;
+            }
+            if let Some(raw) = permissions.get("defaultMode") {
+                // Read (and a bad value refused) only where `[compat] claude` asks for it.
+                let mode = if compat { Some(claude_mode(raw, name)?) } else { None };
+                let narrow = |mode: PermissionMode| {
+                    matches!(mode, PermissionMode::Default | PermissionMode::Plan | PermissionMode::DontAsk)
+                };
+                match mode {
+                    Some(mode) if trusted || narrow(mode) => loaded.default_mode = Some(mode),
+                    _ => {
+                        parts.push(format!("permissions.defaultMode = {raw}"));
+                        wants_compat = true;
+                    }
                 }
             }
         }
+        if settings.get("hooks").is_some_and(|hooks| hooks.as_object().is_none_or(|h| !h.is_empty())) && !hooks_apply {
+            parts.push("hooks".to_owned());
+            wants_hooks = true;
+        }
+        if !parts.is_empty() {
+            left_out.push(format!("{name} ({})", parts.join(", ")));
+        }
     }
-    Ok(loaded)
+    if left_out.is_empty() {
+        return Ok(());
+    }
+    let mut settings: Vec<&str> = Vec::new();
+    if wants_compat && !compat {
+        settings.push("[compat] claude = true");
+    }
+    if wants_hooks && !crate::hooks::config::imports_claude_hooks(config) {
+        settings.push("[hooks] import_claude = true");
+    }
+    let mut steps: Vec<String> = Vec::new();
+    if !settings.is_empty() {
+        steps.push(format!("set {} in your user config", settings.join(" and ")));
+    }
+    if !trusted {
+        steps.push("trust the workspace (--trust-workspace, or list it in trusted_workspaces)".to_owned());
+    }
+    loaded.notices.push(format!(
+        "applying only the deny and ask rules of {}'s Claude Code settings; not applied: {}. To apply them, {}",
+        workspace.display(),
+        left_out.join("; "),
+        steps.join(" and ")
+    ));
+    Ok(())
+}
+
+/// `permissions.defaultMode` of a Claude Code settings file.
+fn claude_mode(mode: &Json, name: &str) -> Result<PermissionMode, SourceError> {
+    mode.as_str().and_then(|m| m.parse::<PermissionMode>().ok()).ok_or_else(|| SourceError {
+        file: name.to_owned(),
+        why: format!(
+            "permissions.defaultMode {mode} is not a mode; use default, acceptEdits, plan, dontAsk or bypassPermissions"
+        ),
+    })
 }
 
 /// Whether `[compat] claude = true` holds (the workspace's own value only with consent).
