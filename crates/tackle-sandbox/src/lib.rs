@@ -3,6 +3,7 @@
 //! shell commands run in (docs/reference/safety.md#process-sandbox).
 
 pub mod env;
+pub mod gitdir;
 pub mod paths;
 pub mod process;
 pub mod workspace;

@@ -223,6 +223,9 @@ impl WorkspacePolicy {
                     return Err(PathError::Protected { shown: shown(), dir: dir.to_owned() });
                 }
             }
+            if let Some(dir) = self.real_git_dir_of(&resolved) {
+                return Err(PathError::Protected { shown: shown(), dir });
+            }
         }
         if is_pipe_or_socket(file_type) {
             return Err(PathError::NotRegular { shown: shown() });
@@ -233,6 +236,24 @@ impl WorkspacePolicy {
     /// The deepest root holding `path`.
     fn root_of(&self, path: &Path) -> Option<&Root> {
         self.roots.iter().filter(|root| path.starts_with(&root.path)).max_by_key(|root| root.path.as_os_str().len())
+    }
+
+    /// The real git directory (crate::gitdir) `path` lies in, named for messages, when a
+    /// `.git` of one of its ancestors inside a root leads there (a symlink, a `gitdir:` file, a
+    /// `commondir`) or one of its ancestors has a git directory's contents, the directory lies
+    /// inside a root, and `writable_protected` does not open it.
+    fn real_git_dir_of(&self, path: &Path) -> Option<String> {
+        let root = self.root_of(path)?;
+        let ancestors = || path.ancestors().take_while(|dir| dir.starts_with(&root.path));
+        let git_dir = ancestors()
+            .flat_map(crate::gitdir::real_git_dirs)
+            .find(|git_dir| path.starts_with(git_dir) && self.root_of(git_dir).is_some())
+            .or_else(|| ancestors().find(|dir| crate::gitdir::looks_like_git_dir(dir)).map(Path::to_owned))?;
+        if self.writable_protected.iter().any(|open| path.starts_with(open)) {
+            return None;
+        }
+        let shown = self.roots.iter().find_map(|root| git_dir.strip_prefix(&root.path).ok()).unwrap_or(&git_dir);
+        Some(format!("{}/, the git directory .git leads to", shown.display()))
     }
 
     /// The protected directory `path` lies in, unless `writable_protected` opens it.

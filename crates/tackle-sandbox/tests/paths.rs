@@ -350,3 +350,68 @@ fn configuration_adds_roots_and_workspaces_cannot_widen_access_even_when_trusted
     let err = policy_from_config(&config("[workspace]\nextra_root = [\"x\"]", "", false), &fx.ws).unwrap_err();
     assert!(err.to_string().contains("unknown field `extra_root`"), "{err}");
 }
+
+/// The layouts where the real git directory is not `.git` (issue 24 point 7): `.git` a symlink,
+/// a `gitdir:` file, and a worktree's gitdir whose `commondir` names the main directory. A host
+/// `git` reads `config` and `hooks` from those, so file tools may not write them.
+#[test]
+fn the_real_git_directory_is_protected_wherever_it_is() {
+    let layouts: [(&str, fn(&Path)); 4] = [
+        ("symlink", |ws| symlink("gitstore", ws.join(".git")).unwrap()),
+        ("gitdir file", |ws| std::fs::write(ws.join(".git"), "gitdir: gitstore\n").unwrap()),
+        ("absolute gitdir file", |ws| {
+            std::fs::write(ws.join(".git"), format!("gitdir: {}\n", ws.join("gitstore").display())).unwrap()
+        }),
+        ("worktree commondir", |ws| {
+            std::fs::create_dir_all(ws.join("wtdir")).unwrap();
+            std::fs::write(ws.join("wtdir/commondir"), "../gitstore\n").unwrap();
+            std::fs::write(ws.join(".git"), "gitdir: wtdir\n").unwrap();
+        }),
+    ];
+    for (name, plant) in layouts {
+        let fx = fixture();
+        std::fs::create_dir_all(fx.ws.join("gitstore/hooks")).unwrap();
+        std::fs::write(fx.ws.join("gitstore/config"), "[core]\n").unwrap();
+        plant(&fx.ws);
+        for raw in ["gitstore/config", "gitstore/hooks/pre-commit", "gitstore", "./gitstore/../gitstore/HEAD"] {
+            let err = fx.policy.resolve(raw, Access::Write).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Denied, "{name}: {raw}");
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "{raw} is inside a protected directory (gitstore/, the git directory .git leads to); file tools \
+                     cannot write there."
+                ),
+                "{name}"
+            );
+            assert!(fx.policy.check(raw, Access::Read).is_ok(), "{name}: {raw} stays readable");
+        }
+        // A link to it is refused by its target.
+        symlink("gitstore", fx.ws.join("alias")).unwrap();
+        assert!(matches!(fx.policy.check("alias/config", Access::Write), Err(PathError::Protected { .. })), "{name}");
+        // Its neighbours are not protected.
+        assert!(fx.policy.check("gitstore-notes/x", Access::Write).is_ok(), "{name}");
+        assert!(fx.policy.check("src/main.rs", Access::Write).is_ok(), "{name}");
+    }
+    // A nested checkout's git directories (a worktree's and the commondir it names) are known by
+    // their contents, whatever points at them.
+    let fx = fixture();
+    for dir in ["gitstore/worktrees/w", "gitstore/objects", "gitstore/refs"] {
+        std::fs::create_dir_all(fx.ws.join(dir)).unwrap();
+    }
+    std::fs::write(fx.ws.join("gitstore/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(fx.ws.join("gitstore/worktrees/w/HEAD"), "ref: refs/heads/w\n").unwrap();
+    std::fs::write(fx.ws.join("gitstore/worktrees/w/commondir"), "../..\n").unwrap();
+    std::fs::create_dir_all(fx.ws.join("checkout")).unwrap();
+    std::fs::write(fx.ws.join("checkout/.git"), "gitdir: ../gitstore/worktrees/w\n").unwrap();
+    for raw in ["gitstore/worktrees/w/config.worktree", "gitstore/hooks/post-checkout"] {
+        assert!(
+            matches!(fx.policy.check(&format!("checkout/../{raw}"), Access::Write), Err(PathError::Protected { .. })),
+            "{raw}"
+        );
+    }
+    // A gitdir outside the roots is not the policy's to protect: it is outside anyway.
+    let fx = fixture();
+    std::fs::write(fx.ws.join(".git"), format!("gitdir: {}\n", fx.outside.display())).unwrap();
+    assert!(matches!(fx.policy.check("src/x", Access::Write), Ok(_)));
+}

@@ -157,7 +157,27 @@ impl SandboxPolicy {
     /// The read-only paths inside the writable roots, in order: for each root its protected
     /// entries, leaving out those inside an `extra_writable` entry.
     pub fn protected_paths(&self) -> Vec<PathBuf> {
-        self.in_roots(PROTECTED_IN_ROOT, PROTECTED_GIT)
+        let mut paths = self.in_roots(PROTECTED_IN_ROOT, PROTECTED_GIT);
+        paths.extend(self.real_git_dirs());
+        paths
+    }
+
+    /// With `protect_git`, the real git directories (crate::gitdir) that each writable root's
+    /// `.git` leads to, where they lie inside a writable root (one outside is not writable
+    /// anyway) and no `extra_writable` entry opens them.
+    pub fn real_git_dirs(&self) -> Vec<PathBuf> {
+        if !self.protect_git {
+            return Vec::new();
+        }
+        let mut found: Vec<PathBuf> = Vec::new();
+        for git_dir in self.writable_roots.iter().flat_map(|root| crate::gitdir::real_git_dirs(root)) {
+            let inside = self.writable_roots.iter().any(|root| git_dir.starts_with(root));
+            let opened = self.extra_writable.iter().any(|open| git_dir.starts_with(open));
+            if inside && !opened && !found.contains(&git_dir) {
+                found.push(git_dir);
+            }
+        }
+        found
     }
 
     /// `entries` and (with `protect_git`) `git` inside every writable root, leaving out those

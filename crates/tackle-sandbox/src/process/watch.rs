@@ -85,10 +85,16 @@ pub struct Change {
     pub after: Option<FileState>,
 }
 
+/// The watched entries of a real git directory a `.git` leads to (crate::gitdir), as
+/// [`WATCHED_GIT`] without the leading `.git`.
+pub const WATCHED_IN_GIT_DIR: &[&str] = &["config", "commondir", "hooks"];
+
 /// The watched paths of a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtectedWatch {
     paths: Vec<PathBuf>,
+    /// The real git directories among `paths`: like `.git`, compared by type and identity only.
+    git_dirs: Vec<PathBuf>,
 }
 
 /// The states of the watched paths at one moment, in the order of the watch.
@@ -97,9 +103,16 @@ pub struct Snapshot(Vec<Option<FileState>>);
 
 impl ProtectedWatch {
     /// The watch for `policy`: [`WATCHED_IN_ROOT`] and (with `protect_git`) [`WATCHED_GIT`] in
-    /// every writable root, leaving out what an `extra_writable` entry opens.
+    /// every writable root, leaving out what an `extra_writable` entry opens; the real git
+    /// directories a `.git` leads to are watched as `.git` is.
     pub fn new(policy: &SandboxPolicy) -> ProtectedWatch {
-        ProtectedWatch { paths: policy.in_roots(WATCHED_IN_ROOT, WATCHED_GIT) }
+        let mut paths = policy.in_roots(WATCHED_IN_ROOT, WATCHED_GIT);
+        let git_dirs = policy.real_git_dirs();
+        for git_dir in &git_dirs {
+            paths.push(git_dir.clone());
+            paths.extend(WATCHED_IN_GIT_DIR.iter().map(|entry| git_dir.join(entry)));
+        }
+        ProtectedWatch { paths, git_dirs }
     }
 
     /// The watched paths.
@@ -134,7 +147,9 @@ impl ProtectedWatch {
                     (Some(old), Some(new)) => {
                         if (old.kind, old.dev, old.ino) != (new.kind, new.dev, new.ino) {
                             ChangeKind::Replaced
-                        } else if old == new || (old.is_dir() && path.ends_with(".git")) {
+                        } else if old == new
+                            || (old.is_dir() && (path.ends_with(".git") || self.git_dirs.contains(path)))
+                        {
                             return None;
                         } else {
                             ChangeKind::Modified
