@@ -465,3 +465,45 @@ fn an_unavailable_explicit_mode_is_an_error() {
     let err = Sandbox::resolve(policy).unwrap_err().to_string();
     assert!(err.starts_with("[sandbox] mode = \"bwrap\" is not available here: bubblewrap failed:"), "{err}");
 }
+
+/// The real git directory is read-only for commands wherever `.git` leads (issue 24 point 7):
+/// a `.git` symlink, a `gitdir:` file, a worktree gitdir whose `commondir` names the main one.
+#[test]
+fn bubblewrap_keeps_the_real_git_directory_read_only() {
+    let layouts: [(&str, PlantGitDir); 3] = [
+        ("symlink", |ws| std::os::unix::fs::symlink("gitstore", ws.join(".git")).unwrap()),
+        ("gitdir file", |ws| std::fs::write(ws.join(".git"), "gitdir: gitstore\n").unwrap()),
+        ("worktree commondir", |ws| {
+            std::fs::create_dir_all(ws.join("wtdir")).unwrap();
+            std::fs::write(ws.join("wtdir/commondir"), "../gitstore\n").unwrap();
+            std::fs::write(ws.join(".git"), "gitdir: wtdir\n").unwrap();
+        }),
+    ];
+    let attacks: &[(&str, &str)] = &[
+        ("fsmonitor", "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> gitstore/config"),
+        ("hook", "echo 'touch /tmp/pwned' > gitstore/hooks/pre-commit"),
+        ("rename", "mv gitstore gitstore_old"),
+        ("replace_config", "rm -f gitstore/config && echo x > gitstore/config"),
+    ];
+    for (name, plant) in layouts {
+        let fixture = Fixture::new();
+        let ws = fixture.ws();
+        std::fs::remove_dir_all(ws.join(".git")).unwrap();
+        std::fs::create_dir_all(ws.join("gitstore/hooks")).unwrap();
+        std::fs::write(ws.join("gitstore/config"), "[core]\n").unwrap();
+        plant(&ws);
+        let sandbox = require_bwrap(&fixture, false);
+        assert_eq!(escaped(&fixture, &sandbox, attacks), Vec::<String>::new(), "{name}");
+        assert_eq!(std::fs::read_to_string(ws.join("gitstore/config")).unwrap(), "[core]\n", "{name}");
+        assert!(!ws.join("gitstore/hooks/pre-commit").exists(), "{name}");
+        assert_eq!(escaped(&fixture, &sandbox, &[("elsewhere", "echo ok > notes.txt")]), ["elsewhere"], "{name}");
+        // Without protect_git the same commands get through: the attacks can succeed.
+        let mut policy = fixture.policy(SandboxMode::Bwrap, false);
+        policy.protect_git = false;
+        let open = Sandbox::resolve(policy).unwrap();
+        assert_eq!(escaped(&fixture, &open, &attacks[..2]), ["fsmonitor", "hook"], "{name}");
+    }
+}
+
+/// Plants a `.git` that leads to `gitstore/` in the workspace given.
+type PlantGitDir = fn(&Path);

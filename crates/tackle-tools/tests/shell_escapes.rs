@@ -149,6 +149,45 @@ async fn under_landlock_changes_to_git_and_the_settings_are_reported_and_recorde
     h.close().await;
 }
 
+/// Landlock cannot deny a write inside the workspace, so a change to the real git directory a
+/// `.git` symlink, `gitdir:` file or `commondir` leads to is reported as one to `.git` is
+/// (issue 24 point 7); a commit's own writes there are not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_landlock_changes_to_the_real_git_directory_are_reported() {
+    let Some(mode) = landlock() else { return };
+    let layouts: [(&str, PlantGitDir); 3] = [
+        ("symlink", |ws| std::os::unix::fs::symlink("gitstore", ws.join(".git")).unwrap()),
+        ("gitdir file", |ws| std::fs::write(ws.join(".git"), "gitdir: gitstore\n").unwrap()),
+        ("worktree commondir", |ws| {
+            std::fs::create_dir_all(ws.join("wtdir")).unwrap();
+            std::fs::write(ws.join("wtdir/commondir"), "../gitstore\n").unwrap();
+            std::fs::write(ws.join(".git"), "gitdir: wtdir\n").unwrap();
+        }),
+    ];
+    for (name, plant) in layouts {
+        let h = Harness::with(mode);
+        let ws = h.workspace();
+        std::fs::create_dir_all(ws.join("gitstore/hooks")).unwrap();
+        std::fs::write(ws.join("gitstore/config"), "[core]\n").unwrap();
+        plant(&ws);
+        let out = h.bash("echo x > gitstore/index && echo indexed").await;
+        assert_eq!(out.text_content(), "indexed", "{name}: the directory's own listing is not a change");
+        let cases = [
+            ("printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> gitstore/config", "gitstore/config (modified)"),
+            ("echo 'touch pwned' > gitstore/hooks/pre-commit", "gitstore/hooks (modified)"),
+        ];
+        for (attack, listed) in cases {
+            let out = h.bash(attack).await;
+            assert_eq!(
+                out.text_content(),
+                format!("[Protected files changed during this command: {listed}. The user has been notified.]"),
+                "{name}: {attack}"
+            );
+        }
+        h.close().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_bubblewrap_new_settings_files_are_reported() {
     // A missing `tackle.toml` has no mount point that could cover it, so the command creates it
@@ -237,3 +276,6 @@ async fn commands_and_jobs_cannot_signal_processes_outside_their_session() {
         h.close().await;
     }
 }
+
+/// Plants a `.git` that leads to `gitstore/` in the workspace given.
+type PlantGitDir = fn(&Path);
