@@ -260,3 +260,43 @@ async fn edit_file_on_a_directory_says_so() {
     std::fs::create_dir(ws.path("src")).unwrap();
     assert_eq!(ws.err("edit_file", edit("src", "a", "b")).await, "src is a directory. Give the path of a file.");
 }
+
+/// With `.git` a symlink to `gitstore/` (or a `gitdir:` file), `gitstore/config` is what a host
+/// `git` reads: `edit_file` and `write_file` refuse it as they refuse `.git/config`, and a host
+/// `git status` afterwards runs nothing planted (issue 24 point 7).
+#[tokio::test]
+async fn file_tools_refuse_the_real_git_directory() {
+    for pointer in ["symlink", "gitdir file"] {
+        let ws = Ws::new();
+        let git =
+            |args: &[&str]| std::process::Command::new("git").args(args).current_dir(ws.path("")).output().unwrap();
+        assert!(git(&["init", "-q"]).status.success());
+        std::fs::rename(ws.path(".git"), ws.path("gitstore")).unwrap();
+        match pointer {
+            "symlink" => std::os::unix::fs::symlink("gitstore", ws.path(".git")).unwrap(),
+            _ => ws.write(".git", "gitdir: gitstore\n"),
+        }
+        let config = ws.read("gitstore/config");
+        let planted = "[core]\n\tfsmonitor = \"touch pwned; false\"\n";
+        for (tool, args) in [
+            ("edit_file", edit("gitstore/config", "[core]", planted)),
+            ("write_file", json!({"file_path": "gitstore/config", "content": planted})),
+            ("write_file", json!({"file_path": "gitstore/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"})),
+            ("edit_file", edit("gitstore/hooks/post-checkout", "", "#!/bin/sh\ntouch pwned\n")),
+        ] {
+            let out = ws.call(tool, args).await;
+            assert!(out.meta.rejected, "{pointer}: {tool}: {}", out.text_content());
+            assert!(
+                out.text_content().contains("(gitstore/, the git directory .git leads to); file tools cannot write"),
+                "{pointer}: {}",
+                out.text_content()
+            );
+        }
+        assert_eq!(ws.read("gitstore/config"), config, "{pointer}");
+        assert!(!ws.exists("gitstore/hooks/pre-commit"), "{pointer}");
+        assert!(git(&["status", "--short"]).status.success(), "{pointer}");
+        assert!(!ws.exists("pwned"), "{pointer}");
+        // Work outside it goes on.
+        ws.ok("write_file", json!({"file_path": "notes.txt", "content": "ok\n"})).await;
+    }
+}
