@@ -59,6 +59,10 @@ pub fn args(policy: &SandboxPolicy, cwd: &Path, seccomp: bool) -> Vec<OsString> 
             push(&["--tmpfs".as_ref(), hidden.as_os_str()]);
         }
     }
+    // The read-only wrapper (`super::restrict`), wherever the binary lies.
+    if let Some(helper) = super::restrict::helper().filter(|helper| helper.is_file()) {
+        push(&["--ro-bind".as_ref(), helper.as_os_str(), helper.as_os_str()]);
+    }
     if seccomp {
         push(&["--seccomp".as_ref(), SECCOMP_FD.to_string().as_ref()]);
     }
