@@ -77,7 +77,7 @@ pub fn availability(policy: &SandboxPolicy) -> Result<&'static Path, String> {
 }
 
 /// Runs `tackle __restrict -- PROGRAM ARGS...` (`args` are those after [`SUBCOMMAND`]):
-/// restricts this process, then runs the program and waits for it, so its private temporary
+/// runs the program restricted in a child and waits for it, so its private temporary
 /// directory can be removed. Returns the exit status to leave with.
 pub fn run(args: Vec<OsString>) -> i32 {
     let mut args = args.into_iter();
@@ -96,12 +96,16 @@ pub fn run(args: Vec<OsString>) -> i32 {
             return 126;
         }
     };
-    if let Err(err) = restrict_self(&tmp) {
+    let mut command = std::process::Command::new(&program);
+    command.args(args).env("TMPDIR", &tmp);
+    if let Err(err) = confine(&mut command, &tmp) {
         let _ = std::fs::remove_dir(&tmp);
         eprintln!("tackle {SUBCOMMAND}: cannot restrict the command: {err}");
         return 126;
     }
-    let status = std::process::Command::new(&program).args(args).env("TMPDIR", &tmp).status();
+    // This process stays unrestricted only to remove the directory afterwards (without
+    // following any link the command left in it).
+    let status = command.status();
     let _ = std::fs::remove_dir_all(&tmp);
     match status {
         Ok(status) => exit_code(status),
@@ -145,9 +149,12 @@ fn private_tmp() -> std::io::Result<PathBuf> {
     Ok(PathBuf::from(OsString::from_vec(bytes)))
 }
 
-/// Landlock (reads everywhere, writes only to `tmp` and `/dev/null`, no TCP, no signals or
-/// abstract sockets outside), no capabilities, and the seccomp filter with no socket family.
-fn restrict_self(tmp: &Path) -> Result<(), String> {
+/// Arranges for `command` to run under Landlock (reads everywhere, writes only to `tmp` and
+/// `/dev/null`, no TCP, no signals or abstract sockets outside), with no capabilities and
+/// the seccomp filter that allows no socket family. The ruleset is built here; the child
+/// applies it between `fork` and `exec`, and does not start if the kernel did not enforce it.
+fn confine(command: &mut std::process::Command, tmp: &Path) -> Result<(), String> {
+    use std::os::unix::process::CommandExt as _;
     let abi = kernel_abi();
     let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(FS_ABI)).map_err(|e| e.to_string())?;
     if abi >= NET_ABI {
@@ -158,16 +165,27 @@ fn restrict_self(tmp: &Path) -> Result<(), String> {
             ruleset.scope(Scope::Signal).and_then(|r| r.scope(Scope::AbstractUnixSocket)).map_err(|e| e.to_string())?;
     }
     let writable = [tmp, Path::new("/dev/null")];
-    let status = ruleset
-        .create()
-        .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(FS_ABI))))
-        .and_then(|r| r.add_rules(path_beneath_rules(writable, AccessFs::from_all(FS_ABI))))
-        .and_then(|r| r.restrict_self())
-        .map_err(|err| err.to_string())?;
-    if status.ruleset != RulesetStatus::FullyEnforced {
-        return Err("the kernel did not enforce the Landlock ruleset".into());
+    let mut ruleset = Some(
+        ruleset
+            .create()
+            .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(FS_ABI))))
+            .and_then(|r| r.add_rules(path_beneath_rules(writable, AccessFs::from_all(FS_ABI))))
+            .map_err(|err| err.to_string())?,
+    );
+    let filter = seccomp::program(&[]);
+    let hook = move || -> std::io::Result<()> {
+        let ruleset = ruleset.take().ok_or_else(|| std::io::Error::other("the ruleset was used"))?;
+        let status = ruleset.restrict_self().map_err(|err| std::io::Error::other(err.to_string()))?;
+        if status.ruleset != RulesetStatus::FullyEnforced {
+            return Err(std::io::Error::other("the kernel did not enforce the Landlock ruleset"));
+        }
+        caps::drop_all()?;
+        seccomp::install(&filter)
+    };
+    // SAFETY: this process has one thread (the subcommand runs before anything starts one),
+    // so the hook may allocate; it calls prctl, capset and the Landlock system calls.
+    unsafe {
+        command.pre_exec(hook);
     }
-    caps::drop_all().map_err(|err| format!("cannot drop capabilities: {err}"))?;
-    seccomp::install(&seccomp::program(&[])).map_err(|err| format!("cannot install the seccomp filter: {err}"))?;
     Ok(())
 }
