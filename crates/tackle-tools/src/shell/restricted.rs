@@ -17,10 +17,12 @@
 
 use std::path::Path;
 
-/// Exported variables whose value a restricted command may leave in the persistent shell
-/// (bash patterns): locale, time zone and terminal presentation, read by programs only as
-/// data.
-const KEPT_EXPORTS: &[&str] = &["LANG", "LANGUAGE", "LC_[A-Z]*", "TZ", "NO_COLOR", "TERM", "COLUMNS", "LINES"];
+/// Exported variables whose value a restricted command may leave in the persistent shell:
+/// locale, time zone and terminal presentation, which programs read only as data.
+const KEPT_EXPORTS: &[&str] = &["LANG", "LANGUAGE", "TZ", "NO_COLOR", "TERM", "COLUMNS", "LINES"];
+
+/// And every exported variable whose name starts with this (the locale categories).
+const KEPT_PREFIX: &str = "LC_";
 
 /// `text` as one single-quoted bash word.
 fn quoted(text: &str) -> String {
@@ -30,9 +32,10 @@ fn quoted(text: &str) -> String {
 /// The command for the restricted child bash: `command`, reporting the working directory and
 /// the kept exports on fd 3 when it exits (the command itself runs with fd 3 closed).
 fn child_script(command: &str) -> String {
-    let kept = KEPT_EXPORTS.join("|");
+    // The names are listed without a fork: the fixed ones and every `LC_*` that is set.
+    let names = KEPT_EXPORTS.join(" ");
     let report = format!(
-        r#"{{ builtin printf 'cwd=%s\n' "$PWD"; for __tackle_n in $(builtin compgen -e); do case $__tackle_n in {kept}) [[ ${{!__tackle_n}} == *$'\n'* ]] || builtin printf 'env=%s=%s\n' "$__tackle_n" "${{!__tackle_n}}";; esac; done; }} >&3 2>/dev/null"#
+        r#"{{ builtin printf 'cwd=%s\n' "$PWD"; for __tackle_n in {names} ${{!{KEPT_PREFIX}@}}; do [[ -v $__tackle_n && ${{!__tackle_n}} != *$'\n'* ]] && builtin printf 'env=%s=%s\n' "$__tackle_n" "${{!__tackle_n}}"; done; }} >&3 2>/dev/null"#
     );
     format!("builtin trap {} EXIT\n{{ {command}\n}} 3>&-", quoted(&report))
 }
@@ -42,7 +45,8 @@ fn child_script(command: &str) -> String {
 pub(super) fn foreground(command: &str, helper: &Path) -> String {
     let helper = quoted(&helper.to_string_lossy());
     let script = quoted(&child_script(command));
-    let kept: Vec<String> = KEPT_EXPORTS.iter().map(|name| format!("env={name}=*")).collect();
+    let mut kept: Vec<String> = KEPT_EXPORTS.iter().map(|name| format!("env={name}=*")).collect();
+    kept.push(format!("env={KEPT_PREFIX}[A-Z]*=*"));
     let kept = kept.join("|");
     format!(
         r#"{{ __tackle_ro=$({helper} __restrict -- "$BASH" -c {script} 3>&1 1>&4 4>&-); }} 4>&1
