@@ -119,13 +119,25 @@ async fn a_command_wrongly_judged_read_only_writes_nothing() {
             "(cd src && touch ../made.txt)".to_owned(),
             "echo $(touch made.txt)".to_owned(),
             "touch src/made.txt & wait".to_owned(),
+            // Metadata, which Landlock does not cover: the filter refuses it.
+            "chmod 000 a.txt".to_owned(),
+            "touch -d 2001-01-01 a.txt".to_owned(),
+            "chown nobody a.txt".to_owned(),
+            "python3 -c \"import os; os.setxattr('a.txt', 'user.x', b'1')\"".to_owned(),
         ];
+        let metadata = |path: &Path| {
+            use std::os::unix::fs::MetadataExt as _;
+            let m = std::fs::metadata(path).unwrap();
+            (m.mode(), m.uid(), m.mtime(), m.mtime_nsec())
+        };
+        let before = metadata(&ws.join("a.txt"));
         for command in &cases {
             let text = shell.judged(command).await;
             assert!(!exists(&ws.join("made.txt")), "{mode:?} `{command}` wrote made.txt: {text}");
             assert!(!exists(&ws.join("src/made.txt")), "{mode:?} `{command}`: {text}");
             assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "alpha\n", "{mode:?} `{command}`: {text}");
             assert!(!exists(&outside), "{mode:?} `{command}` wrote {}: {text}", outside.display());
+            assert_eq!(metadata(&ws.join("a.txt")), before, "{mode:?} `{command}`: {text}");
         }
         // The same command allowed outright writes (the restriction, not the sandbox, stopped it).
         shell.allowed("touch made.txt").await;

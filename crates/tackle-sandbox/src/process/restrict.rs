@@ -151,7 +151,8 @@ fn private_tmp() -> std::io::Result<PathBuf> {
 
 /// Arranges for `command` to run under Landlock (reads everywhere, writes only to `tmp` and
 /// `/dev/null`, no TCP, no signals or abstract sockets outside), with no capabilities and
-/// the seccomp filter that allows no socket family. The ruleset is built here; the child
+/// the seccomp filter that allows no socket family and no change of a file's mode, owner,
+/// extended attributes or times (which Landlock does not cover). The ruleset is built here; the child
 /// applies it between `fork` and `exec`, and does not start if the kernel did not enforce it.
 fn confine(command: &mut std::process::Command, tmp: &Path) -> Result<(), String> {
     use std::os::unix::process::CommandExt as _;
@@ -172,7 +173,7 @@ fn confine(command: &mut std::process::Command, tmp: &Path) -> Result<(), String
             .and_then(|r| r.add_rules(path_beneath_rules(writable, AccessFs::from_all(FS_ABI))))
             .map_err(|err| err.to_string())?,
     );
-    let filter = seccomp::program(&[]);
+    let filter = seccomp::program_denying(&[], seccomp::METADATA_CALLS);
     let hook = move || -> std::io::Result<()> {
         let ruleset = ruleset.take().ok_or_else(|| std::io::Error::other("the ruleset was used"))?;
         let status = ruleset.restrict_self().map_err(|err| std::io::Error::other(err.to_string()))?;

@@ -63,6 +63,30 @@ enum Jump {
 /// The filter for a network that is off: `socket()` allowed only for `families` (see the
 /// module docs for the rest).
 pub(crate) fn program(families: &[i32]) -> Vec<libc::sock_filter> {
+    program_denying(families, &[])
+}
+
+/// The system calls that change a file's metadata without writing it (mode, owner, extended
+/// attributes, times), which Landlock does not cover: the read-only restriction
+/// (`super::restrict`) refuses them too, since the owner of a file may make them without any
+/// capability.
+#[rustfmt::skip]
+pub(crate) const METADATA_CALLS: &[libc::c_long] = &[
+    #[cfg(target_arch = "x86_64")] libc::SYS_chmod,
+    #[cfg(target_arch = "x86_64")] libc::SYS_chown,
+    #[cfg(target_arch = "x86_64")] libc::SYS_lchown,
+    #[cfg(target_arch = "x86_64")] libc::SYS_utime,
+    #[cfg(target_arch = "x86_64")] libc::SYS_utimes,
+    #[cfg(target_arch = "x86_64")] libc::SYS_futimesat,
+    libc::SYS_fchmod, libc::SYS_fchmodat, 452 /* fchmodat2 */,
+    libc::SYS_fchown, libc::SYS_fchownat,
+    libc::SYS_setxattr, libc::SYS_lsetxattr, libc::SYS_fsetxattr, 463 /* setxattrat */,
+    libc::SYS_removexattr, libc::SYS_lremovexattr, libc::SYS_fremovexattr, 466 /* removexattrat */,
+    libc::SYS_utimensat,
+];
+
+/// [`program`], also refusing each system call of `denied` with `EPERM`.
+pub(crate) fn program_denying(families: &[i32], denied: &[libc::c_long]) -> Vec<libc::sock_filter> {
     const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
     const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
     const JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
@@ -81,8 +105,9 @@ pub(crate) fn program(families: &[i32]) -> Vec<libc::sock_filter> {
     if let Some(first) = X32_FIRST {
         code.push((JGE_K, first, Jump::Deny, Jump::Next));
     }
-    for call in [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register] {
-        code.push((JEQ_K, nr(call), Jump::Deny, Jump::Next));
+    let io_uring = [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register];
+    for call in io_uring.iter().chain(denied) {
+        code.push((JEQ_K, nr(*call), Jump::Deny, Jump::Next));
     }
     // socket(): past its family checks when the call is something else.
     let socket_checks = u8::try_from(families.len() + 1).unwrap_or(u8::MAX);
