@@ -192,6 +192,13 @@ async fn cd_and_harmless_exports_stay_in_the_shell_and_nothing_else_does() {
         shell.judged("cd src && ls").await;
         assert_eq!(shell.allowed("pwd").await, format!("{ws}/src"), "{mode:?}");
         shell.judged("cd .. && export LANG=C LC_ALL=C FOO=bar; greet() { echo hi; }; alias ll=ls; BAR=1").await;
+        // A locale that names a path is not kept.
+        shell.judged("export LC_CTYPE=/tmp/x").await;
+        assert_eq!(shell.allowed("echo \"${LC_CTYPE:-unset}\"").await, "unset", "{mode:?}");
+        // A descriptor the shell holds open for writing does not reach the command.
+        shell.allowed("exec 7>>log.txt").await;
+        shell.judged("echo leaked >&7").await;
+        assert_eq!(std::fs::read_to_string(shell.workspace.join("log.txt")).unwrap(), "", "{mode:?}");
         let after = shell.allowed("pwd; echo \"$LANG $LC_ALL ${FOO:-no-foo} ${BAR:-no-bar}\"; type greet ll").await;
         assert!(after.starts_with(&format!("{ws}\nC C no-foo no-bar\n")), "{mode:?}: {after}");
         assert!(!after.contains("greet is a function"), "{mode:?}: {after}");

@@ -181,6 +181,14 @@ fn confine(command: &mut std::process::Command, tmp: &Path) -> Result<(), String
             return Err(std::io::Error::other("the kernel did not enforce the Landlock ruleset"));
         }
         caps::drop_all()?;
+        // A descriptor the shell opened for writing earlier (`exec 5>>file`) would let the
+        // command write without opening anything: only stdin, stdout, stderr and fd 3 (the
+        // shell's report pipe) are passed on.
+        // SAFETY: close_range takes integers only; EINVAL or ENOSYS leave the descriptors,
+        // which is an error below.
+        if unsafe { libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
         seccomp::install(&filter)
     };
     // SAFETY: this process has one thread (the subcommand runs before anything starts one),

@@ -48,11 +48,14 @@ pub(super) fn foreground(command: &str, helper: &Path) -> String {
     let mut kept: Vec<String> = KEPT_EXPORTS.iter().map(|name| format!("env={name}=*")).collect();
     kept.push(format!("env={KEPT_PREFIX}[A-Z]*=*"));
     let kept = kept.join("|");
+    // A locale name with a `/` is a path to locale data glibc would load: not kept.
+    let path_locales = format!("env=LANG=*/*|env=LANGUAGE=*/*|env={KEPT_PREFIX}[A-Z]*=*/*");
     format!(
         r#"{{ __tackle_ro=$({helper} __restrict -- "$BASH" -c {script} 3>&1 1>&4 4>&-); }} 4>&1
 __tackle_ro_rc=$?
 while IFS= \builtin read -r __tackle_ro_line; do
   case $__tackle_ro_line in
+    {path_locales}) ;;
     cwd=/*) \builtin cd -- "${{__tackle_ro_line#cwd=}}" ;;
     {kept}) \builtin export -- "${{__tackle_ro_line#env=}}" ;;
   esac
@@ -65,5 +68,5 @@ __tackle_ro_status "$__tackle_ro_rc""#
 
 /// The command a background job runs in place of `command` (it has no shell to report to).
 pub(super) fn background(command: &str, helper: &Path) -> String {
-    format!("{} __restrict -- \"$BASH\" -c {}", quoted(&helper.to_string_lossy()), quoted(command))
+    format!("{} __restrict -- \"$BASH\" -c {}", quoted(&helper.to_string_lossy()), quoted(command)) + " 3>&-"
 }
