@@ -124,11 +124,14 @@ async fn a_command_wrongly_judged_read_only_writes_nothing() {
             "touch -d 2001-01-01 a.txt".to_owned(),
             "chown nobody a.txt".to_owned(),
             "python3 -c \"import os; os.setxattr('a.txt', 'user.x', b'1')\"".to_owned(),
+            "chattr +A a.txt".to_owned(),
+            "python3 -c \"import fcntl, os, struct; fcntl.ioctl(os.open('a.txt', os.O_RDONLY), 0x40086602, struct.pack('i', 0x80))\"".to_owned(),
         ];
         let metadata = |path: &Path| {
             use std::os::unix::fs::MetadataExt as _;
             let m = std::fs::metadata(path).unwrap();
-            (m.mode(), m.uid(), m.mtime(), m.mtime_nsec())
+            let flags = std::process::Command::new("lsattr").arg(path).output().map(|o| o.stdout).unwrap_or_default();
+            (m.mode(), m.uid(), m.mtime(), m.mtime_nsec(), flags)
         };
         let before = metadata(&ws.join("a.txt"));
         for command in &cases {

@@ -173,7 +173,7 @@ fn confine(command: &mut std::process::Command, tmp: &Path) -> Result<(), String
             .and_then(|r| r.add_rules(path_beneath_rules(writable, AccessFs::from_all(FS_ABI))))
             .map_err(|err| err.to_string())?,
     );
-    let filter = seccomp::program_denying(&[], seccomp::METADATA_CALLS);
+    let filter = seccomp::program_denying(&[], seccomp::METADATA_CALLS, seccomp::METADATA_IOCTLS);
     let hook = move || -> std::io::Result<()> {
         let ruleset = ruleset.take().ok_or_else(|| std::io::Error::other("the ruleset was used"))?;
         let status = ruleset.restrict_self().map_err(|err| std::io::Error::other(err.to_string()))?;
