@@ -59,8 +59,9 @@ pub fn args(policy: &SandboxPolicy, cwd: &Path, seccomp: bool) -> Vec<OsString> 
             push(&["--tmpfs".as_ref(), hidden.as_os_str()]);
         }
     }
-    // The read-only wrapper (`super::restrict`), wherever the binary lies.
-    if let Some(helper) = super::restrict::helper().filter(|helper| helper.is_file()) {
+    // The read-only wrapper (`super::restrict`), wherever the binary lies; not one inside a
+    // writable path (which is not used, and whose build must be able to replace it).
+    if let Some(helper) = super::restrict::helper().filter(|helper| helper.is_file() && !policy.is_writable(helper)) {
         push(&["--ro-bind".as_ref(), helper.as_os_str(), helper.as_os_str()]);
     }
     if seccomp {
