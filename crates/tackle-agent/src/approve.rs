@@ -225,7 +225,7 @@ impl PermissionPolicy for RecordingPolicy {
         let decision = self.inner.decide(request);
         if let Some(trajectory) = &self.trajectory {
             let recorded = match decision {
-                Decision::Allow => PermissionDecision::Allow,
+                Decision::Allow | Decision::AllowReadOnly => PermissionDecision::Allow,
                 Decision::Ask { .. } => PermissionDecision::Ask,
                 Decision::Deny { .. } => PermissionDecision::Deny,
             };
@@ -247,6 +247,10 @@ pub(crate) struct RecordingApprover {
 }
 
 impl Approver for RecordingApprover {
+    fn allows_everything(&self) -> bool {
+        self.inner.allows_everything()
+    }
+
     fn approve<'a>(
         &'a self,
         request: &'a PermissionRequest<'a>,

@@ -18,11 +18,23 @@ mod ui;
 use std::process::ExitCode;
 
 use clap::Parser as _;
+use tackle::sandbox::process::restrict;
 
 use crate::cli::{Cli, Command, ContainersCommand, McpCommand, PermissionsCommand, ToolsCommand};
 use crate::exit::Failure;
 
 fn main() -> ExitCode {
+    // `tackle __restrict -- PROGRAM ...`: the read-only wrapper of commands, before anything
+    // else starts (docs/shell.md, "Read-only commands run restricted").
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() == Some(restrict::SUBCOMMAND.as_ref()) {
+        let code = restrict::run(args.collect());
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
+    // This binary restricts the read-only commands of its own sessions.
+    if let Ok(me) = std::env::current_exe() {
+        restrict::register_helper(me);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),

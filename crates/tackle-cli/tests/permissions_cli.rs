@@ -390,3 +390,29 @@ fn claude_code_deny_rules_count_without_compat_or_consent() {
         ("allow".to_owned(), Some(".claude/settings.json".to_owned()))
     );
 }
+
+#[test]
+fn permissions_check_says_when_a_command_would_run_read_only_restricted() {
+    let setup = Setup::new();
+    let check = |args: &[&str]| {
+        let out = setup.run(&[&["permissions", "check", "--json"], args].concat());
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (json["decision"].as_str().unwrap().to_owned(), json["read_only_restricted"].as_bool())
+    };
+    // Allowed only as read-only: it runs restricted.
+    assert_eq!(check(&["Bash(ls src)"]), ("allow".to_owned(), Some(true)));
+    // Allowed outright by a rule or the mode: not restricted.
+    assert_eq!(check(&["Bash(ls src)", "--allow", "Bash(ls:*)"]), ("allow".to_owned(), Some(false)));
+    assert_eq!(check(&["Bash(ls src)", "--permission-mode", "bypass"]), ("allow".to_owned(), Some(false)));
+    assert_eq!(check(&["Bash(rm -rf src)"]), ("ask".to_owned(), Some(false)));
+    // A tool that only reads by construction is not a judged command.
+    assert_eq!(
+        check(&["--tool", "read_file", "--args", r#"{"file_path":"a.txt"}"#]),
+        ("allow".to_owned(), Some(false))
+    );
+    let out = setup.run(&["permissions", "check", "Bash(ls src)"]);
+    assert!(text(&out.stdout).contains("read-only restricted: runs with no writes"), "{}", text(&out.stdout));
+    // With nothing to restrict it, the read-only shortcut is off and the command asks.
+    std::fs::write(setup.user.join("config.toml"), "[sandbox]\nmode = \"none\"\n").unwrap();
+    assert_eq!(check(&["Bash(ls src)"]), ("ask".to_owned(), Some(false)));
+}

@@ -10,6 +10,9 @@ use assert_cmd::Command;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
+#[path = "shell/restricted.rs"]
+mod restricted;
+
 /// `tackle` with a private user configuration directory holding `user_config`.
 fn tackle(config_dir: &Path, user_config: &str) -> Command {
     std::fs::write(config_dir.join("config.toml"), user_config).unwrap();
@@ -236,5 +239,32 @@ fn sigterm_and_sighup_close_the_session_and_end_its_processes() {
         assert_eq!(status.code(), Some(code), "{signal}: {status}");
         assert_eq!(sleeps(), 0, "{signal}: the session's processes are gone");
         drop(stdin);
+    }
+}
+
+#[test]
+fn without_a_sandbox_a_read_only_command_asks_and_with_one_it_runs_restricted() {
+    let d = dirs();
+    let call = |user_config: &str| {
+        tackle(d.config.path(), user_config)
+            .args(["tools", "call", "bash", "--permission-mode", "default", "--workspace"])
+            .arg(d.workspace.path())
+            .arg(json!({ "command": "ls; echo \"tmp=$TMPDIR\"" }).to_string())
+            .output()
+            .unwrap()
+    };
+    std::fs::write(d.workspace.path().join("a.txt"), "").unwrap();
+    // Nothing could restrict it, so the read-only shortcut is off: it needs approval.
+    let out = call("[sandbox]\nmode = \"none\"\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("bash needs approval, but this run is non-interactive"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    for mode in ["bwrap", "landlock"] {
+        let out = call(&format!("[sandbox]\nmode = \"{mode}\"\n"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
+        // Its own temporary directory shows it ran under the wrapper.
+        assert!(stdout.starts_with("a.txt\ntmp=/tmp/tackle-ro-"), "{mode}: {stdout}");
     }
 }

@@ -24,7 +24,12 @@ fn decision(c: &mut Criterion) {
         book.add(RuleKind::Deny, &format!("Bash(tool{i} --danger:*)"), &base, "bench").unwrap();
         book.add(RuleKind::Allow, &format!("Bash(cmd{i} * end)"), &base, "bench").unwrap();
     }
-    let policy = RulePolicy { book: Arc::new(book), mode: PermissionMode::Default, workspace: "/ws".into() };
+    let policy = RulePolicy {
+        book: Arc::new(book),
+        mode: PermissionMode::Default,
+        workspace: "/ws".into(),
+        restrict_read_only: true,
+    };
     let spec = ToolSpec::new("bash", "").alias("Bash").command_param("command");
     let command: Vec<String> = (0..20).map(|i| format!("FOO={i} timeout 5 cmd{i} \"arg {i}\" $(echo x) end")).collect();
     let args = json!({ "command": command.join(" && ") });

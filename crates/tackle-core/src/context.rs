@@ -142,9 +142,25 @@ pub struct ToolContext {
     pub(crate) paths: Arc<dyn PathPolicy>,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: EventSink,
+    pub(crate) read_only_restricted: bool,
 }
 
 impl ToolContext {
+    /// Whether the call runs only because it was judged read-only
+    /// ([`crate::permission::Decision::AllowReadOnly`]): a tool that runs commands must run it
+    /// under the read-only restriction, or refuse (docs/shell.md, "Read-only commands run
+    /// restricted").
+    pub fn read_only_restricted(&self) -> bool {
+        self.read_only_restricted
+    }
+
+    /// This context for a call that must run read-only restricted (the executor sets it; so
+    /// may a program that runs tools itself).
+    pub fn restricted_to_read_only(mut self) -> Self {
+        self.read_only_restricted = true;
+        self
+    }
+
     /// The id of the call being run.
     pub fn call_id(&self) -> &str {
         &self.call_id

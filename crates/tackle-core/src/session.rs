@@ -153,6 +153,7 @@ impl Session {
             paths: Arc::clone(&self.paths),
             cancel,
             events: self.events.clone(),
+            read_only_restricted: false,
         }
     }
 

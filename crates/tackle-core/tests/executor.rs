@@ -745,3 +745,79 @@ async fn path_parameters_pass_the_path_policy_at_admission() {
         ]
     );
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CommandInput {
+    /// The command.
+    command: String,
+}
+
+/// A shell-like tool whose `ls` is read-only; it answers whether it was told to run the call
+/// read-only restricted.
+struct Shellish;
+
+impl Tool for Shellish {
+    type Input = CommandInput;
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("shellish", "Runs a command.").command_param("command")
+    }
+
+    fn is_read_only(&self, input: &CommandInput) -> bool {
+        input.command == "ls"
+    }
+
+    async fn call(&self, _input: CommandInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(format!("restricted={}", ctx.read_only_restricted())))
+    }
+}
+
+/// A hook that allows every call.
+struct AlwaysAllows;
+
+impl ToolHook for AlwaysAllows {
+    fn before_call<'a>(&'a self, _call: &'a HookCall<'a>) -> BoxFuture<'a, PreHookOutcome> {
+        Box::pin(async { PreHookOutcome::Allow })
+    }
+}
+
+#[tokio::test]
+async fn only_a_call_allowed_as_read_only_alone_runs_restricted() {
+    let mut registry = Registry::new();
+    registry.register(&["default"], || Shellish);
+    let session = Session::new(
+        SessionConfig::new(std::env::temp_dir()),
+        registry.instantiate(&registry.select("default", "default").unwrap()),
+    );
+    let call = |executor: Executor, command: &'static str| {
+        let session = &session;
+        async move {
+            let output = executor
+                .run(session, ToolCall::new("c1", "shellish", json!({ "command": command })), &CancellationToken::new())
+                .await;
+            if output.meta.rejected { "rejected".to_owned() } else { output.text_content() }
+        }
+    };
+    let default = || Executor::default().with_policy(Arc::new(ModePolicy::new(PermissionMode::Default)));
+    // Judged read-only and nothing else allows it: restricted; otherwise it asks.
+    assert_eq!(call(default(), "ls").await, "restricted=true");
+    assert_eq!(call(default(), "rm x").await, "rejected");
+    assert_eq!(
+        call(Executor::default().with_policy(Arc::new(ModePolicy::new(PermissionMode::Plan))), "ls").await,
+        "restricted=true"
+    );
+    // Allowed outright: by the mode, `--yes`, a hook.
+    assert_eq!(
+        call(Executor::default().with_policy(Arc::new(ModePolicy::new(PermissionMode::Bypass))), "ls").await,
+        "restricted=false"
+    );
+    assert_eq!(call(default().with_approver(Arc::new(AutoApprover)), "ls").await, "restricted=false");
+    assert_eq!(call(default().with_hook(Arc::new(AlwaysAllows)), "ls").await, "restricted=false");
+    // A hook that asks wins over the shortcut; the approver's allow is outright.
+    let recorder = Arc::new(Recorder(std::sync::Mutex::new(Vec::new())));
+    assert_eq!(call(default().with_hook(Arc::new(AlwaysAsks)).with_approver(recorder), "ls").await, "restricted=false");
+    // Nothing can restrict: the shortcut is off, and the command asks.
+    let unrestricted = ModePolicy { mode: PermissionMode::Default, restrict_read_only: false };
+    assert_eq!(call(Executor::default().with_policy(Arc::new(unrestricted)), "ls").await, "rejected");
+}

@@ -199,7 +199,12 @@ fn policy() -> RulePolicy {
     for rule in ALLOW {
         book.add(RuleKind::Allow, rule, &base, "test").unwrap();
     }
-    RulePolicy { book: Arc::new(book), mode: PermissionMode::Default, workspace: "/ws".into() }
+    RulePolicy {
+        book: Arc::new(book),
+        mode: PermissionMode::Default,
+        workspace: "/ws".into(),
+        restrict_read_only: true,
+    }
 }
 
 #[test]
@@ -224,7 +229,7 @@ fn no_command_of_the_corpus_slips_past_a_deny_rule() {
         };
         let (verdict, decision) = policy.check(&request);
         let got = match &decision {
-            Decision::Allow => "allow",
+            Decision::Allow | Decision::AllowReadOnly => "allow",
             Decision::Ask { .. } => "ask",
             Decision::Deny { .. } => "deny",
         };

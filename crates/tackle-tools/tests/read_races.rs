@@ -193,7 +193,8 @@ async fn a_file_swapped_with_a_link_to_a_denied_file_inside_never_leaks() {
     book.add(RuleKind::Deny, "Read(private/**)", &base, "test").unwrap();
     book.add(RuleKind::Deny, "Edit(private/**)", &base, "test").unwrap();
     ws.session.state().insert(ReadRules(Some(Arc::clone(&book))));
-    let policy = RulePolicy { book, mode: PermissionMode::Bypass, workspace: ws.root.clone() };
+    let policy =
+        RulePolicy { book, mode: PermissionMode::Bypass, workspace: ws.root.clone(), restrict_read_only: true };
     ws.executor = tackle_core::Executor::default().with_policy(Arc::new(policy));
     ws.write("f.json", INSIDE);
     ws.write("private/other.json", "{\"v\": \"DENIED\"}\n");

@@ -388,7 +388,13 @@ impl SessionBuilder {
             Choice::Allowlist { list, base } => (list.clone().unwrap_or_else(|| base.clone()), base.clone()),
             Choice::Rule(_) => (selection.names.join(","), String::new()),
         };
-        let policy = Arc::new(RulePolicy { book: Arc::clone(&rules), mode, workspace: workspace.clone() });
+        let policy = Arc::new(RulePolicy {
+            book: Arc::clone(&rules),
+            mode,
+            workspace: workspace.clone(),
+            // Commands in a container run under the container's own tackle, which is not told.
+            restrict_read_only: container.is_none() && settings.restrict_read_only(),
+        });
         Ok(SessionTemplate::new(Inner {
             workspace,
             config,

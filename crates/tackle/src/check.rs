@@ -39,6 +39,9 @@ pub struct PermissionCheck {
     /// shell tool allowed covers (docs/reference/safety.md#compound-shell-commands).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub writes_files: bool,
+    /// Whether the call would run only because the command was judged read-only, under the
+    /// read-only restriction (docs/shell.md, "Read-only commands run restricted").
+    pub read_only_restricted: bool,
 }
 
 impl SessionTemplate {
@@ -59,6 +62,8 @@ impl SessionTemplate {
             rule: None,
             source: Some(source.to_string()),
             hook: Some(command.clone()),
+            // What a hook decides is not the read-only shortcut: its allow is outright.
+            read_only_restricted: false,
             ..check
         };
         Ok(match hooked.outcome {
@@ -67,7 +72,9 @@ impl SessionTemplate {
                 by_hook("ask", format!("the PreToolUse hook asks: {reason}"), check)
             }
             // A hook's allow lifts an ask of the mode, never one of an ask rule.
-            PreHookOutcome::Allow if check.decision == "ask" && check.rule.is_none() => {
+            PreHookOutcome::Allow
+                if (check.decision == "ask" && check.rule.is_none()) || check.read_only_restricted =>
+            {
                 by_hook("allow", "a PreToolUse hook allows it".to_owned(), check)
             }
             PreHookOutcome::ReplaceInput(input) => {
@@ -98,6 +105,7 @@ impl SessionTemplate {
             book: std::sync::Arc::clone(self.rules()),
             mode: self.permission_mode(),
             workspace: self.workspace().to_owned(),
+            restrict_read_only: self.restricts_read_only(),
         };
         let (verdict, decision) = policy.check(&request);
         let (rule, source) = match &verdict.outcome {
@@ -110,6 +118,7 @@ impl SessionTemplate {
             ),
             _ => (None, None),
         };
+        let decision_restricted = decision == Decision::AllowReadOnly;
         let (word, reason) = match decision {
             Decision::Allow => (
                 "allow",
@@ -119,9 +128,13 @@ impl SessionTemplate {
                     _ => format!("permission mode {} allows it", self.permission_mode()),
                 },
             ),
+            Decision::AllowReadOnly => {
+                ("allow", "the command only reads, and runs read-only restricted (no writes, no network)".to_owned())
+            }
             Decision::Ask { reason, .. } => ("ask", reason),
             Decision::Deny { message } => ("deny", message),
         };
+        let read_only_restricted = decision_restricted;
         let shell = verdict.shell.as_ref();
         Ok(PermissionCheck {
             decision: word,
@@ -134,6 +147,7 @@ impl SessionTemplate {
             commands: shell.map(|a| a.commands.iter().map(|c| c.text.clone()).collect()),
             unanalyzable: shell.and_then(|a| a.unanalyzable.clone()),
             writes_files: shell.is_some_and(|a| a.writes_files),
+            read_only_restricted,
         })
     }
 

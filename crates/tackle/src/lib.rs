@@ -81,6 +81,11 @@ pub mod core {
     pub use tackle_core::*;
 }
 
+/// The workspace path policy and the process sandbox (docs/reference/safety.md).
+pub mod sandbox {
+    pub use tackle_sandbox::*;
+}
+
 /// The built-in tools (files, search, JSON, shell, control).
 pub mod tools {
     pub use tackle_tools::*;

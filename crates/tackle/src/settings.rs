@@ -15,7 +15,7 @@ use tackle_core::config::Config;
 use tackle_core::tools_config::ToolsConfig;
 use tackle_core::{PathPolicy, SessionState};
 use tackle_sandbox::env::{CommandEnv, EnvSettings};
-use tackle_sandbox::process::{Sandbox, SandboxPolicy};
+use tackle_sandbox::process::{Sandbox, SandboxPolicy, restrict};
 use tackle_tools::fs::FsSettings;
 use tackle_tools::shell::{ShellEnvironment, ShellSetup};
 
@@ -30,6 +30,9 @@ pub(crate) struct ToolSettings {
     fs: FsSettings,
     /// Present when the session has a tool that runs processes.
     shell: Option<Arc<ShellSettings>>,
+    /// Whether commands judged read-only can run restricted (checked once, when the
+    /// settings are read): see [`Self::restrict_read_only`].
+    restrict_read_only: bool,
 }
 
 /// What the shell tools run commands in, apart from the per-session environment. The
@@ -69,7 +72,16 @@ impl ToolSettings {
         } else {
             None
         };
-        Ok(ToolSettings { path_policy: Arc::new(built.policy), fs, shell })
+        // Commands judged read-only run restricted: with no sandbox, no Landlock or no
+        // `tackle` binary to restrict them with, they ask instead (docs/shell.md).
+        let restrict_read_only = shell.as_ref().is_some_and(|shell| restrict::availability(&shell.policy).is_ok());
+        Ok(ToolSettings { path_policy: Arc::new(built.policy), fs, shell, restrict_read_only })
+    }
+
+    /// Whether a command judged read-only may run without asking, under the read-only
+    /// restriction (the permission policy's `restrict_read_only`).
+    pub(crate) fn restrict_read_only(&self) -> bool {
+        self.restrict_read_only
     }
 
     /// A fresh state for session `session_id`, holding the tools' settings (the shell's as a

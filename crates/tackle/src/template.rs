@@ -152,6 +152,12 @@ impl SessionTemplate {
         self.inner.mode
     }
 
+    /// Whether the session's commands judged read-only run restricted without asking
+    /// (docs/shell.md, "Read-only commands run restricted"); when not, they ask.
+    pub fn restricts_read_only(&self) -> bool {
+        self.inner.container.is_none() && self.inner.settings.restrict_read_only()
+    }
+
     /// The permission policy and the approver.
     pub fn permissions(&self) -> (Arc<dyn PermissionPolicy>, Arc<dyn Approver>) {
         (Arc::clone(&self.inner.policy), Arc::clone(&self.inner.approver))
@@ -247,8 +253,12 @@ impl SessionFactory for SessionTemplate {
             let executor = if mode == self.inner.mode {
                 self.executor()
             } else {
-                let policy =
-                    RulePolicy { book: Arc::clone(&self.inner.rules), mode, workspace: self.inner.workspace.clone() };
+                let policy = RulePolicy {
+                    book: Arc::clone(&self.inner.rules),
+                    mode,
+                    workspace: self.inner.workspace.clone(),
+                    restrict_read_only: self.restricts_read_only(),
+                };
                 self.executor().with_policy(Arc::new(policy))
             };
             Ok(ChildSession { session, executor })

@@ -69,6 +69,9 @@ pub async fn check(args: CheckArgs) -> CommandResult {
         if let Some(why) = &result.unanalyzable {
             text.push_str(&format!("  unanalyzable: {why} (no allow rule covers it)\n"));
         }
+        if result.read_only_restricted {
+            text.push_str("  read-only restricted: runs with no writes (but its own /tmp) and no network\n");
+        }
         stdout::print(&text)?;
     }
     template.close().await;

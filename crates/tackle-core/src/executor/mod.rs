@@ -105,6 +105,8 @@ struct Admitted {
     prepared: PreparedCall,
     coerced: Vec<String>,
     started: Instant,
+    /// Allowed only because it was judged read-only: runs restricted.
+    read_only_restricted: bool,
 }
 
 /// Where a call stands between the phases.
@@ -309,9 +311,10 @@ impl Executor {
                     return Err(reject(ToolError::Denied(message)));
                 }
             }
-            break;
+            // `--yes` allows what would ask, so it allows a read-only command outright too.
+            let read_only_restricted = decision == Decision::AllowReadOnly && !self.approver.allows_everything();
+            return Ok(Admitted { call_id: call.id, handle, args, prepared, coerced, started, read_only_restricted });
         }
-        Ok(Admitted { call_id: call.id, handle, args, prepared, coerced, started })
     }
 
     /// Decode, validate and prepare.
@@ -348,7 +351,7 @@ impl Executor {
         if let Some(reason) = ask {
             // A hook that asks wants the person: an "always" answered earlier does not count.
             *decision = Decision::Ask { reason, from_rule: true };
-        } else if lift_ask && matches!(decision, Decision::Ask { from_rule: false, .. }) {
+        } else if lift_ask && matches!(decision, Decision::Ask { from_rule: false, .. } | Decision::AllowReadOnly) {
             *decision = Decision::Allow;
         }
         HookResult::Proceed
@@ -356,7 +359,7 @@ impl Executor {
 
     /// Runs an admitted call and finishes its output.
     async fn execute(&self, session: &Session, admitted: Admitted, cancel: &CancellationToken) -> ToolOutput {
-        let Admitted { call_id, handle, args, prepared, coerced, started } = admitted;
+        let Admitted { call_id, handle, args, prepared, coerced, started, read_only_restricted } = admitted;
         let spec = handle.spec();
         let tool = spec.name.as_str();
         if cancel.is_cancelled() {
@@ -367,7 +370,10 @@ impl Executor {
         session.events().send(ExecEvent::Started { call_id: call_id.clone(), tool: tool.to_owned() });
 
         let call_token = CancellationToken::new();
-        let ctx = session.context(&call_id, tool, call_token.clone());
+        let mut ctx = session.context(&call_id, tool, call_token.clone());
+        if read_only_restricted {
+            ctx = ctx.restricted_to_read_only();
+        }
         let deadline = prepared.timeout.unwrap_or(self.config.default_timeout);
         let run = AssertUnwindSafe(prepared.run(ctx)).catch_unwind();
         let mut run = std::pin::pin!(run);

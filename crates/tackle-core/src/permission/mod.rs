@@ -87,6 +87,11 @@ impl PermissionRequest<'_> {
 pub enum Decision {
     /// The call may run.
     Allow,
+    /// The call may run only because it was judged read-only: a command the shell analysis
+    /// let through, which the tool runs under the read-only restriction (docs/shell.md,
+    /// "Read-only commands run restricted"). Anything that allows the call outright (a hook's
+    /// allow, an approver that allows everything) makes it [`Decision::Allow`].
+    AllowReadOnly,
     /// Needs approval. `from_rule` is true when an ask rule or a PreToolUse hook (not the
     /// mode) asked: a hook's allow cannot lift that (docs/reference/safety.md#order-of-evaluation),
     /// and no rule an approver allowed "always" answers for the person.
@@ -136,6 +141,12 @@ pub trait Approver: Send + Sync {
     /// Whether a person answers (a terminal prompt, MCP elicitation): trajectories record
     /// such decisions as the user's, the others as the policy's.
     fn asks_a_person(&self) -> bool {
+        false
+    }
+
+    /// Whether this approver allows every call it is asked about (`--yes`): a read-only
+    /// command then runs as it would had it asked, unrestricted.
+    fn allows_everything(&self) -> bool {
         false
     }
 }
@@ -233,19 +244,29 @@ impl std::fmt::Display for PermissionMode {
 pub struct ModePolicy {
     /// The mode whose row of the table decides.
     pub mode: PermissionMode,
+    /// Whether a command judged read-only can run restricted, so it need not ask
+    /// ([`Decision::AllowReadOnly`]); when not, it is decided as any other command.
+    pub restrict_read_only: bool,
 }
 
 impl ModePolicy {
-    /// The policy of `mode`.
+    /// The policy of `mode`, with read-only commands allowed to run restricted (a tool that
+    /// cannot restrict them refuses to run them).
     pub fn new(mode: PermissionMode) -> Self {
-        ModePolicy { mode }
+        ModePolicy { mode, restrict_read_only: true }
     }
 }
 
 impl PermissionPolicy for ModePolicy {
     fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
         if request.read_only {
-            return Decision::Allow;
+            let command = request.spec.command(request.args).is_some();
+            if !command || self.mode == PermissionMode::Bypass {
+                return Decision::Allow;
+            }
+            if self.restrict_read_only {
+                return Decision::AllowReadOnly;
+            }
         }
         let tool = &request.spec.name;
         match self.mode {
@@ -286,6 +307,10 @@ pub struct AutoApprover;
 impl Approver for AutoApprover {
     fn approve<'a>(&'a self, _: &'a PermissionRequest<'a>, _: &'a str, _: bool) -> BoxFuture<'a, Approval> {
         Box::pin(async { Approval::Allow })
+    }
+
+    fn allows_everything(&self) -> bool {
+        true
     }
 }
 
@@ -343,11 +368,44 @@ mod tests {
         for (mode, spec, expected) in cases {
             let got = match ModePolicy::new(mode).decide(&request(spec, &args, false)) {
                 Decision::Allow => "allow",
+                Decision::AllowReadOnly => "allow read-only",
                 Decision::Ask { .. } => "ask",
                 Decision::Deny { .. } => "deny",
             };
             assert_eq!(got, expected, "{mode} {}", spec.name);
-            assert_eq!(ModePolicy::new(mode).decide(&request(spec, &args, true)), Decision::Allow);
+            // A read-only command runs restricted unless the mode allows it outright.
+            let read_only = if spec.name == "bash" && mode != PermissionMode::Bypass {
+                Decision::AllowReadOnly
+            } else {
+                Decision::Allow
+            };
+            assert_eq!(ModePolicy::new(mode).decide(&request(spec, &args, true)), read_only, "{mode}");
+        }
+    }
+
+    #[test]
+    fn without_a_restriction_a_read_only_command_is_decided_like_any_other() {
+        let shell = ToolSpec::new("bash", "").alias("Bash").command_param("command");
+        let read = ToolSpec::new("read_file", "").alias("Read");
+        let args = json!({"command": "ls"});
+        let cases = [
+            (PermissionMode::Default, "ask"),
+            (PermissionMode::AcceptEdits, "ask"),
+            (PermissionMode::Plan, "deny"),
+            (PermissionMode::DontAsk, "deny"),
+            (PermissionMode::Bypass, "allow"),
+        ];
+        for (mode, expected) in cases {
+            let policy = ModePolicy { mode, restrict_read_only: false };
+            let got = match policy.decide(&request(&shell, &args, true)) {
+                Decision::Allow => "allow",
+                Decision::AllowReadOnly => "allow read-only",
+                Decision::Ask { .. } => "ask",
+                Decision::Deny { .. } => "deny",
+            };
+            assert_eq!(got, expected, "{mode}");
+            // A tool that only reads by construction is not a judged command.
+            assert_eq!(policy.decide(&request(&read, &args, true)), Decision::Allow, "{mode}");
         }
     }
 

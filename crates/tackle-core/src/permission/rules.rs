@@ -370,7 +370,9 @@ impl Parts<'_> {
                     None => return None,
                 }
             }
-            return Some(used);
+            // No rule allowed any part: the command is read-only, which the mode decides (it
+            // runs restricted, docs/shell.md), not an allow rule.
+            return (!used.is_empty()).then_some(used);
         }
         let allows: Vec<&SourcedRule> = indexed.rules.iter().filter(|r| r.kind == RuleKind::Allow).collect();
         // A whole tool (or MCP server) allowed.
@@ -425,6 +427,8 @@ pub struct RulePolicy {
     pub mode: PermissionMode,
     /// The workspace root, against which the call's relative paths are resolved.
     pub workspace: PathBuf,
+    /// Whether a command judged read-only can run restricted ([`ModePolicy::restrict_read_only`]).
+    pub restrict_read_only: bool,
 }
 
 impl RulePolicy {
@@ -437,7 +441,7 @@ impl RulePolicy {
 
     fn decision(&self, request: &PermissionRequest<'_>, verdict: &Verdict) -> Decision {
         let tool = &request.spec.name;
-        let mode = ModePolicy::new(self.mode);
+        let mode = ModePolicy { mode: self.mode, restrict_read_only: self.restrict_read_only };
         match &verdict.outcome {
             Outcome::Deny { rule, subject } => Decision::Deny { message: denial(tool, subject.as_deref(), rule) },
             Outcome::Ask { .. } if self.mode == PermissionMode::Plan && !request.read_only => mode.decide(request),

@@ -59,6 +59,11 @@ pub fn args(policy: &SandboxPolicy, cwd: &Path, seccomp: bool) -> Vec<OsString> 
             push(&["--tmpfs".as_ref(), hidden.as_os_str()]);
         }
     }
+    // The read-only wrapper (`super::restrict`), wherever the binary lies; not one inside a
+    // writable path (which is not used, and whose build must be able to replace it).
+    if let Some(helper) = super::restrict::helper().filter(|helper| helper.is_file() && !policy.is_writable(helper)) {
+        push(&["--ro-bind".as_ref(), helper.as_os_str(), helper.as_os_str()]);
+    }
     if seccomp {
         push(&["--seccomp".as_ref(), SECCOMP_FD.to_string().as_ref()]);
     }

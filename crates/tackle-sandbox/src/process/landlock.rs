@@ -91,13 +91,15 @@ impl Confinement {
             if let Some(ruleset) = ruleset.take() {
                 ruleset.restrict_self().map_err(|err| std::io::Error::other(err.to_string()))?;
             }
+            // A root command keeps no capability (bubblewrap drops them itself).
+            super::caps::drop_all()?;
             if let Some(filter) = &net_filter {
                 seccomp::install(filter)?;
             }
             Ok(())
         };
-        // SAFETY: the hook only calls prctl and the Landlock syscalls on objects prepared
-        // before the fork; it takes no lock and allocates only on its error path.
+        // SAFETY: the hook only calls prctl, capset and the Landlock syscalls on objects
+        // prepared before the fork; it takes no lock and allocates only on its error path.
         unsafe {
             command.pre_exec(hook);
         }

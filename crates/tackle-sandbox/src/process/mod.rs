@@ -10,8 +10,10 @@
 //! behind; [`ProtectedWatch`] notices what it changed that the sandbox could not stop.
 
 mod bwrap;
+mod caps;
 mod landlock;
 mod policy;
+pub mod restrict;
 mod seccomp;
 mod spawn;
 mod tree;

@@ -63,6 +63,40 @@ enum Jump {
 /// The filter for a network that is off: `socket()` allowed only for `families` (see the
 /// module docs for the rest).
 pub(crate) fn program(families: &[i32]) -> Vec<libc::sock_filter> {
+    program_denying(families, &[], &[])
+}
+
+/// The system calls that change a file's metadata without writing it (mode, owner, extended
+/// attributes, times), which Landlock does not cover: the read-only restriction
+/// (`super::restrict`) refuses them too, since the owner of a file may make them without any
+/// capability.
+#[rustfmt::skip]
+pub(crate) const METADATA_CALLS: &[libc::c_long] = &[
+    #[cfg(target_arch = "x86_64")] libc::SYS_chmod,
+    #[cfg(target_arch = "x86_64")] libc::SYS_chown,
+    #[cfg(target_arch = "x86_64")] libc::SYS_lchown,
+    #[cfg(target_arch = "x86_64")] libc::SYS_utime,
+    #[cfg(target_arch = "x86_64")] libc::SYS_utimes,
+    #[cfg(target_arch = "x86_64")] libc::SYS_futimesat,
+    libc::SYS_fchmod, libc::SYS_fchmodat, 452 /* fchmodat2 */,
+    libc::SYS_fchown, libc::SYS_fchownat,
+    libc::SYS_setxattr, libc::SYS_lsetxattr, libc::SYS_fsetxattr, 463 /* setxattrat */,
+    libc::SYS_removexattr, libc::SYS_lremovexattr, libc::SYS_fremovexattr, 466 /* removexattrat */,
+    libc::SYS_utimensat,
+];
+
+/// The `ioctl` requests that change a file's flags or extended attributes through a
+/// descriptor opened for reading (`chattr`): `FS_IOC_SETFLAGS` (64- and 32-bit) and
+/// `FS_IOC_FSSETXATTR`. The kernel reads the request as 32 bits, and so does the filter.
+pub(crate) const METADATA_IOCTLS: &[u32] = &[0x4008_6602, 0x4004_6602, 0x401c_5820];
+
+/// [`program`], also refusing with `EPERM` each system call of `denied` and each `ioctl`
+/// request of `denied_ioctls`.
+pub(crate) fn program_denying(
+    families: &[i32],
+    denied: &[libc::c_long],
+    denied_ioctls: &[u32],
+) -> Vec<libc::sock_filter> {
     const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
     const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
     const JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
@@ -81,8 +115,21 @@ pub(crate) fn program(families: &[i32]) -> Vec<libc::sock_filter> {
     if let Some(first) = X32_FIRST {
         code.push((JGE_K, first, Jump::Deny, Jump::Next));
     }
-    for call in [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register] {
-        code.push((JEQ_K, nr(call), Jump::Deny, Jump::Next));
+    let io_uring = [libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register];
+    for call in io_uring.iter().chain(denied) {
+        code.push((JEQ_K, nr(*call), Jump::Deny, Jump::Next));
+    }
+    if !denied_ioctls.is_empty() {
+        // ioctl(): its request (the low 32 bits of args[1]) checked, then the number loaded
+        // again for the checks below.
+        const ARG1_LOW: u32 = 24;
+        let skip = u8::try_from(denied_ioctls.len() + 2).unwrap_or(u8::MAX);
+        code.push((JEQ_K, nr(libc::SYS_ioctl), Jump::Next, Jump::Skip(skip)));
+        code.push(load(ARG1_LOW));
+        for request in denied_ioctls {
+            code.push((JEQ_K, *request, Jump::Deny, Jump::Next));
+        }
+        code.push(load(NR));
     }
     // socket(): past its family checks when the call is something else.
     let socket_checks = u8::try_from(families.len() + 1).unwrap_or(u8::MAX);
@@ -166,6 +213,11 @@ mod tests {
 
     /// Runs the program on one system call the way the kernel would (the few opcodes it uses).
     fn verdict(filter: &[libc::sock_filter], arch: u32, nr: u32, arg0: u32) -> u32 {
+        verdict_with(filter, arch, nr, arg0, 0)
+    }
+
+    /// [`verdict`] with the second argument too.
+    fn verdict_with(filter: &[libc::sock_filter], arch: u32, nr: u32, arg0: u32, arg1: u32) -> u32 {
         let (mut pc, mut acc) = (0usize, 0u32);
         loop {
             let op = filter[pc];
@@ -175,6 +227,7 @@ mod tests {
                         0 => nr,
                         4 => arch,
                         16 => arg0,
+                        24 => arg1,
                         other => panic!("unexpected load offset {other}"),
                     };
                     pc += 1;
@@ -216,5 +269,28 @@ mod tests {
             }
             assert_eq!(bytes(&filter).len(), filter.len() * 8);
         }
+    }
+
+    #[test]
+    fn the_restriction_also_refuses_metadata_changes() {
+        let arch = ARCH.unwrap();
+        let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let filter = program_denying(&[], METADATA_CALLS, METADATA_IOCTLS);
+        for call in [libc::SYS_fchmodat, libc::SYS_fchownat, libc::SYS_setxattr, libc::SYS_utimensat] {
+            assert_eq!(verdict(&filter, arch, call as u32, 0), deny, "{call}");
+        }
+        let ioctl = libc::SYS_ioctl as u32;
+        assert_eq!(verdict_with(&filter, arch, ioctl, 3, 0x4008_6602), deny);
+        assert_eq!(verdict_with(&filter, arch, ioctl, 3, 0x401c_5820), deny);
+        // Other requests (a terminal's size), and reads and sockets as before.
+        assert_eq!(verdict_with(&filter, arch, ioctl, 1, libc::TIOCGWINSZ as u32), allow);
+        assert_eq!(verdict(&filter, arch, libc::SYS_read as u32, 0), allow);
+        assert_eq!(verdict(&filter, arch, libc::SYS_socket as u32, libc::AF_INET as u32), deny);
+        assert_eq!(verdict(&filter, arch, libc::SYS_socketpair as u32, libc::AF_UNIX as u32), allow);
+        // The sandbox's own filter does not refuse them.
+        let sandbox = program(&[]);
+        assert_eq!(verdict(&sandbox, arch, libc::SYS_fchmodat as u32, 0), allow);
+        assert_eq!(verdict_with(&sandbox, arch, ioctl, 3, 0x4008_6602), allow);
     }
 }

@@ -115,10 +115,12 @@ impl Tool for Bash {
         }
         // Codex-trained models write patches as `apply_patch <<'EOF' … EOF`: the apply_patch
         // tool applies them (with the session's path policy), not the shell.
-        if let Some(patch) = routed_patch(&command) {
+        if let Some(patch) = routed_patch(&command).filter(|_| !ctx.read_only_restricted()) {
             return crate::fs::patch::apply_patch(ctx, patch).await;
         }
-        if input.run_in_background == Some(true) {
+        let background = input.run_in_background == Some(true);
+        let command = state.command_for(ctx, &command, background)?;
+        if background {
             let timeout = input.timeout.map(Duration::from_millis);
             let job = state.start_job(&command, timeout).await?;
             return Ok(started_in_background(&job));

@@ -22,6 +22,7 @@ mod protected;
 /// Which commands only read: the shell analysis of the permission engine.
 pub use tackle_core::shell as readonly;
 mod render;
+mod restricted;
 mod stream;
 
 use std::ffi::{OsStr, OsString};
@@ -35,7 +36,7 @@ use tackle_core::executor::DEFAULT_MAX_OUTPUT_CHARS;
 use tackle_core::spill::SpillDir;
 use tackle_core::{BoxFuture, Notifications, SessionResource, ToolContext, ToolError};
 use tackle_sandbox::env::{CommandEnv, EnvSettings, SESSION_ID_VAR};
-use tackle_sandbox::process::{DEFAULT_KILL_GRACE, ProcessSessions, Sandbox, SandboxKind, SandboxPolicy};
+use tackle_sandbox::process::{DEFAULT_KILL_GRACE, ProcessSessions, Sandbox, SandboxKind, SandboxPolicy, restrict};
 
 pub use self::bash::{Bash, BashInput};
 pub use self::events::{Broadcast, Subscription};
@@ -128,6 +129,27 @@ impl std::fmt::Debug for ShellSetup {
 }
 
 impl ShellState {
+    /// `command` as it must run for a call allowed only because it was judged read-only
+    /// (docs/shell.md, "Read-only commands run restricted"): under the read-only wrapper, in
+    /// the foreground or as a background job; other calls run `command` as it is. When this
+    /// session cannot restrict it, the call is refused rather than run unrestricted.
+    fn command_for(&self, ctx: &ToolContext, command: &str, background: bool) -> Result<String, ToolError> {
+        if !ctx.read_only_restricted() {
+            return Ok(command.to_owned());
+        }
+        let helper = match self.env.sandbox.kind() {
+            SandboxKind::None => Err("commands run without a sandbox".to_owned()),
+            _ => restrict::availability(self.env.sandbox.policy()),
+        }
+        .map_err(|why| {
+            ToolError::Denied(format!(
+                "This command runs without asking only because it looks read-only, and such commands must run \
+                 read-only restricted, which is not possible here ({why}). Ask the user to allow it."
+            ))
+        })?;
+        Ok(if background { restricted::background(command, helper) } else { restricted::foreground(command, helper) })
+    }
+
     /// The session's shell state, created (and registered for `Session::close`) on first use.
     fn of(ctx: &ToolContext) -> Result<Arc<ShellState>, ToolError> {
         let state = ctx.state();

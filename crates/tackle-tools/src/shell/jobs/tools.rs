@@ -71,7 +71,8 @@ impl Tool for BackgroundRun {
             return Err(ToolError::InvalidInput("No command provided for the background_run tool".into()));
         }
         let state = ShellState::of(ctx)?;
-        let job = state.start_job(&input.command, input.timeout.map(Duration::from_millis)).await?;
+        let command = state.command_for(ctx, &input.command, true)?;
+        let job = state.start_job(&command, input.timeout.map(Duration::from_millis)).await?;
         Ok(job.started_output())
     }
 }
