@@ -241,6 +241,19 @@ impl RuleBook {
                     };
                 }
             }
+            // A command the analysis cannot read may run what a `Bash(...)` deny rule names:
+            // with any such rule, it is denied in every mode
+            // (docs/reference/safety.md#threat-model).
+            if kind == RuleKind::Deny
+                && let Some(why) = shell.and_then(|s| s.unanalyzable.as_deref())
+                && request.spec.command_param.is_some()
+                && let Some(&at) = indexed.commands.iter().find(|&&at| indexed.rules[at].kind == RuleKind::Deny)
+            {
+                return Outcome::Deny {
+                    rule: indexed.rules[at].clone(),
+                    subject: Some(format!("a command the analysis cannot read ({why})")),
+                };
+            }
         }
         match parts.allowed_by(&indexed) {
             Some(used) => Outcome::Allow { rules: used.into_iter().cloned().collect() },
@@ -364,9 +377,7 @@ impl Parts<'_> {
                 };
                 match candidates.into_iter().map(|at| &indexed.rules[at]).find(covers) {
                     Some(rule) => used.push(rule),
-                    None if crate::shell::is_safe_command(&command.words)
-                        && !shell.writes_files
-                        && !shell.changes_shell => {}
+                    None if shell.may_be_read_only() && crate::shell::is_safe_command(&command.words) => {}
                     None => return None,
                 }
             }

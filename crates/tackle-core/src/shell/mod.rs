@@ -10,6 +10,8 @@
 //! an expansion, a shell reading its standard input) makes the command *unanalyzable*: no allow
 //! rule covers it.
 
+mod assignments;
+mod options;
 mod readonly;
 mod words;
 mod wrappers;
@@ -52,6 +54,9 @@ pub struct Analysis {
     /// The command changes the shell itself (assignments, functions, control structures,
     /// assigning expansions): never read-only.
     pub changes_shell: bool,
+    /// A leading assignment (`FOO=1 cmd`, `env FOO=1 cmd`) to a name not on the harmless
+    /// list ([`assignments`]): never read-only.
+    pub sets_environment: bool,
 }
 
 impl Analysis {
@@ -59,11 +64,14 @@ impl Analysis {
     /// analyzable, every sub-command on the safe list, no output to files, nothing that changes
     /// the shell.
     pub fn is_read_only(&self) -> bool {
-        self.unanalyzable.is_none()
-            && !self.writes_files
-            && !self.changes_shell
-            && !self.commands.is_empty()
-            && self.commands.iter().all(|c| is_safe_command(&c.words))
+        self.may_be_read_only() && !self.commands.is_empty() && self.commands.iter().all(|c| is_safe_command(&c.words))
+    }
+
+    /// Whether a sub-command on the safe list may count as only reading: the command is
+    /// analyzable, writes no file, does not change the shell and sets no environment variable
+    /// but a harmless one.
+    pub fn may_be_read_only(&self) -> bool {
+        self.unanalyzable.is_none() && !self.writes_files && !self.changes_shell && !self.sets_environment
     }
 }
 
@@ -106,6 +114,10 @@ fn parse_into(command: &str, depth: usize, analysis: &mut Analysis) {
         analysis.unanalyzable = Some("the command does not parse".to_owned());
         return;
     }
+    if let Some(why) = continuation_inside_word(command) {
+        analysis.unanalyzable = Some(why.to_owned());
+        return;
+    }
     Walker { source: command, analysis }.walk(root, depth);
 }
 
@@ -138,6 +150,7 @@ impl Walker<'_, '_> {
             "command" => return self.command(node, depth),
             "variable_assignment" | "variable_assignments" | "declaration_command" | "unset_command" => {
                 self.analysis.changes_shell = true;
+                self.check_assigned_names(node);
                 let words = self.plain_words(node);
                 self.push(words);
             }
@@ -151,16 +164,56 @@ impl Walker<'_, '_> {
                 self.analysis.changes_shell = true;
             }
             "test_command" => {
+                if let Some(why) = self.evaluating_test(node) {
+                    self.unanalyzable(why);
+                }
                 let words = self.plain_words(node);
                 self.push(words);
             }
             "expansion" => {
+                if self.text(node).contains('`') {
+                    // Backticks inside `${x:-…}` (in double quotes above all) run in bash but
+                    // are text to the grammar.
+                    self.unanalyzable("backticks inside a `${…}` expansion");
+                }
+                if self.text(node).starts_with("${!") {
+                    self.unanalyzable("an indirect expansion `${!…}` evaluates a variable's value");
+                }
                 let mut cursor = node.walk();
-                if node.children(&mut cursor).any(|c| matches!(c.kind(), "=" | ":=")) {
+                let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+                if children.iter().any(|c| matches!(c.kind(), "=" | ":=")) {
                     self.analysis.changes_shell = true;
+                }
+                // `${x:offset:length}` evaluates its offset as arithmetic.
+                if let Some(colon) = children.iter().position(|c| c.kind() == ":")
+                    && children[colon + 1..].iter().any(|c| c.is_named() && !self.is_number(*c))
+                {
+                    self.unanalyzable("a `${x:offset}` expansion evaluates its offset as arithmetic");
+                }
+            }
+            "subscript" => {
+                // An indexed array's subscript is arithmetic, which runs `$( … )` held in a
+                // variable's value (`a[$i]` with `i='b[$(rm v)]'`).
+                let index = node.child_by_field_name("index");
+                if index.is_some_and(|i| !self.is_number(i) && !matches!(self.text(i), "@" | "*")) {
+                    self.unanalyzable("an array subscript that is not a number");
+                }
+            }
+            "command_substitution" => {
+                let text = self.text(node);
+                if text.starts_with('`') && text[1..].contains("\\`") {
+                    self.unanalyzable("nested backticks");
+                }
+            }
+            "compound_statement" if self.text(node).starts_with("((") => {
+                if self.arithmetic_reads_variables(node) {
+                    self.unanalyzable("arithmetic on a variable, whose value may hold a command");
                 }
             }
             "arithmetic_expansion" => {
+                if self.arithmetic_reads_variables(node) {
+                    self.unanalyzable("arithmetic on a variable, whose value may hold a command");
+                }
                 let text = self.text(node).replace(['=', '!', '<', '>'], "");
                 if text.len() != self.text(node).len()
                     || self.text(node).contains("++")
@@ -170,7 +223,12 @@ impl Walker<'_, '_> {
                 }
             }
             "file_redirect" => self.redirect(node),
-            "heredoc_redirect" => self.heredoc_backticks(node, depth),
+            "heredoc_redirect" => {
+                if let Some(why) = self.odd_heredoc_delimiter(node) {
+                    self.unanalyzable(why);
+                }
+                self.heredoc_backticks(node, depth);
+            }
             _ => {}
         }
         self.walk_children(node, depth + 1);
@@ -313,6 +371,16 @@ impl Walker<'_, '_> {
             }
         }
         if !words.is_empty() {
+            for child in &children {
+                if child.kind() == "variable_assignment" {
+                    self.leading_assignment(*child);
+                }
+            }
+            if matches!(words[0].as_str(), "test" | "[")
+                && words.iter().zip(words.iter().skip(1)).any(|(a, b)| a == "-v" && b.contains('['))
+            {
+                self.unanalyzable("`test -v` with an array subscript, which bash evaluates");
+            }
             self.push_peeled(&words, depth);
         }
         for child in children {
@@ -334,6 +402,10 @@ impl Walker<'_, '_> {
         let peeled = wrappers::peel(words);
         if let Some(why) = &peeled.unanalyzable {
             self.unanalyzable(why.clone());
+        }
+        self.analysis.writes_files |= peeled.writes_files;
+        for name in &peeled.assigned {
+            self.assigned(name);
         }
         let mut sub = self.sub_command(peeled.words);
         for form in &peeled.deny_forms {
@@ -362,6 +434,120 @@ impl Walker<'_, '_> {
         }
     }
 
+    /// `NAME=value cmd`: a harmless name keeps the command read-only, one that changes what
+    /// programs run or load makes it unanalyzable, any other makes it not read-only.
+    fn leading_assignment(&mut self, node: Node<'_>) {
+        let name = node.child_by_field_name("name").map(|n| self.text(n).to_owned()).unwrap_or_default();
+        self.assigned(&name);
+    }
+
+    fn assigned(&mut self, name: &str) {
+        match assignments::risk(name) {
+            assignments::Risk::Harmless => {}
+            assignments::Risk::Other => self.analysis.sets_environment = true,
+            assignments::Risk::Dangerous => {
+                self.unanalyzable(format!("an assignment to `{name}`, which changes what programs run or load"));
+            }
+        }
+    }
+
+    /// Assignments and declarations (`PATH=./bin`, `export LD_PRELOAD=…`, `declare -i x`):
+    /// a name that changes what later programs run is unanalyzable, as is a subscript that is
+    /// not a number (handled by the `subscript` node) and `declare -i`, whose later
+    /// assignments are arithmetic.
+    fn check_assigned_names(&mut self, node: Node<'_>) {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        if node.kind() == "variable_assignment" {
+            if let Some(name) = node.child_by_field_name("name") {
+                let name = self.text(name).to_owned();
+                if assignments::risk(&name) == assignments::Risk::Dangerous {
+                    self.unanalyzable(format!("an assignment to `{name}`, which changes what programs run or load"));
+                }
+            }
+            return;
+        }
+        for child in children {
+            match child.kind() {
+                "variable_assignment" | "variable_assignments" => self.check_assigned_names(child),
+                "variable_name" | "word" => {
+                    let text = self.text(child);
+                    if text.starts_with('-') && text.contains(['i', 'n']) && node.kind() == "declaration_command" {
+                        self.unanalyzable("`declare -i` or `-n` makes later assignments evaluate");
+                    } else if assignments::risk(text) == assignments::Risk::Dangerous {
+                        self.unanalyzable(format!(
+                            "an assignment to `{text}`, which changes what programs run or load"
+                        ));
+                    }
+                }
+                _ => {
+                    let value = words::word_value(child, self.source);
+                    if value.dynamic || value.text.contains('[') {
+                        self.unanalyzable("a variable name from an expansion or with a subscript");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether `node` is a plain decimal number.
+    fn is_number(&self, node: Node<'_>) -> bool {
+        let text = self.text(node).trim();
+        !text.is_empty() && text.trim_start_matches('-').chars().all(|c| c.is_ascii_digit())
+    }
+
+    /// Whether an arithmetic expression reads a variable (bash evaluates a variable's value
+    /// as arithmetic again, and a subscript there runs `$( … )`).
+    fn arithmetic_reads_variables(&self, node: Node<'_>) -> bool {
+        let mut stack = vec![node];
+        while let Some(node) = stack.pop() {
+            if matches!(node.kind(), "variable_name" | "simple_expansion" | "expansion" | "subscript" | "word") {
+                return true;
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+        false
+    }
+
+    /// `[[ -v a[…] ]]` and `[[ x -eq y ]]` evaluate a subscript or arithmetic: unanalyzable
+    /// unless every operand of an arithmetic comparison is a number.
+    fn evaluating_test(&self, node: Node<'_>) -> Option<&'static str> {
+        const ARITHMETIC: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+        let text = self.text(node);
+        let tokens: Vec<&str> = text.split_whitespace().collect();
+        if tokens.contains(&"-v") && text.matches('[').count() > 1 {
+            return Some("`[[ -v … ]]` with an array subscript, which bash evaluates");
+        }
+        if tokens.iter().any(|t| ARITHMETIC.contains(t)) {
+            let numbers = tokens.iter().all(|t| {
+                ARITHMETIC.contains(t)
+                    || matches!(*t, "[[" | "]]" | "&&" | "||" | "!" | "(" | ")" | "$#" | "$?" | "\"$#\"" | "\"$?\"")
+                    || t.trim_start_matches('-').chars().all(|c| c.is_ascii_digit())
+            });
+            if !numbers {
+                return Some("an arithmetic comparison in `[[ … ]]`, which evaluates its operands");
+            }
+        }
+        None
+    }
+
+    /// A heredoc delimiter bash and the grammar may read differently (`E"O"F`, `$'EOF'`): only
+    /// a plain word, or one wholly in single or double quotes, or after one backslash.
+    fn odd_heredoc_delimiter(&self, node: Node<'_>) -> Option<&'static str> {
+        let mut cursor = node.walk();
+        let start = node.children(&mut cursor).find(|c| c.kind() == "heredoc_start")?;
+        let text = self.text(start);
+        let plain = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let inner = text
+            .strip_prefix('\'')
+            .and_then(|t| t.strip_suffix('\''))
+            .or_else(|| text.strip_prefix('"').and_then(|t| t.strip_suffix('"')))
+            .or_else(|| text.strip_prefix('\\'))
+            .unwrap_or(text);
+        (!plain(inner)).then_some("a heredoc delimiter with quotes inside it, which bash reads differently")
+    }
+
     fn push(&mut self, words: Vec<String>) {
         let sub = self.sub_command(words);
         self.analysis.commands.push(sub);
@@ -380,6 +566,24 @@ impl Walker<'_, '_> {
         deny_texts.retain(|t| *t != text);
         SubCommand { words, text, deny_texts }
     }
+}
+
+/// A backslash-newline inside a word (`r\⏎m`): bash removes it before reading words, the
+/// grammar splits the word there. Only a continuation between words (after a blank) is read
+/// alike by both.
+fn continuation_inside_word(command: &str) -> Option<&'static str> {
+    let bytes = command.as_bytes();
+    for (at, pair) in bytes.windows(2).enumerate() {
+        if pair == b"\\\n" {
+            let before = at.checked_sub(1).map(|b| bytes[b]);
+            let after = bytes.get(at + 2).copied();
+            let blank = |c: Option<u8>| c.is_none_or(|c| c == b' ' || c == b'\t' || c == b'\n');
+            if !blank(before) || !blank(after) {
+                return Some("a line continuation inside a word");
+            }
+        }
+    }
+    None
 }
 
 /// Words joined by spaces, a word holding whitespace (or nothing) in single quotes.
