@@ -13,6 +13,9 @@ use tackle_core::permission::rule::RuleBase;
 use tackle_core::permission::rules::{RuleBook, RuleKind, RulePolicy};
 use tackle_core::permission::{Decision, PermissionMode, PermissionRequest};
 
+#[path = "hostile_commands/differential.rs"]
+mod differential;
+
 const DENY: &[&str] = &["Bash(rm:*)", "Bash(git clean:*)", "Bash(git push:*)", "Bash(curl:*)", "Bash(chmod 777 *)"];
 const ALLOW: &[&str] = &[
     "Bash(echo:*)",

@@ -156,7 +156,6 @@ impl Walker<'_, '_> {
             }
             "function_definition"
             | "for_statement"
-            | "c_style_for_statement"
             | "while_statement"
             | "if_statement"
             | "case_statement"
@@ -209,6 +208,10 @@ impl Walker<'_, '_> {
                 if self.arithmetic_reads_variables(node) {
                     self.unanalyzable("arithmetic on a variable, whose value may hold a command");
                 }
+            }
+            "c_style_for_statement" => {
+                self.analysis.changes_shell = true;
+                self.unanalyzable("arithmetic on a variable, whose value may hold a command");
             }
             "arithmetic_expansion" => {
                 if self.arithmetic_reads_variables(node) {
@@ -346,6 +349,7 @@ impl Walker<'_, '_> {
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         let mut words = Vec::new();
+        let mut dynamic = Vec::new();
         let mut name_seen = false;
         for child in &children {
             match child.kind() {
@@ -364,9 +368,14 @@ impl Walker<'_, '_> {
                     } else if !value.quoted && matches!(value.text.as_str(), "[[" | "((") {
                         self.analysis.changes_shell = true;
                     }
+                    dynamic.push(value.dynamic);
                     words.push(value.text);
                 }
-                _ if name_seen => words.push(words::word_value(*child, self.source).text),
+                _ if name_seen => {
+                    let value = words::word_value(*child, self.source);
+                    dynamic.push(value.dynamic);
+                    words.push(value.text);
+                }
                 _ => {}
             }
         }
@@ -376,12 +385,10 @@ impl Walker<'_, '_> {
                     self.leading_assignment(*child);
                 }
             }
-            if matches!(words[0].as_str(), "test" | "[")
-                && words.iter().zip(words.iter().skip(1)).any(|(a, b)| a == "-v" && b.contains('['))
-            {
-                self.unanalyzable("`test -v` with an array subscript, which bash evaluates");
+            if let Some(why) = names_a_variable(&words, &dynamic) {
+                self.unanalyzable(why);
             }
-            self.push_peeled(&words, depth);
+            self.push_peeled(&words, &dynamic, depth);
         }
         for child in children {
             if child.kind() == "variable_assignment" {
@@ -398,8 +405,19 @@ impl Walker<'_, '_> {
         }
     }
 
-    fn push_peeled(&mut self, words: &[String], depth: usize) {
+    /// Pushes `words` with its wrappers peeled; `dynamic` says which words come from
+    /// expansions (the program, a wrapper or a wrapper's option from one is unanalyzable).
+    fn push_peeled(&mut self, words: &[String], dynamic: &[bool], depth: usize) {
         let peeled = wrappers::peel(words);
+        // The peeled command (and, through sudo, the innermost one) is a suffix of `words`.
+        let innermost = peeled.deny_forms.last().map_or(peeled.words.len(), Vec::len).min(peeled.words.len());
+        let program = words.len().saturating_sub(innermost);
+        if dynamic.iter().take(program + 1).any(|d| *d) {
+            self.unanalyzable(format!(
+                "the program `{}` or a wrapper's option comes from an expansion",
+                words[program.min(words.len() - 1)]
+            ));
+        }
         if let Some(why) = &peeled.unanalyzable {
             self.unanalyzable(why.clone());
         }
@@ -423,7 +441,10 @@ impl Walker<'_, '_> {
         sub.deny_texts.dedup();
         self.analysis.commands.push(sub);
         for run in peeled.runs {
-            self.push_peeled(&run, depth + 1);
+            if run.first().is_some_and(|w| w.contains(['$', '`'])) {
+                self.unanalyzable("a command `find -exec` runs comes from an expansion");
+            }
+            self.push_peeled(&run, &[], depth + 1);
         }
         if let Some(script) = peeled.script {
             if depth > MAX_DEPTH {
@@ -499,13 +520,22 @@ impl Walker<'_, '_> {
     /// Whether an arithmetic expression reads a variable (bash evaluates a variable's value
     /// as arithmetic again, and a subscript there runs `$( … )`).
     fn arithmetic_reads_variables(&self, node: Node<'_>) -> bool {
-        let mut stack = vec![node];
+        let mut cursor = node.walk();
+        let mut stack: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         while let Some(node) = stack.pop() {
-            if matches!(node.kind(), "variable_name" | "simple_expansion" | "expansion" | "subscript" | "word") {
-                return true;
+            match node.kind() {
+                // Seen by the walk like any other substitution.
+                "command_substitution" | "comment" => {}
+                "number"
+                | "binary_expression"
+                | "unary_expression"
+                | "parenthesized_expression"
+                | "ternary_expression" => {
+                    let mut cursor = node.walk();
+                    stack.extend(node.named_children(&mut cursor));
+                }
+                _ => return true,
             }
-            let mut cursor = node.walk();
-            stack.extend(node.named_children(&mut cursor));
         }
         false
     }
@@ -566,6 +596,21 @@ impl Walker<'_, '_> {
         deny_texts.retain(|t| *t != text);
         SubCommand { words, text, deny_texts }
     }
+}
+
+/// Builtins that take a variable name evaluate a subscript in it (`read 'a[$(rm v)]'`,
+/// `printf -v`, `test -v`): a name with a subscript or from an expansion is unanalyzable.
+fn names_a_variable(words: &[String], dynamic: &[bool]) -> Option<&'static str> {
+    let names =
+        |at: usize| words.get(at).is_some_and(|w| w.contains(['[', '$', '`']) || dynamic.get(at) == Some(&true));
+    let name = words.first()?.as_str();
+    let flagged = match name {
+        "read" | "mapfile" | "readarray" | "getopts" | "unset" | "wait" | "export" | "readonly" | "local"
+        | "declare" | "typeset" => (1..words.len()).any(|at| names(at)),
+        "printf" | "test" | "[" => (1..words.len()).any(|at| words[at - 1] == "-v" && names(at)),
+        _ => false,
+    };
+    flagged.then_some("a builtin given a variable name with a subscript or from an expansion, which bash evaluates")
 }
 
 /// A backslash-newline inside a word (`r\⏎m`): bash removes it before reading words, the

@@ -444,7 +444,8 @@ pub fn peel(words: &[String]) -> Peeled {
                 rest = next;
             }
             Layer::Script(script) => {
-                peeled.script = Some(script);
+                // `flock F -c S` runs `sh -c S`.
+                peeled.runs.push(vec!["sh".to_owned(), "-c".to_owned(), script]);
                 break;
             }
             Layer::Unanalyzable(why) => {
@@ -482,31 +483,47 @@ fn assigned_name(word: &str) -> Option<&str> {
         .filter(|name| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
 }
 
-/// `bash -c 'S' …` gives its script; a shell without `-c` and without a script file reads
-/// commands from its standard input, which the analysis cannot see.
+/// `bash -c 'S' …` gives its script (the first operand after `-c` and any further options);
+/// a shell running a script file or reading its standard input runs commands the analysis
+/// cannot see.
 fn shell_script(args: &[String], peeled: &mut Peeled) {
     let mut iter = args.iter();
+    let mut command_string = false;
+    let mut stdin = false;
+    let mut operand = None;
     while let Some(arg) = iter.next() {
-        if arg == "-c" || (arg.starts_with('-') && !arg.starts_with("--") && arg.contains('c')) {
-            match iter.next() {
-                Some(script) => peeled.script = Some(script.clone()),
-                None => peeled.unanalyzable = Some("a shell's -c without a script".to_owned()),
+        match arg.as_str() {
+            "--" => {
+                operand = iter.next();
+                break;
             }
-            return;
-        }
-        if arg == "-s" || arg.starts_with("-s") {
-            break;
-        }
-        if arg == "-o" || arg == "+o" || arg == "-O" || arg == "+O" {
-            iter.next();
-            continue;
-        }
-        if !arg.starts_with(['-', '+']) {
-            // A script file: it runs, but like any program it is matched by its name.
-            return;
+            "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file" => {
+                iter.next();
+            }
+            long if long.starts_with("--") => {}
+            short if short.starts_with(['-', '+']) && short.len() > 1 => {
+                command_string |= short.starts_with('-') && short.contains('c');
+                stdin |= short.starts_with('-') && short.contains('s');
+                // `-co opt` / `-ceO opt`: a bundled `o`/`O` takes the next word.
+                if short.len() > 2 && short.ends_with(['o', 'O']) {
+                    iter.next();
+                }
+            }
+            _ => {
+                operand = Some(arg);
+                break;
+            }
         }
     }
-    peeled.unanalyzable = Some("a shell reading commands from its standard input".to_owned());
+    peeled.unanalyzable = match (command_string, operand) {
+        (true, Some(script)) => {
+            peeled.script = Some(script.clone());
+            None
+        }
+        (true, None) => Some("a shell's -c without a script".to_owned()),
+        (false, Some(_)) if !stdin => Some("a shell running a script file".to_owned()),
+        _ => Some("a shell reading commands from its standard input".to_owned()),
+    };
 }
 
 /// The commands `find … -exec CMD … ;` runs.
