@@ -175,6 +175,9 @@ impl Walker<'_, '_> {
                     // are text to the grammar.
                     self.unanalyzable("backticks inside a `${…}` expansion");
                 }
+                if self.text(node).contains("@P") {
+                    self.unanalyzable("a `${x@P}` expansion, which runs the substitutions in a variable's value");
+                }
                 if self.text(node).starts_with("${!") {
                     self.unanalyzable("an indirect expansion `${!…}` evaluates a variable's value");
                 }

@@ -465,8 +465,14 @@ pub fn peel(words: &[String]) -> Peeled {
     if let Some(first) = rest.first() {
         let name = program_name(first);
         match name {
-            "eval" | "source" | "." | "alias" | "trap" | "fc" | "enable" | "coproc" | "let" => {
+            "eval" | "source" | "." | "alias" | "trap" | "fc" | "enable" | "coproc" | "let" | "hash" | "compgen"
+            | "complete" | "bind" => {
                 peeled.unanalyzable = Some(format!("`{name}` runs text the analysis cannot see"));
+            }
+            "mapfile" | "readarray"
+                if rest.iter().any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('C')) =>
+            {
+                peeled.unanalyzable = Some(format!("`{name} -C` runs a callback the analysis cannot see"));
             }
             _ if SHELLS.contains(&name) => shell_script(&rest[1..], &mut peeled),
             "find" => peeled.runs.extend(find_exec(&rest[1..])),
