@@ -534,6 +534,41 @@ mod tests {
         }
     }
 
+    fn decision(book: RuleBook, mode: PermissionMode, command: &str) -> Decision {
+        let spec = ToolSpec::new("bash", "").alias("Bash").command_param("command");
+        let args = json!({ "command": command });
+        let request = PermissionRequest {
+            call_id: "c",
+            spec: &spec,
+            args: &args,
+            read_only: false,
+            written_paths: &[],
+            preview: None,
+        };
+        RulePolicy { book: Arc::new(book), mode, workspace: "/ws".into() }.check(&request).1
+    }
+
+    #[test]
+    fn an_unanalyzable_command_is_denied_in_every_mode_when_a_bash_deny_rule_exists() {
+        for command in ["c=rm; $c v", "coproc rm v", "eval x", "r\\\nm v", "strace ls", "xargs --bogus ls"] {
+            for mode in [PermissionMode::Bypass, PermissionMode::Default, PermissionMode::AcceptEdits] {
+                let denied = decision(book(&[(RuleKind::Deny, "Bash(npm publish:*)")]), mode, command);
+                match denied {
+                    Decision::Deny { message } => assert!(message.contains("cannot read"), "{message}"),
+                    other => panic!("{command:?} in {mode:?}: {other:?}"),
+                }
+            }
+            // Without a `Bash(...)` deny rule the mode decides, as for any command.
+            assert_eq!(decision(book(&[]), PermissionMode::Bypass, command), Decision::Allow, "{command:?}");
+            let other_rules = book(&[(RuleKind::Deny, "Read(.env)"), (RuleKind::Allow, "Bash")]);
+            assert_eq!(decision(other_rules, PermissionMode::Bypass, command), Decision::Allow, "{command:?}");
+            assert!(matches!(decision(book(&[]), PermissionMode::Default, command), Decision::Ask { .. }));
+        }
+        // An analyzable command is only denied by a rule that matches it.
+        let book = book(&[(RuleKind::Deny, "Bash(rm:*)")]);
+        assert_eq!(decision(book, PermissionMode::Bypass, "xargs --max-args 1 ls"), Decision::Allow);
+    }
+
     #[test]
     fn the_program_index_keeps_the_rules_order_and_their_reach() {
         let book = book(&[
