@@ -207,10 +207,8 @@ impl Walker<'_, '_> {
                     self.unanalyzable("nested backticks");
                 }
             }
-            "compound_statement" if self.text(node).starts_with("((") => {
-                if self.arithmetic_reads_variables(node) {
-                    self.unanalyzable("arithmetic on a variable, whose value may hold a command");
-                }
+            "compound_statement" if self.text(node).starts_with("((") && self.arithmetic_reads_variables(node) => {
+                self.unanalyzable("arithmetic on a variable, whose value may hold a command");
             }
             "c_style_for_statement" => {
                 self.analysis.changes_shell = true;
@@ -609,7 +607,7 @@ fn names_a_variable(words: &[String], dynamic: &[bool]) -> Option<&'static str> 
     let name = words.first()?.as_str();
     let flagged = match name {
         "read" | "mapfile" | "readarray" | "getopts" | "unset" | "wait" | "export" | "readonly" | "local"
-        | "declare" | "typeset" => (1..words.len()).any(|at| names(at)),
+        | "declare" | "typeset" => (1..words.len()).any(names),
         "printf" | "test" | "[" => (1..words.len()).any(|at| words[at - 1] == "-v" && names(at)),
         _ => false,
     };

@@ -49,12 +49,8 @@ pub struct Read {
 
 impl OptionTable {
     fn short_takes(&self, letter: char) -> Option<Takes> {
-        let mut chars = self.short.char_indices().peekable();
-        while let Some((at, c)) = chars.next() {
-            if c == ':' {
-                continue;
-            }
-            if c == letter {
+        for (at, c) in self.short.char_indices() {
+            if c != ':' && c == letter {
                 let tail = &self.short[at + c.len_utf8()..];
                 return Some(if tail.starts_with("::") {
                     Takes::Optional

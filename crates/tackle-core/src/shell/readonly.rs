@@ -740,7 +740,7 @@ pub fn is_safe_command(words: &[String]) -> bool {
         let expression: Vec<Item> = args[options..].iter().map(|a| Item::Operand(a.clone())).collect();
         return find_is_safe(&expression);
     }
-    let Ok(read) = program.options.read(&args) else { return false };
+    let Ok(read) = program.options.read(args) else { return false };
     forbids_none(program, &read.items) && program.check.is_none_or(|check| check(&read.items))
 }
 
