@@ -302,6 +302,9 @@ impl Walker<'_, '_> {
         let source = self.source;
         for body in children.iter().filter(|c| c.kind() == "heredoc_body") {
             let text = source.get(body.byte_range()).unwrap_or("");
+            if let Some(why) = heredoc_evaluates(text) {
+                self.unanalyzable(why);
+            }
             let mut segments = Vec::new();
             let mut current: Option<String> = None;
             let mut chars = text.chars();
@@ -547,7 +550,8 @@ impl Walker<'_, '_> {
         const ARITHMETIC: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
         let text = self.text(node);
         let tokens: Vec<&str> = text.split_whitespace().collect();
-        if tokens.contains(&"-v") && text.matches('[').count() > 1 {
+        let after_brackets = text.strip_prefix("[[").unwrap_or(text);
+        if tokens.contains(&"-v") && after_brackets.contains(['[', '$', '`']) {
             return Some("`[[ -v … ]]` with an array subscript, which bash evaluates");
         }
         if tokens.iter().any(|t| ARITHMETIC.contains(t)) {
@@ -597,6 +601,27 @@ impl Walker<'_, '_> {
         deny_texts.retain(|t| *t != text);
         SubCommand { words, text, deny_texts }
     }
+}
+
+/// An unquoted heredoc body expands as a double-quoted string, but the grammar leaves some
+/// of it as text: arithmetic (`$((x))`, `$[x]`) and the `${…}` forms that evaluate a value
+/// (`${!x}`, `${x@P}`, `${a[i]}`, `${x:offset}`) are unanalyzable there.
+fn heredoc_evaluates(body: &str) -> Option<&'static str> {
+    if body.contains("$((") || body.contains("$[") {
+        return Some("arithmetic in a heredoc");
+    }
+    let mut rest = body;
+    while let Some(at) = rest.find("${") {
+        let inner = &rest[at + 2..];
+        let end = inner.find('}').unwrap_or(inner.len());
+        let expansion = &inner[..end];
+        let offset = expansion.find(':').is_some_and(|c| !expansion[c + 1..].starts_with(['-', '=', '?', '+']));
+        if expansion.starts_with('!') || expansion.contains(['@', '[']) || offset {
+            return Some("a `${…}` in a heredoc that evaluates a value");
+        }
+        rest = &inner[end..];
+    }
+    None
 }
 
 /// Builtins that take a variable name evaluate a subscript in it (`read 'a[$(rm v)]'`,
