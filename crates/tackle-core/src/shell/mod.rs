@@ -278,6 +278,11 @@ impl Walker<'_, '_> {
             }
         }
         let Some(destination) = destination else { return };
+        // Bash opens `/dev/tcp/HOST/PORT` and `/dev/udp/…` as network connections, reading or
+        // writing: never read-only.
+        if destination.text.starts_with("/dev/tcp/") || destination.text.starts_with("/dev/udp/") {
+            self.analysis.writes_files = true;
+        }
         let to_descriptor = duplicates && (destination.text == "-" || destination.text.parse::<u32>().is_ok());
         // The shell's own output streams are not files.
         let stream =

@@ -82,6 +82,14 @@ fn read_only_commands() {
         "cat <<-END\n\tline\n\tEND",
         "cat <<< \"a b\"",
         "{ ls; pwd; }",
+        "cat < f",
+        "LC_ALL=C TZ=UTC ls -l",
+        "env LANG=C sort -u f",
+        "sed --quiet --expr=1p f",
+        "git --no-pager log --oneline | head",
+        "[[ $# -eq 0 ]] && echo none",
+        "echo $((1 + 2))",
+        "cat <<EOF\n${HOME:-x} $USER\nEOF",
     ] {
         assert!(is_read_only(command), "should be read-only: {command}");
     }
@@ -117,6 +125,9 @@ fn commands_that_write_run_programs_or_are_not_understood() {
         "FOO=1 ls",
         "env DEBUG=1 ls",
         "/usr/bin/time -o out ls",
+        // Bash's network paths.
+        "cat < /dev/tcp/127.0.0.1/80",
+        "exec 3</dev/udp/127.0.0.1/53",
         "echo $(rm -rf /)",
         "echo `touch x`",
         "ls && touch x",
