@@ -559,7 +559,8 @@ impl Walker<'_, '_> {
         if tokens.contains(&"-v") && after_brackets.contains(['[', '$', '`']) {
             return Some("`[[ -v … ]]` with an array subscript, which bash evaluates");
         }
-        if tokens.iter().any(|t| ARITHMETIC.contains(t)) {
+        // `[ x -eq y ]` (the `test` builtin) compares integers without evaluating them.
+        if text.starts_with("[[") && tokens.iter().any(|t| ARITHMETIC.contains(t)) {
             let numbers = tokens.iter().all(|t| {
                 ARITHMETIC.contains(t)
                     || matches!(*t, "[[" | "]]" | "&&" | "||" | "!" | "(" | ")" | "$#" | "$?" | "\"$#\"" | "\"$?\"")

@@ -87,7 +87,7 @@ fn read_only_commands() {
         "env LANG=C sort -u f",
         "sed --quiet --expr=1p f",
         "git --no-pager log --oneline | head",
-        "[[ $# -eq 0 ]] && echo none",
+        "[ $# -eq 0 ] && echo none",
         "echo $((1 + 2))",
         "cat <<EOF\n${HOME:-x} $USER\nEOF",
     ] {
