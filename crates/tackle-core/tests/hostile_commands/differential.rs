@@ -138,7 +138,13 @@ impl Sandbox {
 
     /// Runs `command` under bash; the names of the programs it ran.
     fn run(&self, command: &str) -> BTreeSet<String> {
-        let log = self.log.join("log");
+        // Inside bubblewrap each command logs to a directory of its own, so a process a
+        // previous command left behind (`setsid -f`, `&`) cannot write into this one's log.
+        let log_dir = match &self.bwrap {
+            Some(_) => tempfile::tempdir_in(&self.log).unwrap().keep(),
+            None => self.log.clone(),
+        };
+        let log = log_dir.join("log");
         std::fs::write(&log, "").unwrap();
         // Each command starts in an empty directory.
         std::fs::remove_dir_all(&self.work).unwrap();
@@ -161,7 +167,7 @@ impl Sandbox {
                     cmd.arg("--ro-bind").arg(path).arg(format!("/real/{name}"));
                 }
                 cmd.arg("--bind").arg(&self.work).arg("/work");
-                cmd.arg("--bind").arg(&self.log).arg("/log");
+                cmd.arg("--bind").arg(&log_dir).arg("/log");
                 cmd.args(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/work"]);
                 cmd.args(["--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/work"]);
                 cmd.args(["/real/bash", "--noprofile", "--norc", "-c", command]);
