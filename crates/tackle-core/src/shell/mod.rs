@@ -7,8 +7,11 @@
 //! of `bash -c` (and the other shells) and the commands of `find -exec`. Each is normalized:
 //! leading assignments and wrapper programs removed ([`wrappers`]), words unquoted ([`words`]).
 //! What the analysis cannot see through (`eval`, `source`, a parse error, a program name from
-//! an expansion, a shell reading its standard input) makes the command *unanalyzable*: no allow
-//! rule covers it.
+//! an expansion, a shell reading its standard input, an unknown wrapper option, the places
+//! where tree-sitter-bash and bash read a command differently, what bash evaluates as
+//! arithmetic) makes the command *unanalyzable*: no allow rule covers it, and any `Bash(...)`
+//! deny rule denies it (docs/reference/safety.md#threat-model). The differential harness of
+//! `crates/tackle-core/tests/hostile_commands/differential.rs` checks it against real bash.
 
 mod assignments;
 mod options;
