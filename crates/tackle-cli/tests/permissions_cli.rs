@@ -152,6 +152,20 @@ fn permissions_check_exit_codes_and_sub_commands() {
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["decision"], "ask");
     assert!(json["unanalyzable"].as_str().unwrap().contains("eval"));
+    // An unanalyzable command is denied in bypass mode when a `Bash(...)` deny rule exists, and
+    // the check names the construct; an analyzable one reports `"unanalyzable": null`.
+    let bypass = ["--permission-mode", "bypass", "--deny", "Bash(rm:*)"];
+    let out = setup.run(&[&["permissions", "check", "--json", "Bash(c=rm; $c v)"][..], &bypass].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["decision"], "deny", "{json}");
+    assert!(json["unanalyzable"].as_str().unwrap().contains("expansion"), "{json}");
+    let out = setup.run(&[&["permissions", "check", "Bash(coproc rm v)"][..], &bypass].concat());
+    assert!(text(&out.stdout).starts_with("deny"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("unanalyzable: `coproc`"), "{}", text(&out.stdout));
+    let out = setup.run(&[&["permissions", "check", "--json", "Bash(ls -la)"][..], &bypass].concat());
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((json["decision"].as_str(), &json["unanalyzable"]), (Some("allow"), &Value::Null), "{json}");
     // Output to a file is a write no `Bash(...)` rule allows, and the check says so.
     let out = setup.run(&["permissions", "check", "Bash(npm test > ~/.bashrc)", "--allow", "Bash(npm test:*)"]);
     assert_eq!(out.status.code(), Some(1));

@@ -32,8 +32,9 @@ pub struct PermissionCheck {
     /// For a shell command: the sub-commands as rules see them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commands: Option<Vec<String>>,
-    /// For a shell command that cannot be analyzed: why.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// For a shell command that cannot be analyzed: the construct (`null` otherwise). Such a
+    /// command asks in the default mode and is denied in every mode when any `Bash(...)`
+    /// deny rule exists (docs/reference/safety.md#threat-model).
     pub unanalyzable: Option<String>,
     /// For a shell command: whether it redirects output to a file, which only the whole
     /// shell tool allowed covers (docs/reference/safety.md#compound-shell-commands).

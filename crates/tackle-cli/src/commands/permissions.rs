@@ -67,7 +67,9 @@ pub async fn check(args: CheckArgs) -> CommandResult {
             text.push_str("  writes files: output goes to a file, which no Bash(...) rule allows (only Bash alone)\n");
         }
         if let Some(why) = &result.unanalyzable {
-            text.push_str(&format!("  unanalyzable: {why} (no allow rule covers it)\n"));
+            text.push_str(&format!(
+                "  unanalyzable: {why} (no allow rule covers it; any Bash(...) deny rule denies it)\n"
+            ));
         }
         if result.read_only_restricted {
             text.push_str("  read-only restricted: runs with no writes (but its own /tmp) and no network\n");

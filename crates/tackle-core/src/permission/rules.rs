@@ -241,6 +241,19 @@ impl RuleBook {
                     };
                 }
             }
+            // A command the analysis cannot read may run what a `Bash(...)` deny rule names:
+            // with any such rule, it is denied in every mode
+            // (docs/reference/safety.md#threat-model).
+            if kind == RuleKind::Deny
+                && let Some(why) = shell.and_then(|s| s.unanalyzable.as_deref())
+                && request.spec.command_param.is_some()
+                && let Some(&at) = indexed.commands.iter().find(|&&at| indexed.rules[at].kind == RuleKind::Deny)
+            {
+                return Outcome::Deny {
+                    rule: indexed.rules[at].clone(),
+                    subject: Some(format!("a command the analysis cannot read ({why})")),
+                };
+            }
         }
         match parts.allowed_by(&indexed) {
             Some(used) => Outcome::Allow { rules: used.into_iter().cloned().collect() },
@@ -364,9 +377,7 @@ impl Parts<'_> {
                 };
                 match candidates.into_iter().map(|at| &indexed.rules[at]).find(covers) {
                     Some(rule) => used.push(rule),
-                    None if crate::shell::is_safe_command(&command.words)
-                        && !shell.writes_files
-                        && !shell.changes_shell => {}
+                    None if shell.may_be_read_only() && crate::shell::is_safe_command(&command.words) => {}
                     None => return None,
                 }
             }
@@ -526,6 +537,41 @@ mod tests {
             Outcome::Allow { rules } => rules.iter().map(|r| r.rule.text.as_str()).collect::<Vec<_>>().join(","),
             Outcome::Mode => "mode".to_owned(),
         }
+    }
+
+    fn decision(book: RuleBook, mode: PermissionMode, command: &str) -> Decision {
+        let spec = ToolSpec::new("bash", "").alias("Bash").command_param("command");
+        let args = json!({ "command": command });
+        let request = PermissionRequest {
+            call_id: "c",
+            spec: &spec,
+            args: &args,
+            read_only: false,
+            written_paths: &[],
+            preview: None,
+        };
+        RulePolicy { book: Arc::new(book), mode, workspace: "/ws".into() }.check(&request).1
+    }
+
+    #[test]
+    fn an_unanalyzable_command_is_denied_in_every_mode_when_a_bash_deny_rule_exists() {
+        for command in ["c=rm; $c v", "coproc rm v", "eval x", "r\\\nm v", "strace ls", "xargs --bogus ls"] {
+            for mode in [PermissionMode::Bypass, PermissionMode::Default, PermissionMode::AcceptEdits] {
+                let denied = decision(book(&[(RuleKind::Deny, "Bash(npm publish:*)")]), mode, command);
+                match denied {
+                    Decision::Deny { message } => assert!(message.contains("cannot read"), "{message}"),
+                    other => panic!("{command:?} in {mode:?}: {other:?}"),
+                }
+            }
+            // Without a `Bash(...)` deny rule the mode decides, as for any command.
+            assert_eq!(decision(book(&[]), PermissionMode::Bypass, command), Decision::Allow, "{command:?}");
+            let other_rules = book(&[(RuleKind::Deny, "Read(.env)"), (RuleKind::Allow, "Bash")]);
+            assert_eq!(decision(other_rules, PermissionMode::Bypass, command), Decision::Allow, "{command:?}");
+            assert!(matches!(decision(book(&[]), PermissionMode::Default, command), Decision::Ask { .. }));
+        }
+        // An analyzable command is only denied by a rule that matches it.
+        let book = book(&[(RuleKind::Deny, "Bash(rm:*)")]);
+        assert_eq!(decision(book, PermissionMode::Bypass, "xargs --max-args 1 ls"), Decision::Allow);
     }
 
     #[test]

@@ -88,7 +88,8 @@ pub fn command_rules(command: &str) -> Option<Vec<String>> {
     }
     let mut rules: Vec<String> = Vec::new();
     for sub in &analysis.commands {
-        if is_safe_command(&sub.words) {
+        // A leading assignment to a name off the harmless list makes no sub-command read-only.
+        if analysis.may_be_read_only() && is_safe_command(&sub.words) {
             continue;
         }
         let rule = sub_command_rule(sub)?;

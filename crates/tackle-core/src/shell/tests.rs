@@ -69,8 +69,6 @@ fn read_only_commands() {
         "diff <(sort a) <(sort b)",
         "ls > /dev/null 2>&1",
         "cat file 2>&1 | sort | uniq -c",
-        "cargo metadata --format-version 1",
-        "cargo tree -e normal",
         "rg -n TODO --type rust",
         "echo \"a;b\" 'c|d'",
         "cat <<EOF\nhello\nEOF",
@@ -84,6 +82,14 @@ fn read_only_commands() {
         "cat <<-END\n\tline\n\tEND",
         "cat <<< \"a b\"",
         "{ ls; pwd; }",
+        "cat < f",
+        "LC_ALL=C TZ=UTC ls -l",
+        "env LANG=C sort -u f",
+        "sed --quiet --expr=1p f",
+        "git --no-pager log --oneline | head",
+        "[ $# -eq 0 ] && echo none",
+        "echo $((1 + 2))",
+        "cat <<EOF\n${HOME:-x} $USER\nEOF",
     ] {
         assert!(is_read_only(command), "should be read-only: {command}");
     }
@@ -112,6 +118,16 @@ fn commands_that_write_run_programs_or_are_not_understood() {
         "git branch -D old",
         "git grep -O vim foo",
         "cargo build",
+        // Cargo reads `.cargo/config.toml`, whose `rustc-wrapper` runs.
+        "cargo metadata --format-version 1",
+        "cargo tree -e normal",
+        // Leading assignments of names that are not harmless.
+        "FOO=1 ls",
+        "env DEBUG=1 ls",
+        "/usr/bin/time -o out ls",
+        // Bash's network paths.
+        "cat < /dev/tcp/127.0.0.1/80",
+        "exec 3</dev/udp/127.0.0.1/53",
         "echo $(rm -rf /)",
         "echo `touch x`",
         "ls && touch x",
@@ -143,4 +159,77 @@ fn commands_that_write_run_programs_or_are_not_understood() {
     ] {
         assert!(!is_read_only(command), "should not be read-only: {command}");
     }
+}
+
+#[test]
+fn where_bash_and_the_grammar_disagree_the_command_is_unanalyzable() {
+    for command in [
+        "cat <<E\"O\"F\nx\nEOF\nrm v\nE\"O\"F",
+        "cat <<$'EOF'\nx\nEOF\nrm v\nEOF",
+        "r\\\nm v",
+        "ls -l\\\na",
+        "echo `echo \\`rm v\\``",
+        "echo \"${x:-`rm v`}\"",
+        "test -v 'a[$(rm v)]'",
+        "[ -v 'a[$(rm v)]' ]",
+        "[[ -v a[$(rm v)] ]]",
+        "[[ $x -eq 1 ]]",
+        "echo $((x+1))",
+        "((x > 1))",
+        "echo ${a[$i]}",
+        "a[$i]=1",
+        "echo ${x:$off}",
+        "echo ${!x}",
+        "let x=1",
+        "declare -i x=1",
+        "coproc rm v",
+        "coproc x { rm v; }",
+        "c=rm; $c v",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='rm v' git status",
+        "GIT_EXTERNAL_DIFF='rm v;' git diff",
+        "PATH=./bin:$PATH ls",
+        "LD_PRELOAD=./x.so ls",
+        "env PAGER=sh git log",
+        "export PATH=./bin",
+        "xargs --bogus rm",
+        "timeout --bogus 5 rm v",
+        "strace rm v",
+        "watch rm v",
+        "flock /tmp/l -c 'rm v' && eval x",
+    ] {
+        assert!(analyze(command).unanalyzable.is_some(), "should be unanalyzable: {command:?}");
+    }
+}
+
+#[test]
+fn wrappers_with_their_options_are_seen_through() {
+    for (command, expected) in [
+        ("xargs --max-args 1 rm", "rm"),
+        ("xargs --max-a=1 -0 rm v", "rm v"),
+        ("/usr/bin/time -o /dev/null rm v", "rm v"),
+        ("stdbuf --output L rm v", "rm v"),
+        ("stdbuf -oL -eL rm v", "rm v"),
+        ("busybox rm v", "rm v"),
+        ("flock /tmp/l rm v", "rm v"),
+        ("flock -w 3 /tmp/l rm v", "rm v"),
+        ("timeout -k 1 --signal=KILL 5 rm v", "rm v"),
+        ("nice -5 rm v", "rm v"),
+        ("nice --adj=3 rm v", "rm v"),
+        ("ionice -c 3 rm v", "rm v"),
+        ("taskset -c 1 rm v", "rm v"),
+        ("chrt -b 0 rm v", "rm v"),
+        ("setsid -f rm v", "rm v"),
+        ("chronic -e rm v", "rm v"),
+        ("env -u X -C /tmp TZ=UTC rm v", "rm v"),
+        ("command -p rm v", "rm v"),
+        ("exec -a x rm v", "rm v"),
+        ("nohup busybox timeout 5 rm v", "rm v"),
+    ] {
+        let analysis = analyze(command);
+        assert_eq!(analysis.unanalyzable, None, "{command}");
+        assert!(analysis.commands.iter().any(|c| c.text == expected), "{command}: {:?}", analysis.commands);
+    }
+    // `xargs` alone runs `echo`; `flock F -c S` runs S.
+    assert!(analyze("ls | xargs").commands.iter().any(|c| c.text == "echo"));
+    assert!(analyze("flock /tmp/l -c 'rm v'").commands.iter().any(|c| c.text == "rm v"));
 }

@@ -21,6 +21,11 @@ pub struct WordValue {
 pub fn word_value(node: Node<'_>, source: &str) -> WordValue {
     let mut value = WordValue { text: String::new(), dynamic: false, quoted: false };
     append(node, source, &mut value);
+    // A brace expansion may span the parts of a concatenation (`r{m,}`).
+    let raw = text(node, source);
+    if raw.contains('{') && (raw.contains(',') || raw.contains("..")) {
+        value.dynamic = true;
+    }
     value
 }
 
@@ -32,7 +37,8 @@ fn append(node: Node<'_>, source: &str, value: &mut WordValue) {
     let raw = text(node, source);
     match node.kind() {
         "word" | "number" => {
-            if raw.contains(['*', '?', '[', '{', '~']) {
+            // Globs, tilde, and braces that expand (`{a,b}`, `{1..3}`; `{}` stays as it is).
+            if raw.contains(['*', '?', '[', '~']) || (raw.contains('{') && (raw.contains(',') || raw.contains(".."))) {
                 value.dynamic = true;
             }
             if raw.contains('\\') {
