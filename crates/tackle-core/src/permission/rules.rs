@@ -550,7 +550,7 @@ mod tests {
             written_paths: &[],
             preview: None,
         };
-        RulePolicy { book: Arc::new(book), mode, workspace: "/ws".into() }.check(&request).1
+        RulePolicy { book: Arc::new(book), mode, workspace: "/ws".into(), restrict_read_only: true }.check(&request).1
     }
 
     #[test]

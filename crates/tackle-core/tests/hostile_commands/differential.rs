@@ -235,7 +235,7 @@ fn policy(mode: PermissionMode, deny: &[&str]) -> RulePolicy {
     for rule in deny {
         book.add(RuleKind::Deny, rule, &base, "test").unwrap();
     }
-    RulePolicy { book: std::sync::Arc::new(book), mode, workspace: "/ws".into() }
+    RulePolicy { book: std::sync::Arc::new(book), mode, workspace: "/ws".into(), restrict_read_only: true }
 }
 
 #[test]
