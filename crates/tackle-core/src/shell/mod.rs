@@ -152,10 +152,20 @@ impl Walker<'_, '_> {
         match node.kind() {
             "command" => return self.command(node, depth),
             "variable_assignment" | "variable_assignments" | "declaration_command" | "unset_command" => {
-                self.analysis.changes_shell = true;
+                // `export LANG=C` changes only what a read-only command may change: the
+                // restricted child reports harmless exports back to the shell (docs/shell.md).
+                // Its assignments are part of that one sub-command.
+                let harmless_export = self.exports_only_harmless_names(node)
+                    || (node.kind() == "variable_assignment"
+                        && node.parent().is_some_and(|parent| self.exports_only_harmless_names(parent)));
+                if !harmless_export {
+                    self.analysis.changes_shell = true;
+                }
                 self.check_assigned_names(node);
-                let words = self.plain_words(node);
-                self.push(words);
+                if node.kind() != "variable_assignment" || !harmless_export {
+                    let words = self.plain_words(node);
+                    self.push(words);
+                }
             }
             "function_definition"
             | "for_statement"
@@ -488,6 +498,25 @@ impl Walker<'_, '_> {
     /// a name that changes what later programs run is unanalyzable, as is a subscript that is
     /// not a number (handled by the `subscript` node) and `declare -i`, whose later
     /// assignments are arithmetic.
+    /// Whether `node` is `export NAME=value …` (no options) of harmless names only
+    /// ([`assignments::Risk::Harmless`]).
+    fn exports_only_harmless_names(&self, node: Node<'_>) -> bool {
+        if node.kind() != "declaration_command" || !self.text(node).starts_with("export ") {
+            return false;
+        }
+        let mut cursor = node.walk();
+        let names: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        !names.is_empty()
+            && names.iter().all(|child| {
+                let name = match child.kind() {
+                    "variable_assignment" => child.child_by_field_name("name").map(|n| self.text(n)),
+                    "variable_name" => Some(self.text(*child)),
+                    _ => None,
+                };
+                name.is_some_and(|name| assignments::risk(name) == assignments::Risk::Harmless)
+            })
+    }
+
     fn check_assigned_names(&mut self, node: Node<'_>) {
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();

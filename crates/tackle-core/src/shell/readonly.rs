@@ -142,6 +142,25 @@ const PROGRAMS: &[Program] = &[
         check: None,
     },
     Program { name: "pwd", options: table("LP", HELP), forbidden: &[], check: None },
+    // Builtins that change only the shell's working directory: a read-only command runs
+    // restricted in a child shell, which reports its directory back (docs/shell.md).
+    Program { name: "cd", options: table("LPe@", &[]), forbidden: &[], check: None },
+    Program { name: "pushd", options: table("n", &[]), forbidden: &[], check: None },
+    Program { name: "popd", options: table("n", &[]), forbidden: &[], check: None },
+    // `export NAME=value` of harmless names only (no options: `-f`, `-n` refused).
+    Program {
+        name: "export",
+        options: table("", &[]),
+        forbidden: &[],
+        check: Some(|items| {
+            items.iter().all(|item| match item {
+                Item::Operand(word) => word
+                    .split_once('=')
+                    .is_some_and(|(name, _)| super::assignments::risk(name) == super::assignments::Risk::Harmless),
+                Item::Option { .. } => false,
+            })
+        }),
+    },
     Program { name: "echo", options: table("neE", &[]), forbidden: &[], check: Some(|_| true) },
     Program { name: "true", options: table("", &[]), forbidden: &[], check: None },
     Program { name: "false", options: table("", &[]), forbidden: &[], check: None },
