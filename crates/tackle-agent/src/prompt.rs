@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use tackle_core::ToolSet;
 use tackle_core::deferral::TOOL_SEARCH;
+use tackle_core::fs::beneath::Links;
 use tackle_core::fs::state::{self, AGENTS_MD, CLAUDE_MD};
 use tackle_core::permission::rules::ReadRules;
 use tackle_core::spec::Loading;
@@ -34,12 +35,13 @@ const MAX_INSTRUCTIONS_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The instruction file of a workspace: `AGENTS.md`, else `CLAUDE.md`, with its name. Each is
 /// read beneath the workspace the way `read_file` reads (`tackle_core::fs::state::
-/// read_prompt_file`): a symlink out of the workspace, or a file a `Read(...)` deny rule in
-/// `hidden` covers, is not read (a notice says so) and the next name is tried.
+/// read_prompt_file`) and, as one of Tackle's state files, never through a link: a symlink,
+/// or a file a `Read(...)` deny rule in `hidden` covers, is not read (a notice says so) and
+/// the next name is tried (so `CLAUDE.md -> AGENTS.md` still gives the instructions).
 pub fn workspace_instructions(workspace: &Path, hidden: &ReadRules) -> Option<(String, String)> {
     [AGENTS_MD, CLAUDE_MD].iter().find_map(|file| {
         let name = file.rel;
-        let text = match state::read_prompt_file(workspace, &file.path(workspace), MAX_INSTRUCTIONS_BYTES, hidden) {
+        let text = match state::read_prompt_file(workspace, &file.path(workspace), MAX_INSTRUCTIONS_BYTES, hidden, Links::None) {
             Ok(text) => text?,
             Err(why) => {
                 state::notice_once(name, &format!("{why}; it is not part of the prompt"));
@@ -126,7 +128,7 @@ mod tests {
     }
 
     #[test]
-    fn a_link_out_of_the_workspace_is_not_read_and_an_in_root_link_is() {
+    fn a_link_is_not_read_and_the_next_name_is_tried() {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
         let ws = base.join("ws");
@@ -140,6 +142,10 @@ mod tests {
         std::fs::remove_file(ws.join("AGENTS.md")).unwrap();
         std::os::unix::fs::symlink("CLAUDE.md", ws.join("AGENTS.md")).unwrap();
         let prompt = system_prompt(BASE_PROMPT, &ws, &ToolSet::default(), "", &ReadRules::default());
-        assert!(prompt.contains("# Project instructions (AGENTS.md)\nclaude rules"), "{prompt}");
+        assert!(prompt.contains("# Project instructions (CLAUDE.md)\nclaude rules"), "{prompt}");
+        std::fs::remove_file(ws.join("CLAUDE.md")).unwrap();
+        std::fs::create_dir(ws.join("CLAUDE.md")).unwrap();
+        let prompt = system_prompt(BASE_PROMPT, &ws, &ToolSet::default(), "", &ReadRules::default());
+        assert!(!prompt.contains("# Project instructions"), "{prompt}");
     }
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use tackle_core::frontmatter;
+use tackle_core::fs::beneath::Links;
 use tackle_core::fs::state::{self, CLAUDE_AGENTS, TACKLE_AGENTS};
 use tackle_core::permission::rules::ReadRules;
 use tackle_core::permission::PermissionMode;
@@ -180,6 +181,13 @@ pub fn directories(workspace: &Path) -> Vec<Source> {
 pub fn load(dirs: &[Source], hidden: &ReadRules) -> Definitions {
     let mut found = Definitions::default();
     for Source { dir, root, workspace } in dirs {
+        // A linked agents directory of the workspace is not listed at all.
+        if let Some(entry) = [TACKLE_AGENTS, CLAUDE_AGENTS].iter().find(|entry| *workspace && entry.path(root) == *dir)
+            && let Err(err) = entry.refuse_link(root)
+        {
+            found.warnings.push(err.to_string());
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
         let mut files: Vec<PathBuf> = entries
             .flatten()
@@ -216,7 +224,7 @@ fn valid_name(name: &str) -> bool {
 /// (`tackle_core::fs::state::read_prompt_file`); a device or a FIFO planted as `x.md` is
 /// refused, not read forever.
 pub fn read_definition(file: &Path, root: &Path, hidden: &ReadRules) -> Result<AgentType, String> {
-    let text = state::read_prompt_file(root, file, MAX_DEFINITION_BYTES, hidden)?
+    let text = state::read_prompt_file(root, file, MAX_DEFINITION_BYTES, hidden, Links::InRoot)?
         .ok_or_else(|| "cannot read it: it does not exist".to_owned())?;
     parse_definition(&text).map(|mut agent| {
         agent.file = Some(file.to_owned());

@@ -134,11 +134,32 @@ pub async fn build_agent(
         return Err(failure);
     }
     exclude_tackle_dir(workspace);
-    let path = args.trajectory.clone().unwrap_or_else(|| trajectory::default_path(workspace, tackle.session().id()));
-    Ok(AgentBuilder::new(Arc::new(client), tackle)
+    // The default trajectory is one of Tackle's state files: a linked `.tackle` or
+    // `.tackle/trajectories` is refused with a notice, and the run goes on without one.
+    let path = match &args.trajectory {
+        Some(path) => Some(path.clone()),
+        None => {
+            let refused = [tackle::core::fs::state::TACKLE, tackle::core::fs::state::TRAJECTORIES]
+                .iter()
+                .map(|entry| entry.refuse_link(workspace))
+                .find_map(Result::err);
+            match refused {
+                Some(err) => {
+                    err.notice();
+                    None
+                }
+                None => Some(trajectory::default_path(workspace, tackle.session().id())),
+            }
+        }
+    };
+    let builder = AgentBuilder::new(Arc::new(client), tackle);
+    let builder = match path {
+        Some(path) => builder.trajectory(path),
+        None => builder,
+    };
+    Ok(builder
         .max_steps(args.max_steps)
         .call_format(args.call_format)
-        .trajectory(path)
         .trajectory_full(args.trajectory_full)
         .observer(observer)
         .history(history)

@@ -129,14 +129,21 @@ pub const TABLE: &[StatePath] = &[
 pub enum StateError {
     /// A symlink (or not a plain file or directory) on the path: refused, not followed.
     #[error(
-        "{path} is a symlink or not a plain {what} in the workspace; Tackle does not follow links on its own \
-         files, so it was not used (remove the link)"
+        "{path} is a symlink (or lies under one, or is not a plain {what}) in the workspace; Tackle does not \
+         follow links on its own files, so it was not used (remove the link)"
     )]
     Link {
         /// The path, relative to the workspace.
         path: String,
         /// `file` or `directory`.
         what: &'static str,
+    },
+    /// Something other than a regular file (a FIFO, a device, a directory) where a file
+    /// belongs: not used.
+    #[error("{path} is not a regular file, so Tackle did not use it")]
+    NotPlain {
+        /// The path, relative to the workspace.
+        path: String,
     },
     /// The file system refused.
     #[error("cannot {what} {path}: {source}")]
@@ -166,6 +173,7 @@ impl StateError {
     pub fn notice(&self) {
         match self {
             StateError::Link { path, .. } => notice_once(path, &self.to_string()),
+            StateError::NotPlain { path } => notice_once(path, &self.to_string()),
             StateError::Io { .. } => tracing::debug!("{self}"),
         }
     }
@@ -199,7 +207,12 @@ impl StatePath {
         let (parent, name) = self.rel.rsplit_once('/').unwrap_or(("", self.rel));
         let not_found = || StateError::Io { what, path: self.rel.to_owned(), source: Errno::NOENT.into() };
         let dir = open_dir(workspace, parent, create)?.ok_or_else(not_found)?;
-        own_dir::open_file(&dir, name, flags, what).map_err(|err| StateError::from_own(err, self.rel, what, "file"))
+        open_file_in(&dir, self.rel, name, flags, what)
+    }
+
+    /// Opens this file for reading (not blocking), never through a link.
+    pub fn open_read(&self, workspace: &Path) -> Result<OwnedFd, StateError> {
+        self.open(workspace, OFlags::RDONLY, false, "read")
     }
 
     /// The text of this file, at most `max` bytes (more is an error); `None` when it does not
@@ -250,6 +263,19 @@ impl StatePath {
     }
 }
 
+/// Tells the person, once per path and process, of every entry of [`TABLE`] that is a link
+/// (or lies under one) in `workspace`: each use refuses it anyway, this says so when a session
+/// starts, before any use.
+pub fn notice_links(workspace: &Path) {
+    for entry in TABLE {
+        if let Err(err) = entry.refuse_link(workspace)
+            && (err.is_link() || matches!(err, StateError::NotPlain { .. }))
+        {
+            err.notice();
+        }
+    }
+}
+
 /// Gives the person `message` as a warning, once per `key` and process.
 pub fn notice_once(key: &str, message: &str) {
     static SEEN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
@@ -263,16 +289,29 @@ pub fn notice_once(key: &str, message: &str) {
 /// definition): beneath `root` (the workspace, or the person's own directory it comes from),
 /// following only links that stay under it, and not when a `Read(...)` deny rule covers its
 /// path or the file it leads to, the same as `read_file`. `Ok(None)`: it does not exist;
-/// `Err`: why it was not read (for a notice). At most `max` bytes of UTF-8 text.
-pub fn read_prompt_file(root: &Path, path: &Path, max: u64, hidden: &ReadRules) -> Result<Option<String>, String> {
+/// `Err`: why it was not read (for a notice). At most `max` bytes of UTF-8 text. `links`:
+/// [`Links::None`] for a file of the state table (`AGENTS.md`), which no link may stand for.
+pub fn read_prompt_file(
+    root: &Path,
+    path: &Path,
+    max: u64,
+    hidden: &ReadRules,
+    links: Links,
+) -> Result<Option<String>, String> {
     let shown = path.strip_prefix(root).unwrap_or(path).display().to_string();
     let denied = || format!("{shown} is hidden by a Read(...) deny rule, so it was not read");
     if hidden.hides(path) {
         return Err(denied());
     }
     let beneath = Beneath::open(root).map_err(|err| format!("cannot open {}: {err}", root.display()))?;
-    let fd = match beneath.open_at(path, READ, Links::InRoot) {
+    let fd = match beneath.open_at(path, READ, links) {
         Ok(fd) => fd,
+        Err(OpenError::Escaped) if links == Links::None => {
+            return Err(format!(
+                "{shown} is a symlink (or lies under one), so it was not read (Tackle does not follow links on its \
+                 own files)"
+            ));
+        }
         Err(OpenError::Escaped) => {
             return Err(format!(
                 "{shown} is a link that leads outside {}, so it was not read (Tackle does not follow links out of \
@@ -299,16 +338,30 @@ pub fn read_prompt_file(root: &Path, path: &Path, max: u64, hidden: &ReadRules) 
 /// Opens the directory `rel` (relative, `/`-separated; empty: the workspace itself) beneath
 /// `workspace` without following any link; made when `create`, else `None` when missing.
 pub fn open_dir(workspace: &Path, rel: &str, create: bool) -> Result<Option<OwnedFd>, StateError> {
-    own_dir::open_dir(workspace, Path::new(rel), create)
+    // The workspace itself is the person's choice: its own path may hold links.
+    let root = workspace.canonicalize().unwrap_or_else(|_| workspace.to_owned());
+    own_dir::open_dir(&root, Path::new(rel), create)
         .map_err(|err| StateError::from_own(err, if rel.is_empty() { "." } else { rel }, "", "directory"))
 }
 
 /// Creates the file `name` in the open directory `dir` (whose workspace-relative path is
 /// `dir_rel`) with `flags`, never through a link.
 pub fn open_in(dir: &OwnedFd, dir_rel: &str, name: &str, flags: OFlags) -> Result<std::fs::File, StateError> {
-    own_dir::open_file(dir, name, flags, "open")
-        .map(std::fs::File::from)
-        .map_err(|err| StateError::from_own(err, &format!("{dir_rel}/{name}"), "", "file"))
+    open_file_in(dir, &format!("{dir_rel}/{name}"), name, flags, "open").map(std::fs::File::from)
+}
+
+/// Opens `name` in `dir` (`rel`: its path in the workspace), telling a link from something
+/// that is not a regular file.
+fn open_file_in(dir: &OwnedFd, rel: &str, name: &str, flags: OFlags, what: &'static str) -> Result<OwnedFd, StateError> {
+    own_dir::open_file(dir, name, flags, what).map_err(|err| match err {
+        OwnDirError::Escaped
+            if !rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::Symlink) =>
+        {
+            StateError::NotPlain { path: rel.to_owned() }
+        }
+        other => StateError::from_own(other, rel, what, "file"),
+    })
 }
 
 fn read_capped(fd: OwnedFd, max: u64) -> std::io::Result<Vec<u8>> {

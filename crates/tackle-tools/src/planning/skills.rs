@@ -30,8 +30,6 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1_024;
 /// The most skill folders looked at in one directory.
 pub const MAX_SKILLS_PER_DIR: usize = 500;
 
-/// The workspace's skill directories, in the order they are searched.
-pub const WORKSPACE_DIRS: [&str; 2] = [tackle_core::fs::state::TACKLE_SKILLS.rel, tackle_core::fs::state::CLAUDE_SKILLS.rel];
 
 /// One skill found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,8 +57,13 @@ impl Skills {
     /// `hidden`: the session's `Read(...)` deny rules (a skill file they cover is skipped).
     pub fn discover(workspace: &Path, user_dir: Option<&Path>, hidden: &ReadRules) -> Skills {
         let mut found = Skills::default();
-        for dir in WORKSPACE_DIRS {
-            found.scan(&workspace.join(dir), workspace, hidden);
+        for dir in [state::TACKLE_SKILLS, state::CLAUDE_SKILLS] {
+            // A linked skills directory is not listed at all (its files would be refused).
+            if let Err(err) = dir.refuse_link(workspace) {
+                found.warnings.push(err.to_string());
+                continue;
+            }
+            found.scan(&dir.path(workspace), workspace, hidden);
         }
         if let Some(user) = user_dir {
             let dir = user.join("skills");
@@ -140,7 +143,7 @@ fn read_skill(folder: &Path, root: &Path, hidden: &ReadRules) -> Result<Option<S
 /// following a link out of it, and not when a `Read(...)` deny rule in `hidden` covers it
 /// (`tackle_core::fs::state::read_prompt_file`, as `AGENTS.md` is read).
 fn read_file(path: &Path, root: &Path, hidden: &ReadRules) -> Result<Option<String>, String> {
-    state::read_prompt_file(root, path, MAX_SKILL_BYTES, hidden)
+    state::read_prompt_file(root, path, MAX_SKILL_BYTES, hidden, Links::InRoot)
 }
 
 /// The frontmatter between the opening `---` line and the next `---` line, and the body
