@@ -41,7 +41,13 @@ const MAX_INSTRUCTIONS_BYTES: u64 = 4 * 1024 * 1024;
 pub fn workspace_instructions(workspace: &Path, hidden: &ReadRules) -> Option<(String, String)> {
     [AGENTS_MD, CLAUDE_MD].iter().find_map(|file| {
         let name = file.rel;
-        let text = match state::read_prompt_file(workspace, &file.path(workspace), MAX_INSTRUCTIONS_BYTES, hidden, Links::None) {
+        let text = match state::read_prompt_file(
+            workspace,
+            &file.path(workspace),
+            MAX_INSTRUCTIONS_BYTES,
+            hidden,
+            Links::None,
+        ) {
             Ok(text) => text?,
             Err(why) => {
                 state::notice_once(name, &format!("{why}; it is not part of the prompt"));

@@ -13,8 +13,8 @@ use serde::Deserialize;
 use tackle_core::frontmatter;
 use tackle_core::fs::beneath::Links;
 use tackle_core::fs::state::{self, CLAUDE_AGENTS, TACKLE_AGENTS};
-use tackle_core::permission::rules::ReadRules;
 use tackle_core::permission::PermissionMode;
+use tackle_core::permission::rules::ReadRules;
 
 /// The largest agent definition file read.
 pub const MAX_DEFINITION_BYTES: u64 = 256 * 1024;

@@ -66,7 +66,9 @@ pub fn conversation(path: &Path) -> Result<Vec<tackle_llm::Message>, ResumeError
 
 /// The default trajectory path of a session: `.tackle/trajectories/{stamp}-{session}.jsonl`.
 pub fn default_path(workspace: &Path, session_id: &str) -> PathBuf {
-    tackle_core::fs::state::TRAJECTORIES.path(workspace).join(format!("{}-{session_id}.jsonl", file_stamp(SystemTime::now())))
+    tackle_core::fs::state::TRAJECTORIES
+        .path(workspace)
+        .join(format!("{}-{session_id}.jsonl", file_stamp(SystemTime::now())))
 }
 
 /// The file and its line numbering, shared by the main agent's trajectory and its

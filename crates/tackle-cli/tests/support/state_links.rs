@@ -164,7 +164,11 @@ fn run_script() -> Script {
 async fn every_command(ws: &Path, user: &Path, mcp_user: &Path, trajectory: &Path) -> (String, Vec<String>) {
     let mut stderr = String::new();
     let mut note = |what: &str, out: &Output| {
-        stderr.push_str(&format!("--- {what} (exit {:?})\n{}", out.status.code(), String::from_utf8_lossy(&out.stderr)));
+        stderr.push_str(&format!(
+            "--- {what} (exit {:?})\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
     };
     let ws_arg = ws.display().to_string();
     let call = json!({"command": "seq 1 40000"}).to_string();

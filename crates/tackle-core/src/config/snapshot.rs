@@ -223,6 +223,9 @@ mod tests {
         assert!(snapshot.is_empty(), "{snapshot:?}");
         std::fs::remove_file(dir.path().join("tackle.toml")).unwrap();
         std::fs::write(dir.path().join("tackle.toml"), "[tools]\n").unwrap();
-        assert_eq!(SettingsSnapshot::read(dir.path()).file("tackle.toml"), &SettingsFile::Present(b"[tools]\n".to_vec()));
+        assert_eq!(
+            SettingsSnapshot::read(dir.path()).file("tackle.toml"),
+            &SettingsFile::Present(b"[tools]\n".to_vec())
+        );
     }
 }

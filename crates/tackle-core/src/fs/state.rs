@@ -16,9 +16,9 @@
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt as _;
 use std::io::{Read as _, Write as _};
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -223,15 +223,21 @@ impl StatePath {
             Err(err) if err.is_not_found() => return Ok(None),
             Err(err) => return Err(err),
         };
-        read_capped(fd, max).map(Some).map_err(|source| StateError::Io { what: "read", path: self.rel.to_owned(), source })
+        read_capped(fd, max).map(Some).map_err(|source| StateError::Io {
+            what: "read",
+            path: self.rel.to_owned(),
+            source,
+        })
     }
 
     /// Appends `bytes` to this file, made (with its directories) when missing.
     pub fn append(&self, workspace: &Path, bytes: &[u8]) -> Result<(), StateError> {
         let fd = self.open(workspace, OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE, true, "append to")?;
-        std::fs::File::from(fd)
-            .write_all(bytes)
-            .map_err(|source| StateError::Io { what: "append to", path: self.rel.to_owned(), source })
+        std::fs::File::from(fd).write_all(bytes).map_err(|source| StateError::Io {
+            what: "append to",
+            path: self.rel.to_owned(),
+            source,
+        })
     }
 
     /// Writes this file anew (`create_new`): `Ok(false)` when it already exists.
@@ -243,10 +249,11 @@ impl StatePath {
             }
             Err(err) => return Err(err),
         };
-        std::fs::File::from(fd)
-            .write_all(bytes)
-            .map(|()| true)
-            .map_err(|source| StateError::Io { what: "write", path: self.rel.to_owned(), source })
+        std::fs::File::from(fd).write_all(bytes).map(|()| true).map_err(|source| StateError::Io {
+            what: "write",
+            path: self.rel.to_owned(),
+            source,
+        })
     }
 
     /// Whether a link sits anywhere on this path (a notice is given for it): callers that
@@ -352,7 +359,13 @@ pub fn open_in(dir: &OwnedFd, dir_rel: &str, name: &str, flags: OFlags) -> Resul
 
 /// Opens `name` in `dir` (`rel`: its path in the workspace), telling a link from something
 /// that is not a regular file.
-fn open_file_in(dir: &OwnedFd, rel: &str, name: &str, flags: OFlags, what: &'static str) -> Result<OwnedFd, StateError> {
+fn open_file_in(
+    dir: &OwnedFd,
+    rel: &str,
+    name: &str,
+    flags: OFlags,
+    what: &'static str,
+) -> Result<OwnedFd, StateError> {
     own_dir::open_file(dir, name, flags, what).map_err(|err| match err {
         OwnDirError::Escaped
             if !rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)

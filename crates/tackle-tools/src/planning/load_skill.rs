@@ -61,8 +61,8 @@ impl Tool for LoadSkill {
                     input.name
                 )));
             };
-            let body =
-                load_body(skill, workspace, &hidden).map_err(|why| ToolError::Failed(format!("Skill {}: {why}", skill.name)))?;
+            let body = load_body(skill, workspace, &hidden)
+                .map_err(|why| ToolError::Failed(format!("Skill {}: {why}", skill.name)))?;
             let dir = skill.dir.strip_prefix(workspace).unwrap_or(&skill.dir).display().to_string();
             let mut text = format!("Skill \"{}\" (directory {dir}):\n\n{}", skill.name, body.trim_end());
             let files = other_files(skill, workspace, MAX_LISTED_FILES);

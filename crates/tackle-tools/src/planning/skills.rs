@@ -30,7 +30,6 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1_024;
 /// The most skill folders looked at in one directory.
 pub const MAX_SKILLS_PER_DIR: usize = 500;
 
-
 /// One skill found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skill {

@@ -125,8 +125,9 @@ impl Job {
     pub fn read_new(&self, from_start: bool, memory: usize) -> std::io::Result<Option<Captured>> {
         let mut offset = self.read_offset.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let dir = self.log_dir.open()?;
-        let mut file = tackle_core::fs::state::open_in(&dir, &self.log_dir.rel, &self.log_name, rustix::fs::OFlags::RDONLY)
-            .map_err(|err| std::io::Error::other(err.to_string()))?;
+        let mut file =
+            tackle_core::fs::state::open_in(&dir, &self.log_dir.rel, &self.log_name, rustix::fs::OFlags::RDONLY)
+                .map_err(|err| std::io::Error::other(err.to_string()))?;
         let end = file.metadata()?.len();
         let start = if from_start { 0 } else { (*offset).min(end) };
         *offset = end;
