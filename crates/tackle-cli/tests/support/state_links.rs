@@ -5,8 +5,8 @@
 //!
 //! The test iterates over the code's own table (`tackle::core::fs::state::TABLE`), so a new
 //! entry is covered without a change here. Each entry gets a link to a directory outside
-//! (holding a 30-day-old project a clean-up would delete) and, in a second pass, to a file
-//! outside (holding a secret); entries that do not lie under one another are planted
+//! (holding a 30-day-old project a clean-up would delete), in a second pass to a file outside
+//! (holding a secret), and in a third to a path outside that does not exist; entries that do not lie under one another are planted
 //! together. Then every command that touches state runs: `tools call`, `tools batch`,
 //! `tools list` (with an MCP server whose stderr goes to `.tackle/logs`), `run` and `chat`
 //! against the scripted model, `mcp serve` over stdio and HTTP, `ckg`, `tasks`,
@@ -36,12 +36,16 @@ const SECRET: &str = "SENTINEL-SECRET-do-not-send-4d1c";
 enum Target {
     Dir,
     File,
+    /// A path outside that does not exist (a dangling link, which a create would make).
+    Missing,
 }
 
-/// The directory outside the workspace: `tree/` (a project, 30 days old) and `secret.txt`.
+/// The directory outside the workspace: `tree/` (a project, 30 days old), `secret.txt`, and
+/// `missing` (which must not come to exist).
 struct Outside {
     tree: PathBuf,
     file: PathBuf,
+    missing: PathBuf,
 }
 
 fn outside(base: &Path) -> Outside {
@@ -58,7 +62,7 @@ fn outside(base: &Path) -> Outside {
     }
     let file = base.join("outside/secret.txt");
     std::fs::write(&file, format!("{SECRET}\n")).unwrap();
-    Outside { tree, file }
+    Outside { tree, file, missing: base.join("outside/missing") }
 }
 
 /// Every path under `root` (not following links) with its bytes (`None` for a directory)
@@ -106,6 +110,7 @@ fn plant(ws: &Path, round: &[StatePath], outside: &Outside, target: Target) {
         let to = match target {
             Target::Dir => &outside.tree,
             Target::File => &outside.file,
+            Target::Missing => &outside.missing,
         };
         std::os::unix::fs::symlink(to, &path).unwrap();
     }
@@ -264,7 +269,7 @@ async fn no_command_follows_a_link_planted_on_tackles_state_paths() {
     let trajectory = a_trajectory(&base, &user).await;
     let rounds = rounds();
     assert!(rounds.iter().map(Vec::len).sum::<usize>() == TABLE.len() && rounds.len() >= 2, "{rounds:?}");
-    for target in [Target::Dir, Target::File] {
+    for target in [Target::Dir, Target::File, Target::Missing] {
         for (n, round) in rounds.iter().enumerate() {
             let case = base.join(format!("{target:?}-{n}"));
             let outside = outside(&case);
