@@ -486,7 +486,9 @@ impl Agent {
             self.session.set_json_text_params(&tool, paths);
         }
         let base = self.config.base_prompt.as_deref().unwrap_or(BASE_PROMPT);
-        let mut system = system_prompt(base, &self.session.info().workspace, self.session.tools(), &instructions);
+        let hidden = (*self.session.state().get::<tackle_core::permission::rules::ReadRules>()).clone();
+        let mut system =
+            system_prompt(base, &self.session.info().workspace, self.session.tools(), &instructions, &hidden);
         if let Some(skills) = self.config.skills_prompt.as_deref().filter(|s| !s.is_empty()) {
             system.push('\n');
             system.push_str(skills.trim_end());

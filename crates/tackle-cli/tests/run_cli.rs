@@ -10,6 +10,10 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tackle_testkit::{Expect, FakeLlm, Fault, Protocol, Reply, Script, Turn};
 
+/// Links planted on Tackle's state paths, under every command (issue 24, points 1 and 2).
+#[path = "support/state_links.rs"]
+mod state_links;
+
 fn thought(n: u32, next: bool) -> Value {
     json!({"thought": format!("step {n}"), "next_thought_needed": next, "thought_number": n, "total_thoughts": 2})
 }

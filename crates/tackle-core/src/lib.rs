@@ -25,6 +25,7 @@ pub mod events;
 pub mod executor;
 pub mod factory;
 pub mod frontmatter;
+pub mod fs;
 pub mod hooks;
 pub mod notify;
 pub mod output;

@@ -73,6 +73,7 @@ impl Session {
     /// [`SessionState::insert`]).
     pub fn with_state(config: SessionConfig, tools: ToolSet, state: SessionState) -> Self {
         let id = config.id.unwrap_or_else(new_session_id);
+        crate::fs::state::notice_links(&config.workspace);
         remove_old_spills(&config.workspace);
         let spill = SpillDir::of(&config.workspace, &id);
         let paths = config.path_policy.unwrap_or_else(|| Arc::new(NoPaths::new(config.workspace.clone())));

@@ -3,9 +3,18 @@
 //! `read_file` or `grep`. The executor's budget and the tools that keep their own output
 //! within it (the shell) use the same directory, file naming and clean-up. Directories older
 //! than 7 days are removed when a session starts.
+//!
+//! `.tackle/outputs` is one of Tackle's state paths ([`crate::fs::state::OUTPUTS`]): every
+//! directory and file is made beneath the workspace without following a link, and the
+//! clean-up walks by descriptors, so a committed `.tackle/outputs -> ../..` is refused with
+//! a notice instead of being written through or emptied.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
+
+use rustix::fs::OFlags;
+
+use crate::fs::state::{self, OUTPUTS};
 
 /// How long spill directories are kept.
 const SPILL_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -13,6 +22,8 @@ const SPILL_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 /// A session's spill directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpillDir {
+    /// The workspace it lies in.
+    pub workspace: PathBuf,
     /// The directory (absolute).
     pub path: PathBuf,
     /// The same, relative to the workspace (what the model is told).
@@ -22,13 +33,25 @@ pub struct SpillDir {
 impl SpillDir {
     /// The spill directory of session `session_id` in `workspace`.
     pub fn of(workspace: &Path, session_id: &str) -> SpillDir {
-        let rel = format!(".tackle/outputs/{}", safe_file_stem(session_id));
-        SpillDir { path: workspace.join(&rel), rel }
+        let rel = format!("{}/{}", OUTPUTS.rel, safe_file_stem(session_id));
+        SpillDir { workspace: workspace.to_owned(), path: workspace.join(&rel), rel }
     }
 
     /// A subdirectory (the shell's job logs).
     pub fn child(&self, name: &str) -> SpillDir {
-        SpillDir { path: self.path.join(name), rel: self.rel_of(name) }
+        SpillDir { workspace: self.workspace.clone(), path: self.path.join(name), rel: self.rel_of(name) }
+    }
+
+    /// Opens the directory (made if missing) beneath the workspace, never through a link (a
+    /// link is refused with a notice).
+    pub fn open(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+        let refused = |err: state::StateError| {
+            err.notice();
+            std::io::Error::other(err.to_string())
+        };
+        state::open_dir(&self.workspace, &self.rel, true)
+            .map_err(refused)?
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
     }
 
     /// The workspace-relative name of `file_name` in this directory.
@@ -37,20 +60,27 @@ impl SpillDir {
     }
 }
 
-/// Creates a new spill file named `file_name` in `dir` (made if missing) and returns it with
-/// the name it got: when the name is taken (two calls with one id, or ids that become the
-/// same file name) `-2`, `-3`, … goes before the first `.`, so no output overwrites another's.
-pub fn create_spill_file(dir: &Path, file_name: &str) -> std::io::Result<(std::fs::File, String)> {
-    std::fs::create_dir_all(dir)?;
+/// Creates a new spill file named `file_name` in `dir` (made if missing, never through a
+/// link) and returns it with the name it got: when the name is taken (two calls with one id,
+/// or ids that become the same file name) `-2`, `-3`, … goes before the first `.`, so no
+/// output overwrites another's.
+pub fn create_spill_file(dir: &SpillDir, file_name: &str) -> std::io::Result<(std::fs::File, String)> {
+    let fd = dir.open()?;
     let (stem, extension) = file_name.split_at(file_name.find('.').unwrap_or(file_name.len()));
     let mut name = file_name.to_owned();
     for n in 2u32.. {
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(dir.join(&name)) {
+        match state::open_in(&fd, &dir.rel, &name, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL) {
             Ok(file) => return Ok((file, name)),
-            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && n < 10_000 => {
+            Err(state::StateError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::AlreadyExists && n < 10_000 =>
+            {
                 name = format!("{stem}-{n}{extension}");
             }
-            Err(err) => return Err(err),
+            Err(state::StateError::Io { source, .. }) => return Err(source),
+            Err(err) => {
+                err.notice();
+                return Err(std::io::Error::other(err.to_string()));
+            }
         }
     }
     Err(std::io::Error::other("no free spill file name"))
@@ -66,20 +96,12 @@ pub fn safe_file_stem(id: &str) -> String {
     if stem.is_empty() || stem.starts_with('.') { format!("call{stem}") } else { stem }
 }
 
-/// Removes session spill directories older than the retention period.
+/// Removes session spill directories older than the retention period, never through a link
+/// (a linked `.tackle/outputs` is refused with a notice; a link in it is removed itself).
 pub fn remove_old_spills(workspace: &Path) {
-    let root = workspace.join(".tackle/outputs");
-    let Ok(entries) = std::fs::read_dir(&root) else {
-        return;
-    };
-    let now = SystemTime::now();
-    for entry in entries.flatten() {
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|modified| now.duration_since(modified).is_ok_and(|age| age > SPILL_RETENTION));
-        if old {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
+    match OUTPUTS.open_dir(workspace, "", false) {
+        Ok(Some(dir)) => state::remove_older_than(&dir, SPILL_RETENTION),
+        Ok(None) => {}
+        Err(err) => err.notice(),
     }
 }

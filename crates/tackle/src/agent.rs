@@ -160,7 +160,14 @@ impl AgentBuilder {
     pub fn build(self) -> Result<Agent, BuildError> {
         let trajectory = match &self.trajectory {
             Some(path) => {
-                Some(Trajectory::create(path).map_err(|source| BuildError::Trajectory { path: path.clone(), source })?)
+                // In the workspace: one of Tackle's state files, never made through a link.
+                let workspace = self.session.template().workspace();
+                let created = if path.starts_with(workspace) {
+                    Trajectory::create_in_workspace(workspace, path)
+                } else {
+                    Trajectory::create(path)
+                };
+                Some(created.map_err(|source| BuildError::Trajectory { path: path.clone(), source })?)
             }
             None => None,
         };
@@ -174,7 +181,9 @@ impl AgentBuilder {
         };
         if session_has(&self.session, tackle_tools::planning::load_skill::NAME) {
             let workspace = self.session.session().info().workspace.clone();
-            let skills = tackle_tools::Skills::discover(&workspace, tackle_core::config::user_config_dir().as_deref());
+            let hidden = (*self.session.session().state().get::<tackle_core::permission::rules::ReadRules>()).clone();
+            let user = tackle_core::config::user_config_dir();
+            let skills = tackle_tools::Skills::discover(&workspace, user.as_deref(), &hidden);
             for warning in &skills.warnings {
                 template.notice(warning);
             }

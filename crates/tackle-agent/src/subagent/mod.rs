@@ -20,6 +20,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tackle_core::agent_jobs::AgentJobs;
 use tackle_core::factory::Factory;
+use tackle_core::permission::rules::ReadRules;
 use tackle_core::{Notifications, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
@@ -62,17 +63,18 @@ pub struct Subagent;
 
 /// The agent definitions of `workspace` (`.tackle/agents/`, `.claude/agents/`, the user's
 /// `agents/`), with a warning for each file left out (`tackle tools list` shows them).
-pub fn definitions(workspace: &std::path::Path) -> Definitions {
-    types::load(&types::directories(workspace))
+/// A file a `Read(...)` deny rule in `hidden` covers is left out.
+pub fn definitions(workspace: &std::path::Path, hidden: &ReadRules) -> Definitions {
+    types::load(&types::directories(workspace), hidden)
 }
 
 /// The type `name`: a built-in, else a definition of `workspace`; the error lists the types
 /// there are.
-pub fn resolve_type(workspace: &std::path::Path, name: &str) -> Result<AgentType, String> {
+pub fn resolve_type(workspace: &std::path::Path, name: &str, hidden: &ReadRules) -> Result<AgentType, String> {
     if let Some(kind) = types::built_in(name) {
         return Ok(kind);
     }
-    let defined = definitions(workspace);
+    let defined = definitions(workspace, hidden);
     if let Some(kind) = defined.agents.iter().find(|a| a.name == name) {
         return Ok(kind.clone());
     }
@@ -150,7 +152,8 @@ impl Tool for Subagent {
                 "Subagent refused: recursion depth {depth} exceeds limit {MAX_DEPTH}."
             )));
         }
-        let kind = resolve_type(ctx.workspace(), input.kind()).map_err(ToolError::NotFound)?;
+        let hidden = (*ctx.state().get::<ReadRules>()).clone();
+        let kind = resolve_type(ctx.workspace(), input.kind(), &hidden).map_err(ToolError::NotFound)?;
         let Some(factory) = ctx.state().existing::<Factory>() else {
             return Err(ToolError::Failed(
                 "This session cannot build child sessions (it was not built by a SessionBuilder).".into(),

@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use tackle_core::frontmatter;
+use tackle_core::fs::beneath::Links;
+use tackle_core::fs::state::{self, CLAUDE_AGENTS, TACKLE_AGENTS};
 use tackle_core::permission::PermissionMode;
+use tackle_core::permission::rules::ReadRules;
 
 /// The largest agent definition file read.
 pub const MAX_DEFINITION_BYTES: u64 = 256 * 1024;
@@ -151,6 +154,9 @@ pub struct Definitions {
 pub struct Source {
     /// The directory.
     pub dir: PathBuf,
+    /// The directory its files must stay under (no link out of it is followed): the
+    /// workspace, or the person's own `agents/` directory.
+    pub root: PathBuf,
     /// It belongs to the workspace (untrusted content).
     pub workspace: bool,
 }
@@ -159,20 +165,29 @@ pub struct Source {
 /// then `agents/` in the user's configuration directory.
 pub fn directories(workspace: &Path) -> Vec<Source> {
     let mut dirs = vec![
-        Source { dir: workspace.join(".tackle").join("agents"), workspace: true },
-        Source { dir: workspace.join(".claude").join("agents"), workspace: true },
+        Source { dir: TACKLE_AGENTS.path(workspace), root: workspace.to_owned(), workspace: true },
+        Source { dir: CLAUDE_AGENTS.path(workspace), root: workspace.to_owned(), workspace: true },
     ];
     if let Some(user) = tackle_core::config::user_config_dir() {
-        dirs.push(Source { dir: user.join("agents"), workspace: false });
+        let dir = user.join("agents");
+        dirs.push(Source { root: dir.clone(), dir, workspace: false });
     }
     dirs
 }
 
 /// Reads every `*.md` of `dirs` (in order, files sorted by name); the first definition of a
-/// name wins. Files that are not valid definitions are listed in the warnings.
-pub fn load(dirs: &[Source]) -> Definitions {
+/// name wins. Files that are not valid definitions, or that a `Read(...)` deny rule in
+/// `hidden` covers, are listed in the warnings.
+pub fn load(dirs: &[Source], hidden: &ReadRules) -> Definitions {
     let mut found = Definitions::default();
-    for Source { dir, workspace } in dirs {
+    for Source { dir, root, workspace } in dirs {
+        // A linked agents directory of the workspace is not listed at all.
+        if let Some(entry) = [TACKLE_AGENTS, CLAUDE_AGENTS].iter().find(|entry| *workspace && entry.path(root) == *dir)
+            && let Err(err) = entry.refuse_link(root)
+        {
+            found.warnings.push(err.to_string());
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
         let mut files: Vec<PathBuf> = entries
             .flatten()
@@ -181,7 +196,7 @@ pub fn load(dirs: &[Source]) -> Definitions {
             .collect();
         files.sort();
         for file in files {
-            match read_definition(&file) {
+            match read_definition(&file, root, hidden) {
                 Ok(agent) if BUILT_IN.contains(&agent.name.as_str()) => found.warnings.push(format!(
                     "{}: the name '{}' is a built-in subagent type; rename the agent",
                     file.display(),
@@ -204,24 +219,13 @@ fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
-/// One definition file, or why it is left out.
-pub fn read_definition(file: &Path) -> Result<AgentType, String> {
-    use std::io::Read as _;
-    let meta = std::fs::metadata(file).map_err(|err| format!("cannot read it: {err}"))?;
-    // A device or a FIFO planted as `x.md` would be read forever or block the session.
-    if !meta.is_file() {
-        return Err("not a regular file".to_owned());
-    }
-    if meta.len() > MAX_DEFINITION_BYTES {
-        return Err(format!("larger than {MAX_DEFINITION_BYTES} bytes"));
-    }
-    let mut text = String::new();
-    std::fs::File::open(file)
-        .and_then(|f| f.take(MAX_DEFINITION_BYTES + 1).read_to_string(&mut text))
-        .map_err(|err| format!("cannot read it: {err}"))?;
-    if text.len() as u64 > MAX_DEFINITION_BYTES {
-        return Err(format!("larger than {MAX_DEFINITION_BYTES} bytes"));
-    }
+/// One definition file, or why it is left out: read beneath `root` without following a link
+/// out of it, and not when a `Read(...)` deny rule covers it
+/// (`tackle_core::fs::state::read_prompt_file`); a device or a FIFO planted as `x.md` is
+/// refused, not read forever.
+pub fn read_definition(file: &Path, root: &Path, hidden: &ReadRules) -> Result<AgentType, String> {
+    let text = state::read_prompt_file(root, file, MAX_DEFINITION_BYTES, hidden, Links::InRoot)?
+        .ok_or_else(|| "cannot read it: it does not exist".to_owned())?;
     parse_definition(&text).map(|mut agent| {
         agent.file = Some(file.to_owned());
         agent
@@ -310,12 +314,28 @@ mod tests {
         std::fs::write(second.join("c.md"), "---\nname: explore\ndescription: takeover\n---\nC").unwrap();
         std::fs::write(second.join("d.md"), "not a definition").unwrap();
         std::fs::write(second.join("e.txt"), "ignored").unwrap();
-        let found = load(&[Source { dir: first, workspace: true }, Source { dir: second, workspace: false }]);
+        let sources = [
+            Source { root: first.clone(), dir: first, workspace: true },
+            Source { root: second.clone(), dir: second, workspace: false },
+        ];
+        let found = load(&sources, &ReadRules::default());
         assert_eq!(found.agents.len(), 1);
         assert_eq!((found.agents[0].description.as_str(), found.agents[0].from_workspace), ("first", true));
         assert_eq!(found.warnings.len(), 2, "{:?}", found.warnings);
         assert!(found.warnings[0].contains("c.md: the name 'explore' is a built-in subagent type"));
         assert!(found.warnings[1].contains("d.md: the file does not start with"));
+    }
+
+    #[test]
+    fn a_link_out_of_the_agents_directory_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("ws/.claude/agents")).unwrap();
+        std::fs::write(base.join("secret.md"), "---\nname: leak\ndescription: SECRET\n---\nSECRET").unwrap();
+        std::os::unix::fs::symlink(base.join("secret.md"), base.join("ws/.claude/agents/leak.md")).unwrap();
+        let found = load(&directories(&base.join("ws"))[..2], &ReadRules::default());
+        assert!(found.agents.is_empty(), "{:?}", found.agents);
+        assert!(found.warnings.iter().any(|w| w.contains("leads outside")), "{:?}", found.warnings);
     }
 
     #[test]
@@ -325,7 +345,8 @@ mod tests {
         let fifo = dir.path().join("fifo.md");
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         for file in ["zero.md", "fifo.md"] {
-            assert_eq!(read_definition(&dir.path().join(file)).unwrap_err(), "not a regular file");
+            let err = read_definition(&dir.path().join(file), dir.path(), &ReadRules::default()).unwrap_err();
+            assert!(err.contains("not a regular file") || err.contains("leads outside"), "{err}");
         }
     }
 }

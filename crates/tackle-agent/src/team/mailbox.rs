@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use tackle_tools::fs::own_dir::{self, OwnDirError};
 
 /// The directory of the teams, relative to the workspace root.
-pub const DIR: &str = ".tackle/teams";
+pub const DIR: &str = tackle_core::fs::state::TEAMS.rel;
 /// The main agent's name.
 pub const MAIN: &str = "main";
 /// The longest name.

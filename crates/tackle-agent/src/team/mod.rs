@@ -22,6 +22,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tackle_core::agent_jobs::AgentJobStatus;
 use tackle_core::factory::Factory;
+use tackle_core::permission::rules::ReadRules;
 use tackle_core::{Loading, Notifications, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use tackle_tools::TaskBoard;
 use tackle_tools::planning::tasks::CreatedHere;
@@ -176,7 +177,8 @@ impl Tool for TeamSpawn {
         }
         let kind_name = input.subagent_type.as_deref().map(str::trim).filter(|t| !t.is_empty());
         let kind =
-            resolve_type(ctx.workspace(), kind_name.unwrap_or("general-purpose")).map_err(ToolError::NotFound)?;
+            resolve_type(ctx.workspace(), kind_name.unwrap_or("general-purpose"), &ctx.state().get::<ReadRules>())
+                .map_err(ToolError::NotFound)?;
         let kind = teammate_kind(kind, name, input.role.trim());
         let Some(factory) = ctx.state().existing::<Factory>() else {
             return Err(ToolError::Failed(

@@ -25,8 +25,12 @@ use crate::time::{file_stamp, rfc3339_millis};
 /// The trajectory written last in `workspace`'s `.tackle/trajectories/` (by modification
 /// time), for `tackle run --continue`.
 pub fn latest(workspace: &Path) -> Option<PathBuf> {
-    let dir = workspace.join(".tackle").join("trajectories");
-    std::fs::read_dir(dir)
+    use tackle_core::fs::state::TRAJECTORIES;
+    if let Err(err) = TRAJECTORIES.refuse_link(workspace) {
+        err.notice();
+        return None;
+    }
+    std::fs::read_dir(TRAJECTORIES.path(workspace))
         .ok()?
         .flatten()
         .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
@@ -62,7 +66,9 @@ pub fn conversation(path: &Path) -> Result<Vec<tackle_llm::Message>, ResumeError
 
 /// The default trajectory path of a session: `.tackle/trajectories/{stamp}-{session}.jsonl`.
 pub fn default_path(workspace: &Path, session_id: &str) -> PathBuf {
-    workspace.join(".tackle").join("trajectories").join(format!("{}-{session_id}.jsonl", file_stamp(SystemTime::now())))
+    tackle_core::fs::state::TRAJECTORIES
+        .path(workspace)
+        .join(format!("{}-{session_id}.jsonl", file_stamp(SystemTime::now())))
 }
 
 /// The file and its line numbering, shared by the main agent's trajectory and its
@@ -129,8 +135,36 @@ impl Trajectory {
             std::fs::create_dir_all(parent)?;
         }
         let file = File::create(&path)?;
+        Ok(Trajectory::over(path, file))
+    }
+
+    /// Creates (or truncates) the file `path`, which lies in `workspace`: it and its
+    /// directories are made beneath the workspace without following any link (a trajectory
+    /// is one of Tackle's state files, `tackle_core::fs::state::TRAJECTORIES`); a link on the
+    /// way is refused with a notice.
+    pub fn create_in_workspace(workspace: &Path, path: impl Into<PathBuf>) -> std::io::Result<Trajectory> {
+        use tackle_core::fs::state;
+        let path = path.into();
+        let refused = |err: state::StateError| {
+            err.notice();
+            std::io::Error::other(err.to_string())
+        };
+        let rel = path.strip_prefix(workspace).map_err(|_| std::io::Error::other("not in the workspace"))?;
+        let (Some(parent), Some(name)) = (rel.parent(), rel.file_name().and_then(|n| n.to_str())) else {
+            return Err(std::io::Error::other("not a file name"));
+        };
+        let parent = parent.to_str().ok_or_else(|| std::io::Error::other("not a UTF-8 path"))?;
+        let dir = state::open_dir(workspace, parent, true)
+            .map_err(refused)?
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+        let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CREATE | rustix::fs::OFlags::TRUNC;
+        let file = state::open_in(&dir, parent, name, flags).map_err(refused)?;
+        Ok(Trajectory::over(path, file))
+    }
+
+    fn over(path: PathBuf, file: File) -> Trajectory {
         let sink = Arc::new(Mutex::new(Sink { file, seq: 0, failed: false }));
-        Ok(Trajectory { path, agent_id: "main".to_owned(), sink, inner: Mutex::new(Inner::default()) })
+        Trajectory { path, agent_id: "main".to_owned(), sink, inner: Mutex::new(Inner::default()) }
     }
 
     /// The part of the same file a subagent writes: its events carry `agent_id` and are

@@ -2,12 +2,12 @@
 //! out, so it changes nothing until edited) and an `AGENTS.md` stub when there is none. An
 //! existing file is never overwritten.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use crate::cli::InitArgs;
 use crate::exit::{CommandResult, Failure, OK};
 use crate::session;
+use tackle::core::fs::state::{self, StateError};
 
 /// The `tackle.toml` written by `tackle init`.
 const TACKLE_TOML: &str = r#"# Tackle's settings for this workspace (docs/configuration.md in Tackle's repository).
@@ -51,35 +51,34 @@ would need: how to build and test, the conventions, what not to touch.
 - ...
 ";
 
-/// `tackle init`.
+/// `tackle init`. Both files are Tackle's state paths (`tackle::core::fs::state`): written
+/// beneath the workspace, never through a link (a link in their place is refused with a
+/// notice).
 pub fn init(args: InitArgs) -> CommandResult {
     let workspace = session::workspace(args.workspace.as_ref())?;
-    let config = workspace.join("tackle.toml");
-    if config.exists() {
+    let config = state::TACKLE_TOML.path(&workspace);
+    let refused = |err: StateError| {
+        err.notice();
+        Failure::failed(err.to_string())
+    };
+    state::TACKLE_TOML.refuse_link(&workspace).map_err(refused)?;
+    if !state::TACKLE_TOML.create_new(&workspace, TACKLE_TOML.as_bytes()).map_err(refused)? {
         return Err(Failure::usage(format!(
             "{} already exists; edit it (docs/configuration.md), or remove it to start again",
             config.display()
         )));
     }
-    write_new(&config, TACKLE_TOML)?;
     diagln!("Wrote {} (every setting commented out).", config.display());
-    let agents = workspace.join("AGENTS.md");
-    if agents.exists() || workspace.join("CLAUDE.md").exists() {
+    let exists = |file: &state::StatePath| std::fs::symlink_metadata(file.path(&workspace)).is_ok();
+    for file in [state::AGENTS_MD, state::CLAUDE_MD] {
+        if let Err(err) = file.refuse_link(&workspace) {
+            err.notice();
+        }
+    }
+    if exists(&state::AGENTS_MD) || exists(&state::CLAUDE_MD) {
         diagln!("Kept the existing instructions for agents (AGENTS.md or CLAUDE.md).");
-    } else {
-        write_new(&agents, AGENTS_MD)?;
-        diagln!("Wrote {}: fill in how to build and test this project.", agents.display());
+    } else if state::AGENTS_MD.create_new(&workspace, AGENTS_MD.as_bytes()).map_err(refused)? {
+        diagln!("Wrote {}: fill in how to build and test this project.", state::AGENTS_MD.path(&workspace).display());
     }
     Ok(ExitCode::from(OK))
-}
-
-/// Creates `path` with `text`, failing when it exists (never overwrites).
-fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
-    use std::io::Write as _;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .and_then(|mut file| file.write_all(text.as_bytes()))
-        .map_err(|err| Failure::failed(format!("cannot write {}: {err}", path.display())))
 }

@@ -41,7 +41,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
         (None, true) => Some(trajectory::latest(&workspace).ok_or_else(|| {
             Failure::usage(format!(
                 "--continue: no trajectory in {} yet; run a task first, or pass --resume TRAJECTORY",
-                workspace.join(".tackle/trajectories").display()
+                tackle::core::fs::state::TRAJECTORIES.path(&workspace).display()
             ))
         })?),
         (None, false) => None,
@@ -134,11 +134,32 @@ pub async fn build_agent(
         return Err(failure);
     }
     exclude_tackle_dir(workspace);
-    let path = args.trajectory.clone().unwrap_or_else(|| trajectory::default_path(workspace, tackle.session().id()));
-    Ok(AgentBuilder::new(Arc::new(client), tackle)
+    // The default trajectory is one of Tackle's state files: a linked `.tackle` or
+    // `.tackle/trajectories` is refused with a notice, and the run goes on without one.
+    let path = match &args.trajectory {
+        Some(path) => Some(path.clone()),
+        None => {
+            let refused = [tackle::core::fs::state::TACKLE, tackle::core::fs::state::TRAJECTORIES]
+                .iter()
+                .map(|entry| entry.refuse_link(workspace))
+                .find_map(Result::err);
+            match refused {
+                Some(err) => {
+                    err.notice();
+                    None
+                }
+                None => Some(trajectory::default_path(workspace, tackle.session().id())),
+            }
+        }
+    };
+    let builder = AgentBuilder::new(Arc::new(client), tackle);
+    let builder = match path {
+        Some(path) => builder.trajectory(path),
+        None => builder,
+    };
+    Ok(builder
         .max_steps(args.max_steps)
         .call_format(args.call_format)
-        .trajectory(path)
         .trajectory_full(args.trajectory_full)
         .observer(observer)
         .history(history)
@@ -163,27 +184,36 @@ pub fn model_client(
 /// Adds `.tackle/` (trajectories, spilled outputs) to the workspace's `.git/info/exclude` on
 /// first use, so git does not show it; the user's `.gitignore` is never edited. Nothing happens
 /// outside a git work tree (a `.git` directory at the workspace root) or when it is listed.
-/// A `.git`, `.git/info` or `exclude` that is a symbolic link is left alone: the workspace's
-/// files are untrusted, and a link could point the write anywhere.
+/// The file is one of Tackle's state paths (`GIT_EXCLUDE`): read and appended beneath the
+/// workspace, and a `.git`, `.git/info` or `exclude` that is a symbolic link is refused with a
+/// notice, never followed (the workspace's files are untrusted).
 fn exclude_tackle_dir(workspace: &Path) {
-    let git = workspace.join(".git");
-    let exclude = git.join("info").join("exclude");
-    let is_link = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink());
-    if !git.is_dir() || [git.as_path(), &git.join("info"), &exclude].into_iter().any(is_link) {
-        return;
+    use tackle::core::fs::state::{self, GIT_EXCLUDE};
+    const MAX_EXCLUDE_BYTES: u64 = 1024 * 1024;
+    match state::open_dir(workspace, ".git", false) {
+        Ok(Some(_)) => {}
+        Ok(None) => return,
+        // A `.git` file (a worktree's `gitdir:`) is not a directory: nothing to do.
+        Err(err) if std::fs::symlink_metadata(workspace.join(".git")).is_ok_and(|m| m.is_file()) => {
+            tracing::debug!("{err}");
+            return;
+        }
+        Err(err) => return err.notice(),
     }
-    let current = std::fs::read_to_string(&exclude).unwrap_or_default();
+    let current = match GIT_EXCLUDE.read(workspace, MAX_EXCLUDE_BYTES) {
+        Ok(current) => String::from_utf8_lossy(&current.unwrap_or_default()).into_owned(),
+        Err(err) => return err.notice(),
+    };
     if current.lines().any(|line| matches!(line.trim(), ".tackle" | ".tackle/" | "/.tackle" | "/.tackle/")) {
         return;
     }
-    let mut text = current;
-    if !text.is_empty() && !text.ends_with('\n') {
+    let mut text = String::new();
+    if !current.is_empty() && !current.ends_with('\n') {
         text.push('\n');
     }
     text.push_str("# Tackle's trajectories and saved outputs (added by tackle)\n/.tackle/\n");
-    let written = std::fs::create_dir_all(git.join("info")).and_then(|()| std::fs::write(&exclude, text));
-    if let Err(err) = written {
-        tracing::debug!("cannot add .tackle/ to {}: {err}", exclude.display());
+    if let Err(err) = GIT_EXCLUDE.append(workspace, text.as_bytes()) {
+        err.notice();
     }
 }
 

@@ -64,7 +64,7 @@ pub async fn list(args: ListArgs) -> CommandResult {
     if selection.names.iter().any(|name| name == "subagent") {
         // Agent definitions that cannot be used are named here, not silently dropped.
         let workspace = session::workspace(None)?;
-        for warning in tackle::agent::subagent::definitions(&workspace).warnings {
+        for warning in tackle::agent::subagent::definitions(&workspace, &Default::default()).warnings {
             diagln!("tackle: agent definition skipped: {warning}");
         }
     }
@@ -85,7 +85,8 @@ pub async fn list(args: ListArgs) -> CommandResult {
     }
     if selection.names.iter().any(|name| name == tackle::tools::planning::load_skill::NAME) {
         let workspace = session::workspace(None)?;
-        let skills = tackle::tools::Skills::discover(&workspace, tackle::core::config::user_config_dir().as_deref());
+        let user = tackle::core::config::user_config_dir();
+        let skills = tackle::tools::Skills::discover(&workspace, user.as_deref(), &Default::default());
         for warning in &skills.warnings {
             diagln!("tackle: {warning}");
         }

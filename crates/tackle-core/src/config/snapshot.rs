@@ -6,19 +6,20 @@
 //! command changes during the session is not picked up until a later session, where its new
 //! hash needs consent again (docs/configuration.md).
 //!
-//! A settings file is untrusted input: it is opened without blocking (a FIFO put in its place
-//! must not hang Tackle), must be a regular file, and may hold at most
-//! [`MAX_SETTINGS_BYTES`].
+//! A settings file is untrusted input: it is opened beneath the workspace without following
+//! a link (each is one of Tackle's state paths, `crate::fs::state`: a link is refused with a
+//! notice), without blocking (a FIFO put in its place must not hang Tackle), must be a
+//! regular file, and may hold at most [`MAX_SETTINGS_BYTES`].
 
 use std::io::Read as _;
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
 use sha2::{Digest as _, Sha256};
 
+use crate::fs::state::{CLAUDE_LOCAL_SETTINGS, CLAUDE_SETTINGS, MCP_JSON, StateError, TABLE, TACKLE_TOML};
+
 /// The workspace files that hold settings, in hashing order.
-pub const SETTINGS_FILES: &[&str] =
-    &["tackle.toml", ".mcp.json", ".claude/settings.json", ".claude/settings.local.json"];
+pub const SETTINGS_FILES: &[&str] = &[TACKLE_TOML.rel, MCP_JSON.rel, CLAUDE_SETTINGS.rel, CLAUDE_LOCAL_SETTINGS.rel];
 
 /// The largest settings file read, in bytes.
 pub const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
@@ -50,7 +51,7 @@ impl SettingsSnapshot {
     /// Reads every settings file of `workspace`.
     pub fn read(workspace: &Path) -> SettingsSnapshot {
         SettingsSnapshot {
-            files: SETTINGS_FILES.iter().map(|name| (*name, read_settings_file(&workspace.join(name)))).collect(),
+            files: SETTINGS_FILES.iter().map(|name| (*name, read_workspace_file(workspace, name))).collect(),
         }
     }
 
@@ -113,15 +114,26 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Reads one settings file without blocking and within the size limit.
-pub fn read_settings_file(path: &Path) -> SettingsFile {
-    let opened =
-        std::fs::OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(path);
-    let mut file = match opened {
-        Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return SettingsFile::Absent,
-        Err(err) => return SettingsFile::Unusable(format!("cannot read it: {err}")),
+/// Reads the settings file `name` of `workspace` beneath it, never through a link.
+fn read_workspace_file(workspace: &Path, name: &str) -> SettingsFile {
+    let Some(entry) = TABLE.iter().find(|entry| entry.rel == name) else {
+        return SettingsFile::Unusable("not a settings file".to_owned());
     };
+    match entry.open_read(workspace) {
+        Ok(fd) => read_opened(std::fs::File::from(fd)),
+        Err(err) if err.is_not_found() => SettingsFile::Absent,
+        Err(StateError::NotPlain { .. }) => SettingsFile::Unusable("it is not a regular file".to_owned()),
+        // A link is refused with a notice and the file not used, as every state path.
+        Err(err) if err.is_link() => {
+            err.notice();
+            SettingsFile::Absent
+        }
+        Err(err) => SettingsFile::Unusable(format!("cannot read it: {err}")),
+    }
+}
+
+/// Reads an opened settings file within the size limit.
+fn read_opened(mut file: std::fs::File) -> SettingsFile {
     let metadata = match file.metadata() {
         Ok(metadata) => metadata,
         Err(err) => return SettingsFile::Unusable(format!("cannot read it: {err}")),
@@ -197,5 +209,23 @@ mod tests {
             &SettingsFile::Unusable("it is too large (1048577 bytes; the limit is 1048576)".into())
         );
         assert_eq!(snapshot.file(".claude/settings.local.json"), &SettingsFile::Absent);
+    }
+
+    #[test]
+    fn a_linked_settings_file_is_not_read_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("evil.toml"), "[tools]\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("evil.toml"), dir.path().join("tackle.toml")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join(".claude")).unwrap();
+        std::fs::write(outside.path().join("settings.json"), "{}").unwrap();
+        let snapshot = SettingsSnapshot::read(dir.path());
+        assert!(snapshot.is_empty(), "{snapshot:?}");
+        std::fs::remove_file(dir.path().join("tackle.toml")).unwrap();
+        std::fs::write(dir.path().join("tackle.toml"), "[tools]\n").unwrap();
+        assert_eq!(
+            SettingsSnapshot::read(dir.path()).file("tackle.toml"),
+            &SettingsFile::Present(b"[tools]\n".to_vec())
+        );
     }
 }

@@ -50,7 +50,7 @@ impl OutputBudget {
         let Some(cut) = cut_middle(&text, self.head_chars(), self.tail_chars()) else {
             return;
         };
-        let written = create_spill_file(&spill.path, &format!("{}.txt", safe_file_stem(&output.call_id)))
+        let written = create_spill_file(spill, &format!("{}.txt", safe_file_stem(&output.call_id)))
             .and_then(|(mut file, name)| file.write_all(text.as_bytes()).map(|()| name));
         let spill_path = match written {
             Ok(file_name) => Some(spill.rel_of(&file_name)),

@@ -228,14 +228,14 @@ impl Connection {
         let progress = side.progress.clone();
         let (running, child, lost) = match &self.config.endpoint {
             Endpoint::Stdio { command, args, env, cwd } => {
-                let log = transport::log_path(&self.workspace, &self.config.name);
-                let launch = Launch { command, args, env, cwd, log: &log };
+                let log = transport::log_rel(&self.config.name);
+                let launch = Launch { command, args, env, cwd, workspace: &self.workspace, server: &self.config.name };
                 let (lines, child) = transport::spawn(&launch, self.tap.clone())
                     .map_err(|err| format!("cannot start '{command}': {err}"))?;
                 let running = side.serve(lines).await.map_err(|err| {
                     child.kill();
                     let reason = child.exit_reason().map(|r| format!(" ({r})")).unwrap_or_default();
-                    format!("initialize failed: {err}{reason}; its stderr is in {}", log.display())
+                    format!("initialize failed: {err}{reason}; its stderr is in {log}")
                 })?;
                 (running, Some(child), None)
             }

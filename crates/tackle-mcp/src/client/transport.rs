@@ -12,7 +12,7 @@
 //! treats a lost one as a crash (docs/mcp.md#timeouts-cancellation-crashes).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,6 +26,7 @@ use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
 };
 use serde_json::Value;
+use tackle_core::fs::state::{self, LOGS};
 use tokio::io::AsyncWriteExt as _;
 use tokio::sync::watch;
 
@@ -175,17 +176,17 @@ pub struct Launch<'a> {
     pub args: &'a [String],
     pub env: &'a BTreeMap<String, String>,
     pub cwd: &'a Path,
-    pub log: &'a Path,
+    /// The workspace, whose `.tackle/logs/` holds the log.
+    pub workspace: &'a Path,
+    /// The server's name (the log's).
+    pub server: &'a str,
 }
 
 /// Starts a stdio server in its own process group, with the user's environment (without the
 /// secrets Tackle stripped from it: a server gets a secret only when its definition's `env`
 /// names it) plus `env`, and stderr appended to the log file.
 pub fn spawn(launch: &Launch<'_>, tap: TaskTap) -> std::io::Result<(ChildLines, ChildProcess)> {
-    if let Some(dir) = launch.log.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let log = std::fs::OpenOptions::new().create(true).append(true).open(launch.log)?;
+    let log = open_log(launch.workspace, launch.server)?;
     let mut command = tokio::process::Command::new(launch.command);
     for (name, _) in tackle_core::secrets::stored() {
         command.env_remove(name);
@@ -490,14 +491,60 @@ impl StreamableHttpClient for TapClient {
     }
 }
 
-/// The log file of a stdio server's stderr.
-pub fn log_path(workspace: &Path, server: &str) -> PathBuf {
-    workspace.join(".tackle").join("logs").join(format!("mcp-{}.log", super::naming::sanitize(server)))
+/// The log file's name of a stdio server's stderr, in [`LOGS`].
+fn log_name(server: &str) -> String {
+    format!("mcp-{}.log", super::naming::sanitize(server))
+}
+
+/// The log file of a stdio server's stderr, relative to the workspace.
+pub fn log_rel(server: &str) -> String {
+    format!("{}/{}", LOGS.rel, log_name(server))
+}
+
+/// Opens the log of `server` for appending, made beneath the workspace and never through a
+/// link: a linked `.tackle`, `.tackle/logs` or log file is refused with a notice, and the
+/// server's stderr goes nowhere (`/dev/null`) instead.
+fn open_log(workspace: &Path, server: &str) -> std::io::Result<std::fs::File> {
+    let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::APPEND | rustix::fs::OFlags::CREATE;
+    let opened = LOGS
+        .open_dir(workspace, "", true)
+        .and_then(|dir| dir.ok_or_else(|| state::StateError::Link { path: LOGS.rel.to_owned(), what: "directory" }))
+        .and_then(|dir| state::open_in(&dir, LOGS.rel, &log_name(server), flags));
+    match opened {
+        Ok(file) => Ok(file),
+        Err(err) if err.is_link() => {
+            err.notice();
+            std::fs::OpenOptions::new().write(true).open("/dev/null")
+        }
+        Err(err) => Err(std::io::Error::other(err.to_string())),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_linked_log_is_refused_and_the_target_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let bashrc = outside.path().join("bashrc");
+        std::fs::write(&bashrc, "keep").unwrap();
+        std::fs::create_dir_all(ws.join(".tackle/logs")).unwrap();
+        std::os::unix::fs::symlink(&bashrc, ws.join(".tackle/logs/mcp-x.log")).unwrap();
+        let mut log = open_log(&ws, "x").unwrap();
+        std::io::Write::write_all(&mut log, b"stderr").unwrap();
+        assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "keep");
+        std::fs::remove_dir_all(ws.join(".tackle")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.join(".tackle")).unwrap();
+        open_log(&ws, "x").unwrap();
+        assert!(!outside.path().join("logs").exists());
+        std::fs::remove_file(ws.join(".tackle")).unwrap();
+        let mut log = open_log(&ws, "x").unwrap();
+        std::io::Write::write_all(&mut log, b"line").unwrap();
+        assert_eq!(std::fs::read_to_string(ws.join(".tackle/logs/mcp-x.log")).unwrap(), "line");
+    }
     use serde_json::json;
 
     #[test]

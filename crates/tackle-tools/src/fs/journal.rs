@@ -40,7 +40,7 @@ use crate::fs::files::MAX_EDIT_BYTES;
 use crate::fs::ledger::StreamHasher;
 
 /// The journal directory, relative to the workspace.
-pub const DIR: &str = ".tackle/journal";
+pub const DIR: &str = tackle_core::fs::state::JOURNAL.rel;
 /// The largest journal read back (a patch of many files is far below it).
 const MAX_JOURNAL_BYTES: u64 = 16 * 1024 * 1024;
 

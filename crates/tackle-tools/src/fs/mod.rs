@@ -17,7 +17,11 @@
 //! - [`closest`]: the "most similar text" shown when old text is not found.
 
 pub mod atomic;
-pub mod beneath;
+/// The beneath-the-root opener, from `tackle_core` (shared with every crate that touches the
+/// workspace's state).
+pub use tackle_core::fs::beneath;
+/// Tackle's own directories in the workspace, from `tackle_core`.
+pub use tackle_core::fs::own_dir;
 pub mod closest;
 pub mod diff;
 pub mod edit_file;
@@ -26,7 +30,6 @@ pub mod files;
 pub mod history;
 pub mod journal;
 pub mod ledger;
-pub mod own_dir;
 pub mod patch;
 pub mod read_file;
 pub mod reader;

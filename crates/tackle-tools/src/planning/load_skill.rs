@@ -51,7 +51,8 @@ impl Tool for LoadSkill {
     async fn call(&self, input: LoadSkillInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(ctx, move |ctx| {
             let workspace = ctx.workspace();
-            let skills = Skills::discover(workspace, user_config_dir().as_deref());
+            let hidden = (*ctx.state().get::<tackle_core::permission::rules::ReadRules>()).clone();
+            let skills = Skills::discover(workspace, user_config_dir().as_deref(), &hidden);
             let Some(skill) = skills.get(&input.name) else {
                 let names: Vec<&str> = skills.skills.iter().map(|s| s.name.as_str()).collect();
                 let available = if names.is_empty() { "(none)".to_owned() } else { names.join(", ") };
@@ -60,8 +61,8 @@ impl Tool for LoadSkill {
                     input.name
                 )));
             };
-            let body =
-                load_body(skill, workspace).map_err(|why| ToolError::Failed(format!("Skill {}: {why}", skill.name)))?;
+            let body = load_body(skill, workspace, &hidden)
+                .map_err(|why| ToolError::Failed(format!("Skill {}: {why}", skill.name)))?;
             let dir = skill.dir.strip_prefix(workspace).unwrap_or(&skill.dir).display().to_string();
             let mut text = format!("Skill \"{}\" (directory {dir}):\n\n{}", skill.name, body.trim_end());
             let files = other_files(skill, workspace, MAX_LISTED_FILES);

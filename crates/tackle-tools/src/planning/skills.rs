@@ -11,14 +11,15 @@
 //! so a cloned repository cannot make Tackle show the model a file from elsewhere.
 
 use std::collections::BTreeMap;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use tackle_core::frontmatter::{self, FrontmatterError};
+use tackle_core::fs::state;
+use tackle_core::permission::rules::ReadRules;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
-use crate::fs::beneath::{Beneath, DIR_READ, Links, READ};
+use crate::fs::beneath::{Beneath, DIR_READ, Links};
 
 /// The skill file's name in its folder.
 pub const SKILL_FILE: &str = "SKILL.md";
@@ -28,9 +29,6 @@ pub const MAX_SKILL_BYTES: u64 = 256 * 1024;
 pub const MAX_DESCRIPTION_CHARS: usize = 1_024;
 /// The most skill folders looked at in one directory.
 pub const MAX_SKILLS_PER_DIR: usize = 500;
-
-/// The workspace's skill directories, in the order they are searched.
-pub const WORKSPACE_DIRS: [&str; 2] = [".tackle/skills", ".claude/skills"];
 
 /// One skill found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,14 +53,20 @@ pub struct Skills {
 impl Skills {
     /// Finds the skills of `workspace` (canonical) and of the user's configuration
     /// directory (`user_dir`, normally [`tackle_core::config::user_config_dir`]).
-    pub fn discover(workspace: &Path, user_dir: Option<&Path>) -> Skills {
+    /// `hidden`: the session's `Read(...)` deny rules (a skill file they cover is skipped).
+    pub fn discover(workspace: &Path, user_dir: Option<&Path>, hidden: &ReadRules) -> Skills {
         let mut found = Skills::default();
-        let beneath = Beneath::open(workspace).ok();
-        for dir in WORKSPACE_DIRS {
-            found.scan(&workspace.join(dir), beneath.as_ref());
+        for dir in [state::TACKLE_SKILLS, state::CLAUDE_SKILLS] {
+            // A linked skills directory is not listed at all (its files would be refused).
+            if let Err(err) = dir.refuse_link(workspace) {
+                found.warnings.push(err.to_string());
+                continue;
+            }
+            found.scan(&dir.path(workspace), workspace, hidden);
         }
         if let Some(user) = user_dir {
-            found.scan(&user.join("skills"), None);
+            let dir = user.join("skills");
+            found.scan(&dir, &dir, hidden);
         }
         found
     }
@@ -88,9 +92,9 @@ impl Skills {
         text
     }
 
-    /// Reads every `<dir>/<folder>/SKILL.md`, in folder-name order. `beneath`: the workspace
-    /// root the files must stay under (none for the user's own directory).
-    fn scan(&mut self, dir: &Path, beneath: Option<&Beneath>) {
+    /// Reads every `<dir>/<folder>/SKILL.md`, in folder-name order. `root`: the directory the
+    /// files must stay under (the workspace, or the person's skills directory).
+    fn scan(&mut self, dir: &Path, root: &Path, hidden: &ReadRules) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
@@ -109,7 +113,7 @@ impl Skills {
             folders.truncate(MAX_SKILLS_PER_DIR);
         }
         for folder in folders {
-            match read_skill(&folder, beneath) {
+            match read_skill(&folder, root, hidden) {
                 Ok(None) => {}
                 Ok(Some(skill)) if self.get(&skill.name).is_some() => {}
                 Ok(Some(skill)) => self.skills.push(skill),
@@ -125,46 +129,20 @@ fn one_line(text: &str) -> String {
 }
 
 /// Reads `folder/SKILL.md`: `Ok(None)` for a folder without one.
-fn read_skill(folder: &Path, beneath: Option<&Beneath>) -> Result<Option<Skill>, String> {
-    let Some(text) = read_file(&folder.join(SKILL_FILE), beneath)? else {
+fn read_skill(folder: &Path, root: &Path, hidden: &ReadRules) -> Result<Option<Skill>, String> {
+    let Some(text) = read_file(&folder.join(SKILL_FILE), root, hidden)? else {
         return Ok(None);
     };
     let (frontmatter, _) = split_frontmatter(&text)?;
     parse_frontmatter(frontmatter, folder).map(Some)
 }
 
-/// A skill file's text, at most [`MAX_SKILL_BYTES`]; `None` when it does not exist.
-fn read_file(path: &Path, beneath: Option<&Beneath>) -> Result<Option<String>, String> {
-    let file = match beneath {
-        Some(root) => match root.open_at(path, READ, Links::InRoot) {
-            Ok(fd) => std::fs::File::from(fd),
-            Err(crate::fs::beneath::OpenError::Escaped) => {
-                return Err("it is a link that leads outside the workspace".to_owned());
-            }
-            Err(crate::fs::beneath::OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(None);
-            }
-            Err(crate::fs::beneath::OpenError::Io(err)) => return Err(format!("cannot read {SKILL_FILE}: {err}")),
-        },
-        None => match std::fs::File::open(path) {
-            Ok(file) => file,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(format!("cannot read {SKILL_FILE}: {err}")),
-        },
-    };
-    let meta = file.metadata().map_err(|err| format!("cannot read {SKILL_FILE}: {err}"))?;
-    if !meta.is_file() {
-        return Err(format!("{SKILL_FILE} is not a regular file"));
-    }
-    if meta.len() > MAX_SKILL_BYTES {
-        return Err(format!("{SKILL_FILE} is larger than {} KiB", MAX_SKILL_BYTES / 1024));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_SKILL_BYTES + 1).read_to_end(&mut bytes).map_err(|err| format!("cannot read {SKILL_FILE}: {err}"))?;
-    if bytes.len() as u64 > MAX_SKILL_BYTES {
-        return Err(format!("{SKILL_FILE} is larger than {} KiB", MAX_SKILL_BYTES / 1024));
-    }
-    String::from_utf8(bytes).map(Some).map_err(|_| format!("{SKILL_FILE} is not UTF-8 text"))
+/// A skill file's text, at most [`MAX_SKILL_BYTES`]; `None` when it does not exist. Read
+/// beneath `root` (the workspace, or the person's skills directory it comes from) without
+/// following a link out of it, and not when a `Read(...)` deny rule in `hidden` covers it
+/// (`tackle_core::fs::state::read_prompt_file`, as `AGENTS.md` is read).
+fn read_file(path: &Path, root: &Path, hidden: &ReadRules) -> Result<Option<String>, String> {
+    state::read_prompt_file(root, path, MAX_SKILL_BYTES, hidden, Links::InRoot)
 }
 
 /// The frontmatter between the opening `---` line and the next `---` line, and the body
@@ -230,9 +208,10 @@ pub fn valid_name(name: &str) -> bool {
 
 /// The body of a skill's `SKILL.md` (without the frontmatter), read again now, with the same
 /// checks as discovery.
-pub fn load_body(skill: &Skill, workspace: &Path) -> Result<String, String> {
-    let beneath = if skill.dir.starts_with(workspace) { Beneath::open(workspace).ok() } else { None };
-    let text = read_file(&skill.dir.join(SKILL_FILE), beneath.as_ref())?
+pub fn load_body(skill: &Skill, workspace: &Path, hidden: &ReadRules) -> Result<String, String> {
+    // A skill of the person's own directory: beneath its skills directory.
+    let root = if skill.dir.starts_with(workspace) { workspace } else { skill.dir.parent().unwrap_or(&skill.dir) };
+    let text = read_file(&skill.dir.join(SKILL_FILE), root, hidden)?
         .ok_or_else(|| format!("{SKILL_FILE} of skill {} is gone", skill.name))?;
     let (_, body) = split_frontmatter(&text)?;
     Ok(body.trim_start_matches(['\n', '\r']).to_owned())

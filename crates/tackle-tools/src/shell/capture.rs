@@ -8,7 +8,9 @@
 
 use std::collections::VecDeque;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use tackle_core::spill::SpillDir;
 
 /// The largest spill file; output beyond it is dropped with a note.
 pub const SPILL_CAP: u64 = 64 * 1024 * 1024;
@@ -19,26 +21,33 @@ const SPILL_CAP_NOTE: &[u8] = b"\n[tackle: output beyond 64 MiB was not saved]\n
 /// Where a capture's full stream goes when it is too long to keep.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpillTarget {
-    /// The absolute path of the file.
-    pub path: PathBuf,
-    /// The same path relative to the workspace (named in the model's text).
-    pub rel: String,
+    /// The spill directory (made beneath the workspace, never through a link).
+    pub dir: SpillDir,
+    /// The file's name in it.
+    pub name: String,
 }
 
 impl SpillTarget {
-    /// Creates the file, under another free name when this one is taken (then `path` and
-    /// `rel` name the file created).
+    /// The file `name` in `dir`.
+    pub fn new(dir: &SpillDir, name: impl Into<String>) -> SpillTarget {
+        SpillTarget { dir: dir.clone(), name: name.into() }
+    }
+
+    /// The absolute path of the file.
+    pub fn path(&self) -> PathBuf {
+        self.dir.path.join(&self.name)
+    }
+
+    /// The same path relative to the workspace (named in the model's text).
+    pub fn rel(&self) -> String {
+        self.dir.rel_of(&self.name)
+    }
+
+    /// Creates the file, under another free name when this one is taken (then `name` is the
+    /// file created).
     pub fn create(&mut self) -> std::io::Result<std::fs::File> {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        let wanted = self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let (file, name) = tackle_core::spill::create_spill_file(dir, &wanted)?;
-        if name != wanted {
-            self.path = dir.join(&name);
-            self.rel = match self.rel.rsplit_once('/') {
-                Some((rel_dir, _)) => format!("{rel_dir}/{name}"),
-                None => name,
-            };
-        }
+        let (file, name) = tackle_core::spill::create_spill_file(&self.dir, &self.name)?;
+        self.name = name;
         Ok(file)
     }
 }
@@ -158,7 +167,7 @@ impl Capture {
         self.spill = match opened {
             Ok(file) => Spill::Writing { file, written: self.head.len() as u64 + self.tail.len() as u64 },
             Err(err) => {
-                tracing::warn!(path = %target.path.display(), error = %err, "cannot write a spill file");
+                tracing::warn!(path = %target.path().display(), error = %err, "cannot write a spill file");
                 Spill::Failed
             }
         };
@@ -183,8 +192,8 @@ impl Capture {
     pub fn finish(self) -> Captured {
         let whole = matches!(self.spill, Spill::NotStarted);
         let spill = match self.spill {
-            Spill::Writing { .. } => self.target.map(|t| SpillState::Saved { rel: t.rel, capped: false }),
-            Spill::Capped => self.target.map(|t| SpillState::Saved { rel: t.rel, capped: true }),
+            Spill::Writing { .. } => self.target.map(|t| SpillState::Saved { rel: t.rel(), capped: false }),
+            Spill::Capped => self.target.map(|t| SpillState::Saved { rel: t.rel(), capped: true }),
             Spill::Failed => None,
             Spill::NotStarted => self.target.map(SpillState::NotWritten),
         };
@@ -253,7 +262,7 @@ mod tests {
     }
 
     fn target(dir: &tempfile::TempDir) -> SpillTarget {
-        SpillTarget { path: dir.path().join("out/c1.stdout.txt"), rel: ".tackle/outputs/s/c1.stdout.txt".into() }
+        SpillTarget::new(&SpillDir::of(&dir.path().canonicalize().unwrap(), "s"), "c1.stdout.txt")
     }
 
     #[test]
@@ -266,7 +275,7 @@ mod tests {
         assert_eq!(done.whole(), Some("hello\nwé\n".as_bytes()));
         assert_eq!((done.total, done.chars, done.newlines), (10, 9, 2));
         assert_eq!(done.spill, Some(SpillState::NotWritten(target(&dir))));
-        assert!(!target(&dir).path.exists());
+        assert!(!target(&dir).path().exists());
     }
 
     #[test]
@@ -281,8 +290,8 @@ mod tests {
         assert_eq!(done.head, b"000\n001\n00");
         assert_eq!(done.tail.as_deref(), Some(&b"7\n098\n099\n"[..]));
         assert_eq!(done.newlines, 100);
-        assert_eq!(std::fs::read_to_string(target(&dir).path).unwrap(), text);
-        assert_eq!(done.spill, Some(SpillState::Saved { rel: target(&dir).rel, capped: false }));
+        assert_eq!(std::fs::read_to_string(target(&dir).path()).unwrap(), text);
+        assert_eq!(done.spill, Some(SpillState::Saved { rel: target(&dir).rel(), capped: false }));
     }
 
     #[test]
@@ -292,7 +301,7 @@ mod tests {
         capture.push(b"0123456789abcdef");
         let done = capture.finish();
         assert_eq!((done.head.as_slice(), done.tail.as_deref()), (&b"0123"[..], Some(&b"cdef"[..])));
-        assert_eq!(std::fs::read(target(&dir).path).unwrap(), b"0123456789abcdef");
+        assert_eq!(std::fs::read(target(&dir).path()).unwrap(), b"0123456789abcdef");
     }
 
     #[test]
@@ -303,8 +312,8 @@ mod tests {
             capture.push(text);
             capture.finish();
         }
-        assert_eq!(std::fs::read(target(&dir).path).unwrap(), b"first call's output");
-        let twin = dir.path().join("out/c1-2.stdout.txt");
+        assert_eq!(std::fs::read(target(&dir).path()).unwrap(), b"first call's output");
+        let twin = dir.path().join(".tackle/outputs/s/c1-2.stdout.txt");
         assert_eq!(std::fs::read(twin).unwrap(), b"second call's output");
         let mut capture = Capture::new(2, 2, Some(target(&dir)));
         capture.push(b"third");
@@ -320,5 +329,18 @@ mod tests {
         let done = capture.finish();
         assert_eq!(done.spill, None);
         assert_eq!(done.total, 8);
+    }
+
+    #[test]
+    fn a_linked_spill_directory_is_refused_and_nothing_is_written_through_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".tackle")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join(".tackle/outputs")).unwrap();
+        let mut capture = Capture::new(2, 2, Some(target(&dir)));
+        capture.push(b"0123456789");
+        let done = capture.finish();
+        assert_eq!(done.spill, None);
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }
 }

@@ -159,8 +159,11 @@ impl ShellProcess {
     /// Starts a shell in the workspace, inside the session's sandbox, and waits until it
     /// answers. `Err` is the reason for `Error starting bash session: {reason}`.
     pub async fn start(env: &ShellEnvironment, workspace: &Path, spill: SpillDir) -> Result<ShellProcess, String> {
-        // The sandbox protects `.tackle` only if it exists when the sandbox starts.
-        let _ = std::fs::create_dir_all(workspace.join(".tackle"));
+        // The sandbox protects `.tackle` only if it exists when the sandbox starts (made
+        // beneath the workspace; a link there is refused with a notice, never followed).
+        if let Err(err) = tackle_core::fs::state::TACKLE.open_dir(workspace, "", true) {
+            err.notice();
+        }
         let (control_read, control_write) = pipe().map_err(|err| format!("cannot create a pipe: {err}"))?;
         let (state_read, state_write) = pipe().map_err(|err| format!("cannot create a pipe: {err}"))?;
         let args = [
@@ -194,7 +197,7 @@ impl ShellProcess {
             CaptureFactory {
                 head_limit: env.memory_per_part(),
                 tail_limit: env.memory_per_part(),
-                idle_target: SpillTarget { path: spill.path.join(&name), rel: spill.rel_of(&name) },
+                idle_target: SpillTarget::new(&spill, name),
             }
         };
         let stdout: SharedStream = Arc::new(Mutex::new(StreamState::new(factory("stdout"))));
@@ -286,7 +289,7 @@ impl ShellProcess {
         let stem = tackle_core::spill::safe_file_stem(call_id);
         for (stream, name) in [(&self.stdout, "stdout"), (&self.stderr, "stderr")] {
             let file = format!("{stem}.{name}.txt");
-            let target = SpillTarget { path: self.spill.path.join(&file), rel: self.spill.rel_of(&file) };
+            let target = SpillTarget::new(&self.spill, file);
             stream::lock(stream).arm(pattern.as_bytes(), target);
         }
         let mut message = Vec::with_capacity(command.len() + token.len() + 4);

@@ -52,9 +52,9 @@ pub fn fit(captured: Captured, budget: usize) -> StreamText {
                 let mut target = target.clone();
                 let written = target.create().and_then(|mut file| file.write_all(whole));
                 match written {
-                    Ok(()) => Some(target.rel),
+                    Ok(()) => Some(target.rel()),
                     Err(err) => {
-                        tracing::warn!(path = %target.path.display(), error = %err, "cannot write a spill file");
+                        tracing::warn!(path = %target.path().display(), error = %err, "cannot write a spill file");
                         None
                     }
                 }
@@ -133,10 +133,16 @@ mod tests {
         assert_eq!(fitted, StreamText { text: "red\n\u{fffd}end".into(), truncated: false, spill: None });
     }
 
+    /// `x/` in the temporary workspace `dir`.
+    fn spill_dir(dir: &tempfile::TempDir) -> tackle_core::spill::SpillDir {
+        let workspace = dir.path().canonicalize().unwrap();
+        tackle_core::spill::SpillDir { path: workspace.join("x"), workspace, rel: "x".into() }
+    }
+
     #[test]
     fn a_long_stream_kept_whole_is_cut_and_spilled_now() {
         let dir = tempfile::tempdir().unwrap();
-        let target = SpillTarget { path: dir.path().join("c.stdout.txt"), rel: "x/c.stdout.txt".into() };
+        let target = SpillTarget::new(&spill_dir(&dir), "c.stdout.txt");
         let mut capture = Capture::new(10_000, 10_000, Some(target.clone()));
         let text: String = (0..100).map(|i| format!("line {i:02}\n")).collect();
         capture.push(text.as_bytes());
@@ -146,13 +152,13 @@ mod tests {
             "line 00\nline 01\n[... 744 characters (93 lines) omitted; full output saved to x/c.stdout.txt ...]\n\
              line 95\nline 96\nline 97\nline 98\nline 99"
         );
-        assert_eq!(std::fs::read_to_string(target.path).unwrap(), text);
+        assert_eq!(std::fs::read_to_string(target.path()).unwrap(), text);
     }
 
     #[test]
     fn a_stream_larger_than_memory_counts_what_it_left_out() {
         let dir = tempfile::tempdir().unwrap();
-        let target = SpillTarget { path: dir.path().join("c.stdout.txt"), rel: "x/c.stdout.txt".into() };
+        let target = SpillTarget::new(&spill_dir(&dir), "c.stdout.txt");
         let mut capture = Capture::new(40, 40, Some(target));
         let text: String = (0..1000).map(|i| format!("line {i:03}\n")).collect();
         capture.push(text.as_bytes());

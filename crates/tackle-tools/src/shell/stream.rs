@@ -224,14 +224,20 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    /// `tackle-stream-test/` in the temporary directory.
+    fn test_dir() -> tackle_core::spill::SpillDir {
+        let workspace = std::env::temp_dir().canonicalize().unwrap();
+        let rel = "tackle-stream-test".to_owned();
+        tackle_core::spill::SpillDir { path: workspace.join(&rel), workspace, rel }
+    }
+
     fn stream() -> StreamState {
-        let dir = std::env::temp_dir();
-        let idle = SpillTarget { path: dir.join("tackle-stream-test-idle"), rel: "idle".into() };
+        let idle = SpillTarget::new(&test_dir(), "idle");
         StreamState::new(CaptureFactory { head_limit: 1 << 20, tail_limit: 1 << 20, idle_target: idle })
     }
 
     fn arm(state: &mut StreamState, pattern: &str) {
-        let target = SpillTarget { path: std::env::temp_dir().join("tackle-stream-test"), rel: "t".into() };
+        let target = SpillTarget::new(&test_dir(), "t");
         state.arm(pattern.as_bytes(), target);
     }
 

@@ -29,7 +29,7 @@ use crate::fs::atomic::temp_name_for;
 use crate::fs::own_dir::{self, OwnDirError};
 
 /// The board's directory, relative to the workspace root.
-pub const DIR: &str = ".tackle";
+pub const DIR: &str = tackle_core::fs::state::TACKLE.rel;
 /// The board's file name in [`DIR`].
 pub const FILE: &str = "tasks.json";
 /// The lock file's name in [`DIR`] (the board itself is replaced by renames, so it cannot

@@ -62,7 +62,10 @@ pub struct Job {
     pub command: String,
     /// The directory it runs in.
     pub cwd: PathBuf,
-    log_path: PathBuf,
+    /// The log's directory (a session's spill directory's `jobs/`) and name in it: opened
+    /// beneath the workspace, never through a link.
+    log_dir: SpillDir,
+    log_name: String,
     log_rel: String,
     status: watch::Sender<JobStatus>,
     read_offset: Mutex<u64>,
@@ -121,7 +124,10 @@ impl Job {
     /// by the caller; the job log is its spill file.
     pub fn read_new(&self, from_start: bool, memory: usize) -> std::io::Result<Option<Captured>> {
         let mut offset = self.read_offset.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut file = std::fs::File::open(&self.log_path)?;
+        let dir = self.log_dir.open()?;
+        let mut file =
+            tackle_core::fs::state::open_in(&dir, &self.log_dir.rel, &self.log_name, rustix::fs::OFlags::RDONLY)
+                .map_err(|err| std::io::Error::other(err.to_string()))?;
         let end = file.metadata()?.len();
         let start = if from_start { 0 } else { (*offset).min(end) };
         *offset = end;
@@ -219,14 +225,18 @@ impl JobTable {
             )));
         }
         let id = format!("job-{}", self.next.fetch_add(1, Ordering::SeqCst));
-        let log_dir = start.log_dir.path.clone();
-        let log_path = log_dir.join(format!("{id}.log"));
-        let log_rel = start.log_dir.rel_of(&format!("{id}.log"));
+        let log_dir = start.log_dir.clone();
+        let log_name = format!("{id}.log");
+        let log_rel = log_dir.rel_of(&log_name);
         let failed = |what: &str, err: &dyn std::fmt::Display| {
             ToolError::Failed(format!("Cannot start the background job: {what}: {err}"))
         };
-        std::fs::create_dir_all(&log_dir).map_err(|e| failed("cannot create the log directory", &e))?;
-        let log = std::fs::File::create(&log_path).map_err(|e| failed("cannot create the log", &e))?;
+        let dir = log_dir.open().map_err(|e| failed("cannot create the log directory", &e))?;
+        let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CREATE | rustix::fs::OFlags::TRUNC;
+        let log = tackle_core::fs::state::open_in(&dir, &log_dir.rel, &log_name, flags).map_err(|e| {
+            e.notice();
+            failed("cannot create the log", &e)
+        })?;
         let (read_end, write_end) = pipe().map_err(|e| failed("cannot create a pipe", &e))?;
         let env = start.env.env.with_vars(start.exports);
         let args = [std::ffi::OsStr::new("-c"), std::ffi::OsStr::new(start.command)];
@@ -244,7 +254,8 @@ impl JobTable {
             id,
             command: start.command.to_owned(),
             cwd: start.cwd.to_owned(),
-            log_path,
+            log_dir,
+            log_name,
             log_rel,
             status: watch::Sender::new(JobStatus::Running),
             read_offset: Mutex::new(0),

@@ -4,8 +4,9 @@
 //! The workspace may be hostile: `.tackle` or a file in it may be a symlink planted to make
 //! Tackle write elsewhere. A directory is opened beneath the workspace root without following
 //! any link ([`crate::fs::beneath`]), and every file in it is opened relative to that
-//! directory with `O_NOFOLLOW` and must be a regular file. The task board
-//! (`planning/tasks/board.rs`) and the team mailboxes (`tackle-agent`'s `team`) use it.
+//! directory with `O_NOFOLLOW` and must be a regular file. The task board (`tackle-tools`'
+//! `planning/tasks/board.rs`), the team mailboxes (`tackle-agent`'s `team`) and the state
+//! paths ([`crate::fs::state`]) use it.
 
 use std::os::fd::OwnedFd;
 use std::path::Path;

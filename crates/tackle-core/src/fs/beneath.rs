@@ -14,7 +14,7 @@
 //! path holds none, so only a link swapped in after the check is refused.
 //!
 //! A walk (`glob`, `grep`, `view` of a directory) starts with an open beneath the root and
-//! goes on through directory descriptors ([`crate::search::walk`]).
+//! goes on through directory descriptors (`tackle-tools`' `search::walk`).
 //!
 //! A file tool's call opens its file's directory once ([`Parent`]) and does everything else
 //! relative to that descriptor: the stat, the read, the temporary file, the rename. Before a
@@ -58,6 +58,7 @@ pub enum OpenError {
     /// The path leads outside the root (a symlink swapped in, or a path not under it).
     #[error("the path leads outside its root")]
     Escaped,
+    /// The file system refused.
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
