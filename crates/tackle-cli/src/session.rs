@@ -59,8 +59,14 @@ fn ask_trust(request: &TrustRequest<'_>) -> bool {
     } else {
         format!("has settings that changed since you trusted them: {}", request.changed.join(", "))
     };
+    // Each command the yes would let run, so the person knows what they agree to.
+    let runs: String = match request.runs {
+        [] => String::new(),
+        runs => format!("\nTrusting them lets these run:\n{}", runs.iter().map(|line| format!("  {line}\n")).collect::<String>()),
+    };
+    let runs = runs.trim_end();
     diag!(
-        "tackle: the workspace {} {why}\nTrust its settings (remembered until they change)? [y/N] ",
+        "tackle: the workspace {} {why}{runs}\nTrust its settings (remembered until they change)? [y/N] ",
         request.workspace.display()
     );
     let mut answer = String::new();

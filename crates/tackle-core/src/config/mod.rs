@@ -15,6 +15,7 @@
 //! its new hash needs consent again.
 
 pub mod consent;
+pub mod consent_runs;
 pub mod rules;
 pub mod snapshot;
 
@@ -154,6 +155,7 @@ impl Config {
         let (filtered, mut notices) = rules::filter_workspace(&raw, WORKSPACE_FILE);
         let store = options.store.or_else(|| ConsentStore::in_user_config(WORKSPACE_CONSENT_FILE));
         let wanted = rules::needs_workspace_consent(&filtered);
+        let runs = consent_runs::consent_would_run(&filtered, &user, &snapshot);
         let decision = consent::decide(&TrustInputs {
             workspace,
             snapshot: &snapshot,
@@ -163,6 +165,7 @@ impl Config {
             list_name: TRUSTED_WORKSPACES,
             explicit_hint: "--trust-workspace (or TACKLE_TRUST_WORKSPACE=1)",
             wanted: &wanted,
+            runs: &runs,
             store: store.as_ref(),
             prompt: options.prompt,
         });

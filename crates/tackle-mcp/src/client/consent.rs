@@ -86,6 +86,7 @@ pub fn listed_trust(config: &Config, workspace: &Path, allow_project_flag: bool)
         list_name: "[mcp] trusted_workspaces",
         explicit_hint: "--allow-project-mcp (or TACKLE_ALLOW_PROJECT_MCP=1)",
         wanted: &[],
+        runs: &[],
         store: store.as_ref(),
         prompt: None,
     });
