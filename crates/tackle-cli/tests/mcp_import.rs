@@ -76,9 +76,12 @@ fn workspace_servers_start_only_with_consent() {
     assert_eq!(listed, Vec::<Value>::new());
     assert_eq!(
         stderr.trim(),
-        "tackle: MCP server 'fake' from .mcp.json was not started: servers defined by the workspace need your consent. \
-         Allow them with --allow-project-mcp, TACKLE_ALLOW_PROJECT_MCP=1, or by trusting the workspace \
-         (--trust-workspace, or [mcp] trusted_workspaces in your config)."
+        format!(
+            "tackle: MCP server 'fake' from .mcp.json was not started: servers defined by the workspace need your \
+             consent. Allow them with --allow-project-mcp, TACKLE_ALLOW_PROJECT_MCP=1, or by trusting the workspace \
+             (--trust-workspace, or [mcp] trusted_workspaces in {}).",
+            setup.user.path().join("config.toml").display()
+        )
     );
     let (listed, stderr) = setup.listed(&["--allow-project-mcp"], &[]);
     assert_eq!(names(&listed), FAKE_TOOLS, "{stderr}");

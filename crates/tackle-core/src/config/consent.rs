@@ -252,10 +252,11 @@ pub fn decide(inputs: &TrustInputs<'_>) -> TrustDecision {
     } else {
         format!(
             "ignoring {} from the workspace's settings: they need your consent; answer the prompt on a terminal, \
-             pass {} for this run, or list {workspace} in {} in your user config",
+             pass {} for this run, or list {workspace} in {} in your user config ({})",
             inputs.wanted.join(", "),
             inputs.explicit_hint,
-            inputs.list_name
+            inputs.list_name,
+            super::user_config_shown()
         )
     };
     TrustDecision { trusted: false, notices: vec![notice] }
@@ -355,8 +356,9 @@ mod tests {
             [format!(
                 "ignoring [providers] from the workspace's settings: they need your consent; answer the prompt on a \
                  terminal, pass --trust-workspace (or TACKLE_TRUST_WORKSPACE=1) for this run, or list {} in \
-                 trusted_workspaces in your user config",
-                fx.workspace.path().display()
+                 trusted_workspaces in your user config ({})",
+                fx.workspace.path().display(),
+                crate::config::user_config_shown()
             )]
         );
         assert_eq!(asked.load(Ordering::SeqCst), 1);
