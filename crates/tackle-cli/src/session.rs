@@ -142,7 +142,7 @@ pub fn check_sandbox(template: &SessionTemplate) -> Result<(), Failure> {
 }
 
 /// [`check_sandbox`], then says on stderr which sandbox confines the session's commands
-/// (`tackle: commands run under bubblewrap (network off)`), for `tools call` and `mcp serve`:
+/// (`tackle: commands run under bubblewrap (network off)`), for `run`, `chat`, `tools call` and `mcp serve`:
 /// only when the sessions have a shell tool, and not when Tackle already warned that commands
 /// run without a sandbox.
 pub fn announce_sandbox(template: &SessionTemplate) -> Result<(), Failure> {

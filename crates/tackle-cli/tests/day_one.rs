@@ -31,6 +31,8 @@ fn command(workspace: &Path) -> Command {
 mod consent_prompt;
 #[path = "day_one/incomplete_runs.rs"]
 mod incomplete_runs;
+#[path = "day_one/network_off.rs"]
+mod network_off;
 
 /// Runs `tackle ARGS` in `workspace` with `stdin`, off the async runtime.
 async fn tackle(workspace: &Path, args: Vec<String>, stdin: &str) -> Output {
