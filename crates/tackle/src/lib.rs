@@ -55,6 +55,7 @@ mod builder;
 mod check;
 mod container;
 mod error;
+mod mcp_wanted;
 pub mod llm;
 mod notice;
 mod session;
