@@ -186,8 +186,9 @@ impl RunUi {
         if let Some(path) = trajectory {
             line.push_str(&format!(" · {path}"));
         }
+        // What stopped the run ("Interrupted by the user.") comes before the summary, which ends the output.
         if !answered && self.mode == Mode::Rich {
-            line.push_str(&format!("\n{}", outcome.final_result));
+            line = format!("{}\n{line}", outcome.final_result);
         }
         // What was denied ends the output, where a person (or a CI log) looks last.
         if outcome.status == RunStatus::Incomplete {

@@ -33,6 +33,8 @@ mod consent_prompt;
 mod incomplete_runs;
 #[path = "day_one/network_off.rs"]
 mod network_off;
+#[path = "day_one/smaller.rs"]
+mod smaller;
 
 /// Runs `tackle ARGS` in `workspace` with `stdin`, off the async runtime.
 async fn tackle(workspace: &Path, args: Vec<String>, stdin: &str) -> Output {

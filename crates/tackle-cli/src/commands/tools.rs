@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tackle::core::registry::{RegistryEntry, Selection};
 use tackle::core::schema::render_tools;
-use tackle::core::{OutputMeta, Registry, Session, ToolCall, ToolOutput};
+use tackle::core::{ErrorKind, OutputMeta, Registry, Session, ToolCall, ToolOutput};
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 
@@ -182,6 +182,17 @@ pub async fn call(args: CallArgs) -> CommandResult {
         stdout::print_json(&call_result(session, Some(&args.name), &output))?;
     } else if output.meta.rejected {
         diagln!("tackle: {}", output.text_content());
+        if output.meta.error_kind == Some(ErrorKind::InvalidInput)
+            && let Some(handle) = session.tools().resolve(&args.name)
+        {
+            let spec = handle.spec();
+            diagln!(
+                "tackle: for example: tackle tools call {} '{}' (every parameter: tackle tools schema {})",
+                spec.name,
+                example_arguments(&spec.input_schema),
+                spec.name
+            );
+        }
     } else {
         let mut text = output.text_content();
         if !text.ends_with('\n') {
@@ -191,6 +202,27 @@ pub async fn call(args: CallArgs) -> CommandResult {
     }
     tackle.close().await;
     Ok(ExitCode::from(code))
+}
+
+/// Arguments of the right shape for a tool's schema: each required parameter with a
+/// placeholder of its type (`{"file_path": "FILE_PATH"}`).
+fn example_arguments(schema: &Value) -> Value {
+    let required = schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str);
+    let example = required
+        .map(|name| {
+            let property = &schema["properties"][name];
+            let kind = property["type"].as_str().or_else(|| property["type"][0].as_str()).unwrap_or("string");
+            let value = match kind {
+                "integer" | "number" => json!(1),
+                "boolean" => json!(true),
+                "array" => json!([]),
+                "object" => json!({}),
+                _ => property["enum"][0].clone().as_str().map_or_else(|| json!(name.to_uppercase()), |v| json!(v)),
+            };
+            (name.to_owned(), value)
+        })
+        .collect::<serde_json::Map<_, _>>();
+    Value::Object(example)
 }
 
 /// `tackle tools batch`: JSON Lines in, one JSON output per call out, one session throughout.
