@@ -29,6 +29,8 @@ fn command(workspace: &Path) -> Command {
 
 #[path = "day_one/consent_prompt.rs"]
 mod consent_prompt;
+#[path = "day_one/docs_match.rs"]
+mod docs_match;
 #[path = "day_one/incomplete_runs.rs"]
 mod incomplete_runs;
 #[path = "day_one/network_off.rs"]

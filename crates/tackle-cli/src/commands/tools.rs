@@ -61,12 +61,14 @@ async fn listing(selection: &ToolSelection) -> Result<(Registry, Selection), Fai
 pub async fn list(args: ListArgs) -> CommandResult {
     let (registry, selection) = listing(&args.selection).await?;
     let entries: Vec<&RegistryEntry> = selection.names.iter().filter_map(|name| registry.get(name)).collect();
-    if selection.names.iter().any(|name| name == "subagent") {
-        // Agent definitions that cannot be used are named here, not silently dropped.
-        let workspace = session::workspace(None)?;
-        for warning in tackle::agent::subagent::definitions(&workspace).warnings {
-            diagln!("tackle: agent definition skipped: {warning}");
-        }
+    // The agents `subagent` can start (listed after the tools); definitions that cannot be
+    // used are named here, not silently dropped.
+    let agents = match selection.names.iter().any(|name| name == "subagent") {
+        true => tackle::agent::subagent::definitions(&session::workspace(None)?),
+        false => Default::default(),
+    };
+    for warning in &agents.warnings {
+        diagln!("tackle: agent definition skipped: {warning}");
     }
     if args.json {
         let listed: Vec<ListedTool<'_>> = entries.iter().map(|e| ListedTool::new(e)).collect();
@@ -99,6 +101,16 @@ pub async fn list(args: ListArgs) -> CommandResult {
             }
             out.flush().map_err(write_failure)?;
         }
+    }
+    if !args.json && !agents.agents.is_empty() {
+        let mut out = stdout::buffered();
+        writeln!(out, "\nAgents (subagent_type):").map_err(write_failure)?;
+        let width = agents.agents.iter().map(|a| a.name.len()).max().unwrap_or(4);
+        for agent in &agents.agents {
+            let description: String = agent.description.split_whitespace().collect::<Vec<_>>().join(" ");
+            writeln!(out, "  {:width$}  {description}", agent.name).map_err(write_failure)?;
+        }
+        out.flush().map_err(write_failure)?;
     }
     Ok(ExitCode::from(OK))
 }
