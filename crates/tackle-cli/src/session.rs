@@ -62,7 +62,10 @@ fn ask_trust(request: &TrustRequest<'_>) -> bool {
     // Each command the yes would let run, so the person knows what they agree to.
     let runs: String = match request.runs {
         [] => String::new(),
-        runs => format!("\nTrusting them lets these run:\n{}", runs.iter().map(|line| format!("  {line}\n")).collect::<String>()),
+        runs => format!(
+            "\nTrusting them lets these run:\n{}",
+            runs.iter().map(|line| format!("  {line}\n")).collect::<String>()
+        ),
     };
     let runs = runs.trim_end();
     diag!(

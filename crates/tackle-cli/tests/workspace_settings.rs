@@ -301,7 +301,8 @@ fn hints_and_notices_name_the_user_config_as_resolved_not_tackle_toml() {
         "{stderr}"
     );
     assert!(
-        stderr.contains(&format!("the user can allow another directory with [workspace] extra_roots in {config_file}.")),
+        stderr
+            .contains(&format!("the user can allow another directory with [workspace] extra_roots in {config_file}.")),
         "{stderr}"
     );
     // The network hint of a failed command points to the same file.

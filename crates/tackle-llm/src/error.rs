@@ -83,7 +83,14 @@ pub struct LlmError {
 impl LlmError {
     /// An error of `class` with a message.
     pub fn new(class: ErrorClass, message: impl Into<String>) -> Self {
-        LlmError { class, status: None, message: message.into(), retry_after: None, should_retry: None, unreachable: false }
+        LlmError {
+            class,
+            status: None,
+            message: message.into(),
+            retry_after: None,
+            should_retry: None,
+            unreachable: false,
+        }
     }
 
     /// Whether another attempt may be made.

@@ -217,10 +217,16 @@ pub async fn call(args: CallArgs) -> CommandResult {
 }
 
 /// Arguments of the right shape for a tool's schema: each required parameter with a
-/// placeholder of its type (`{"file_path": "FILE_PATH"}`).
+/// placeholder of its type (`{"file_path": "FILE_PATH"}`); the first parameter when none is
+/// required (`bash`'s `command`, required unless `restart`).
 fn example_arguments(schema: &Value) -> Value {
-    let required = schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str);
+    let mut required: Vec<&str> =
+        schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    if required.is_empty() {
+        required.extend(schema["properties"].as_object().and_then(|p| p.keys().next()).map(String::as_str));
+    }
     let example = required
+        .into_iter()
         .map(|name| {
             let property = &schema["properties"][name];
             let kind = property["type"].as_str().or_else(|| property["type"][0].as_str()).unwrap_or("string");

@@ -89,11 +89,15 @@ fn every_doc_names_the_tools_mcp_serve_serves() {
 fn tools_list_lists_the_agents_the_readme_says_it_does() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(".claude/agents")).unwrap();
-    std::fs::write(dir.path().join(".claude/agents/rev.md"), "---\nname: reviewer\ndescription: Reviews code\n---\nBe picky.\n")
-        .unwrap();
+    std::fs::write(
+        dir.path().join(".claude/agents/rev.md"),
+        "---\nname: reviewer\ndescription: Reviews code\n---\nBe picky.\n",
+    )
+    .unwrap();
     let out = command(dir.path()).args(["tools", "list"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    let agents = text.split_once("\nAgents (subagent_type):\n").map(|(_, rest)| rest).unwrap_or_else(|| panic!("{text}"));
+    let agents =
+        text.split_once("\nAgents (subagent_type):\n").map(|(_, rest)| rest).unwrap_or_else(|| panic!("{text}"));
     assert!(agents.lines().any(|line| line.split_whitespace().collect::<Vec<_>>() == ["reviewer", "Reviews", "code"]));
     assert!(repository_file("README.md").contains("the\n# agents (.tackle/agents/, .claude/agents/, your config dir)"));
 }

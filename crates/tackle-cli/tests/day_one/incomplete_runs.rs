@@ -12,7 +12,11 @@ use super::{run_args, stderr, tackle};
 /// nobody to ask), then gives up in words.
 fn gives_up_after_the_test_command_is_denied() -> Script {
     Script::new([
-        Turn::reply(Reply::text("Fixing.").call("e1", "write_file", json!({"file_path": "calc.py", "content": "x = 2\n"}))),
+        Turn::reply(Reply::text("Fixing.").call(
+            "e1",
+            "write_file",
+            json!({"file_path": "calc.py", "content": "x = 2\n"}),
+        )),
         Turn::reply(Reply::text("").call("b1", "bash", json!({"command": "python3 -m pytest -q"}))),
         Turn::reply(Reply::text("I could not finish: running the tests was denied.")),
     ])
@@ -46,7 +50,8 @@ async fn a_run_that_gave_up_after_a_denial_is_incomplete_with_exit_1() {
     // Plain output: the last line of stderr says it too, the answer is on stdout.
     let server = FakeLlm::start(gives_up_after_the_test_command_is_denied()).await;
     let url = server.openai_base_url();
-    let args = run_args(&server, Protocol::OpenAi, &url, &["--permission-mode", "accept-edits", "fix the failing test"]);
+    let args =
+        run_args(&server, Protocol::OpenAi, &url, &["--permission-mode", "accept-edits", "fix the failing test"]);
     let out = tackle(workspace.path(), args, "").await;
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let last = stderr(&out).lines().last().unwrap_or_default().to_owned();

@@ -22,8 +22,8 @@ async fn a_command_that_cannot_connect_gets_the_sandbox_hint_and_the_run_names_t
     .await;
     let workspace = tempfile::tempdir().unwrap();
     let url = server.openai_base_url();
-    let out = tackle(workspace.path(), run_args(&server, Protocol::OpenAi, &url, &["--yes", "check the service"]), "")
-        .await;
+    let out =
+        tackle(workspace.path(), run_args(&server, Protocol::OpenAi, &url, &["--yes", "check the service"]), "").await;
     server.assert_clean();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let said = stderr(&out);

@@ -62,8 +62,11 @@ async fn a_server_that_is_not_running_is_retried_twice_and_named() {
 fn ckg_search_that_finds_nothing_fails_and_counts_are_singular() {
     let dir = tempfile::tempdir().unwrap();
     let calls = "    Foo().bar()\n".repeat(3);
-    std::fs::write(dir.path().join("m.py"), format!("class Foo:\n    def bar(self):\n        return 1\n\ndef use():\n{calls}"))
-        .unwrap();
+    std::fs::write(
+        dir.path().join("m.py"),
+        format!("class Foo:\n    def bar(self):\n        return 1\n\ndef use():\n{calls}"),
+    )
+    .unwrap();
     let ckg = |args: &[&str]| command(dir.path()).arg("ckg").args(args).output().unwrap();
     let out = ckg(&["search", "class", "Foo"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -83,10 +86,9 @@ fn ckg_search_that_finds_nothing_fails_and_counts_are_singular() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_interrupted_run_says_so_before_its_summary_line() {
-    let server = FakeLlm::start(Script::new([Turn::reply(
-        Reply::text("").call("s1", "bash", json!({"command": "sleep 30"})),
-    )]))
-    .await;
+    let server =
+        FakeLlm::start(Script::new([Turn::reply(Reply::text("").call("s1", "bash", json!({"command": "sleep 30"})))]))
+            .await;
     let workspace = tempfile::tempdir().unwrap();
     let args = run_args(&server, Protocol::OpenAi, &server.openai_base_url(), &["--yes", "wait"]);
     let path = workspace.path().to_owned();

@@ -318,7 +318,10 @@ impl Sandbox {
             && stderr.lines().any(|line| line.contains("/tmp/") && line.contains("No such file or directory"));
         let what = match (writes, network, private_tmp) {
             (true, _, _) => {
-                format!("writes outside the workspace are blocked; {}", user_can("[sandbox] extra_writable = [\"DIR\"]"))
+                format!(
+                    "writes outside the workspace are blocked; {}",
+                    user_can("[sandbox] extra_writable = [\"DIR\"]")
+                )
             }
             (false, true, _) => format!(
                 "network access is off, so connections (127.0.0.1 too) and name lookups fail; {}",
