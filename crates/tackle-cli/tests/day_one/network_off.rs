@@ -39,3 +39,28 @@ async fn a_command_that_cannot_connect_gets_the_sandbox_hint_and_the_run_names_t
     assert!(job.contains("Job job-1 [exited 7]"), "{job}");
     assert_eq!(job.matches(&hint.replace('"', "\\\"")).count(), 2, "{job}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_names_the_sandbox_once_before_its_first_prompt() {
+    let server = FakeLlm::start(Script::new([])).await;
+    let workspace = tempfile::tempdir().unwrap();
+    let args: Vec<String> = ["chat", "--model", "openai/fake", "--base-url", &server.openai_base_url(), "--yes"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let path = workspace.path().to_owned();
+    let seen = tokio::task::spawn_blocking(move || {
+        let mut pty = super::Pty::spawn(&path, &args);
+        pty.expect("tackle> ", 1);
+        pty.type_line("/exit");
+        let status = pty.wait();
+        assert_eq!(status.code(), Some(0), "{}", pty.seen.lock().unwrap());
+        pty.seen.lock().unwrap().clone()
+    })
+    .await
+    .unwrap();
+    let named = seen.find("tackle: commands run under ").unwrap_or_else(|| panic!("{seen}"));
+    assert!(named < seen.find("tackle> ").unwrap(), "{seen}");
+    assert_eq!(seen.matches("commands run under").count(), 1, "{seen}");
+    assert!(seen.contains("(network off"), "{seen}");
+}
