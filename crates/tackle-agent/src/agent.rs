@@ -93,6 +93,9 @@ pub struct Permissions {
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Success,
+    /// The model stopped without a successful `task_done` after calls of the run were denied
+    /// permission: the work may not be done, and a CI job must not pass on it.
+    Incomplete,
     MaxSteps,
     Interrupted,
     Error,
@@ -103,6 +106,7 @@ impl RunStatus {
     pub fn name(self) -> &'static str {
         match self {
             RunStatus::Success => "success",
+            RunStatus::Incomplete => "incomplete",
             RunStatus::MaxSteps => "max_steps",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Error => "error",
@@ -113,7 +117,7 @@ impl RunStatus {
     pub fn exit_code(self) -> u8 {
         match self {
             RunStatus::Success => 0,
-            RunStatus::MaxSteps | RunStatus::Error => 1,
+            RunStatus::Incomplete | RunStatus::MaxSteps | RunStatus::Error => 1,
             RunStatus::Interrupted => 130,
         }
     }
@@ -133,6 +137,8 @@ pub struct RunOutcome {
     pub trajectory: Option<PathBuf>,
     /// How many calls were denied permission (by the mode, the approver or a hook).
     pub denied: u32,
+    /// The denied calls as rules would name them (`Bash(python3 -m pytest -q)`), in order.
+    pub denied_calls: Vec<String>,
 }
 
 /// A run in progress: a provider, a session, an executor and a history.
@@ -191,11 +197,18 @@ struct Stop {
     status: RunStatus,
     final_result: String,
     error_kind: Option<String>,
+    /// The run ended with a `task_done` that was accepted.
+    task_done: bool,
 }
 
 impl Stop {
     fn error(kind: &str, message: String) -> Stop {
-        Stop { status: RunStatus::Error, final_result: message, error_kind: Some(kind.to_owned()) }
+        Stop { status: RunStatus::Error, final_result: message, error_kind: Some(kind.to_owned()), task_done: false }
+    }
+
+    /// The model's final answer: `task_done` accepted, or a reply without calls.
+    fn answered(text: String, task_done: bool) -> Stop {
+        Stop { status: RunStatus::Success, final_result: text, error_kind: None, task_done }
     }
 }
 
@@ -406,6 +419,11 @@ impl Agent {
                 stop
             }
         };
+        // An answer after denied calls, without a task_done that heard of them, is not success.
+        let mut stop = stop;
+        if stop.status == RunStatus::Success && !stop.task_done && denied.count() > 0 {
+            stop.status = RunStatus::Incomplete;
+        }
         if let Some(kind) = &stop.error_kind {
             self.record(TrajectoryEvent::Error { kind: kind.clone(), message: stop.final_result.clone() });
         }
@@ -429,6 +447,7 @@ impl Agent {
             error_kind: stop.error_kind,
             trajectory: self.trajectory_path(),
             denied: u32::try_from(denied.count()).unwrap_or(u32::MAX),
+            denied_calls: denied.calls().to_vec(),
         }
     }
 
@@ -453,6 +472,7 @@ impl Agent {
                 status: RunStatus::Error,
                 final_result: format!("The prompt was blocked by a UserPromptSubmit hook: {reason}"),
                 error_kind: Some("prompt_blocked".to_owned()),
+                task_done: false,
             });
         }
         context.extend(submitted.context);
@@ -560,6 +580,7 @@ impl Agent {
                         if self.config.max_steps == 1 { "" } else { "s" }
                     ),
                     error_kind: None,
+                    task_done: false,
                 };
             }
             *steps += 1;
@@ -647,7 +668,7 @@ impl Agent {
                     self.history.push(Message::user_text(EMPTY_REPLY_MESSAGE));
                     continue;
                 }
-                return Stop { status: RunStatus::Success, final_result: text, error_kind: None };
+                return Stop::answered(text, false);
             }
             empty_replies = 0;
 
@@ -659,7 +680,7 @@ impl Agent {
             }
             self.history.push(Message::User { parts });
             if outcome.task_done {
-                return Stop { status: RunStatus::Success, final_result: text, error_kind: None };
+                return Stop::answered(text, true);
             }
             if cancel.is_cancelled() {
                 return interrupted();
@@ -822,7 +843,7 @@ impl Agent {
 pub(crate) const INTERRUPTED: &str = "Interrupted by the user.";
 
 fn interrupted() -> Stop {
-    Stop { status: RunStatus::Interrupted, final_result: INTERRUPTED.to_owned(), error_kind: None }
+    Stop { status: RunStatus::Interrupted, final_result: INTERRUPTED.to_owned(), error_kind: None, task_done: false }
 }
 
 fn result_part(output: &ToolOutput) -> UserPart {

@@ -61,13 +61,21 @@ fn answer_as(mut output: ToolOutput, call_id: &str) -> ToolOutput {
 pub struct DeniedCalls {
     /// One line per denied call: the call and the first line of its denial.
     all: Vec<String>,
+    /// Each denied call as a rule would name it (`Bash(python3 -m pytest -q)`).
+    calls: Vec<String>,
     /// How many of them `task_done` already reminded the model of.
     reminded: usize,
 }
 
 impl DeniedCalls {
-    fn add(&mut self, line: String) {
+    fn add(&mut self, call: String, line: String) {
+        self.calls.push(call);
         self.all.push(line);
+    }
+
+    /// Each denied call as a rule would name it (`Bash(python3 -m pytest -q)`), in order.
+    pub fn calls(&self) -> &[String] {
+        &self.calls
     }
 
     /// How many calls were denied.
@@ -176,7 +184,9 @@ impl Agent {
                 let name = resolved[index].clone().unwrap_or_else(|| calls[index].call.name.clone());
                 let summary = call_summary(spec, &calls[index].args);
                 let reason = output.text_content().lines().next().unwrap_or_default().to_owned();
-                denied.add(format!("{name} {summary}: {reason}").replace("  ", " "));
+                let rule_name = spec.map_or(name.as_str(), |spec| spec.claude_name());
+                let call = if summary.is_empty() { rule_name.to_owned() } else { format!("{rule_name}({summary})") };
+                denied.add(call, format!("{name} {summary}: {reason}").replace("  ", " "));
             }
         }
         let failed = outputs.iter().flatten().filter(|o| o.is_error).count();

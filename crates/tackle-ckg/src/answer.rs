@@ -48,9 +48,21 @@ pub fn outline(index: &Index, path: &Path, shown: &str, within: &Within) -> Resu
 }
 
 /// The first `max` references to `name`, calls first.
-pub fn references(index: &Index, name: &str, within: &Within, max: usize) -> Result<Answer, CkgError> {
+/// The references to `name`, at most `max`; when more exist, the text ends naming the option
+/// that shows them (`more_option`: `--max` on the command line, `max_results` for the tool).
+pub fn references(
+    index: &Index,
+    name: &str,
+    within: &Within,
+    max: usize,
+    more_option: &str,
+) -> Result<Answer, CkgError> {
     let (total, found) = index.references(name, within, max)?;
-    Ok((render::references(name, total, &found), json!({ "total": total, "references": found })))
+    let mut text = render::references(name, total, &found);
+    if total > found.len() {
+        text.push_str(&format!(" (raise {more_option}, now {max}, to see more)"));
+    }
+    Ok((text, json!({ "total": total, "references": found })))
 }
 
 /// The `max` definitions best matching `query`.

@@ -92,7 +92,7 @@ pub fn definitions(
             entry
         })
         .collect();
-    clip(&format!("Found {} {noun} named {id}:", found.len()), &entries, 0)
+    clip(&format!("Found {} {} named {id}:", found.len(), category.noun_for(found.len())), &entries, 0)
 }
 
 /// A file's outline: its path, then one line per definition, indented by nesting.
@@ -115,7 +115,8 @@ pub fn references(id: &str, total: usize, found: &[ReferenceEntry]) -> String {
         .iter()
         .map(|r| format!("\n{}:{} in {} ({})", r.file, r.line, r.enclosing.as_deref().unwrap_or("<top level>"), r.kind))
         .collect();
-    clip(&format!("Found {total} references to {id}:"), &entries, total.saturating_sub(found.len()))
+    let noun = if total == 1 { "reference" } else { "references" };
+    clip(&format!("Found {total} {noun} to {id}:"), &entries, total.saturating_sub(found.len()))
 }
 
 /// Fuzzy search results, best first.

@@ -268,7 +268,7 @@ fn answer(
         CkgCommand::SearchClass => answer::definitions(index, Category::Class, id, within, bodies),
         CkgCommand::SearchClassMethod => answer::definitions(index, Category::Method, id, within, bodies),
         CkgCommand::Outline => answer::outline(index, target.resolved, target.raw, within),
-        CkgCommand::References => answer::references(index, id, within, max_results),
+        CkgCommand::References => answer::references(index, id, within, max_results, "max_results"),
         CkgCommand::Search => answer::search(index, id, within, max_results),
         CkgCommand::RepoMap => {
             // The map stays within every answer's cap: past 4,000 tokens, `max_tokens` gives

@@ -80,11 +80,11 @@ async fn trae_commands_answer_in_traes_shapes() {
     let out = ws.ok("ckg", json!({"command": "search_function", "identifier": "make_square"})).await;
     assert_eq!(
         out,
-        "Found 1 functions named make_square:\n1. geo/shapes.py:8-9\ndef make_square():\n    return Shape()"
+        "Found 1 function named make_square:\n1. geo/shapes.py:8-9\ndef make_square():\n    return Shape()"
     );
     let out =
         ws.ok("ckg", json!({"command": "search_function", "identifier": "make_square", "print_body": false})).await;
-    assert_eq!(out, "Found 1 functions named make_square:\n1. geo/shapes.py:8-9");
+    assert_eq!(out, "Found 1 function named make_square:\n1. geo/shapes.py:8-9");
     // An explicit null means the default (Trae turned the body off).
     let out =
         ws.ok("ckg", json!({"command": "search_function", "identifier": "make_square", "print_body": null})).await;
@@ -92,15 +92,15 @@ async fn trae_commands_answer_in_traes_shapes() {
     let out = ws.ok("ckg", json!({"command": "search_class", "identifier": "Shape", "print_body": false})).await;
     assert_eq!(
         out,
-        "Found 1 classes named Shape:\n1. geo/shapes.py:1-5\nFields:\n- sides = 0\nMethods:\n- def area(self)"
+        "Found 1 class named Shape:\n1. geo/shapes.py:1-5\nFields:\n- sides = 0\nMethods:\n- def area(self)"
     );
     let out = ws.ok("ckg", json!({"command": "search_class_method", "identifier": "area", "print_body": false})).await;
-    assert_eq!(out, "Found 1 class methods named area:\n1. geo/shapes.py:4-5 within class Shape");
+    assert_eq!(out, "Found 1 class method named area:\n1. geo/shapes.py:4-5 within class Shape");
     // Paths are relative to `path`.
     let out = ws
         .ok("ckg", json!({"command": "search_class_method", "identifier": "area", "path": "geo", "print_body": false}))
         .await;
-    assert_eq!(out, "Found 1 class methods named area:\n1. shapes.py:4-5 within class Shape");
+    assert_eq!(out, "Found 1 class method named area:\n1. shapes.py:4-5 within class Shape");
 }
 
 #[tokio::test]
@@ -134,7 +134,8 @@ async fn outline_references_and_search() {
     let out = ws.ok("ckg", json!({"command": "references", "identifier": "make_square", "max_results": 1})).await;
     assert_eq!(
         out,
-        "Found 3 references to make_square:\napp.py:4 in app.main (call)\n<response clipped> 2 more entries not shown"
+        "Found 3 references to make_square:\napp.py:4 in app.main (call)\n<response clipped> 2 more entries not shown \
+         (raise max_results, now 1, to see more)"
     );
     let out = ws.ok("ckg", json!({"command": "search", "identifier": "squar"})).await;
     assert_eq!(out, "function geo.shapes.make_square geo/shapes.py:8-9");
@@ -191,7 +192,7 @@ async fn an_edit_by_a_file_tool_refreshes_that_file_at_once() {
     assert_eq!(ws.symbol_ids("c.py").len(), 1, "a new file is indexed on write");
     let out =
         ws.ok("ckg", json!({"command": "search_function", "identifier": "alpha_edited", "print_body": false})).await;
-    assert_eq!(out, "Found 1 functions named alpha_edited:\n1. a.py:1-2");
+    assert_eq!(out, "Found 1 function named alpha_edited:\n1. a.py:1-2");
 }
 
 #[tokio::test]
@@ -201,7 +202,7 @@ async fn an_edit_by_bash_is_seen_by_the_next_query() {
     ws.ok("ckg", json!({"command": "search_function", "identifier": "alpha"})).await;
     ws.ok("bash", json!({"command": "printf 'def from_bash():\\n    pass\\n' >> a.py && rm -f gone.py"})).await;
     let out = ws.ok("ckg", json!({"command": "search_function", "identifier": "from_bash", "print_body": false})).await;
-    assert_eq!(out, "Found 1 functions named from_bash:\n1. a.py:3-4");
+    assert_eq!(out, "Found 1 function named from_bash:\n1. a.py:3-4");
 }
 
 #[tokio::test]
@@ -246,7 +247,7 @@ async fn long_answers_stay_within_the_cap() {
     let body: String = (0..3_000).map(|i| format!("    field_{i} = {i}\n")).collect();
     ws.write("big.py", &format!("class Big:\n{body}"));
     let out = ws.ok("ckg", json!({"command": "search_class", "identifier": "Big"})).await;
-    assert!(out.starts_with("Found 1 classes named Big:\n1. big.py:1-3001\nFields:\n- field_0 = 0"), "{}", &out[..200]);
+    assert!(out.starts_with("Found 1 class named Big:\n1. big.py:1-3001\nFields:\n- field_0 = 0"), "{}", &out[..200]);
     assert!(
         out.ends_with("\n<response clipped> the rest of this entry and 0 more entries not shown"),
         "{}",

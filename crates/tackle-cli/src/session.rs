@@ -59,8 +59,17 @@ fn ask_trust(request: &TrustRequest<'_>) -> bool {
     } else {
         format!("has settings that changed since you trusted them: {}", request.changed.join(", "))
     };
+    // Each command the yes would let run, so the person knows what they agree to.
+    let runs: String = match request.runs {
+        [] => String::new(),
+        runs => format!(
+            "\nTrusting them lets these run:\n{}",
+            runs.iter().map(|line| format!("  {line}\n")).collect::<String>()
+        ),
+    };
+    let runs = runs.trim_end();
     diag!(
-        "tackle: the workspace {} {why}\nTrust its settings (remembered until they change)? [y/N] ",
+        "tackle: the workspace {} {why}{runs}\nTrust its settings (remembered until they change)? [y/N] ",
         request.workspace.display()
     );
     let mut answer = String::new();
@@ -136,7 +145,7 @@ pub fn check_sandbox(template: &SessionTemplate) -> Result<(), Failure> {
 }
 
 /// [`check_sandbox`], then says on stderr which sandbox confines the session's commands
-/// (`tackle: commands run under bubblewrap (network off)`), for `tools call` and `mcp serve`:
+/// (`tackle: commands run under bubblewrap (network off)`), for `run`, `chat`, `tools call` and `mcp serve`:
 /// only when the sessions have a shell tool, and not when Tackle already warned that commands
 /// run without a sandbox.
 pub fn announce_sandbox(template: &SessionTemplate) -> Result<(), Failure> {

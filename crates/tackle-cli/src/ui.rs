@@ -138,26 +138,36 @@ impl RunUi {
         let trajectory = outcome.trajectory.as_ref().map(|p| p.display().to_string());
         if self.mode == Mode::Json {
             let success = outcome.status == RunStatus::Success;
+            // An incomplete run has the model's answer, and the denials as its error.
+            let answered = success || outcome.status == RunStatus::Incomplete;
             let mut object = serde_json::json!({
                 "status": outcome.status.name(), "steps": outcome.steps, "tokens": tokens,
                 "duration_ms": outcome.duration_ms, "trajectory": trajectory, "denied": outcome.denied,
-                "answer": if success { Some(&outcome.final_result) } else { None },
+                "answer": if answered { Some(&outcome.final_result) } else { None },
             });
             if let Some(cost) = outcome.usage.cost {
                 object["cost_usd"] = serde_json::json!(cost);
             }
-            if !success {
+            if outcome.denied > 0 {
+                object["denied_calls"] = serde_json::json!(outcome.denied_calls);
+            }
+            if outcome.status == RunStatus::Incomplete {
+                object["error"] = serde_json::json!({"kind": "incomplete", "message": denied_summary(outcome)});
+            } else if !success {
                 let kind = outcome.error_kind.as_deref().unwrap_or(outcome.status.name());
                 object["error"] = serde_json::json!({"kind": kind, "message": outcome.final_result});
             }
             self.out(&format!("{object}\n"));
-            if outcome.status != RunStatus::Success {
+            if outcome.status == RunStatus::Incomplete {
+                diagln!("✗ incomplete · {}", denied_summary(outcome));
+            } else if !success {
                 let class = outcome.error_kind.as_ref().map(|kind| format!(" ({kind})")).unwrap_or_default();
                 diagln!("✗ {}{class}: {}", outcome.status.name(), outcome.final_result);
             }
             return;
         }
-        if self.mode == Mode::Plain && outcome.status != RunStatus::Success {
+        let answered = matches!(outcome.status, RunStatus::Success | RunStatus::Incomplete);
+        if self.mode == Mode::Plain && !answered {
             self.out(&format!("{}\n", outcome.final_result));
         }
         let mark = if outcome.status == RunStatus::Success { "✓" } else { "✗" };
@@ -171,16 +181,31 @@ impl RunUi {
             outcome.duration_ms as f64 / 1000.0
         );
         if outcome.denied > 0 {
-            line.push_str(&format!(" · {} call{} denied", outcome.denied, if outcome.denied == 1 { "" } else { "s" }));
+            line.push_str(&format!(" · {}", denied_count(outcome.denied)));
         }
         if let Some(path) = trajectory {
             line.push_str(&format!(" · {path}"));
         }
-        if outcome.status != RunStatus::Success && self.mode == Mode::Rich {
-            line.push_str(&format!("\n{}", outcome.final_result));
+        // What stopped the run ("Interrupted by the user.") comes before the summary, which ends the output.
+        if !answered && self.mode == Mode::Rich {
+            line = format!("{}\n{line}", outcome.final_result);
+        }
+        // What was denied ends the output, where a person (or a CI log) looks last.
+        if outcome.status == RunStatus::Incomplete {
+            line.push_str(&format!("\n✗ incomplete · {}", denied_summary(outcome)));
         }
         self.err(&line);
     }
+}
+
+/// `1 call denied` / `2 calls denied`.
+fn denied_count(denied: u32) -> String {
+    format!("{denied} call{} denied", if denied == 1 { "" } else { "s" })
+}
+
+/// `1 call denied: Bash(python3 -m pytest -q)`: the count and the calls, for an incomplete run.
+fn denied_summary(outcome: &RunOutcome) -> String {
+    format!("{}: {}", denied_count(outcome.denied), outcome.denied_calls.join(", "))
 }
 
 /// Two spaces per level of nesting.

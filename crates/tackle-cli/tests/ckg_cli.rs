@@ -66,22 +66,22 @@ fn index_then_every_query_in_text_and_json() {
 
     assert_eq!(
         text(&root, &["ckg", "search", "function", "make"]),
-        "Found 1 functions named make:\n1. lib/shapes.py:6-7"
+        "Found 1 function named make:\n1. lib/shapes.py:6-7"
     );
     assert_eq!(
         text(&root, &["ckg", "search", "function", "make", "--body"]),
-        "Found 1 functions named make:\n1. lib/shapes.py:6-7\ndef make():\n    return Shape()"
+        "Found 1 function named make:\n1. lib/shapes.py:6-7\ndef make():\n    return Shape()"
     );
     assert_eq!(
         text(&root, &["ckg", "search", "class", "Shape"]),
-        "Found 1 classes named Shape:\n1. lib/shapes.py:1-3\nMethods:\n- def area(self)"
+        "Found 1 class named Shape:\n1. lib/shapes.py:1-3\nMethods:\n- def area(self)"
     );
     assert_eq!(
         text(&root, &["ckg", "search", "method", "area"]),
-        "Found 1 class methods named area:\n1. lib/shapes.py:2-3 within class Shape"
+        "Found 1 class method named area:\n1. lib/shapes.py:2-3 within class Shape"
     );
     assert_eq!(text(&root, &["ckg", "search", "any", "mak"]), "function lib.shapes.make lib/shapes.py:6-7");
-    assert_eq!(text(&root, &["ckg", "refs", "make"]), "Found 1 references to make:\napp.py:4 in app.main (call)");
+    assert_eq!(text(&root, &["ckg", "refs", "make"]), "Found 1 reference to make:\napp.py:4 in app.main (call)");
     assert_eq!(
         text(&root, &["ckg", "outline", "lib/shapes.py"]),
         "lib/shapes.py\n1-3 class class Shape\n  2-3 method def area(self)\n6-7 function def make()"
@@ -112,7 +112,7 @@ fn queries_refresh_first_and_errors_go_to_stderr() {
     std::fs::write(root.join("app.py"), "def renamed():\n    pass\n").unwrap();
     assert_eq!(
         text(&root, &["ckg", "search", "function", "renamed"]),
-        "Found 1 functions named renamed:\n1. app.py:1-2"
+        "Found 1 function named renamed:\n1. app.py:1-2"
     );
     let out = tackle(&root).args(["ckg", "outline", "missing.py"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

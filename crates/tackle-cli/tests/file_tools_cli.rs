@@ -62,8 +62,9 @@ fn tools_call_refuses_escapes_before_running_with_exit_2() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "tackle: Path ../secret.txt is outside the workspace ({}). Use a path inside it; to allow another directory add it to [workspace] extra_roots in tackle.toml.\n",
-            ws.display()
+            "tackle: Path ../secret.txt is outside the workspace ({}). Use a path inside it; the user can allow another directory with [workspace] extra_roots in {}.\n",
+            ws.display(),
+            ws.join(".no-user-config/config.toml").display()
         )
     );
     let out = call(&ws, "write_file", json!({"file_path": ".git/hooks/pre-commit", "content": "evil"}));
@@ -137,10 +138,11 @@ fn workspace_settings_never_widen_the_path_policy_and_the_users_do() {
         let out = tackle(&ws).args(["tools", "call", "read_file", &args.to_string()]).args(trust).output().unwrap();
         assert_eq!(out.status.code(), Some(2));
         assert!(
-            text(&out.stderr).starts_with(
+            text(&out.stderr).starts_with(&format!(
                 "tackle: ignoring [workspace] extra_roots from the workspace's tackle.toml: it would widen the \
-                 sandbox, the path policy or the environment, which only your user config and flags may do\n"
-            ),
+                 sandbox, the path policy or the environment, which only your user config ({}) and flags may do\n",
+                ws.join(".no-user-config/config.toml").display()
+            )),
             "{}",
             text(&out.stderr)
         );

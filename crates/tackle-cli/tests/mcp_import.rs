@@ -76,9 +76,12 @@ fn workspace_servers_start_only_with_consent() {
     assert_eq!(listed, Vec::<Value>::new());
     assert_eq!(
         stderr.trim(),
-        "tackle: MCP server 'fake' from .mcp.json was not started: servers defined by the workspace need your consent. \
-         Allow them with --allow-project-mcp, TACKLE_ALLOW_PROJECT_MCP=1, or by trusting the workspace \
-         (--trust-workspace, or [mcp] trusted_workspaces in your config)."
+        format!(
+            "tackle: MCP server 'fake' from .mcp.json was not started: servers defined by the workspace need your \
+             consent. Allow them with --allow-project-mcp, TACKLE_ALLOW_PROJECT_MCP=1, or by trusting the workspace \
+             (--trust-workspace, or [mcp] trusted_workspaces in {}).",
+            setup.user.path().join("config.toml").display()
+        )
     );
     let (listed, stderr) = setup.listed(&["--allow-project-mcp"], &[]);
     assert_eq!(names(&listed), FAKE_TOOLS, "{stderr}");
@@ -218,4 +221,44 @@ fn serve_re_exports_imported_tools_only_when_named() {
         ["mcp__fake__echo"]
     );
     assert_eq!(serve_list(&setup, &["--tools", "mcp__fake__*"]), FAKE_TOOLS);
+}
+
+/// Only servers whose tools the allowlist can select start (issue 25, point 7): `--tools
+/// …,-mcp` and `tools call` of a built-in start none, and a server left out is not asked about.
+#[test]
+fn servers_the_selection_cannot_use_are_not_started() {
+    let setup = Setup::new();
+    let marker = setup.workspace.path().join("started.log");
+    let start = format!("echo started >> '{}'; exec python3 -u '{}'", marker.display(), fake_script().display());
+    let file = json!({"mcpServers": {"fake": {"command": "sh", "args": ["-c", start]}}});
+    std::fs::write(setup.workspace.path().join(".mcp.json"), file.to_string()).unwrap();
+    std::fs::write(setup.workspace.path().join("a.txt"), "hello\n").unwrap();
+    let starts = || std::fs::read_to_string(&marker).map_or(0, |text| text.lines().count());
+
+    let read = json!({"file_path": "a.txt"}).to_string();
+    for args in [
+        vec!["tools", "call", "read_file", &read, "--allow-project-mcp"],
+        vec!["tools", "call", "Read", &read, "--allow-project-mcp"],
+        vec!["tools", "list", "--tools", "default,-mcp", "--allow-project-mcp"],
+        vec!["tools", "list", "--tools", "read_file,grep", "--allow-project-mcp"],
+    ] {
+        let out = setup.run(&args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(starts(), 0, "{args:?} started the server");
+    }
+    // Without consent, a server the selection leaves out is not even mentioned.
+    let out = setup.run(&["tools", "call", "read_file", &read], &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "nothing to say about a server nobody needs");
+
+    // The server starts when its tools can be selected: by the default, by name, by glob.
+    for (args, expected) in [
+        (vec!["tools", "list", "--allow-project-mcp"], 1),
+        (vec!["tools", "list", "--tools", "read_file,mcp__fake__echo", "--allow-project-mcp"], 2),
+        (vec!["tools", "call", "mcp__fake__echo", r#"{"text": "hi"}"#, "--allow-project-mcp"], 3),
+    ] {
+        let out = setup.run(&args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(starts(), expected, "{args:?}");
+    }
 }

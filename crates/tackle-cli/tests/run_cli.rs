@@ -160,8 +160,11 @@ async fn plain_output_streams_lines_and_a_summary() {
         stdout,
         "Thinking.\n[tool] sequentialthinking step 1 -> ok\nDone.\n[tool] sequentialthinking step 2 -> ok\n[tool] task_done -> ok\n"
     );
+    // The sandbox line comes first, then the summary.
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.starts_with("✓ success · 2 steps · 40 tokens · "), "{stderr}");
+    let (sandbox, summary) = stderr.split_once('\n').unwrap();
+    assert!(sandbox.starts_with("tackle: commands run under "), "{stderr}");
+    assert!(summary.starts_with("✓ success · 2 steps · 40 tokens · "), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -224,7 +227,7 @@ async fn the_cost_the_provider_reports_is_summed_on_the_final_line() {
     let out = tackle(run_args(&server, Protocol::OpenAi, workspace.path(), &[]), vec![]).await;
     assert_eq!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.starts_with("✓ success · 2 steps · 40 tokens · $0.0130 · "), "{stderr}");
+    assert!(stderr.lines().last().unwrap().starts_with("✓ success · 2 steps · 40 tokens · $0.0130 · "), "{stderr}");
 
     let server = FakeLlm::start(priced()).await;
     let out = tackle(run_args(&server, Protocol::OpenAi, workspace.path(), &["--json"]), vec![]).await;

@@ -80,12 +80,13 @@ fn tools_call_bash_runs_sandboxed() {
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     let text = result["output"].as_str().unwrap();
     assert!(text.contains("Read-only file system"), "{text}");
-    assert!(
-        text.ends_with(
-            "[exit code: 1]\n[sandbox: writes outside the workspace are blocked; see [sandbox] in tackle.toml]"
-        ),
-        "{text}"
+    // The hint names the user config Tackle read, the file that can widen the sandbox.
+    let hint = format!(
+        "[exit code: 1]\n[sandbox: writes outside the workspace are blocked; the user can set [sandbox] \
+         extra_writable = [\"DIR\"] in {}]",
+        d.config.path().join("config.toml").display()
     );
+    assert!(text.ends_with(&hint), "{text}");
     assert!(!target.exists());
     assert_eq!(std::fs::read_to_string(d.workspace.path().join("made.txt")).unwrap(), "inside\n");
 }

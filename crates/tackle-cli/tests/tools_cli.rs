@@ -114,7 +114,15 @@ fn tools_call_runs_a_tool_and_maps_exit_codes() {
     assert_eq!(out.status.code(), Some(2));
     // (After the line that names the sandbox in force.)
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stderr.lines().last(), Some("tackle: No command provided for the bash tool"), "{stderr}");
+    let mut last = stderr.lines().rev();
+    assert_eq!(
+        last.next(),
+        Some(
+            r#"tackle: for example: tackle tools call bash '{"command":"COMMAND"}' (every parameter: tackle tools schema bash)"#
+        ),
+        "{stderr}"
+    );
+    assert_eq!(last.next(), Some("tackle: No command provided for the bash tool"), "{stderr}");
 
     let out =
         tackle().args(["tools", "call", "sequentialthinking", "{\"thought\": \"x\"}", "--json"]).output().unwrap();

@@ -57,10 +57,13 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-fn ignored(setting: &str) -> String {
+/// The notice for a workspace setting that is ignored: it names the user config file (`user`'s
+/// `config.toml`, as the run resolved it) that may set it.
+fn ignored(setting: &str, user: &Path) -> String {
     format!(
         "tackle: ignoring {setting} from the workspace's tackle.toml: it would widen the sandbox, the path policy or \
-         the environment, which only your user config and flags may do\n"
+         the environment, which only your user config ({}) and flags may do\n",
+        user.join("config.toml").display()
     )
 }
 
@@ -106,7 +109,7 @@ fn a_trusted_workspace_cannot_weaken_the_sandbox_the_paths_or_the_environment() 
             "[sandbox] mode = \"none\"",
             "[sandbox] network = true",
         ] {
-            assert!(stderr.contains(&ignored(setting)), "{mode}: {setting} was not named:\n{stderr}");
+            assert!(stderr.contains(&ignored(setting, &setup.user)), "{mode}: {setting} was not named:\n{stderr}");
         }
         assert!(!stderr.contains("without a sandbox"), "{stderr}");
 
@@ -160,8 +163,8 @@ fn a_command_that_writes_tackle_toml_cannot_unsandbox_the_next_session() {
     assert!(!escaped.exists(), "the next session ran unsandboxed: {}", text(&out.stdout));
     assert!(text(&out.stdout).contains("Permission denied"), "{}", text(&out.stdout));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains(&ignored("[sandbox] mode = \"none\"")), "{stderr}");
-    assert!(stderr.contains(&ignored("[sandbox] network = true")), "{stderr}");
+    assert!(stderr.contains(&ignored("[sandbox] mode = \"none\"", &setup.user)), "{stderr}");
+    assert!(stderr.contains(&ignored("[sandbox] network = true", &setup.user)), "{stderr}");
     assert!(!stderr.contains("without a sandbox"), "{stderr}");
 }
 
@@ -329,4 +332,38 @@ fn an_absurd_user_number_is_lowered_to_its_maximum() {
         "{stderr}"
     );
     assert!(stderr.contains("lowering [tools] timeout_ms"), "{stderr}");
+}
+
+/// Every hint and "ignoring" notice names the file that can do what the workspace may not: the
+/// user config as Tackle resolved it (here through `XDG_CONFIG_HOME`), never `tackle.toml`.
+#[test]
+fn hints_and_notices_name_the_user_config_as_resolved_not_tackle_toml() {
+    let setup = Setup::new();
+    let xdg = setup.outside.join("xdg");
+    std::fs::create_dir(&xdg).unwrap();
+    setup.workspace_file("tackle.toml", "[workspace]\nextra_roots = [\"/etc\"]\n[sandbox]\nnetwork = true\n");
+    let config_file = xdg.join("tackle/config.toml").display().to_string();
+    let resolved = |args: &[&str]| {
+        let mut command = setup.tackle(args);
+        command.env_remove("TACKLE_CONFIG_DIR").env("XDG_CONFIG_HOME", &xdg).env("HOME", &setup.outside);
+        command.output().unwrap()
+    };
+    let out = resolved(&["tools", "call", "read_file", r#"{"file_path": "/etc/passwd"}"#]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("ignoring [workspace] extra_roots from the workspace's tackle.toml: it would widen the sandbox, the path policy or the environment, which only your user config ({config_file}) and flags may do")),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .contains(&format!("the user can allow another directory with [workspace] extra_roots in {config_file}.")),
+        "{stderr}"
+    );
+    // The network hint of a failed command points to the same file.
+    let out = resolved(&["tools", "call", "bash", r#"{"command": "exec 3<>/dev/tcp/127.0.0.1/9"}"#]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(said.contains(&format!("the user can set [sandbox] network = true in {config_file}]")), "{said}");
+    assert!(!said.contains("in tackle.toml"), "{said}");
 }

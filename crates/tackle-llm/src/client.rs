@@ -115,8 +115,15 @@ impl ProviderConfig {
     /// suffix for either provider (docs/reference/providers.md#selecting-a-provider): an
     /// OpenAI-compatible base with no path gets `/v1` (one with another path, such as Azure's
     /// deployments, is used as written), and an Anthropic base ending in `/v1` loses it.
+    /// A base written as the whole endpoint (`…/v1/chat/completions`, `…/v1/messages`, as
+    /// providers' docs show it) is understood as its base, not doubled.
     pub fn endpoint(&self) -> String {
         let base = self.base_url.trim_end_matches('/');
+        let base = match self.kind {
+            ProviderKind::OpenAi => base.strip_suffix("/chat/completions"),
+            ProviderKind::Anthropic => base.strip_suffix("/messages"),
+        }
+        .unwrap_or(base);
         match self.kind {
             ProviderKind::OpenAi if url_path_is_empty(base) => format!("{base}/v1/chat/completions"),
             ProviderKind::OpenAi => format!("{base}/chat/completions"),
@@ -257,7 +264,12 @@ impl LlmClient {
                         stream_failures <= policy.stream_retries
                     } else {
                         early_failures += 1;
-                        early_failures <= policy.max_retries
+                        let limit = if error.unreachable {
+                            policy.max_retries.min(crate::retry::MAX_CONNECT_RETRIES)
+                        } else {
+                            policy.max_retries
+                        };
+                        early_failures <= limit
                     };
                     if !error.is_retryable() || !budget_left {
                         return Err(self.final_error(error, attempt));
@@ -427,6 +439,7 @@ impl LlmClient {
             message: provider_message(body),
             retry_after: server_delay(headers),
             should_retry: should_retry(headers),
+            unreachable: false,
         }
     }
 
@@ -439,7 +452,7 @@ impl LlmClient {
             detail.push_str(&inner.to_string());
             source = inner.source();
         }
-        LlmError::new(class, detail)
+        LlmError { unreachable: error.is_connect() && !error.is_timeout(), ..LlmError::new(class, detail) }
     }
 
     fn idle_timeout(&self) -> LlmError {
@@ -473,9 +486,14 @@ impl LlmClient {
                 "{provider} did not answer in time{tries}: {detail}. Check the endpoint {} or raise the timeouts in [providers.{provider}].",
                 self.config.base_url
             ),
+            ErrorClass::Transport if error.unreachable => format!(
+                "nothing answers at {}{tries}: {detail}. Check --base-url (or [providers.{provider}] base_url) and \
+                 that the server is running.",
+                self.config.endpoint()
+            ),
             ErrorClass::Transport => format!(
                 "cannot talk to {provider} at {}{tries}: {detail}. Check --base-url and the network.",
-                self.config.base_url
+                self.config.endpoint()
             ),
             ErrorClass::ContextLength => format!(
                 "the conversation is too long for {}'s context window: {detail}. Start a new run with a narrower task.",

@@ -75,12 +75,22 @@ pub struct LlmError {
     pub retry_after: Option<Duration>,
     /// `x-should-retry` as the server sent it.
     pub should_retry: Option<bool>,
+    /// Nothing answered at the address (connection refused, no route): a wrong `--base-url`
+    /// or a server that is not running, retried at most [`crate::retry::MAX_CONNECT_RETRIES`] times.
+    pub unreachable: bool,
 }
 
 impl LlmError {
     /// An error of `class` with a message.
     pub fn new(class: ErrorClass, message: impl Into<String>) -> Self {
-        LlmError { class, status: None, message: message.into(), retry_after: None, should_retry: None }
+        LlmError {
+            class,
+            status: None,
+            message: message.into(),
+            retry_after: None,
+            should_retry: None,
+            unreachable: false,
+        }
     }
 
     /// Whether another attempt may be made.

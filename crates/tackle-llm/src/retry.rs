@@ -21,6 +21,10 @@ pub struct RetryPolicy {
     pub max_server_delay: Duration,
 }
 
+/// Extra attempts when nothing answers at the address (connection refused): a server that is
+/// not running rarely starts within seconds, and the person waits for every retry.
+pub const MAX_CONNECT_RETRIES: u32 = 2;
+
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {

@@ -222,8 +222,11 @@ mod tests {
             assert_eq!(settings.set, BTreeMap::from([("A".to_owned(), "1".to_owned())]));
             assert_eq!(settings.remove, ["X"]);
             assert_eq!(settings.passthrough, ["GITHUB_TOKEN"]);
-            let why = "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the \
-                       environment, which only your user config and flags may do";
+            let why = format!(
+                "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the \
+                 environment, which only your user config ({}) and flags may do",
+                tackle_core::config::user_config_shown()
+            );
             assert_eq!(
                 config.notices(),
                 [format!("ignoring [env] passthrough {why}"), format!("ignoring [env] set {why}")]

@@ -56,7 +56,8 @@ pub struct Root {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
     #[error(
-        "Path {shown} is outside the workspace ({root}). Use a path inside it; to allow another directory add it to [workspace] extra_roots in tackle.toml."
+        "Path {shown} is outside the workspace ({root}). Use a path inside it; the user can allow another directory with [workspace] extra_roots in {}.",
+        tackle_core::config::user_config_shown()
     )]
     Outside { shown: String, root: String },
     #[error("{shown} is inside a protected directory ({dir}); file tools cannot write there.")]

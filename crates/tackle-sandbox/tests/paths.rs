@@ -36,9 +36,10 @@ fn fixture() -> Fixture {
 
 fn outside_message(shown: &str, ws: &Path) -> String {
     format!(
-        "Path {shown} is outside the workspace ({}). Use a path inside it; to allow another directory add it to \
-         [workspace] extra_roots in tackle.toml.",
-        ws.display()
+        "Path {shown} is outside the workspace ({}). Use a path inside it; the user can allow another directory \
+         with [workspace] extra_roots in {}.",
+        ws.display(),
+        tackle_core::config::user_config_shown()
     )
 }
 
@@ -314,8 +315,11 @@ fn configuration_adds_roots_and_workspaces_cannot_widen_access_even_when_trusted
     // The workspace's file never widens, trusted or not; each ignored entry is named.
     let local = "[workspace]\nextra_roots = [\"../outside\", \"/\"]\nwritable_protected = [\".git\"]\n\
                  read_only_roots = [\".\", \"/tmp\"]";
-    let why = "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the environment, \
-               which only your user config and flags may do";
+    let why = format!(
+        "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the environment, \
+         which only your user config ({}) and flags may do",
+        tackle_core::config::user_config_shown()
+    );
     for trusted in [false, true] {
         let config = config("", local, trusted);
         let built = policy_from_config(&config, &fx.ws).unwrap();

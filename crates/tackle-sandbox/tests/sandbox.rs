@@ -245,8 +245,12 @@ fn landlock_refuses_loopback_unless_the_network_is_allowed() {
     // The seccomp filter refuses the socket itself.
     assert!(text(&out.stderr).contains("socket: Operation not permitted"), "{}", text(&out.stderr));
     assert_eq!(
-        off.hint(&text(&out.stderr)).as_deref(),
-        Some("[sandbox: network access is off; see [sandbox] in tackle.toml]")
+        off.hint(&text(&out.stderr)),
+        Some(format!(
+            "[sandbox: network access is off, so connections (127.0.0.1 too) and name lookups fail; the user can \
+             set [sandbox] network = true in {}]",
+            tackle_core::config::user_config_shown()
+        ))
     );
 
     let on = landlock(&fixture, true).unwrap();

@@ -99,8 +99,9 @@ async fn every_failed_check_is_reported_and_changes_nothing() {
         outside.text_content(),
         format!(
             "apply_patch failed; no files were changed.\n../evil.txt: Path ../evil.txt is outside the workspace ({}). \
-             Use a path inside it; to allow another directory add it to [workspace] extra_roots in tackle.toml.",
-            ws.root.display()
+             Use a path inside it; the user can allow another directory with [workspace] extra_roots in {}.",
+            ws.root.display(),
+            tackle_core::config::user_config_shown()
         )
     );
     let moved_out =

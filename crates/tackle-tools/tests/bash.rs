@@ -463,9 +463,11 @@ async fn the_shell_runs_inside_the_sandbox() {
         let out = h.bash(&format!("echo kept > inside.txt; echo x > {}", escaped.display())).await;
         assert!(out.is_error, "{mode:?}");
         assert!(
-            out.text_content().ends_with(
-                "[exit code: 1]\n[sandbox: writes outside the workspace are blocked; see [sandbox] in tackle.toml]"
-            ),
+            out.text_content().ends_with(&format!(
+                "[exit code: 1]\n[sandbox: writes outside the workspace are blocked; the user can set [sandbox] \
+                 extra_writable = [\"DIR\"] in {}]",
+                tackle_core::config::user_config_shown()
+            )),
             "{mode:?}: {}",
             out.text_content()
         );
@@ -474,7 +476,11 @@ async fn the_shell_runs_inside_the_sandbox() {
         let out = h.bash(&connect).await;
         assert!(out.is_error && !out.text_content().contains("connected"), "{mode:?}: {}", out.text_content());
         assert!(
-            out.text_content().ends_with("\n[sandbox: network access is off; see [sandbox] in tackle.toml]"),
+            out.text_content().ends_with(&format!(
+                "\n[sandbox: network access is off, so connections (127.0.0.1 too) and name lookups fail; the user \
+                 can set [sandbox] network = true in {}]",
+                tackle_core::config::user_config_shown()
+            )),
             "{mode:?}: {}",
             out.text_content()
         );

@@ -350,8 +350,9 @@ async fn glob_never_lists_files_outside_the_workspace() {
     let root = ws.root.display().to_string();
     let refused = |shown: &str| {
         format!(
-            "Path {shown} is outside the workspace ({root}). Use a path inside it; to allow another directory add it \
-             to [workspace] extra_roots in tackle.toml."
+            "Path {shown} is outside the workspace ({root}). Use a path inside it; the user can allow another \
+             directory with [workspace] extra_roots in {}.",
+            tackle_core::config::user_config_shown()
         )
     };
     let absolute = format!("{root}/../outside/*");

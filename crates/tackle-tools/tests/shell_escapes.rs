@@ -50,8 +50,12 @@ fn landlock() -> Option<Mode> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_bubblewrap_git_is_read_only_and_git_writes_get_the_hint() {
     let h = with_repository(Mode::Bwrap { network: false });
-    let git_hint = "[sandbox: .git is read-only for commands, so git cannot write it (add, commit, checkout); the \
-                    user can set [sandbox] protect_git = false in their user config]";
+    let git_hint = format!(
+        "[sandbox: .git is read-only for commands, so git cannot write it (add, commit, checkout); the user can set \
+         [sandbox] protect_git = false in {}]",
+        tackle_core::config::user_config_shown()
+    );
+    let git_hint = git_hint.as_str();
     let out = h.bash("echo more >> README && git add README").await;
     assert!(out.is_error && out.text_content().ends_with(git_hint), "{}", out.text_content());
     let out = h.bash(&format!("{GIT_COMMIT} -a")).await;

@@ -348,7 +348,21 @@ impl SessionBuilder {
                     store: tackle_mcp::client::consent::default_store(),
                     prompt: self.consent_prompt.as_deref(),
                 };
-                let hub = start_mcp(&mut registry, &config, &workspace, &consent, import, &self.notice).await?;
+                // Only the servers whose tools this session can select (none for a one-shot
+                // call of a built-in); a rule of the caller's may pick any of them.
+                let (choice, narrow_to, before) = (&self.choice, self.narrow_to.as_deref(), registry.clone());
+                let wanted = move |names: &[String]| match choice {
+                    Choice::Allowlist { list, base } => crate::mcp_wanted::servers_to_start(
+                        &before,
+                        list.as_deref().unwrap_or(base),
+                        base,
+                        narrow_to,
+                        names,
+                    ),
+                    Choice::Rule(_) => names.iter().cloned().collect(),
+                };
+                let hub =
+                    start_mcp(&mut registry, &config, &workspace, &consent, import, &wanted, &self.notice).await?;
                 if self.mcp_required
                     && let Some((server, reason)) = hub.left_out().first().cloned()
                 {
@@ -456,11 +470,12 @@ async fn start_mcp(
     workspace: &Path,
     consent: &ConsentPolicy<'_>,
     import: McpImport,
+    wanted: &dyn Fn(&[String]) -> std::collections::BTreeSet<String>,
     notice: &Notice,
 ) -> Result<McpHub, BuildError> {
     let section = tackle_mcp::client::user_section(config)?;
     let (servers, notices) =
-        tackle_mcp::client::servers(config, workspace, consent, import == McpImport::UserAndWorkspace);
+        tackle_mcp::client::servers(config, workspace, consent, import == McpImport::UserAndWorkspace, wanted);
     let threshold = section.defer_threshold.unwrap_or(DEFAULT_DEFER_THRESHOLD);
     let (hub, started) = McpHub::start(servers, workspace, registry, threshold).await;
     for line in notices.iter().chain(&started) {

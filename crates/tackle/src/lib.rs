@@ -56,6 +56,7 @@ mod check;
 mod container;
 mod error;
 pub mod llm;
+mod mcp_wanted;
 mod notice;
 mod session;
 mod settings;

@@ -162,6 +162,18 @@ impl Child {
                 status: AgentJobStatus::Done,
                 answer: Some(outcome.final_result.trim_end().to_owned()),
             },
+            // The parent hears the answer and what was denied; it decides whether that is enough.
+            RunStatus::Incomplete => Report {
+                text: format!(
+                    "{}\n[incomplete: {} call(s) denied: {}]\n{footer}",
+                    outcome.final_result.trim_end(),
+                    outcome.denied,
+                    outcome.denied_calls.join(", ")
+                ),
+                is_error: false,
+                status: AgentJobStatus::Done,
+                answer: Some(outcome.final_result.trim_end().to_owned()),
+            },
             RunStatus::MaxSteps => Report {
                 text: format!(
                     "Subagent {id} stopped after {} turns without a final answer. Last message:\n{}",

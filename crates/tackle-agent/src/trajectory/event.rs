@@ -428,7 +428,9 @@ mod tests {
         for source in [Mode, Rule, Hook, User, Policy] {
             assert_eq!(serde_json::to_value(source).unwrap(), source.name());
         }
-        for status in [RunStatus::Success, RunStatus::MaxSteps, RunStatus::Interrupted, RunStatus::Error] {
+        for status in
+            [RunStatus::Success, RunStatus::Incomplete, RunStatus::MaxSteps, RunStatus::Interrupted, RunStatus::Error]
+        {
             assert_eq!(serde_json::to_value(status).unwrap(), status.name());
         }
     }

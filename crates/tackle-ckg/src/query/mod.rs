@@ -49,6 +49,16 @@ impl Category {
             Category::Method => "class methods",
         }
     }
+
+    /// The noun for `count` of them (`1 class`, `2 classes`).
+    pub fn noun_for(self, count: usize) -> &'static str {
+        match (self, count) {
+            (Category::Function, 1) => "function",
+            (Category::Class, 1) => "class",
+            (Category::Method, 1) => "class method",
+            _ => self.noun(),
+        }
+    }
 }
 
 /// One definition, as queries return it.

@@ -112,7 +112,7 @@ pub fn run(command: CkgCommand) -> CommandResult {
             SearchKind::Any => ckg::answer::search(index, &name, within, SEARCH_ANY_MAX),
         }),
         CkgCommand::Refs { name, max, common } => {
-            answer(&common, None, |index, within| ckg::answer::references(index, &name, within, max))
+            answer(&common, None, |index, within| ckg::answer::references(index, &name, within, max, "--max"))
         }
         CkgCommand::Outline { file, common } => {
             let path = canonical(&file)?;
@@ -231,12 +231,17 @@ fn skipped_text(skipped: &std::collections::HashMap<String, u64>) -> String {
 /// Prints the answer: its text, or its JSON on one line. An answer that cannot be written is
 /// the command's failure.
 fn print(as_json: bool, text: &str, value: serde_json::Value) -> CommandResult {
+    // A search or a lookup that found nothing fails (exit 1), as grep does, so scripts can test it.
+    let found_nothing = value["total"] == 0
+        || (value.get("total").is_none()
+            && value["definitions"].as_array().is_some_and(Vec::is_empty)
+            && value.get("suggestions").is_some());
     if as_json {
         stdout::print_json_line(&value)?;
     } else {
         stdout::print(&format!("{text}\n"))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if found_nothing { ExitCode::from(crate::exit::TOOL_FAILED) } else { ExitCode::SUCCESS })
 }
 
 fn workspace(common: &CkgArgs) -> Result<PathBuf, Failure> {

@@ -129,7 +129,8 @@ pub async fn build_agent(
         .approver(approver)
         .build()
         .await?;
-    if let Err(failure) = session::check_sandbox(tackle.template()) {
+    // Which sandbox and network policy confine the commands, said once at the start.
+    if let Err(failure) = session::announce_sandbox(tackle.template()) {
         tackle.close().await;
         return Err(failure);
     }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tackle::core::registry::{RegistryEntry, Selection};
 use tackle::core::schema::render_tools;
-use tackle::core::{OutputMeta, Registry, Session, ToolCall, ToolOutput};
+use tackle::core::{ErrorKind, OutputMeta, Registry, Session, ToolCall, ToolOutput};
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 
@@ -61,12 +61,14 @@ async fn listing(selection: &ToolSelection) -> Result<(Registry, Selection), Fai
 pub async fn list(args: ListArgs) -> CommandResult {
     let (registry, selection) = listing(&args.selection).await?;
     let entries: Vec<&RegistryEntry> = selection.names.iter().filter_map(|name| registry.get(name)).collect();
-    if selection.names.iter().any(|name| name == "subagent") {
-        // Agent definitions that cannot be used are named here, not silently dropped.
-        let workspace = session::workspace(None)?;
-        for warning in tackle::agent::subagent::definitions(&workspace, &Default::default()).warnings {
-            diagln!("tackle: agent definition skipped: {warning}");
-        }
+    // The agents `subagent` can start (listed after the tools); definitions that cannot be
+    // used are named here, not silently dropped.
+    let agents = match selection.names.iter().any(|name| name == "subagent") {
+        true => tackle::agent::subagent::definitions(&session::workspace(None)?, &Default::default()),
+        false => Default::default(),
+    };
+    for warning in &agents.warnings {
+        diagln!("tackle: agent definition skipped: {warning}");
     }
     if args.json {
         let listed: Vec<ListedTool<'_>> = entries.iter().map(|e| ListedTool::new(e)).collect();
@@ -100,6 +102,16 @@ pub async fn list(args: ListArgs) -> CommandResult {
             }
             out.flush().map_err(write_failure)?;
         }
+    }
+    if !args.json && !agents.agents.is_empty() {
+        let mut out = stdout::buffered();
+        writeln!(out, "\nAgents (subagent_type):").map_err(write_failure)?;
+        let width = agents.agents.iter().map(|a| a.name.len()).max().unwrap_or(4);
+        for agent in &agents.agents {
+            let description: String = agent.description.split_whitespace().collect::<Vec<_>>().join(" ");
+            writeln!(out, "  {:width$}  {description}", agent.name).map_err(write_failure)?;
+        }
+        out.flush().map_err(write_failure)?;
     }
     Ok(ExitCode::from(OK))
 }
@@ -183,6 +195,17 @@ pub async fn call(args: CallArgs) -> CommandResult {
         stdout::print_json(&call_result(session, Some(&args.name), &output))?;
     } else if output.meta.rejected {
         diagln!("tackle: {}", output.text_content());
+        if output.meta.error_kind == Some(ErrorKind::InvalidInput)
+            && let Some(handle) = session.tools().resolve(&args.name)
+        {
+            let spec = handle.spec();
+            diagln!(
+                "tackle: for example: tackle tools call {} '{}' (every parameter: tackle tools schema {})",
+                spec.name,
+                example_arguments(&spec.input_schema),
+                spec.name
+            );
+        }
     } else {
         let mut text = output.text_content();
         if !text.ends_with('\n') {
@@ -192,6 +215,33 @@ pub async fn call(args: CallArgs) -> CommandResult {
     }
     tackle.close().await;
     Ok(ExitCode::from(code))
+}
+
+/// Arguments of the right shape for a tool's schema: each required parameter with a
+/// placeholder of its type (`{"file_path": "FILE_PATH"}`); the first parameter when none is
+/// required (`bash`'s `command`, required unless `restart`).
+fn example_arguments(schema: &Value) -> Value {
+    let mut required: Vec<&str> =
+        schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    if required.is_empty() {
+        required.extend(schema["properties"].as_object().and_then(|p| p.keys().next()).map(String::as_str));
+    }
+    let example = required
+        .into_iter()
+        .map(|name| {
+            let property = &schema["properties"][name];
+            let kind = property["type"].as_str().or_else(|| property["type"][0].as_str()).unwrap_or("string");
+            let value = match kind {
+                "integer" | "number" => json!(1),
+                "boolean" => json!(true),
+                "array" => json!([]),
+                "object" => json!({}),
+                _ => property["enum"][0].clone().as_str().map_or_else(|| json!(name.to_uppercase()), |v| json!(v)),
+            };
+            (name.to_owned(), value)
+        })
+        .collect::<serde_json::Map<_, _>>();
+    Value::Object(example)
 }
 
 /// `tackle tools batch`: JSON Lines in, one JSON output per call out, one session throughout.

@@ -114,6 +114,9 @@ pub struct TrustRequest<'a> {
     pub changed: Vec<String>,
     /// The workspace's settings that need consent, as written (`[providers]`).
     pub wanted: &'a [String],
+    /// What consent would let run or reach, one line each (hook commands, MCP servers with
+    /// their arguments, provider base URLs; see [`super::consent_runs`]).
+    pub runs: &'a [String],
 }
 
 /// Asks the person (a terminal prompt); true means consent.
@@ -139,6 +142,8 @@ pub struct TrustInputs<'a> {
     pub explicit_hint: &'a str,
     /// The workspace's settings that need consent; with none, an unlisted workspace is not asked.
     pub wanted: &'a [String],
+    /// What consent would let run or reach, one line each, shown when the person is asked.
+    pub runs: &'a [String],
     /// Where consent is remembered and recorded (none: nothing is remembered).
     pub store: Option<&'a ConsentStore>,
     /// How to ask the person (none: no terminal, so the person is never asked).
@@ -225,7 +230,12 @@ pub fn decide(inputs: &TrustInputs<'_>) -> TrustDecision {
     if !inputs.listed && inputs.wanted.is_empty() {
         return TrustDecision { trusted: false, notices: Vec::new() };
     }
-    let request = TrustRequest { workspace: inputs.workspace, changed: changed.clone(), wanted: inputs.wanted };
+    let request = TrustRequest {
+        workspace: inputs.workspace,
+        changed: changed.clone(),
+        wanted: inputs.wanted,
+        runs: inputs.runs,
+    };
     if let Some(prompt) = inputs.prompt
         && prompt(&request)
     {
@@ -242,10 +252,11 @@ pub fn decide(inputs: &TrustInputs<'_>) -> TrustDecision {
     } else {
         format!(
             "ignoring {} from the workspace's settings: they need your consent; answer the prompt on a terminal, \
-             pass {} for this run, or list {workspace} in {} in your user config",
+             pass {} for this run, or list {workspace} in {} in your user config ({})",
             inputs.wanted.join(", "),
             inputs.explicit_hint,
-            inputs.list_name
+            inputs.list_name,
+            super::user_config_shown()
         )
     };
     TrustDecision { trusted: false, notices: vec![notice] }
@@ -291,6 +302,7 @@ mod tests {
                 list_name: "trusted_workspaces",
                 explicit_hint: "--trust-workspace (or TACKLE_TRUST_WORKSPACE=1)",
                 wanted,
+                runs: &[],
                 store: Some(&self.store),
                 prompt,
             })
@@ -344,8 +356,9 @@ mod tests {
             [format!(
                 "ignoring [providers] from the workspace's settings: they need your consent; answer the prompt on a \
                  terminal, pass --trust-workspace (or TACKLE_TRUST_WORKSPACE=1) for this run, or list {} in \
-                 trusted_workspaces in your user config",
-                fx.workspace.path().display()
+                 trusted_workspaces in your user config ({})",
+                fx.workspace.path().display(),
+                crate::config::user_config_shown()
             )]
         );
         assert_eq!(asked.load(Ordering::SeqCst), 1);

@@ -15,6 +15,7 @@
 //! its new hash needs consent again.
 
 pub mod consent;
+pub mod consent_runs;
 pub mod rules;
 pub mod snapshot;
 
@@ -134,7 +135,7 @@ impl Config {
     /// settings are trusted (see [`consent::decide`]). Notices for the person are kept in
     /// [`Config::notices`].
     pub fn load_with(workspace: &Path, options: LoadOptions<'_>) -> Result<Config, ConfigError> {
-        let user_file = user_config_dir().map(|dir| dir.join("config.toml"));
+        let user_file = user_config_file();
         let mut user = match &user_file {
             Some(path) => read_table(path)?,
             None => Table::new(),
@@ -160,6 +161,7 @@ impl Config {
         ));
         let store = options.store.or_else(|| ConsentStore::in_user_config(WORKSPACE_CONSENT_FILE));
         let wanted = rules::needs_workspace_consent(&filtered);
+        let runs = consent_runs::consent_would_run(&filtered, &user, &snapshot);
         let decision = consent::decide(&TrustInputs {
             workspace,
             snapshot: &snapshot,
@@ -169,6 +171,7 @@ impl Config {
             list_name: TRUSTED_WORKSPACES,
             explicit_hint: "--trust-workspace (or TACKLE_TRUST_WORKSPACE=1)",
             wanted: &wanted,
+            runs: &runs,
             store: store.as_ref(),
             prompt: options.prompt,
         });
@@ -261,6 +264,21 @@ impl Config {
         notices.push(rules::ignored_notice(&format!("{} = {value}", rules::display_key(key)), WORKSPACE_FILE));
         Ok(None)
     }
+}
+
+/// The user configuration file: `config.toml` in [`user_config_dir`].
+pub fn user_config_file() -> Option<PathBuf> {
+    user_config_dir().map(|dir| dir.join("config.toml"))
+}
+
+/// The user configuration file as hints and notices name it: its full path as Tackle resolved
+/// it (`/home/me/.config/tackle/config.toml`), so the person knows which file can do what a
+/// workspace may not.
+pub fn user_config_shown() -> String {
+    user_config_file().map_or_else(
+        || "the user config (no config directory: set TACKLE_CONFIG_DIR)".to_owned(),
+        |path| path.display().to_string(),
+    )
 }
 
 /// The user configuration directory: `$TACKLE_CONFIG_DIR`, else `~/.config/tackle`.
@@ -452,10 +470,11 @@ mod tests {
         assert_eq!(config.narrowing::<bool>("sandbox.mode", |_| true, &mut notices).unwrap(), None);
         assert_eq!(
             notices,
-            [
-                "ignoring [sandbox] network = true from the workspace's tackle.toml: it would widen the sandbox, the path \
-              policy or the environment, which only your user config and flags may do"
-            ]
+            [format!(
+                "ignoring [sandbox] network = true from the workspace's tackle.toml: it would widen the sandbox, the \
+                 path policy or the environment, which only your user config ({}) and flags may do",
+                user_config_shown()
+            )]
         );
         let err = config.narrowing::<String>("sandbox.network", |_| true, &mut notices).unwrap_err().to_string();
         assert!(err.starts_with("invalid [sandbox] in tackle.toml: [sandbox] network: invalid type"), "{err}");

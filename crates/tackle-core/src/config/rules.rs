@@ -318,7 +318,8 @@ fn display_setting(key: &str, value: &Value) -> String {
 pub fn ignored_notice(setting: &str, source: &str) -> String {
     format!(
         "ignoring {setting} from the workspace's {source}: it would widen the sandbox, the path policy or the \
-         environment, which only your user config and flags may do"
+         environment, which only your user config ({}) and flags may do",
+        super::user_config_shown()
     )
 }
 
@@ -443,8 +444,11 @@ mod tests {
                  [providers.openai]\nbase_url = \"https://gw\"\n[tools]\ntimeout_ms = 5"
             )
         );
-        let why = "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the environment, \
-                   which only your user config and flags may do";
+        let why = format!(
+            "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the environment, \
+             which only your user config ({}) and flags may do",
+            super::super::user_config_shown()
+        );
         let unknown = "from the workspace's tackle.toml: it is not a setting Tackle takes from a workspace";
         assert_eq!(
             notices,

@@ -96,10 +96,14 @@ impl ToolSet {
         self.handles.get(self.names.resolve(name)?)
     }
 
-    /// The message for a name that resolves to nothing (docs/reference/tools.md#names-and-aliases).
+    /// The message for a name that resolves to nothing (docs/reference/tools.md#names-and-aliases):
+    /// the likely misspelt tool when one is close (`did you mean read_file?`), else every tool.
     pub fn not_found_message(&self, name: &str) -> String {
         let names: Vec<&str> = self.handles.iter().map(|h| h.spec().name.as_str()).collect();
-        format!("Tool '{name}' not found. Available tools: {}", names.join(", "))
+        match super::allowlist::closest(name, names.iter().copied()) {
+            Some(close) => format!("Tool '{name}' not found; did you mean {close}?"),
+            None => format!("Tool '{name}' not found. Available tools: {}", names.join(", ")),
+        }
     }
 
     /// The tools, in selection order.

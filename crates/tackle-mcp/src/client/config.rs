@@ -212,7 +212,7 @@ pub fn candidates(config: &Config, workspace: &Path) -> (BTreeMap<String, Vec<Ca
     }
     match config.user_section::<McpSection>("mcp") {
         Ok(section) => add(section.map(|s| s.servers).unwrap_or_default(), Origin::User),
-        Err(err) => notices.push(format!("ignoring [mcp] of the user config: {err}")),
+        Err(err) => notices.push(format!("ignoring [mcp] of {}: {err}", tackle_core::config::user_config_shown())),
     }
     (by_name, notices)
 }

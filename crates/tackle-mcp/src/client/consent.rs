@@ -86,6 +86,7 @@ pub fn listed_trust(config: &Config, workspace: &Path, allow_project_flag: bool)
         list_name: "[mcp] trusted_workspaces",
         explicit_hint: "--allow-project-mcp (or TACKLE_ALLOW_PROJECT_MCP=1)",
         wanted: &[],
+        runs: &[],
         store: store.as_ref(),
         prompt: None,
     });
@@ -124,9 +125,10 @@ impl ConsentPolicy<'_> {
         Err(format!(
             "MCP server '{}' from {} was not started: servers defined by the workspace need your consent. Allow them \
              with --allow-project-mcp, TACKLE_ALLOW_PROJECT_MCP=1, or by trusting the workspace (--trust-workspace, \
-             or [mcp] trusted_workspaces in your config).",
+             or [mcp] trusted_workspaces in {}).",
             candidate.name,
-            candidate.origin.label()
+            candidate.origin.label(),
+            tackle_core::config::user_config_shown()
         ))
     }
 }
@@ -153,9 +155,12 @@ mod tests {
         let notice = refused.decide(&candidate(Origin::McpJson, "x"), ws.path()).unwrap_err();
         assert_eq!(
             notice,
-            "MCP server 'git' from .mcp.json was not started: servers defined by the workspace need your consent. \
-             Allow them with --allow-project-mcp, TACKLE_ALLOW_PROJECT_MCP=1, or by trusting the workspace \
-             (--trust-workspace, or [mcp] trusted_workspaces in your config)."
+            format!(
+                "MCP server 'git' from .mcp.json was not started: servers defined by the workspace need your consent. \
+                 Allow them with --allow-project-mcp, TACKLE_ALLOW_PROJECT_MCP=1, or by trusting the workspace \
+                 (--trust-workspace, or [mcp] trusted_workspaces in {}).",
+                tackle_core::config::user_config_shown()
+            )
         );
         assert!(
             refused.decide(&candidate(Origin::WorkspaceToml, "x"), ws.path()).unwrap_err().contains("from tackle.toml")

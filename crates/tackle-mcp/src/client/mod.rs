@@ -36,12 +36,14 @@ pub const MCP_TOOLSET: &str = "mcp";
 /// The servers to import: every definition, per name the highest-precedence one the person
 /// consented to (a workspace definition without consent gives way to the user's own of the
 /// same name, if any), resolved and expanded. With `workspace_servers` false only the user's
-/// own definitions count. The notices are for the person.
+/// own definitions count. `wanted` picks, from every defined name, the servers the session can
+/// use (the others are neither asked about nor started). The notices are for the person.
 pub fn servers(
     config: &Config,
     workspace: &Path,
     consent: &ConsentPolicy<'_>,
     workspace_servers: bool,
+    wanted: &dyn Fn(&[String]) -> std::collections::BTreeSet<String>,
 ) -> (Vec<ServerConfig>, Vec<String>) {
     let (mut by_name, mut notices) = config::candidates(config, workspace);
     if !workspace_servers {
@@ -49,6 +51,9 @@ pub fn servers(
             candidates.retain(|candidate| !candidate.origin.is_workspace());
         }
     }
+    let names: Vec<String> = by_name.keys().cloned().collect();
+    let wanted = wanted(&names);
+    by_name.retain(|name, _| wanted.contains(name));
     let defaults = Defaults::from_env();
     // `${VAR}` may name a secret Tackle moved out of its own environment (a server's token).
     let lookup = tackle_core::secrets::var;

@@ -273,6 +273,9 @@ impl Sandbox {
                 "Could not resolve host",
                 "Name or service not known",
                 "unable to resolve host address",
+                "Connection refused",
+                "Couldn't connect to server",
+                "Failed to connect to",
                 "/dev/tcp/",
                 "/dev/udp/",
                 "connect: Permission denied",
@@ -292,11 +295,10 @@ impl Sandbox {
             .filter_map(|path| protected.iter().find(|p| path.starts_with(p)))
             .collect();
         if named.iter().any(|path| path.file_name() == Some(OsStr::new(".git"))) {
-            return Some(
-                "[sandbox: .git is read-only for commands, so git cannot write it (add, commit, checkout); the user \
-                 can set [sandbox] protect_git = false in their user config]"
-                    .to_owned(),
-            );
+            return Some(format!(
+                "[sandbox: .git is read-only for commands, so git cannot write it (add, commit, checkout); {}]",
+                user_can("[sandbox] protect_git = false")
+            ));
         }
         if !named.is_empty() {
             return Some(
@@ -317,15 +319,22 @@ impl Sandbox {
         let private_tmp = self.kind == SandboxKind::Bwrap
             && stderr.lines().any(|line| line.contains("/tmp/") && line.contains("No such file or directory"));
         let what = match (writes, network, private_tmp) {
-            (true, _, _) => "writes outside the workspace are blocked",
-            (false, true, _) => "network access is off",
-            (false, false, true) => {
-                "/tmp is private to this shell session and each background job has its own, so files another \
-                 one wrote there are not visible; keep files that must be shared in the workspace"
+            (true, _, _) => {
+                format!(
+                    "writes outside the workspace are blocked; {}",
+                    user_can("[sandbox] extra_writable = [\"DIR\"]")
+                )
             }
+            (false, true, _) => format!(
+                "network access is off, so connections (127.0.0.1 too) and name lookups fail; {}",
+                user_can("[sandbox] network = true")
+            ),
+            (false, false, true) => "/tmp is private to this shell session and each background job has its own, so \
+                 files another one wrote there are not visible; keep files that must be shared in the workspace"
+                .to_owned(),
             (false, false, false) => return None,
         };
-        Some(format!("[sandbox: {what}; see [sandbox] in tackle.toml]"))
+        Some(format!("[sandbox: {what}]"))
     }
 
     /// The paths an error line may name: its words, relative ones taken from the workspace
@@ -335,6 +344,13 @@ impl Sandbox {
             .filter(|word| !word.is_empty())
             .map(|word| self.policy.workspace.join(word))
     }
+}
+
+/// `the user can set SETTING in /home/me/.config/tackle/config.toml`: where a hint's setting
+/// lives. A workspace's own `tackle.toml` may not widen the sandbox, so the hint names the
+/// user config as Tackle resolved it.
+fn user_can(setting: &str) -> String {
+    format!("the user can set {setting} in {}", tackle_core::config::user_config_shown())
 }
 
 #[cfg(test)]
@@ -350,34 +366,45 @@ mod tests {
             why_none: None,
             bwrap: Some(PathBuf::from("/usr/bin/bwrap")),
         };
-        assert_eq!(
-            sandbox.hint("touch: cannot touch '/etc/x': Read-only file system").as_deref(),
-            Some("[sandbox: writes outside the workspace are blocked; see [sandbox] in tackle.toml]")
+        // Each hint names the setting and the user config file that holds it, never tackle.toml.
+        let config = tackle_core::config::user_config_shown();
+        let writes = format!(
+            "[sandbox: writes outside the workspace are blocked; the user can set [sandbox] extra_writable = \
+             [\"DIR\"] in {config}]"
         );
-        assert_eq!(
-            sandbox.hint("bash: /usr/local/x: Permission denied").as_deref(),
-            Some("[sandbox: writes outside the workspace are blocked; see [sandbox] in tackle.toml]")
-        );
+        assert_eq!(sandbox.hint("touch: cannot touch '/etc/x': Read-only file system"), Some(writes.clone()));
+        assert_eq!(sandbox.hint("bash: /usr/local/x: Permission denied"), Some(writes));
         assert_eq!(sandbox.hint("bash: /ws/script.sh: Permission denied"), None);
-        let network = Some("[sandbox: network access is off; see [sandbox] in tackle.toml]");
-        assert_eq!(sandbox.hint("curl: (6) Could not resolve host: example.com").as_deref(), network);
-        assert_eq!(sandbox.hint("ping: example.com: Name or service not known").as_deref(), network);
+        let network = Some(format!(
+            "[sandbox: network access is off, so connections (127.0.0.1 too) and name lookups fail; the user can \
+             set [sandbox] network = true in {config}]"
+        ));
+        assert_eq!(sandbox.hint("curl: (6) Could not resolve host: example.com"), network);
+        assert_eq!(sandbox.hint("ping: example.com: Name or service not known"), network);
+        // A refused connection to loopback: the sandbox's own network namespace has no listener.
+        assert_eq!(
+            sandbox.hint("curl: (7) Failed to connect to 127.0.0.1 port 4010 after 0 ms: Couldn't connect to server"),
+            network
+        );
+        assert_eq!(sandbox.hint("psql: error: connection to server failed: Connection refused"), network);
+        assert_eq!(sandbox.hint("ping: connect: Network is unreachable"), network);
         assert_eq!(
             sandbox.hint("cat: /tmp/out.txt: No such file or directory").as_deref(),
             Some(
                 "[sandbox: /tmp is private to this shell session and each background job has its own, so files \
-                 another one wrote there are not visible; keep files that must be shared in the workspace; see \
-                 [sandbox] in tackle.toml]"
+                 another one wrote there are not visible; keep files that must be shared in the workspace]"
             )
         );
         assert_eq!(sandbox.hint("cat: /ws/out.txt: No such file or directory"), None);
-        let git = "[sandbox: .git is read-only for commands, so git cannot write it (add, commit, checkout); the user \
-                   can set [sandbox] protect_git = false in their user config]";
-        assert_eq!(
-            sandbox.hint("fatal: Unable to create '/ws/.git/index.lock': Read-only file system").as_deref(),
-            Some(git)
+        let git = format!(
+            "[sandbox: .git is read-only for commands, so git cannot write it (add, commit, checkout); the user can \
+             set [sandbox] protect_git = false in {config}]"
         );
-        assert_eq!(sandbox.hint("mv: cannot move '.git' to '.git_old': Device or resource busy").as_deref(), Some(git));
+        assert_eq!(
+            sandbox.hint("fatal: Unable to create '/ws/.git/index.lock': Read-only file system"),
+            Some(git.clone())
+        );
+        assert_eq!(sandbox.hint("mv: cannot move '.git' to '.git_old': Device or resource busy"), Some(git));
         assert_eq!(
             sandbox.hint("bash: tackle.toml: Read-only file system\nbash: .tackle/x: Read-only file system").as_deref(),
             Some(
@@ -385,23 +412,15 @@ mod tests {
                  .claude) are read-only for commands]"
             )
         );
-        assert_eq!(
-            sandbox.hint("curl: (6) Could not resolve host: Temporary failure in name resolution").as_deref(),
-            Some("[sandbox: network access is off; see [sandbox] in tackle.toml]")
-        );
+        assert_eq!(sandbox.hint("curl: (6) Could not resolve host: Temporary failure in name resolution"), network);
         assert_eq!(sandbox.hint("error: no such file"), None);
         let refused = "bash: connect: Permission denied\nbash: line 1: /dev/tcp/127.0.0.1/8080: Permission denied";
-        assert_eq!(
-            sandbox.hint(refused).as_deref(),
-            Some("[sandbox: network access is off; see [sandbox] in tackle.toml]")
-        );
-        assert_eq!(
-            sandbox.hint("bash: /dev/udp/127.0.0.1/53: Permission denied").as_deref(),
-            Some("[sandbox: network access is off; see [sandbox] in tackle.toml]")
-        );
+        assert_eq!(sandbox.hint(refused), network);
+        assert_eq!(sandbox.hint("bash: /dev/udp/127.0.0.1/53: Permission denied"), network);
         // With the network on, such a refusal is not the sandbox's.
         let open = Sandbox { policy: SandboxPolicy { network: true, ..sandbox.policy.clone() }, ..sandbox };
         assert_eq!(open.hint(refused), None);
+        assert_eq!(open.hint("curl: (7) Failed to connect to 127.0.0.1 port 4010: Connection refused"), None);
         let none = Sandbox::none(SandboxPolicy::new("/ws"), "test");
         assert_eq!(none.hint("Read-only file system"), None);
         assert_eq!(

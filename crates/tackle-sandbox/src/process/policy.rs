@@ -269,8 +269,11 @@ mod tests {
             assert!(policy.extra_writable.is_empty());
             assert!(policy.protect_git);
             assert!(policy.hide.contains(&PathBuf::from("/ws/secrets")), "more hidden paths narrow");
-            let why = "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the \
-                       environment, which only your user config and flags may do";
+            let why = format!(
+                "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the \
+                 environment, which only your user config ({}) and flags may do",
+                tackle_core::config::user_config_shown()
+            );
             assert_eq!(
                 notices,
                 [

@@ -154,7 +154,17 @@ impl Tool for JobOutput {
                 (body, fitted.truncated, fitted.spill)
             }
         };
-        let mut output = ToolOutput::text(format!("{header}\n{body}")).with_structured(json!({
+        // A job that failed because the sandbox stopped it gets the hint a `bash` call would
+        // (its log holds stdout and stderr together).
+        let hint = match status {
+            JobStatus::Exited(code) if code != 0 => state.env.sandbox.hint(&body),
+            _ => None,
+        };
+        let text = match hint {
+            Some(hint) => format!("{header}\n{body}\n{hint}"),
+            None => format!("{header}\n{body}"),
+        };
+        let mut output = ToolOutput::text(text).with_structured(json!({
             "job_id": job.id,
             "status": status.to_string(),
             "output": body,
