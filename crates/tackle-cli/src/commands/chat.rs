@@ -1,14 +1,17 @@
 //! `tackle chat`: an interactive session on a terminal. Each line is a task for the same
 //! agent (built by `run::build_agent`, so by the library), so the conversation carries on;
 //! one trajectory holds the whole session. Line editing and history come from rustyline.
-//! Ctrl-C cancels the running task; at the prompt, a second Ctrl-C (or `/exit`, Ctrl-D) leaves.
+//! Ctrl-C cancels the running task (a second press within 2 s leaves, with 130); at the
+//! prompt, a second Ctrl-C (or `/exit`, Ctrl-D) leaves.
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
+use tackle::agent::RunStatus;
 use tokio_util::sync::CancellationToken;
 
 use super::run::{agent_hard_exit, build_agent, interrupt_handler, model_client};
@@ -16,6 +19,12 @@ use crate::cli::ChatArgs;
 use crate::exit::{CommandResult, Failure, OK};
 use crate::session;
 use crate::ui::{Mode, RunUi};
+
+/// A second Ctrl-C this soon after the first leaves `chat` (as in `tackle run`).
+const SECOND_PRESS: Duration = Duration::from_secs(2);
+
+/// The exit code of a `chat` left by a second Ctrl-C (128 + SIGINT, as `tackle run`).
+const INTERRUPTED: u8 = 130;
 
 /// The help shown by `/help`.
 const HELP: &str = "\
@@ -25,7 +34,8 @@ Type a task and press Enter; the conversation carries on from task to task.
   /tools          list the session's tools
   /permissions    show the permission mode
   /exit           leave (also Ctrl-D, or Ctrl-C twice at the prompt)
-Ctrl-C while a task runs cancels it.";
+Ctrl-C while a task runs cancels it (the conversation keeps what it did); a second
+Ctrl-C within 2 s leaves.";
 
 /// `tackle chat`.
 pub async fn chat(args: ChatArgs) -> CommandResult {
@@ -42,8 +52,8 @@ pub async fn chat(args: ChatArgs) -> CommandResult {
     let mut agent = build_agent(&args, &workspace, config.clone(), true, ui.clone(), Vec::new()).await?;
     let current = Arc::new(Mutex::new(CancellationToken::new()));
     let _interrupt = interrupt_handler(agent_hard_exit(&agent), Arc::clone(&current));
-    let mut editor =
-        DefaultEditor::new().map_err(|err| Failure::failed(format!("cannot set up the terminal: {err}")))?;
+    let mut editor = crate::signals::keeping_sigint(DefaultEditor::new)
+        .map_err(|err| Failure::failed(format!("cannot set up the terminal: {err}")))?;
     let model = agent.model().info();
     diagln!(
         "Tackle chat with {}/{} in {}. /help lists the commands.",
@@ -52,9 +62,17 @@ pub async fn chat(args: ChatArgs) -> CommandResult {
         workspace.display()
     );
     let mut interrupted_at_prompt = false;
+    // When Ctrl-C last cancelled a task: a second press within 2 s leaves, even when the
+    // task ended before it and the prompt took it.
+    let mut task_interrupted: Option<Instant> = None;
+    let mut exit = OK;
     loop {
         let line = match tokio::task::block_in_place(|| editor.readline("tackle> ")) {
             Ok(line) => line,
+            Err(ReadlineError::Interrupted) if task_interrupted.is_some_and(|at| at.elapsed() <= SECOND_PRESS) => {
+                exit = INTERRUPTED;
+                break;
+            }
             Err(ReadlineError::Interrupted) if !interrupted_at_prompt => {
                 interrupted_at_prompt = true;
                 diagln!("(Press Ctrl-C again, Ctrl-D or type /exit to leave.)");
@@ -110,9 +128,10 @@ pub async fn chat(args: ChatArgs) -> CommandResult {
                 }
                 let outcome = agent.run_with_cancel(line, &cancel).await;
                 ui.finish(&outcome);
+                task_interrupted = (outcome.status == RunStatus::Interrupted).then(Instant::now);
             }
         }
     }
     agent.close().await;
-    Ok(ExitCode::from(OK))
+    Ok(ExitCode::from(exit))
 }
