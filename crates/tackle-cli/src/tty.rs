@@ -54,3 +54,9 @@ impl Prompter for TerminalPrompter {
         let _ = writeln!(std::io::stderr().lock(), "{line}");
     }
 }
+
+/// Whether to colour what goes to a stream: it is a terminal and `NO_COLOR` is unset or empty
+/// (no-color.org).
+pub fn color(stream_is_terminal: bool) -> bool {
+    stream_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+}

@@ -1,7 +1,8 @@
 //! What `tackle run` shows while it works. On a terminal: the model's text streamed as it
 //! arrives, a spinner per running tool with its one-line summary and the live tail of its
 //! output, and one line per answered call; the todo list (`todo_write`) stays below the
-//! spinners, headed by the in-progress item's `activeForm`. Otherwise plain lines (the reply
+//! spinners, headed by the in-progress item's `activeForm`; each edit's diff below its line
+//! (coloured unless `NO_COLOR`). Otherwise plain lines (the reply
 //! when complete, one line per call, the todo list when it changes). With `--json`, nothing
 //! but retries and notices on stderr.
 
@@ -42,6 +43,8 @@ pub struct RunUi {
     /// spinner is drawn (indicatif draws its bars from the cursor's line on, so a bar drawn
     /// after half a line of text would be spliced into it).
     held: Mutex<String>,
+    /// Colour the diffs of edits (rich mode, `NO_COLOR` unset).
+    color: bool,
 }
 
 impl RunUi {
@@ -56,6 +59,7 @@ impl RunUi {
             thinking: AtomicBool::new(false),
             todos: Mutex::new(None),
             held: Mutex::new(String::new()),
+            color: crate::tty::color(mode == Mode::Rich),
         }
     }
 
@@ -342,6 +346,9 @@ impl Observer for RunUi {
                 ));
             }
             (_, AgentEvent::Subagent { agent_id, label, depth, event }) => self.nested(agent_id, label, *depth, event),
+            (Mode::Rich | Mode::Plain, AgentEvent::Edited { diff, .. }) => {
+                self.out(&tackle::agent::diff::render(diff, tackle::agent::diff::SCREENFUL, self.color, "  "));
+            }
             (_, AgentEvent::CallAnswered { call_id, name, is_error, first_line, duration_ms }) => {
                 self.end_spinner(call_id);
                 let summary = self.summaries.lock().ok().and_then(|mut s| s.remove(call_id)).unwrap_or_default();

@@ -213,3 +213,90 @@ async fn without_a_controlling_terminal_the_run_stays_non_interactive() {
     let answer = tool_result(&server.requests()[1].body, "c1").unwrap();
     assert!(answer.contains("non-interactive"), "{answer}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approvals_show_a_diff_and_the_prefix_rule_and_each_edit_shows_its_diff() {
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call("r1", "read_file", json!({"file_path": "calc.py"}))),
+        Turn::reply(Reply::text("").call(
+            "e1",
+            "edit_file",
+            json!({"file_path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}),
+        )),
+        Turn::reply(Reply::text("").call("p1", "bash", json!({"command": "python3 -m pytest -q"}))),
+        Turn::reply(Reply::text("Fixed.")),
+    ]))
+    .await;
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    let url = server.openai_base_url();
+    let path = workspace.path().to_owned();
+    let (code, raw, screen) = tokio::task::spawn_blocking(move || {
+        let mut args = model_args("run", &url);
+        args.push("fix add");
+        let mut pty = Pty::spawn(&path, &args, Stdin::Terminal, "", Controlling::Yes);
+        pty.expect("Allow?", 1);
+        // The person takes their time: the call's duration leaves it out.
+        std::thread::sleep(Duration::from_millis(1500));
+        pty.type_line("y");
+        pty.expect("Allow?", 2);
+        pty.type_line("n");
+        let code = pty.wait();
+        (code, pty.raw(), pty.screen())
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("calc.py")).unwrap(),
+        "def add(a, b):\n    return a + b\n"
+    );
+    // The edit's question: a diff, not the raw fields; the choices fit 80 columns, N the default.
+    assert!(!screen.contains("old_string:") && !screen.contains("new_string:"), "{screen}");
+    assert!(screen.contains("Allow? [y/a/p/N/f]"), "{screen}");
+    for line in screen
+        .lines()
+        .filter(|line| line.starts_with("  y  ") || line.starts_with("  a  ") || line.starts_with("Allow?"))
+    {
+        assert!(line.chars().count() <= 80, "{line:?} is wider than 80 columns");
+    }
+    // The command's "always" is the module's prefix rule.
+    assert!(screen.contains("  a  yes, and always this session: Bash(python3 -m pytest:*)"), "{screen}");
+    // After the edit, its line (without the 1.5 s of waiting) and its diff, in colour.
+    let lines: Vec<&str> = screen.lines().collect();
+    let done =
+        lines.iter().position(|line| line.starts_with("✓ edit_file calc.py")).unwrap_or_else(|| panic!("{screen}"));
+    assert_eq!(lines[done], "✓ edit_file calc.py (0.0 s)", "{screen}");
+    assert_eq!(
+        &lines[done + 1..done + 6],
+        ["  --- a/calc.py", "  +++ b/calc.py", "  @@ -1,2 +1,2 @@", "   def add(a, b):", "  -    return a - b"],
+        "{screen}"
+    );
+    assert_eq!(lines[done + 6], "  +    return a + b", "{screen}");
+    assert!(raw.contains("\x1b[32m+    return a + b\x1b[0m"), "{raw:?}");
+    assert_eq!(screen.matches("+    return a + b").count(), 2, "once in the question, once after the edit:\n{screen}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_color_leaves_the_diffs_plain() {
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call("w1", "write_file", json!({"file_path": "new.txt", "content": "hello\n"}))),
+        Turn::reply(Reply::text("Written.")),
+    ]))
+    .await;
+    let workspace = tempfile::tempdir().unwrap();
+    let url = server.openai_base_url();
+    let path = workspace.path().to_owned();
+    let (code, raw, screen) = tokio::task::spawn_blocking(move || {
+        let mut args = model_args("run", &url);
+        args.extend(["--permission-mode", "accept-edits", "write new.txt"]);
+        let mut pty = Pty::spawn_with_env(&path, &args, &[("NO_COLOR", "1")]);
+        let code = pty.wait();
+        (code, pty.raw(), pty.screen())
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(screen.contains("  --- /dev/null\n  +++ b/new.txt\n  @@ -0,0 +1 @@\n  +hello"), "{screen}");
+    assert!(!raw.contains("\x1b[32m+hello"), "{raw:?}");
+}

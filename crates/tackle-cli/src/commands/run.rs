@@ -106,7 +106,8 @@ pub async fn build_agent(
     let approver: Arc<dyn Approver> = if args.yes {
         Arc::new(AutoApprover)
     } else if interactive {
-        let approver = TerminalApprover::new(Arc::new(crate::tty::TerminalPrompter));
+        let color = crate::tty::color(std::io::stderr().is_terminal());
+        let approver = TerminalApprover::new(Arc::new(crate::tty::TerminalPrompter)).with_color(color);
         // "Always for this project" saves in the user config dir, never in the workspace.
         match tackle::core::permission::sources::ProjectRules::in_user_config() {
             Some(store) => Arc::new(approver.for_project(workspace, store)),

@@ -59,11 +59,31 @@ impl Pty {
     /// Starts `tackle ARGS` in `workspace` on a new terminal, stdin as `stdin` says (a pipe
     /// gets `input`, then end of input).
     pub fn spawn(workspace: &Path, args: &[&str], stdin: Stdin, input: &str, controlling: Controlling) -> Pty {
+        Pty::start(workspace, args, stdin, input, controlling, &[])
+    }
+
+    /// Starts `tackle ARGS` on a terminal that is also its stdin, with `env` set.
+    pub fn spawn_with_env(workspace: &Path, args: &[&str], env: &[(&str, &str)]) -> Pty {
+        Pty::start(workspace, args, Stdin::Terminal, "", Controlling::Yes, env)
+    }
+
+    fn start(
+        workspace: &Path,
+        args: &[&str],
+        stdin: Stdin,
+        input: &str,
+        controlling: Controlling,
+        env: &[(&str, &str)],
+    ) -> Pty {
         let size = nix::pty::Winsize { ws_row: ROWS, ws_col: COLS, ws_xpixel: 0, ws_ypixel: 0 };
         let pty = nix::pty::openpty(Some(&size), None).unwrap();
         let slave = std::fs::File::from(pty.slave);
         let mut command = tackle_command(workspace);
-        command.args(args).stdout(slave.try_clone().unwrap()).stderr(slave.try_clone().unwrap());
+        command
+            .args(args)
+            .envs(env.iter().copied())
+            .stdout(slave.try_clone().unwrap())
+            .stderr(slave.try_clone().unwrap());
         match stdin {
             Stdin::Terminal => command.stdin(slave.try_clone().unwrap()),
             Stdin::Pipe => command.stdin(Stdio::piped()),

@@ -19,7 +19,8 @@
 pub mod atomic;
 pub mod beneath;
 pub mod closest;
-pub mod diff;
+/// Unified diffs of edits (moved to tackle-core, where the executor shows what an edit changed).
+pub use tackle_core::diff;
 pub mod edit_file;
 pub mod editor;
 pub mod files;
