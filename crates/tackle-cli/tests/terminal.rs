@@ -300,3 +300,52 @@ async fn no_color_leaves_the_diffs_plain() {
     assert!(screen.contains("  --- /dev/null\n  +++ b/new.txt\n  @@ -0,0 +1 @@\n  +hello"), "{screen}");
     assert!(!raw.contains("\x1b[32m+hello"), "{raw:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_shows_the_rules_and_changes_the_mode_with_shift_tab_and_permissions() {
+    let write = |id: &str| Reply::text("").call(id, "write_file", json!({"file_path": "a.txt", "content": "x\n"}));
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(write("w1")).expect(Expect::last_user_contains("write it now")),
+        Turn::reply(Reply::text("Planned.")),
+        Turn::reply(write("w2")).expect(Expect::last_user_contains("write it again")),
+        Turn::reply(Reply::text("Written.")),
+    ]))
+    .await;
+    let workspace = tempfile::tempdir().unwrap();
+    let url = server.openai_base_url();
+    let path = workspace.path().to_owned();
+    let seen = tokio::task::spawn_blocking(move || {
+        let mut args = model_args("chat", &url);
+        args.extend(["--allow", "Bash(git status)"]);
+        let mut pty = Pty::spawn(&path, &args, Stdin::Terminal, "", Controlling::Yes);
+        pty.expect("tackle> ", 1);
+        pty.type_line("/permissions");
+        pty.expect("Permission mode: default", 1);
+        pty.expect("Bash(git status)", 1);
+        // Shift-Tab twice: accept-edits, then plan; the line typed so far is kept.
+        pty.type_keys("write it");
+        pty.type_keys("\x1b[Z");
+        pty.expect("Permission mode: accept-edits", 1);
+        pty.type_keys("\x1b[Z");
+        pty.expect("Permission mode: plan", 1);
+        pty.type_line(" now");
+        pty.expect("Planned.", 1);
+        pty.type_line("/permissions accept-edits");
+        pty.expect("Permission mode: accept-edits", 2);
+        pty.type_line("write it again");
+        pty.expect("Written.", 1);
+        pty.type_line("/exit");
+        assert_eq!(pty.wait(), Some(0), "{}", pty.screen());
+        pty.screen()
+    })
+    .await
+    .unwrap();
+    server.assert_clean();
+    let requests = server.requests();
+    // Plan mode refused the write, telling the model how the person leaves plan mode.
+    let refused = tool_result(&requests[1].body, "w1").unwrap();
+    assert!(refused.contains("plan mode") && refused.contains("Shift-Tab"), "{refused}");
+    // In accept-edits the write ran without a question.
+    assert_eq!(std::fs::read_to_string(workspace.path().join("a.txt")).unwrap(), "x\n", "{seen}");
+    assert!(!seen.contains("Allow?"), "{seen}");
+}

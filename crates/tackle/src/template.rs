@@ -152,6 +152,11 @@ impl SessionTemplate {
         self.inner.mode
     }
 
+    /// The policy of the session's rules with permission mode `mode` instead of its own.
+    pub fn policy_with_mode(&self, mode: PermissionMode) -> Arc<dyn PermissionPolicy> {
+        Arc::new(RulePolicy { book: Arc::clone(&self.inner.rules), mode, workspace: self.inner.workspace.clone() })
+    }
+
     /// The permission policy and the approver.
     pub fn permissions(&self) -> (Arc<dyn PermissionPolicy>, Arc<dyn Approver>) {
         (Arc::clone(&self.inner.policy), Arc::clone(&self.inner.approver))
