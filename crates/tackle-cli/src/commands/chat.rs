@@ -40,8 +40,8 @@ Type a task and press Enter; the conversation carries on from task to task.
   /tools          list the session's tools
   /permissions    show the permission mode and rules; /permissions MODE changes
                   the mode (default, accept-edits, plan, dont-ask, bypass)
-Shift-Tab cycles the mode: default, accept-edits, plan.
   /exit           leave (also Ctrl-D, or Ctrl-C twice at the prompt)
+Shift-Tab cycles the mode: default, accept-edits, plan.
 Ctrl-C while a task runs cancels it (the conversation keeps what it did); a second
 Ctrl-C within 2 s leaves.";
 

@@ -110,7 +110,7 @@ struct Admitted {
 /// Where a call stands between the phases.
 enum Slot {
     Ready(Box<Admitted>),
-    Done(ToolOutput),
+    Done(Box<ToolOutput>),
 }
 
 impl Executor {
@@ -196,7 +196,7 @@ impl Executor {
                     output.meta.rejected = true;
                     output.meta.duration_ms = Some(elapsed_ms(started));
                     finished(slots.len(), &output);
-                    Slot::Done(output)
+                    Slot::Done(Box::new(output))
                 }
             };
             slots.push(slot);
@@ -218,7 +218,7 @@ impl Executor {
                     ready.push(Some(admitted));
                 }
                 Slot::Done(output) => {
-                    outputs.push(Some(output));
+                    outputs.push(Some(*output));
                     ready.push(None);
                 }
             }
