@@ -349,3 +349,50 @@ async fn chat_shows_the_rules_and_changes_the_mode_with_shift_tab_and_permission
     assert_eq!(std::fs::read_to_string(workspace.path().join("a.txt")).unwrap(), "x\n", "{seen}");
     assert!(!seen.contains("Allow?"), "{seen}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_edit_tool_shows_what_it_changed() {
+    let patch = "*** Begin Patch\n*** Update File: p.txt\n-old patch line\n+new patch line\n*** End Patch";
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(
+            Reply::text("")
+                .call("a1", "apply_patch", json!({"input": patch}))
+                .call(
+                    "s1",
+                    "str_replace_based_edit_tool",
+                    json!({"command": "create", "path": "made.txt", "file_text": "made by the editor\n"}),
+                )
+                .call(
+                    "j1",
+                    "json_edit_tool",
+                    json!({"operation": "set", "file_path": "c.json", "json_path": "$.n", "value": 2}),
+                ),
+        ),
+        Turn::reply(Reply::text("Edited.")),
+    ]))
+    .await;
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("p.txt"), "old patch line\n").unwrap();
+    std::fs::write(workspace.path().join("c.json"), "{\"n\": 1}\n").unwrap();
+    let url = server.openai_base_url();
+    // Not a terminal: plain lines, no colour, the diffs all the same.
+    let out = pty::tackle_command(workspace.path())
+        .args(model_args("run", &url))
+        .args(["--tools", "all", "--permission-mode", "accept-edits", "edit the files"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    for expected in [
+        "  -old patch line\n  +new patch line\n",
+        "  --- /dev/null\n  +++ b/made.txt\n  @@ -0,0 +1 @@\n  +made by the editor\n",
+        "  +++ b/c.json\n",
+    ] {
+        assert!(stdout.contains(expected), "no {expected:?} in:\n{stdout}");
+    }
+    assert!(!stdout.contains('\x1b'), "{stdout:?}");
+    // The model never sees the diffs.
+    let sent = server.requests()[1].body["messages"].to_string();
+    assert!(!sent.contains("+++ b/made.txt"), "{sent}");
+}
