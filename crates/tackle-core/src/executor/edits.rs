@@ -2,7 +2,10 @@
 //! text files a call of a file-editing tool writes, read before it runs and after, as one
 //! unified diff in the output's `meta.diff` (docs/reference/tools.md#outputs).
 
-use std::path::PathBuf;
+use std::fs::OpenOptions;
+use std::io::Read as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -38,11 +41,7 @@ pub(super) fn before(session: &Session, spec: &ToolSpec, args: &Value, written: 
         if files.iter().any(|(_, known, _)| *known == path) {
             continue;
         }
-        let text = match std::fs::metadata(&path) {
-            Ok(meta) if !meta.is_file() || meta.len() > MAX_FILE_BYTES => return None,
-            Ok(_) => Some(String::from_utf8(std::fs::read(&path).ok()?).ok()?),
-            Err(_) => None,
-        };
+        let text = read_text(&path)?;
         files.push((raw.to_owned(), path, text));
     }
     (!files.is_empty()).then_some(Before { files })
@@ -52,13 +51,8 @@ pub(super) fn before(session: &Session, spec: &ToolSpec, args: &Value, written: 
 pub(super) fn after(before: &Before) -> Option<String> {
     let mut diff = String::new();
     for (shown, path, old) in &before.files {
-        let new = match std::fs::metadata(path) {
-            Ok(meta) if meta.is_file() && meta.len() <= MAX_FILE_BYTES => {
-                String::from_utf8(std::fs::read(path).ok()?).ok()?
-            }
-            // Removed (or replaced by something that is not a small file).
-            _ => String::new(),
-        };
+        // Removed: everything went.
+        let new = read_text(path)?.unwrap_or_default();
         if old.as_deref() == Some(new.as_str()) {
             continue;
         }
@@ -66,4 +60,50 @@ pub(super) fn after(before: &Before) -> Option<String> {
         diff.push_str(&unified_diff(shown, old.as_deref(), &new));
     }
     (!diff.is_empty()).then_some(diff)
+}
+
+/// The text of the regular file at `path`: `Some(None)` when there is none, `None` when it
+/// cannot be diffed (not a regular file, too large, not UTF-8, unreadable). Opened without
+/// blocking and checked on the open file, so a FIFO swapped in never hangs the call.
+fn read_text(path: &Path) -> Option<Option<String>> {
+    let nonblocking = i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).ok()?;
+    let file = match OpenOptions::new().read(true).custom_flags(nonblocking).open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Some(None),
+        Err(_) => return None,
+    };
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    // The file may grow after the stat: read one byte past the limit to notice.
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return None;
+    }
+    Some(Some(String::from_utf8(bytes).ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_or_a_large_or_binary_file_is_not_read_and_a_missing_one_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+        // No writer: a blocking open would hang here.
+        assert_eq!(read_text(&fifo), None);
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b'x'; usize::try_from(MAX_FILE_BYTES).unwrap() + 1]).unwrap();
+        assert_eq!(read_text(&big), None);
+        let binary = dir.path().join("bin");
+        std::fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
+        assert_eq!(read_text(&binary), None);
+        assert_eq!(read_text(&dir.path().join("absent")), Some(None));
+        std::fs::write(dir.path().join("t"), "text\n").unwrap();
+        assert_eq!(read_text(&dir.path().join("t")), Some(Some("text\n".to_owned())));
+    }
 }
