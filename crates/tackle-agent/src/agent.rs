@@ -353,6 +353,19 @@ impl Agent {
         &self.model
     }
 
+    /// Decides the next calls with `policy`, for permission `mode` (`/permissions MODE` and
+    /// Shift-Tab in `tackle chat`); its decisions are recorded as before.
+    pub fn set_permission_policy(&mut self, policy: Arc<dyn PermissionPolicy>, mode: PermissionMode) {
+        let recording = RecordingPolicy { inner: policy, trajectory: self.trajectory.clone() };
+        self.executor = self.executor.clone().with_policy(Arc::new(recording));
+        self.config.permission_mode = mode;
+    }
+
+    /// The permission mode in force.
+    pub fn permission_mode(&self) -> PermissionMode {
+        self.config.permission_mode
+    }
+
     /// The trajectory, if one is written (for [`Trajectory::end_now`] when the process
     /// exits without the loop).
     pub fn trajectory(&self) -> Option<Arc<Trajectory>> {

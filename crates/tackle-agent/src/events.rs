@@ -26,6 +26,8 @@ pub enum AgentEvent {
     Exec(ExecEvent),
     /// A call's output, in call order once the reply's calls are all answered.
     CallAnswered { call_id: String, name: String, is_error: bool, first_line: String, duration_ms: Option<u64> },
+    /// What a successful file edit changed, as a unified diff (after its `CallAnswered`).
+    Edited { call_id: String, diff: String },
     /// A notice for the person (never for the model).
     Notice(String),
     /// The session's todo list after a call changed it (`todo_write`).

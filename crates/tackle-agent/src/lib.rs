@@ -9,6 +9,7 @@
 mod agent;
 pub mod approve;
 pub mod calls;
+pub mod diff;
 mod events;
 mod format;
 pub mod prompt;

@@ -232,6 +232,9 @@ impl Agent {
                 first_line: output.text_content().lines().next().unwrap_or_default().to_owned(),
                 duration_ms: output.meta.duration_ms,
             });
+            if let Some(diff) = &output.meta.diff {
+                self.observe(AgentEvent::Edited { call_id: output.call_id.clone(), diff: diff.clone() });
+            }
         }
         TurnOutcome { outputs, task_done: accepted }
     }

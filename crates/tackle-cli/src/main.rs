@@ -13,6 +13,7 @@ mod secrets;
 mod session;
 mod signals;
 mod stdout;
+mod tty;
 mod ui;
 
 use std::process::ExitCode;

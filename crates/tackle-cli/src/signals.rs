@@ -55,3 +55,22 @@ pub fn interrupt() -> Interrupt {
 pub async fn terminated() {
     interrupt().token.cancelled_owned().await;
 }
+
+/// Builds something that installs its own SIGINT handler (rustyline's editor does, for its
+/// whole life, when stdin and stdout are terminals) and puts tokio's back, so Ctrl-C while a
+/// task runs still reaches the interrupt handler of `tackle chat`. At the prompt the editor
+/// reads Ctrl-C as a key (the terminal is in raw mode), so it loses nothing.
+pub fn keeping_sigint<T>(build: impl FnOnce() -> T) -> T {
+    // tokio installs its process-wide handler with the first SIGINT stream; later streams
+    // reuse it without installing it again, so it must exist before `build` replaces it.
+    let _stream = signal(SignalKind::interrupt());
+    // SAFETY: sigaction with a null new action only reads the current one into `tokio`.
+    let mut tokio: libc::sigaction = unsafe { std::mem::zeroed() };
+    let read = unsafe { libc::sigaction(libc::SIGINT, std::ptr::null(), &raw mut tokio) };
+    let built = build();
+    if read == 0 {
+        // SAFETY: `tokio` is the complete action read above; the old action is not wanted.
+        unsafe { libc::sigaction(libc::SIGINT, &raw const tokio, std::ptr::null_mut()) };
+    }
+    built
+}

@@ -1,7 +1,8 @@
 //! What `tackle run` shows while it works. On a terminal: the model's text streamed as it
 //! arrives, a spinner per running tool with its one-line summary and the live tail of its
 //! output, and one line per answered call; the todo list (`todo_write`) stays below the
-//! spinners, headed by the in-progress item's `activeForm`. Otherwise plain lines (the reply
+//! spinners, headed by the in-progress item's `activeForm`; each edit's diff below its line
+//! (coloured unless `NO_COLOR`). Otherwise plain lines (the reply
 //! when complete, one line per call, the todo list when it changes). With `--json`, nothing
 //! but retries and notices on stderr.
 
@@ -38,6 +39,12 @@ pub struct RunUi {
     thinking: AtomicBool,
     /// Rich mode: the todo list, below the spinners, while it has items.
     todos: Mutex<Option<ProgressBar>>,
+    /// Rich mode: streamed text held back until its line ends, while the todo list or a
+    /// spinner is drawn (indicatif draws its bars from the cursor's line on, so a bar drawn
+    /// after half a line of text would be spliced into it).
+    held: Mutex<String>,
+    /// Colour the diffs of edits (rich mode, `NO_COLOR` unset).
+    color: bool,
 }
 
 impl RunUi {
@@ -51,6 +58,41 @@ impl RunUi {
             reply: Mutex::new(String::new()),
             thinking: AtomicBool::new(false),
             todos: Mutex::new(None),
+            held: Mutex::new(String::new()),
+            color: crate::tty::color(mode == Mode::Rich),
+        }
+    }
+
+    /// Whether the todo list or a spinner is drawn.
+    fn bars_drawn(&self) -> bool {
+        self.todos.lock().is_ok_and(|todos| todos.is_some())
+            || self.spinners.lock().is_ok_and(|spinners| !spinners.is_empty())
+    }
+
+    /// Shows streamed text: at once when no bar is drawn, else whole lines only (the rest
+    /// waits for its line's end or for [`RunUi::release_held`]).
+    fn stream(&self, text: &str) {
+        let Ok(mut held) = self.held.lock() else {
+            return self.out(text);
+        };
+        held.push_str(text);
+        let shown: String = if self.bars_drawn() {
+            match held.rfind('\n') {
+                Some(end) => held.drain(..=end).collect(),
+                None => return,
+            }
+        } else {
+            std::mem::take(&mut *held)
+        };
+        self.out(&shown);
+    }
+
+    /// Shows the streamed text held back so far.
+    fn release_held(&self) {
+        let Ok(mut held) = self.held.lock() else { return };
+        if !held.is_empty() {
+            let rest = std::mem::take(&mut *held);
+            self.out(&rest);
         }
     }
 
@@ -130,6 +172,12 @@ impl RunUi {
     /// The final line (stderr), or the JSON object (stdout); in JSON mode a run that did not
     /// succeed also says why on stderr, with the error class.
     pub fn finish(&self, outcome: &RunOutcome) {
+        // A reply cut off mid-line (Ctrl-C) ends its line before the summary.
+        self.release_held();
+        let open = self.reply.lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default();
+        if self.mode == Mode::Rich && !open.is_empty() && !open.ends_with('\n') {
+            self.out("\n");
+        }
         if let Some(bar) = self.todos.lock().ok().and_then(|mut todos| todos.take()) {
             bar.finish_and_clear();
             self.multi.remove(&bar);
@@ -267,7 +315,7 @@ impl Observer for RunUi {
                 if let Ok(mut open) = self.reply.lock() {
                     open.push_str(text);
                 }
-                self.out(text);
+                self.stream(text);
             }
             (Mode::Plain, AgentEvent::Text(text)) => {
                 if let Ok(mut reply) = self.reply.lock() {
@@ -279,6 +327,7 @@ impl Observer for RunUi {
                 self.multi.suspend(|| diag!("\x1b[2m{text}\x1b[0m"));
             }
             (_, AgentEvent::StreamRestart) => {
+                self.release_held();
                 if let Ok(mut reply) = self.reply.lock() {
                     reply.clear();
                 }
@@ -287,6 +336,7 @@ impl Observer for RunUi {
                 }
             }
             (_, AgentEvent::Replied { .. }) => {
+                self.release_held();
                 let text = self.reply.lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default();
                 match self.mode {
                     Mode::Rich if !text.is_empty() && !text.ends_with('\n') => self.out("\n"),
@@ -321,6 +371,9 @@ impl Observer for RunUi {
                 ));
             }
             (_, AgentEvent::Subagent { agent_id, label, depth, event }) => self.nested(agent_id, label, *depth, event),
+            (Mode::Rich | Mode::Plain, AgentEvent::Edited { diff, .. }) => {
+                self.out(&tackle::agent::diff::render(diff, tackle::agent::diff::SCREENFUL, self.color, "  "));
+            }
             (_, AgentEvent::CallAnswered { call_id, name, is_error, first_line, duration_ms }) => {
                 self.end_spinner(call_id);
                 let summary = self.summaries.lock().ok().and_then(|mut s| s.remove(call_id)).unwrap_or_default();

@@ -190,7 +190,8 @@ fn read_only_commands_run_in_plan_mode_and_others_are_refused() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "tackle: commands run under bubblewrap (network off)\ntackle: bash is not available in plan mode (read-only). \
-         Finish the plan; the user will switch modes to carry it out.\n"
+         Finish the plan and present it; to carry it out, the user leaves plan mode (Shift-Tab or /permissions \
+         default in tackle chat, or --permission-mode on the command line).\n"
     );
     assert!(!d.workspace.path().join("file.txt").exists());
 }

@@ -20,6 +20,7 @@ pub mod changes;
 pub mod config;
 pub mod context;
 pub mod deferral;
+pub mod diff;
 pub mod error;
 pub mod events;
 pub mod executor;

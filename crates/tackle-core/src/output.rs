@@ -27,7 +27,8 @@ pub enum ContentPart {
 /// Facts about a call, each present when known (docs/reference/tools.md#outputs).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OutputMeta {
-    /// Wall time of the call, from admission to the final output.
+    /// Wall time of the call, from the start of its run to the final output (a refused call:
+    /// its admission), not counting the time a person took to answer its approval.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// The exit code of a process the call ran, if any.
@@ -50,6 +51,10 @@ pub struct OutputMeta {
     /// anything). The command line maps this to exit code 2.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rejected: bool,
+    /// For the person, never the model or a trajectory: the unified diff of what a file edit
+    /// changed (executor/edits.rs).
+    #[serde(skip)]
+    pub diff: Option<String>,
 }
 
 /// The single answer to one tool call.

@@ -561,7 +561,9 @@ async fn permission_modes_gate_calls_before_they_run() {
     assert_rejected(
         &denied,
         ErrorKind::Denied,
-        "sleep_unsafe is not available in plan mode (read-only). Finish the plan; the user will switch modes to carry it out.",
+        "sleep_unsafe is not available in plan mode (read-only). Finish the plan and present it; to carry it out, \
+         the user leaves plan mode (Shift-Tab or /permissions default in tackle chat, or --permission-mode on the \
+         command line).",
     );
     assert!(fx.order.lock().unwrap().is_empty(), "a denied call never runs");
     assert_eq!(run(&fx, "echo_text", json!({"text": "reads are fine"})).await.text_content(), "reads are fine");

@@ -19,6 +19,8 @@ pub use tackle_agent::*;
 /// An agent: a model, a session and a conversation.
 pub struct Agent {
     inner: tackle_agent::Agent,
+    /// Where the session's rules live (for [`Agent::set_permission_mode`]).
+    template: SessionTemplate,
 }
 
 impl std::fmt::Debug for Agent {
@@ -89,6 +91,23 @@ impl Agent {
     /// The model asked.
     pub fn model(&self) -> &Arc<dyn ChatModel> {
         self.inner.model()
+    }
+
+    /// The permission mode in force.
+    pub fn permission_mode(&self) -> tackle_core::permission::PermissionMode {
+        self.inner.permission_mode()
+    }
+
+    /// Decides the next calls in permission mode `mode`, with the session's rules as before
+    /// (`/permissions MODE` and Shift-Tab in `tackle chat`).
+    pub fn set_permission_mode(&mut self, mode: tackle_core::permission::PermissionMode) {
+        let policy = self.template.policy_with_mode(mode);
+        self.inner.set_permission_policy(policy, mode);
+    }
+
+    /// The session's permission rules, with their sources (`tackle permissions list`).
+    pub fn rules(&self) -> &Arc<tackle_core::permission::rules::RuleBook> {
+        self.template.rules()
     }
 
     /// Ends the session: fires the SessionEnd hooks, then closes its tools, shells, jobs and
@@ -206,11 +225,11 @@ impl AgentBuilder {
         if let Some(hooks) = template.command_hooks() {
             inner = inner.with_loop_hooks(Arc::clone(hooks));
         }
-        inner = inner.with_tool_refresh(Arc::new(McpRefresh(template)));
+        inner = inner.with_tool_refresh(Arc::new(McpRefresh(template.clone())));
         if let Some(observer) = self.observer {
             inner = inner.with_observer(observer);
         }
-        Ok(Agent { inner })
+        Ok(Agent { inner, template })
     }
 }
 

@@ -158,6 +158,16 @@ impl SessionTemplate {
         self.inner.container.is_none() && self.inner.settings.restrict_read_only()
     }
 
+    /// The policy of the session's rules with permission mode `mode` instead of its own.
+    pub fn policy_with_mode(&self, mode: PermissionMode) -> Arc<dyn PermissionPolicy> {
+        Arc::new(RulePolicy {
+            book: Arc::clone(&self.inner.rules),
+            mode,
+            workspace: self.inner.workspace.clone(),
+            restrict_read_only: self.restricts_read_only(),
+        })
+    }
+
     /// The permission policy and the approver.
     pub fn permissions(&self) -> (Arc<dyn PermissionPolicy>, Arc<dyn Approver>) {
         (Arc::clone(&self.inner.policy), Arc::clone(&self.inner.approver))

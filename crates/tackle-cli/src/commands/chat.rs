@@ -1,21 +1,36 @@
 //! `tackle chat`: an interactive session on a terminal. Each line is a task for the same
 //! agent (built by `run::build_agent`, so by the library), so the conversation carries on;
 //! one trajectory holds the whole session. Line editing and history come from rustyline.
-//! Ctrl-C cancels the running task; at the prompt, a second Ctrl-C (or `/exit`, Ctrl-D) leaves.
+//! Ctrl-C cancels the running task (a second press within 2 s leaves, with 130); at the
+//! prompt, a second Ctrl-C (or `/exit`, Ctrl-D) leaves.
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
+use rustyline::{
+    Cmd, ConditionalEventHandler, DefaultEditor, Event, EventContext, EventHandler, KeyCode, KeyEvent, Modifiers,
+    RepeatCount,
+};
+use tackle::PermissionMode;
+use tackle::agent::RunStatus;
 use tokio_util::sync::CancellationToken;
 
+use super::permissions::rule_lines;
 use super::run::{agent_hard_exit, build_agent, interrupt_handler, model_client};
 use crate::cli::ChatArgs;
 use crate::exit::{CommandResult, Failure, OK};
 use crate::session;
 use crate::ui::{Mode, RunUi};
+
+/// A second Ctrl-C this soon after the first leaves `chat` (as in `tackle run`).
+const SECOND_PRESS: Duration = Duration::from_secs(2);
+
+/// The exit code of a `chat` left by a second Ctrl-C (128 + SIGINT, as `tackle run`).
+const INTERRUPTED: u8 = 130;
 
 /// The help shown by `/help`.
 const HELP: &str = "\
@@ -23,9 +38,32 @@ Type a task and press Enter; the conversation carries on from task to task.
   /clear          start a new conversation (the trajectory goes on)
   /model [P/M]    show the model, or switch to another (e.g. /model openai/gpt-4.1)
   /tools          list the session's tools
-  /permissions    show the permission mode
+  /permissions    show the permission mode and rules; /permissions MODE changes
+                  the mode (default, accept-edits, plan, dont-ask, bypass)
   /exit           leave (also Ctrl-D, or Ctrl-C twice at the prompt)
-Ctrl-C while a task runs cancels it.";
+Shift-Tab cycles the mode: default, accept-edits, plan.
+Ctrl-C while a task runs cancels it (the conversation keeps what it did); a second
+Ctrl-C within 2 s leaves.";
+
+/// Shift-Tab at the prompt: ends the line (kept for the next prompt) with the flag set.
+struct ShiftTab(Arc<AtomicBool>);
+
+impl ConditionalEventHandler for ShiftTab {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, _: &EventContext<'_>) -> Option<Cmd> {
+        self.0.store(true, Ordering::SeqCst);
+        Some(Cmd::AcceptLine)
+    }
+}
+
+/// The mode after `mode` in Shift-Tab's cycle, as in Claude Code: default, accept-edits,
+/// plan, and back (from dont-ask or bypass, to default).
+fn next_mode(mode: PermissionMode) -> PermissionMode {
+    match mode {
+        PermissionMode::Default => PermissionMode::AcceptEdits,
+        PermissionMode::AcceptEdits => PermissionMode::Plan,
+        PermissionMode::Plan | PermissionMode::DontAsk | PermissionMode::Bypass => PermissionMode::Default,
+    }
+}
 
 /// `tackle chat`.
 pub async fn chat(args: ChatArgs) -> CommandResult {
@@ -42,8 +80,8 @@ pub async fn chat(args: ChatArgs) -> CommandResult {
     let mut agent = build_agent(&args, &workspace, config.clone(), true, ui.clone(), Vec::new()).await?;
     let current = Arc::new(Mutex::new(CancellationToken::new()));
     let _interrupt = interrupt_handler(agent_hard_exit(&agent), Arc::clone(&current));
-    let mut editor =
-        DefaultEditor::new().map_err(|err| Failure::failed(format!("cannot set up the terminal: {err}")))?;
+    let mut editor = crate::signals::keeping_sigint(DefaultEditor::new)
+        .map_err(|err| Failure::failed(format!("cannot set up the terminal: {err}")))?;
     let model = agent.model().info();
     diagln!(
         "Tackle chat with {}/{} in {}. /help lists the commands.",
@@ -51,10 +89,36 @@ pub async fn chat(args: ChatArgs) -> CommandResult {
         model.model,
         workspace.display()
     );
+    let shift_tab = Arc::new(AtomicBool::new(false));
+    editor.bind_sequence(
+        KeyEvent(KeyCode::BackTab, Modifiers::NONE),
+        EventHandler::Conditional(Box::new(ShiftTab(Arc::clone(&shift_tab)))),
+    );
+    let mut kept_input = String::new();
     let mut interrupted_at_prompt = false;
+    // When Ctrl-C last cancelled a task: a second press within 2 s leaves, even when the
+    // task ended before it and the prompt took it.
+    let mut task_interrupted: Option<Instant> = None;
+    let mut exit = OK;
     loop {
-        let line = match tokio::task::block_in_place(|| editor.readline("tackle> ")) {
+        let read = tokio::task::block_in_place(|| editor.readline_with_initial("tackle> ", (&kept_input, "")));
+        kept_input.clear();
+        if shift_tab.swap(false, Ordering::SeqCst) {
+            // Shift-Tab: the next mode, and the line typed so far comes back.
+            if let Ok(line) = read {
+                kept_input = line;
+            }
+            let mode = next_mode(agent.permission_mode());
+            agent.set_permission_mode(mode);
+            diagln!("Permission mode: {mode} (Shift-Tab: default → accept-edits → plan)");
+            continue;
+        }
+        let line = match read {
             Ok(line) => line,
+            Err(ReadlineError::Interrupted) if task_interrupted.is_some_and(|at| at.elapsed() <= SECOND_PRESS) => {
+                exit = INTERRUPTED;
+                break;
+            }
             Err(ReadlineError::Interrupted) if !interrupted_at_prompt => {
                 interrupted_at_prompt = true;
                 diagln!("(Press Ctrl-C again, Ctrl-D or type /exit to leave.)");
@@ -95,13 +159,20 @@ pub async fn chat(args: ChatArgs) -> CommandResult {
                 let names: Vec<&str> = agent.session().tools().specs().map(|spec| spec.name.as_str()).collect();
                 diagln!("Tools: {}", names.join(", "));
             }
-            "/permissions" => {
+            "/permissions" if rest.trim().is_empty() => {
                 let yes = if args.yes { " with --yes (every call that would ask is approved)" } else { "" };
+                diag!("Permission mode: {}{yes}\n{}", agent.permission_mode(), rule_lines(agent.rules()));
                 diagln!(
-                    "Permission mode: {}{yes}. Restart tackle chat with --permission-mode MODE (default, accept-edits, plan, dont-ask, bypass) to change it.",
-                    args.permission_mode
+                    "Change it with /permissions MODE (default, accept-edits, plan, dont-ask, bypass) or Shift-Tab."
                 );
             }
+            "/permissions" => match rest.trim().parse::<PermissionMode>() {
+                Ok(mode) => {
+                    agent.set_permission_mode(mode);
+                    diagln!("Permission mode: {mode}");
+                }
+                Err(err) => diagln!("tackle: {err}"),
+            },
             _ if command.starts_with('/') => diagln!("Unknown command {command}; /help lists the commands."),
             _ => {
                 let cancel = CancellationToken::new();
@@ -110,9 +181,10 @@ pub async fn chat(args: ChatArgs) -> CommandResult {
                 }
                 let outcome = agent.run_with_cancel(line, &cancel).await;
                 ui.finish(&outcome);
+                task_interrupted = (outcome.status == RunStatus::Interrupted).then(Instant::now);
             }
         }
     }
     agent.close().await;
-    Ok(ExitCode::from(OK))
+    Ok(ExitCode::from(exit))
 }

@@ -80,6 +80,16 @@ pub async fn check(args: CheckArgs) -> CommandResult {
     Ok(ExitCode::from(if result.decision == "allow" { OK } else { TOOL_FAILED }))
 }
 
+/// The rules of `book`, one a line with its kind and source, as `tackle permissions list`
+/// and `/permissions` in `tackle chat` show them.
+pub fn rule_lines(book: &tackle::core::permission::rules::RuleBook) -> String {
+    let rules = book.list();
+    if rules.is_empty() {
+        return "no permission rules (the permission mode decides every call)\n".to_owned();
+    }
+    rules.iter().map(|r| format!("{:<5}  {:<40}  {}\n", r.kind.name(), r.rule.text, r.source)).collect()
+}
+
 /// `tackle permissions list`.
 pub async fn list(args: PermissionsListArgs) -> CommandResult {
     let template =
@@ -91,12 +101,8 @@ pub async fn list(args: PermissionsListArgs) -> CommandResult {
             .map(|r| json!({"kind": r.kind.name(), "rule": r.rule.text, "source": r.source.as_ref()}))
             .collect();
         stdout::print_json_line(&list)?;
-    } else if rules.is_empty() {
-        stdout::print("no permission rules (the permission mode decides every call)\n")?;
     } else {
-        let lines: Vec<String> =
-            rules.iter().map(|r| format!("{:<5}  {:<40}  {}\n", r.kind.name(), r.rule.text, r.source)).collect();
-        stdout::print(&lines.concat())?;
+        stdout::print(&rule_lines(template.rules()))?;
     }
     template.close().await;
     Ok(ExitCode::from(OK))

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tackle::Agent;
-use tackle::agent::{AgentBuilder, CallFormat, Observer, StdioPrompter, TerminalApprover, Trajectory, trajectory};
+use tackle::agent::{AgentBuilder, CallFormat, Observer, TerminalApprover, Trajectory, trajectory};
 use tackle::core::SessionState;
 use tackle::core::permission::{Approver, AutoApprover, NonInteractiveApprover};
 use tackle::llm::default_model;
@@ -50,7 +50,8 @@ pub async fn run(args: RunArgs) -> CommandResult {
         Some(path) => trajectory::conversation(path).map_err(|e| Failure::usage(e.to_string()))?,
         None => Vec::new(),
     };
-    let interactive = !args.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    // With stdin a pipe (`git diff | tackle run -`), approvals are asked on /dev/tty.
+    let interactive = !args.json && crate::tty::can_ask();
     let ui_mode = if args.json {
         Mode::Json
     } else if std::io::stdout().is_terminal() {
@@ -105,7 +106,8 @@ pub async fn build_agent(
     let approver: Arc<dyn Approver> = if args.yes {
         Arc::new(AutoApprover)
     } else if interactive {
-        let approver = TerminalApprover::new(Arc::new(StdioPrompter));
+        let color = crate::tty::color(std::io::stderr().is_terminal());
+        let approver = TerminalApprover::new(Arc::new(crate::tty::TerminalPrompter)).with_color(color);
         // "Always for this project" saves in the user config dir, never in the workspace.
         match tackle::core::permission::sources::ProjectRules::in_user_config() {
             Some(store) => Arc::new(approver.for_project(workspace, store)),

@@ -11,6 +11,7 @@
 
 pub(crate) mod budget;
 mod decode;
+mod edits;
 pub mod schedule;
 
 pub use budget::{DEFAULT_MAX_OUTPUT_CHARS, OutputBudget};
@@ -104,7 +105,6 @@ struct Admitted {
     args: Value,
     prepared: PreparedCall,
     coerced: Vec<String>,
-    started: Instant,
     /// Allowed only because it was judged read-only: runs restricted.
     read_only_restricted: bool,
 }
@@ -112,7 +112,7 @@ struct Admitted {
 /// Where a call stands between the phases.
 enum Slot {
     Ready(Box<Admitted>),
-    Done(ToolOutput),
+    Done(Box<ToolOutput>),
 }
 
 impl Executor {
@@ -187,9 +187,10 @@ impl Executor {
     ) -> Vec<ToolOutput> {
         let mut slots = Vec::with_capacity(calls.len());
         for call in calls {
-            let started = Instant::now();
+            // A call's duration leaves out the time a person took to answer its approval.
+            let mut started = Instant::now();
             let call_id = call.id.clone();
-            let slot = match self.admit(session, call, started, cancel).await {
+            let slot = match self.admit(session, call, &mut started, cancel).await {
                 Ok(admitted) => Slot::Ready(Box::new(admitted)),
                 Err(Rejected { error, tool }) => {
                     let mut output = error.into_output(&tool);
@@ -197,7 +198,7 @@ impl Executor {
                     output.meta.rejected = true;
                     output.meta.duration_ms = Some(elapsed_ms(started));
                     finished(slots.len(), &output);
-                    Slot::Done(output)
+                    Slot::Done(Box::new(output))
                 }
             };
             slots.push(slot);
@@ -219,7 +220,7 @@ impl Executor {
                     ready.push(Some(admitted));
                 }
                 Slot::Done(output) => {
-                    outputs.push(Some(output));
+                    outputs.push(Some(*output));
                     ready.push(None);
                 }
             }
@@ -246,7 +247,7 @@ impl Executor {
         &self,
         session: &Session,
         call: ToolCall,
-        started: Instant,
+        started: &mut Instant,
         cancel: &CancellationToken,
     ) -> Result<Admitted, Rejected> {
         let Some(handle) = session.tools().resolve(&call.name) else {
@@ -302,18 +303,20 @@ impl Executor {
                 };
                 // Ctrl-C answers a pending prompt: the approver (a blocking terminal read) is
                 // abandoned, not awaited.
+                let asked = Instant::now();
                 let approval = tokio::select! {
                     biased;
                     () = cancel.cancelled() => return Err(reject(ToolError::Cancelled(CANCELLED.into()))),
                     approval = self.approver.approve(&request, reason, *from_rule) => approval,
                 };
+                *started += asked.elapsed();
                 if let Approval::Deny { message } = approval {
                     return Err(reject(ToolError::Denied(message)));
                 }
             }
             // `--yes` allows what would ask, so it allows a read-only command outright too.
             let read_only_restricted = decision == Decision::AllowReadOnly && !self.approver.allows_everything();
-            return Ok(Admitted { call_id: call.id, handle, args, prepared, coerced, started, read_only_restricted });
+            return Ok(Admitted { call_id: call.id, handle, args, prepared, coerced, read_only_restricted });
         }
     }
 
@@ -357,9 +360,12 @@ impl Executor {
         HookResult::Proceed
     }
 
-    /// Runs an admitted call and finishes its output.
+    /// Runs an admitted call and finishes its output. Its duration starts here: not while the
+    /// person answered the approvals of the calls admitted after it, nor while earlier calls
+    /// ran.
     async fn execute(&self, session: &Session, admitted: Admitted, cancel: &CancellationToken) -> ToolOutput {
-        let Admitted { call_id, handle, args, prepared, coerced, started, read_only_restricted } = admitted;
+        let started = Instant::now();
+        let Admitted { call_id, handle, args, prepared, coerced, read_only_restricted } = admitted;
         let spec = handle.spec();
         let tool = spec.name.as_str();
         if cancel.is_cancelled() {
@@ -369,6 +375,8 @@ impl Executor {
         }
         session.events().send(ExecEvent::Started { call_id: call_id.clone(), tool: tool.to_owned() });
 
+        let edited =
+            if prepared.read_only { None } else { edits::before(session, spec, &args, &prepared.written_paths) };
         let call_token = CancellationToken::new();
         let mut ctx = session.context(&call_id, tool, call_token.clone());
         if read_only_restricted {
@@ -425,6 +433,9 @@ impl Executor {
         let hook_call = HookCall { call_id: &output.call_id.clone(), session: session.info(), spec, args: &args };
         for hook in &self.hooks {
             hook.after_call(&hook_call, &mut output).await;
+        }
+        if let Some(before) = edited.as_ref().filter(|_| !output.is_error) {
+            output.meta.diff = edits::after(before);
         }
         output.meta.duration_ms = Some(elapsed_ms(started));
         session.events().send(ExecEvent::Finished {

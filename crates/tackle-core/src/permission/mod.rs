@@ -277,7 +277,7 @@ impl PermissionPolicy for ModePolicy {
             }
             PermissionMode::Plan => Decision::Deny {
                 message: format!(
-                    "{tool} is not available in plan mode (read-only). Finish the plan; the user will switch modes to carry it out."
+                    "{tool} is not available in plan mode (read-only). Finish the plan and present it; to carry it out, the user leaves plan mode (Shift-Tab or /permissions default in tackle chat, or --permission-mode on the command line)."
                 ),
             },
             PermissionMode::DontAsk => Decision::Deny {

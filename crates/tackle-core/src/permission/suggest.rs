@@ -58,6 +58,12 @@ const SUBCOMMAND_PROGRAMS: &[&str] = &[
     "yarn",
 ];
 
+/// Whether `program` is a Python interpreter (`python`, `python3`, `python3.12`), whose `-m
+/// MODULE` names what it runs (`Bash(python3 -m pytest:*)`, as Claude Code offers).
+fn is_python(program: &str) -> bool {
+    program.strip_prefix("python").is_some_and(|version| version.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+}
+
 /// Sub-commands that run a named script or package: the name is kept too (`Bash(npm run
 /// test:*)`, not every script of the package).
 const RUNNERS: &[&str] = &["run", "run-script", "exec", "x", "dlx"];
@@ -112,7 +118,16 @@ fn sub_command_rule(sub: &SubCommand) -> Option<String> {
     let words = &sub.words;
     let has_sub_commands = words.first().is_some_and(|p| SUBCOMMAND_PROGRAMS.contains(&p.as_str()));
     let runs_a_script = words.get(1).is_some_and(|sub| RUNNERS.contains(&sub.as_str()));
+    // `python3 -m pytest`, and `python3 -m pip install` for a module with sub-commands.
+    let runs_a_module = words.first().is_some_and(|p| is_python(p))
+        && words.get(1).is_some_and(|flag| flag == "-m")
+        && words.get(2).is_some_and(plain);
+    let module_sub_command = runs_a_module
+        && words.get(2).is_some_and(|module| SUBCOMMAND_PROGRAMS.contains(&module.as_str()))
+        && words.get(3).is_some_and(|sub| plain(sub) && !sub.starts_with('-'));
     let prefix_len = match (words.get(1), words.get(2)) {
+        _ if module_sub_command => 4,
+        _ if runs_a_module => 3,
         (Some(_), Some(name)) if has_sub_commands && runs_a_script && plain(name) => 3,
         (Some(sub), _) if has_sub_commands && !runs_a_script && plain(sub) => 2,
         _ => 0,
@@ -198,6 +213,30 @@ mod tests {
             Some("Bash(git add:*), Bash(git commit:*)")
         );
         assert_eq!(one("ls -la").as_deref(), Some("Bash(ls -la)"));
+    }
+
+    #[test]
+    fn a_python_module_gets_its_module_never_the_interpreter_alone() {
+        let one = |c: &str| for_command(c).map(|r| r.join(", "));
+        assert_eq!(one("python3 -m pytest -q").as_deref(), Some("Bash(python3 -m pytest:*)"));
+        assert_eq!(one("python3.12 -m mypy src").as_deref(), Some("Bash(python3.12 -m mypy:*)"));
+        assert_eq!(one("python -m pip install requests").as_deref(), Some("Bash(python -m pip install:*)"));
+        // Not a module run: exactly as written, never `Bash(python3:*)`.
+        assert_eq!(one("python3 -c 'import os'").as_deref(), Some("Bash(python3 -c 'import os')"));
+        assert_eq!(one("python3 script.py --fix").as_deref(), Some("Bash(python3 script.py --fix)"));
+        assert_eq!(one("python3 -m").as_deref(), Some("Bash(python3 -m)"));
+        assert_eq!(one("pythonista -m x").as_deref(), Some("Bash(pythonista -m x)"));
+        // The module rule allows the module only, not another one or a command joined on.
+        let args = json!({"command": "python3 -m pytest -q"});
+        let rules = always_rules(&request(&bash(), &args, &[]), Path::new("/ws")).unwrap();
+        let book = RuleBook::default();
+        let base = RuleBase { workspace: "/ws".into(), rule_dir: "/ws".into(), home: None };
+        book.add(RuleKind::Allow, &rules[0], &base, "test").unwrap();
+        for other in ["python3 -m http.server", "python3 -m pytest; rm -rf ~", "python3 -c 'x' -m pytest"] {
+            let args = json!({ "command": other });
+            let verdict = book.evaluate(&request(&bash(), &args, &[]), Path::new("/ws"));
+            assert!(!matches!(verdict.outcome, Outcome::Allow { .. }), "{other}");
+        }
     }
 
     #[test]

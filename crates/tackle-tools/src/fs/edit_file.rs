@@ -8,6 +8,7 @@ use tackle_core::spec::PathAccess;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::fs::closest::closest;
+use crate::fs::diff::unified_diff;
 use crate::fs::editor::{SNIPPET_LINES, start_lines};
 use crate::fs::files::MAX_EDIT_BYTES;
 use crate::fs::suggest::missing_file_message;
@@ -56,6 +57,16 @@ impl Tool for EditFile {
         .path_param("file_path", PathAccess::Write)
     }
 
+    fn preview(&self, input: &EditFileInput, ctx: &ToolContext) -> Option<String> {
+        let target = Files::new(ctx).target(&input.file_path, Access::Write).ok()?;
+        let Some(existing) = load_existing(&target).ok()? else {
+            return Some(unified_diff(&target.raw, None, &input.new_string));
+        };
+        let text = as_text(&existing.bytes)?;
+        let (edited, ..) = replace(text, input, &target.raw).ok()?;
+        Some(unified_diff(&target.raw, Some(text), &edited))
+    }
+
     async fn call(&self, input: EditFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         blocking_alone(ctx, move |ctx| edit(&Files::new(ctx), &input)).await.map(ToolOutput::text)
     }
@@ -86,47 +97,7 @@ fn edit(files: &Files<'_>, input: &EditFileInput) -> Result<String, ToolError> {
         )));
     }
 
-    let (edited, first_at, new_len_lines, replaced) = if input.old_string.is_empty() {
-        (input.new_string.clone(), 0, input.new_string.matches('\n').count(), 1)
-    } else {
-        let (found, old, new) = locate(text, &input.old_string, &input.new_string);
-        if found.is_empty() {
-            let mut message = "String to replace not found in file.".to_owned();
-            if let Some(candidate) = closest(text, &input.old_string) {
-                message.push_str(&candidate.describe(&format!(" of {shown}")));
-            }
-            return Err(ToolError::Failed(message));
-        }
-        let replace_all = input.replace_all.unwrap_or(false);
-        if found.len() > 1 && !replace_all {
-            return Err(ToolError::Failed(format!(
-                "Found {} matches of the string to replace, but replace_all is false. To replace all occurrences, set \
-                 replace_all to true. To replace only one occurrence, please provide more context to uniquely \
-                 identify the instance.\nMatches start at lines {}.",
-                found.len(),
-                line_list(start_lines(text, &found))
-            )));
-        }
-        let positions = if replace_all { find_disjoint(text, &old) } else { found };
-        // Each replacement may grow the file: check the size before allocating it.
-        let size = (text.len() - positions.len() * old.len()).saturating_add(positions.len().saturating_mul(new.len()));
-        if size as u64 > MAX_EDIT_BYTES {
-            return Err(ToolError::Failed(format!(
-                "Replacing {} occurrences would make {shown} {size} bytes, over the {MAX_EDIT_BYTES}-byte limit of \
-                 the edit tools. Nothing was changed; replace fewer occurrences or use a shorter new_string.",
-                positions.len()
-            )));
-        }
-        let mut edited = String::with_capacity(size);
-        let mut from = 0;
-        for &at in &positions {
-            edited.push_str(&text[from..at]);
-            edited.push_str(&new);
-            from = at + old.len();
-        }
-        edited.push_str(&text[from..]);
-        (edited, positions[0], new.matches('\n').count(), positions.len())
-    };
+    let (edited, first_at, new_len_lines, replaced) = replace(text, input, shown)?;
     let line = start_lines(text, &[first_at])[0] - 1;
     files.write(&target, edited.as_bytes(), existing.into_before()).map_err(|err| write_failure(shown, err))?;
 
@@ -142,4 +113,49 @@ fn edit(files: &Files<'_>, input: &EditFileInput) -> Result<String, ToolError> {
              file:\n{shown_snippet}"
         ))
     }
+}
+
+/// The file's text after the edit, where the first replacement starts, how many lines the new
+/// text has, and how many occurrences were replaced.
+fn replace(text: &str, input: &EditFileInput, shown: &str) -> Result<(String, usize, usize, usize), ToolError> {
+    if input.old_string.is_empty() {
+        return Ok((input.new_string.clone(), 0, input.new_string.matches('\n').count(), 1));
+    }
+    let (found, old, new) = locate(text, &input.old_string, &input.new_string);
+    if found.is_empty() {
+        let mut message = "String to replace not found in file.".to_owned();
+        if let Some(candidate) = closest(text, &input.old_string) {
+            message.push_str(&candidate.describe(&format!(" of {shown}")));
+        }
+        return Err(ToolError::Failed(message));
+    }
+    let replace_all = input.replace_all.unwrap_or(false);
+    if found.len() > 1 && !replace_all {
+        return Err(ToolError::Failed(format!(
+            "Found {} matches of the string to replace, but replace_all is false. To replace all occurrences, set \
+             replace_all to true. To replace only one occurrence, please provide more context to uniquely \
+             identify the instance.\nMatches start at lines {}.",
+            found.len(),
+            line_list(start_lines(text, &found))
+        )));
+    }
+    let positions = if replace_all { find_disjoint(text, &old) } else { found };
+    // Each replacement may grow the file: check the size before allocating it.
+    let size = (text.len() - positions.len() * old.len()).saturating_add(positions.len().saturating_mul(new.len()));
+    if size as u64 > MAX_EDIT_BYTES {
+        return Err(ToolError::Failed(format!(
+            "Replacing {} occurrences would make {shown} {size} bytes, over the {MAX_EDIT_BYTES}-byte limit of \
+             the edit tools. Nothing was changed; replace fewer occurrences or use a shorter new_string.",
+            positions.len()
+        )));
+    }
+    let mut edited = String::with_capacity(size);
+    let mut from = 0;
+    for &at in &positions {
+        edited.push_str(&text[from..at]);
+        edited.push_str(&new);
+        from = at + old.len();
+    }
+    edited.push_str(&text[from..]);
+    Ok((edited, positions[0], new.matches('\n').count(), positions.len()))
 }

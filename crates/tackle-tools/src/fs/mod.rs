@@ -23,7 +23,8 @@ pub use tackle_core::fs::beneath;
 /// Tackle's own directories in the workspace, from `tackle_core`.
 pub use tackle_core::fs::own_dir;
 pub mod closest;
-pub mod diff;
+/// Unified diffs of edits (moved to tackle-core, where the executor shows what an edit changed).
+pub use tackle_core::diff;
 pub mod edit_file;
 pub mod editor;
 pub mod files;

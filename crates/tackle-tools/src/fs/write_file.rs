@@ -7,6 +7,7 @@ use serde::Deserialize;
 use tackle_core::spec::PathAccess;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::fs::diff::unified_diff;
 use crate::fs::text::{LineEnding, as_text, dominant_ending, has_crlf, lf_to_crlf};
 use crate::fs::{Before, Existing, Files, Freshness, LoadError, Target, blocking_alone, read_existing, write_failure};
 
@@ -52,6 +53,16 @@ impl Tool for WriteFile {
         .path_param("file_path", PathAccess::Write)
     }
 
+    fn preview(&self, input: &WriteFileInput, ctx: &ToolContext) -> Option<String> {
+        let target = Files::new(ctx).target(&input.file_path, Access::Write).ok()?;
+        let existing = load_existing(&target).ok()?;
+        let old = match &existing {
+            Some(existing) => Some(as_text(&existing.bytes)?),
+            None => None,
+        };
+        Some(unified_diff(&target.raw, old, &written_content(old, &input.content)))
+    }
+
     async fn call(&self, input: WriteFileInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         blocking_alone(ctx, move |ctx| write(&Files::new(ctx), input)).await.map(ToolOutput::text)
     }
@@ -90,19 +101,23 @@ pub(crate) fn check_read(files: &Files<'_>, target: &Target, existing: &Existing
     }
 }
 
+/// What the file will hold: `content`, in CRLF when the text it replaces is CRLF and the
+/// model wrote LF (a CRLF file stays CRLF).
+fn written_content(old: Option<&str>, content: &str) -> String {
+    if old.is_some_and(|text| dominant_ending(text) == LineEnding::CrLf) && !has_crlf(content) {
+        return lf_to_crlf(content).into_owned();
+    }
+    content.to_owned()
+}
+
 fn write(files: &Files<'_>, input: WriteFileInput) -> Result<String, ToolError> {
     let target = files.target(&input.file_path, Access::Write)?;
     let shown = &target.raw;
     let existing = load_existing(&target)?;
-    let mut content = input.content;
     if let Some(existing) = &existing {
         check_read(files, &target, existing)?;
-        // A CRLF file stays CRLF when the model writes LF.
-        if as_text(&existing.bytes).is_some_and(|text| dominant_ending(text) == LineEnding::CrLf) && !has_crlf(&content)
-        {
-            content = lf_to_crlf(&content).into_owned();
-        }
     }
+    let content = written_content(existing.as_ref().and_then(|e| as_text(&e.bytes)), &input.content);
     let existed = existing.is_some();
     let before = existing.map_or(Before::Absent, Existing::into_before);
     files.write(&target, content.as_bytes(), before).map_err(|err| write_failure(shown, err))?;

@@ -1,5 +1,6 @@
 //! Unified diffs of a file's text before and after an edit, shown to the person asked to
-//! approve the edit (docs/reference/formats.md#block-tools: "The permission preview is a unified diff").
+//! approve the edit (docs/reference/formats.md#block-tools: "The permission preview is a unified diff")
+//! and after the edit (`executor/edits.rs`).
 
 use similar::TextDiff;
 
