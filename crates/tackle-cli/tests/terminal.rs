@@ -246,7 +246,9 @@ async fn approvals_show_a_diff_and_the_prefix_rule_and_each_edit_shows_its_diff(
     })
     .await
     .unwrap();
-    assert_eq!(code, Some(0), "{screen}");
+    // The test command was denied and no task_done followed: the run is incomplete.
+    assert_eq!(code, Some(1), "{screen}");
+    assert!(screen.contains("incomplete · 1 call denied: Bash(python3 -m pytest -q)"), "{screen}");
     assert_eq!(
         std::fs::read_to_string(workspace.path().join("calc.py")).unwrap(),
         "def add(a, b):\n    return a + b\n"

@@ -311,7 +311,7 @@ async fn list_changes_update_the_session_between_turns_with_a_notification() {
     imported.hub.update_session(&mut session, &changes, &|_| true);
     let (output, _) = call_in(&session, "mcp__fake__added", json!({}), &cancel).await;
     assert!(output.is_error && output.meta.rejected);
-    assert!(output.text_content().starts_with("Tool 'mcp__fake__added' not found."), "{}", output.text_content());
+    assert!(output.text_content().starts_with("Tool 'mcp__fake__added' not found"), "{}", output.text_content());
     imported.hub.shutdown().await;
 }
 
