@@ -116,7 +116,7 @@ pub(crate) type Required = (libc::c_long, &'static [(u32, u32)]);
 /// `ioprio_set` with id 0 would mean every process of the user unless the kind is "process".
 #[rustfmt::skip]
 pub(crate) const OTHER_PROCESS_CALLS: &[Required] = &[
-    (libc::SYS_setpriority, &[(0, libc::PRIO_PROCESS as u32), (1, 0)]),
+    (libc::SYS_setpriority, &[(0, libc::PRIO_PROCESS), (1, 0)]),
     (libc::SYS_prlimit64, &[(0, 0)]),
     (libc::SYS_sched_setaffinity, &[(0, 0)]),
     (libc::SYS_sched_setscheduler, &[(0, 0)]),
@@ -351,9 +351,9 @@ mod tests {
         assert_eq!(verdict(&filter, arch, prlimit, 0), allow);
         assert_eq!(verdict(&filter, arch, prlimit, 1), deny);
         let setpriority = libc::SYS_setpriority as u32;
-        assert_eq!(verdict_with(&filter, arch, setpriority, libc::PRIO_PROCESS as u32, 0), allow);
-        assert_eq!(verdict_with(&filter, arch, setpriority, libc::PRIO_PROCESS as u32, 1), deny);
-        assert_eq!(verdict_with(&filter, arch, setpriority, libc::PRIO_USER as u32, 0), deny);
+        assert_eq!(verdict_with(&filter, arch, setpriority, libc::PRIO_PROCESS, 0), allow);
+        assert_eq!(verdict_with(&filter, arch, setpriority, libc::PRIO_PROCESS, 1), deny);
+        assert_eq!(verdict_with(&filter, arch, setpriority, libc::PRIO_USER, 0), deny);
         assert_eq!(verdict(&filter, arch, libc::SYS_sched_setaffinity as u32, 1), deny);
         // The sandbox's own filter does not refuse them.
         let sandbox = program(&[]);
