@@ -192,6 +192,30 @@ async fn under_landlock_changes_to_the_real_git_directory_are_reported() {
     }
 }
 
+/// A git directory outside the workspace but in `/tmp` (a worktree's, `--separate-git-dir`),
+/// which every Landlock command may write: a change to it is reported like one to `.git`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_landlock_changes_to_a_real_git_directory_in_tmp_are_reported() {
+    let Some(mode) = landlock() else { return };
+    let store = tempfile::Builder::new().prefix("tackle-gitstore-").tempdir_in("/tmp").unwrap();
+    let store = store.path().canonicalize().unwrap();
+    std::fs::create_dir_all(store.join("hooks")).unwrap();
+    std::fs::write(store.join("config"), "[core]\n").unwrap();
+    let h = Harness::with(mode);
+    let ws = h.workspace();
+    assert!(!store.starts_with(&ws));
+    std::fs::write(ws.join(".git"), format!("gitdir: {}\n", store.display())).unwrap();
+    for (attack, changed) in [
+        (format!("printf '[core]\\n\\thooksPath = /tmp/hooks\\n' >> {}/config", store.display()), "config (modified)"),
+        (format!("echo 'touch pwned' > {}/hooks/pre-commit", store.display()), "hooks (modified)"),
+    ] {
+        let text = h.bash(&attack).await.text_content();
+        assert!(text.starts_with("[Protected files changed during this command: "), "{attack}: {text}");
+        assert!(text.contains(&format!("{}/{changed}", store.display())), "{attack}: {text}");
+    }
+    h.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_bubblewrap_new_settings_files_are_reported() {
     // A missing `tackle.toml` has no mount point that could cover it, so the command creates it

@@ -248,3 +248,75 @@ async fn a_root_command_keeps_no_capability_in_either_sandbox() {
         shell.session.close().await;
     }
 }
+
+/// Whether the terminal `fd` echoes its input.
+fn echoes(fd: i32) -> bool {
+    // SAFETY: tcgetattr writes into the termios it is given; `fd` is a terminal we opened.
+    unsafe {
+        let mut attrs: libc::termios = std::mem::zeroed();
+        assert_eq!(libc::tcgetattr(fd, &mut attrs), 0);
+        attrs.c_lflag & libc::ECHO != 0
+    }
+}
+
+#[tokio::test]
+async fn a_command_judged_read_only_changes_no_terminal_no_ipc_object_and_no_other_process() {
+    // A terminal of the person's, which a command can open for reading: an `ioctl` on it
+    // (`stty -F`) would change it without any write access.
+    let (mut primary, mut replica) = (0, 0);
+    // SAFETY: openpty writes two descriptors; the name, termios and window size are optional.
+    let opened =
+        unsafe { libc::openpty(&mut primary, &mut replica, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(opened, 0);
+    let terminal = std::fs::read_link(format!("/proc/self/fd/{replica}")).unwrap();
+    assert!(echoes(replica));
+    let ipc_objects = || std::fs::read_to_string("/proc/sysvipc/shm").unwrap_or_default().lines().count();
+    let before = ipc_objects();
+    // SAFETY: getpriority of this process takes integers only.
+    let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    for mode in MODES {
+        let shell = Shell::new(mode, false);
+        let terminal = terminal.display();
+        let cases = [
+            format!("stty -F {terminal} -echo && echo changed"),
+            format!(
+                "python3 -c \"import os, termios; fd = os.open('{terminal}', os.O_RDONLY | os.O_NOCTTY); \
+                 a = termios.tcgetattr(fd); a[3] &= ~termios.ECHO; termios.tcsetattr(fd, termios.TCSANOW, a); \
+                 print('changed')\""
+            ),
+            // System V IPC and keyrings: objects outside the file system that outlive the command.
+            "ipcmk -M 4096 && echo changed".to_owned(),
+            "ipcmk -Q && echo changed".to_owned(),
+            "ipcmk -S 1 && echo changed".to_owned(),
+            // add_key (248 on x86_64) into the user keyring (-4).
+            "python3 -c \"import ctypes, sys; r = ctypes.CDLL(None).syscall(248, b'user', b'tackle-ro', b'x', 1, -4); \
+             sys.exit(r < 0) \" && echo changed"
+                .to_owned(),
+            // Another process (this test's) by its id: priority, limits, CPUs. Landlock's
+            // scopes refuse signals and ptrace, not these.
+            format!("renice -n 5 -p {test} && echo changed", test = std::process::id()),
+            format!("prlimit --pid {test} --core=0:0 && echo changed", test = std::process::id()),
+            format!("taskset -p 1 {test} && echo changed", test = std::process::id()),
+        ];
+        for command in &cases {
+            let text = shell.judged(command).await;
+            assert!(!text.contains("changed"), "{mode:?} `{command}`: {text}");
+            assert!(echoes(replica), "{mode:?} `{command}` turned the terminal's echo off: {text}");
+        }
+        assert_eq!(ipc_objects(), before, "{mode:?}: a shared memory segment was left");
+        // SAFETY: getpriority of this process takes integers only.
+        assert_eq!(unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }, nice, "{mode:?}: reniced");
+        // Allowed outright (Landlock: the host's terminal is there), the same ioctl works:
+        // the restriction stopped it.
+        if mode == SandboxMode::Landlock {
+            shell.allowed(&cases[0]).await;
+            assert!(!echoes(replica), "{mode:?}");
+        }
+        shell.session.close().await;
+    }
+    // SAFETY: closing the two descriptors openpty made.
+    unsafe {
+        libc::close(primary);
+        libc::close(replica);
+    }
+}

@@ -30,6 +30,9 @@ pub struct Peeled {
     pub assigned: Vec<String>,
 }
 
+/// The argument that stands, in a deny form, for those `xargs` appends at run time.
+const APPENDED_ARGUMENT: &str = "{}";
+
 /// The shells whose `-c` script is parsed again.
 const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"];
 
@@ -401,6 +404,8 @@ pub fn peel(words: &[String]) -> Peeled {
     let mut peeled = Peeled::default();
     let mut rest: &[String] = words;
     let mut layers = 0;
+    // Whether a wrapper appends arguments to the command at run time (`xargs`).
+    let mut appends_arguments = false;
     while let Some(first) = rest.first() {
         layers += 1;
         if layers > 32 {
@@ -440,6 +445,7 @@ pub fn peel(words: &[String]) -> Peeled {
         };
         match next {
             Layer::Runs(next) => {
+                appends_arguments |= name == "xargs";
                 peeled.deny_forms.push(rest.to_vec());
                 rest = next;
             }
@@ -462,6 +468,13 @@ pub fn peel(words: &[String]) -> Peeled {
         }
     }
     peeled.words = rest.to_vec();
+    if appends_arguments && !rest.is_empty() {
+        // `echo v | xargs rm` runs `rm v`: deny and ask rules also see the command with an
+        // argument after its own ones, so `Bash(rm *)` matches it as `Bash(rm:*)` does.
+        let mut appended = rest.to_vec();
+        appended.push(APPENDED_ARGUMENT.to_owned());
+        peeled.deny_forms.push(appended);
+    }
     if let Some(first) = rest.first() {
         let name = program_name(first);
         match name {
@@ -578,5 +591,17 @@ mod tests {
         assert!(peel(&words("eval x")).unanalyzable.is_some());
         assert_eq!(peel(&words("find . -exec rm -f {} ;")).runs, vec![words("rm -f {}")]);
         assert_eq!(peel(&words("sudo -u root rm x")).deny_forms.last(), Some(&words("rm x")));
+    }
+
+    #[test]
+    fn deny_rules_see_the_arguments_xargs_appends() {
+        for input in ["xargs rm", "xargs -0 rm", "nice xargs -n1 rm", "sudo xargs rm", "xargs -I{} rm"] {
+            let peeled = peel(&words(input));
+            assert!(peeled.deny_forms.contains(&words("rm {}")), "{input}: {:?}", peeled.deny_forms);
+        }
+        // The command an allow rule sees stays as written.
+        assert_eq!(peel(&words("xargs rm")).words, words("rm"));
+        // Without xargs nothing is appended.
+        assert!(!peel(&words("nice rm")).deny_forms.contains(&words("rm {}")));
     }
 }

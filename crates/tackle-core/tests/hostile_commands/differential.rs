@@ -9,8 +9,8 @@
 //! ([`REAL_WRAPPERS`]) then exec the real wrapper, which runs its command through the stubs in
 //! turn; the shells exec the real bash; `busybox` and `time` exec the command they were given.
 //! Everything else only logs. The policy-level outcome is checked for every command that ran
-//! `rm`: in the default mode it is not allowed, and with a `Bash(rm:*)` deny rule it is denied
-//! even in bypass mode.
+//! `rm`: in the default mode it is not allowed, and with a `Bash(rm:*)` or `Bash(rm *)` deny
+//! rule it is denied even in bypass mode.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -251,6 +251,8 @@ fn bash_runs_no_program_the_analysis_did_not_report() {
     let sandbox = Sandbox::new();
     let default = policy(PermissionMode::Default, &[]);
     let bypass = policy(PermissionMode::Bypass, &["Bash(rm:*)"]);
+    // Claude Code's other spelling of the same rule, which needs an argument after `rm`.
+    let bypass_spaced = policy(PermissionMode::Bypass, &["Bash(rm *)"]);
     let mut failures = Vec::new();
     let mut ran_rm = 0;
     let mut skipped = 0;
@@ -274,6 +276,9 @@ fn bash_runs_no_program_the_analysis_did_not_report() {
             }
             if !matches!(decide(&bypass, &command), Decision::Deny { .. }) {
                 failures.push(format!("{command:?} ran rm and is not denied by Bash(rm:*) in bypass mode"));
+            }
+            if !matches!(decide(&bypass_spaced, &command), Decision::Deny { .. }) {
+                failures.push(format!("{command:?} ran rm and is not denied by Bash(rm *) in bypass mode"));
             }
         }
     }

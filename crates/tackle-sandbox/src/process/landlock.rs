@@ -22,6 +22,9 @@ use landlock::{
 use super::policy::SandboxPolicy;
 use super::seccomp;
 
+/// What every command may write under Landlock besides the policy's writable paths.
+pub(crate) const ALWAYS_WRITABLE: [&str; 3] = ["/tmp", "/dev/null", "/dev/tty"];
+
 /// The file-system rights Tackle handles (truncation and cross-directory renames included).
 const FS_ABI: ABI = ABI::V3;
 
@@ -62,7 +65,7 @@ impl Confinement {
             return Err("the kernel does not support Landlock".into());
         }
         let mut writable: Vec<PathBuf> = policy.writable_paths().map(PathBuf::from).collect();
-        writable.extend(["/tmp", "/dev/null", "/dev/tty"].map(PathBuf::from));
+        writable.extend(ALWAYS_WRITABLE.map(PathBuf::from));
         let ruleset = (|| -> Result<RulesetCreated, landlock::RulesetError> {
             let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(FS_ABI))?;
             if !policy.network && abi >= NET_ABI {

@@ -163,15 +163,18 @@ impl SandboxPolicy {
     }
 
     /// With `protect_git`, the real git directories (crate::gitdir) that each writable root's
-    /// `.git` leads to, where they lie inside a writable root (one outside is not writable
-    /// anyway) and no `extra_writable` entry opens them.
+    /// `.git` leads to, where commands could write them — inside a writable root, or in what
+    /// Landlock leaves writable to every command (`/tmp`: a worktree or `--separate-git-dir`
+    /// whose git directory lies there) — and no `extra_writable` entry opens them. One
+    /// elsewhere is not writable anyway.
     pub fn real_git_dirs(&self) -> Vec<PathBuf> {
         if !self.protect_git {
             return Vec::new();
         }
         let mut found: Vec<PathBuf> = Vec::new();
         for git_dir in self.writable_roots.iter().flat_map(|root| crate::gitdir::real_git_dirs(root)) {
-            let inside = self.writable_roots.iter().any(|root| git_dir.starts_with(root));
+            let inside = self.writable_roots.iter().any(|root| git_dir.starts_with(root))
+                || super::landlock::ALWAYS_WRITABLE.iter().any(|always| git_dir.starts_with(always));
             let opened = self.extra_writable.iter().any(|open| git_dir.starts_with(open));
             if inside && !opened && !found.contains(&git_dir) {
                 found.push(git_dir);

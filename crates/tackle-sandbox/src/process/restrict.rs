@@ -34,8 +34,14 @@ pub const SUBCOMMAND: &str = "__restrict";
 /// The Landlock ABI the restriction needs: 3 handles truncation, so no file can be changed.
 const NEEDED_ABI: i32 = 3;
 
-/// The file-system rights handled (every right of [`NEEDED_ABI`]).
+/// The file-system rights handled: every right of [`NEEDED_ABI`], and from [`IOCTL_ABI`] on
+/// also `ioctl` on device files, which is granted only on `/dev/null`.
 const FS_ABI: ABI = ABI::V3;
+
+/// The Landlock ABI that handles `ioctl` on device files: without it a command could open a
+/// terminal for reading and change its settings (`stty -F /dev/pts/0 -echo` on the person's
+/// terminal).
+const IOCTL_ABI: i32 = 5;
 
 static HELPER: OnceLock<PathBuf> = OnceLock::new();
 
@@ -150,14 +156,18 @@ fn private_tmp() -> std::io::Result<PathBuf> {
 }
 
 /// Arranges for `command` to run under Landlock (reads everywhere, writes only to `tmp` and
-/// `/dev/null`, no TCP, no signals or abstract sockets outside), with no capabilities and
-/// the seccomp filter that allows no socket family and no change of a file's mode, owner,
-/// extended attributes or times (which Landlock does not cover). The ruleset is built here; the child
+/// `/dev/null`, no device `ioctl`, no TCP, no signals or abstract sockets outside), with no
+/// capabilities and the seccomp filter that allows no socket family, no change of a file's
+/// mode, owner, extended attributes or times, no System V or POSIX message queue, semaphore,
+/// shared memory or keyring, and no change of another process's priority, limits or
+/// scheduling (none of which Landlock covers, and all of which outlive the command or reach
+/// other processes). The ruleset is built here; the child
 /// applies it between `fork` and `exec`, and does not start if the kernel did not enforce it.
 fn confine(command: &mut std::process::Command, tmp: &Path) -> Result<(), String> {
     use std::os::unix::process::CommandExt as _;
     let abi = kernel_abi();
-    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(FS_ABI)).map_err(|e| e.to_string())?;
+    let fs_abi = if abi >= IOCTL_ABI { ABI::V5 } else { FS_ABI };
+    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(fs_abi)).map_err(|e| e.to_string())?;
     if abi >= NET_ABI {
         ruleset = ruleset.handle_access(AccessNet::from_all(ABI::V4)).map_err(|e| e.to_string())?;
     }
@@ -169,11 +179,11 @@ fn confine(command: &mut std::process::Command, tmp: &Path) -> Result<(), String
     let mut ruleset = Some(
         ruleset
             .create()
-            .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(FS_ABI))))
-            .and_then(|r| r.add_rules(path_beneath_rules(writable, AccessFs::from_all(FS_ABI))))
+            .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(fs_abi))))
+            .and_then(|r| r.add_rules(path_beneath_rules(writable, AccessFs::from_all(fs_abi))))
             .map_err(|err| err.to_string())?,
     );
-    let filter = seccomp::program_denying(&[], seccomp::METADATA_CALLS, seccomp::METADATA_IOCTLS);
+    let filter = seccomp::restriction();
     let hook = move || -> std::io::Result<()> {
         let ruleset = ruleset.take().ok_or_else(|| std::io::Error::other("the ruleset was used"))?;
         let status = ruleset.restrict_self().map_err(|err| std::io::Error::other(err.to_string()))?;

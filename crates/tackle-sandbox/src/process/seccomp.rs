@@ -63,7 +63,7 @@ enum Jump {
 /// The filter for a network that is off: `socket()` allowed only for `families` (see the
 /// module docs for the rest).
 pub(crate) fn program(families: &[i32]) -> Vec<libc::sock_filter> {
-    program_denying(families, &[], &[])
+    program_denying(families, &[], &[], &[])
 }
 
 /// The system calls that change a file's metadata without writing it (mode, owner, extended
@@ -85,17 +85,61 @@ pub(crate) const METADATA_CALLS: &[libc::c_long] = &[
     libc::SYS_utimensat,
 ];
 
+/// The system calls of System V IPC, POSIX message queues and kernel keyrings: objects that
+/// are not files (Landlock does not cover them), outlive the process and are shared with
+/// every process of the user, so the read-only restriction (`super::restrict`) refuses them
+/// (`ipcmk -M 4096` would leave a segment on the host, `msgsnd` write into another program's
+/// queue, `add_key` change the user's keyring).
+#[rustfmt::skip]
+pub(crate) const IPC_CALLS: &[libc::c_long] = &[
+    libc::SYS_shmget, libc::SYS_shmat, libc::SYS_shmctl,
+    libc::SYS_semget, libc::SYS_semop, libc::SYS_semtimedop, libc::SYS_semctl,
+    libc::SYS_msgget, libc::SYS_msgsnd, libc::SYS_msgrcv, libc::SYS_msgctl,
+    libc::SYS_mq_open, libc::SYS_mq_unlink, libc::SYS_mq_timedsend, libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify, libc::SYS_mq_getsetattr,
+    libc::SYS_add_key, libc::SYS_request_key, libc::SYS_keyctl,
+];
+
 /// The `ioctl` requests that change a file's flags or extended attributes through a
 /// descriptor opened for reading (`chattr`): `FS_IOC_SETFLAGS` (64- and 32-bit) and
 /// `FS_IOC_FSSETXATTR`. The kernel reads the request as 32 bits, and so does the filter.
 pub(crate) const METADATA_IOCTLS: &[u32] = &[0x4008_6602, 0x4004_6602, 0x401c_5820];
 
-/// [`program`], also refusing with `EPERM` each system call of `denied` and each `ioctl`
-/// request of `denied_ioctls`.
+/// A system call allowed only when each numbered argument (its low 32 bits) has the value
+/// given.
+pub(crate) type Required = (libc::c_long, &'static [(u32, u32)]);
+
+/// The system calls that change another process by its id and that only its user id guards
+/// (Landlock's scopes cover signals and ptrace, not these): its priority, limits (`prlimit
+/// --pid 1 --nofile=0`), scheduling and I/O priority. The read-only restriction allows each
+/// only on the calling process itself (id 0), so `nice` still works; `setpriority` and
+/// `ioprio_set` with id 0 would mean every process of the user unless the kind is "process".
+#[rustfmt::skip]
+pub(crate) const OTHER_PROCESS_CALLS: &[Required] = &[
+    (libc::SYS_setpriority, &[(0, libc::PRIO_PROCESS), (1, 0)]),
+    (libc::SYS_prlimit64, &[(0, 0)]),
+    (libc::SYS_sched_setaffinity, &[(0, 0)]),
+    (libc::SYS_sched_setscheduler, &[(0, 0)]),
+    (libc::SYS_sched_setparam, &[(0, 0)]),
+    (libc::SYS_sched_setattr, &[(0, 0)]),
+    (libc::SYS_ioprio_set, &[(0, 1 /* IOPRIO_WHO_PROCESS */), (1, 0)]),
+];
+
+/// The filter of the read-only restriction (`super::restrict`): no socket family, and none of
+/// the changes Landlock does not cover ([`METADATA_CALLS`], [`METADATA_IOCTLS`],
+/// [`IPC_CALLS`], [`OTHER_PROCESS_CALLS`]).
+pub(crate) fn restriction() -> Vec<libc::sock_filter> {
+    let denied = [METADATA_CALLS, IPC_CALLS].concat();
+    program_denying(&[], &denied, METADATA_IOCTLS, OTHER_PROCESS_CALLS)
+}
+
+/// [`program`], also refusing with `EPERM` each system call of `denied`, each `ioctl` request
+/// of `denied_ioctls` and each call of `required` with other arguments.
 pub(crate) fn program_denying(
     families: &[i32],
     denied: &[libc::c_long],
     denied_ioctls: &[u32],
+    required: &[Required],
 ) -> Vec<libc::sock_filter> {
     const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
     const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
@@ -130,6 +174,17 @@ pub(crate) fn program_denying(
             code.push((JEQ_K, *request, Jump::Deny, Jump::Next));
         }
         code.push(load(NR));
+    }
+    for (call, arguments) in required {
+        // The call: each argument checked (any other value refused), then allowed; another
+        // call skips the block with its number still loaded.
+        let block = u8::try_from(arguments.len() * 2 + 1).unwrap_or(u8::MAX);
+        code.push((JEQ_K, nr(*call), Jump::Next, Jump::Skip(block)));
+        for &(index, value) in *arguments {
+            code.push(load(ARG0_LOW + 8 * index));
+            code.push((JEQ_K, value, Jump::Next, Jump::Deny));
+        }
+        code.push((RET_K, libc::SECCOMP_RET_ALLOW, Jump::Next, Jump::Next));
     }
     // socket(): past its family checks when the call is something else.
     let socket_checks = u8::try_from(families.len() + 1).unwrap_or(u8::MAX);
@@ -276,7 +331,7 @@ mod tests {
         let arch = ARCH.unwrap();
         let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
         let allow = libc::SECCOMP_RET_ALLOW;
-        let filter = program_denying(&[], METADATA_CALLS, METADATA_IOCTLS);
+        let filter = restriction();
         for call in [libc::SYS_fchmodat, libc::SYS_fchownat, libc::SYS_setxattr, libc::SYS_utimensat] {
             assert_eq!(verdict(&filter, arch, call as u32, 0), deny, "{call}");
         }
@@ -288,9 +343,22 @@ mod tests {
         assert_eq!(verdict(&filter, arch, libc::SYS_read as u32, 0), allow);
         assert_eq!(verdict(&filter, arch, libc::SYS_socket as u32, libc::AF_INET as u32), deny);
         assert_eq!(verdict(&filter, arch, libc::SYS_socketpair as u32, libc::AF_UNIX as u32), allow);
+        // System V IPC and keyrings; another process's priority and limits, but not its own.
+        for call in [libc::SYS_shmget, libc::SYS_msgsnd, libc::SYS_mq_open, libc::SYS_add_key] {
+            assert_eq!(verdict(&filter, arch, call as u32, 0), deny, "{call}");
+        }
+        let prlimit = libc::SYS_prlimit64 as u32;
+        assert_eq!(verdict(&filter, arch, prlimit, 0), allow);
+        assert_eq!(verdict(&filter, arch, prlimit, 1), deny);
+        let setpriority = libc::SYS_setpriority as u32;
+        assert_eq!(verdict_with(&filter, arch, setpriority, libc::PRIO_PROCESS, 0), allow);
+        assert_eq!(verdict_with(&filter, arch, setpriority, libc::PRIO_PROCESS, 1), deny);
+        assert_eq!(verdict_with(&filter, arch, setpriority, libc::PRIO_USER, 0), deny);
+        assert_eq!(verdict(&filter, arch, libc::SYS_sched_setaffinity as u32, 1), deny);
         // The sandbox's own filter does not refuse them.
         let sandbox = program(&[]);
         assert_eq!(verdict(&sandbox, arch, libc::SYS_fchmodat as u32, 0), allow);
         assert_eq!(verdict_with(&sandbox, arch, ioctl, 3, 0x4008_6602), allow);
+        assert_eq!(verdict(&sandbox, arch, prlimit, 1), allow);
     }
 }
