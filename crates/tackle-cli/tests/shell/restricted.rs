@@ -198,6 +198,9 @@ async fn cd_and_harmless_exports_stay_in_the_shell_and_nothing_else_does() {
         // A locale that names a path is not kept.
         shell.judged("export LC_CTYPE=/tmp/x").await;
         assert_eq!(shell.allowed("echo \"${LC_CTYPE:-unset}\"").await, "unset", "{mode:?}");
+        // Nor a time zone that may name a file (`TZ=:/path`).
+        shell.judged("export TZ=:/tmp/zone").await;
+        assert_eq!(shell.allowed("echo \"${TZ:-unset}\"").await, "unset", "{mode:?}");
         // A descriptor the shell holds open for writing does not reach the command.
         shell.allowed("exec 7>>log.txt").await;
         shell.judged("echo leaked >&7").await;

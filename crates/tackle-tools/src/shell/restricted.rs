@@ -48,8 +48,10 @@ pub(super) fn foreground(command: &str, helper: &Path) -> String {
     let mut kept: Vec<String> = KEPT_EXPORTS.iter().map(|name| format!("env={name}=*")).collect();
     kept.push(format!("env={KEPT_PREFIX}[A-Z]*=*"));
     let kept = kept.join("|");
-    // A locale name with a `/` is a path to locale data glibc would load: not kept.
-    let path_locales = format!("env=LANG=*/*|env=LANGUAGE=*/*|env={KEPT_PREFIX}[A-Z]*=*/*");
+    // A locale or time zone with a `/` in it may name a file glibc would load (`LANG=./x`,
+    // `TZ=:/tmp/zone`): not kept. A zone name such as `Europe/Paris` must then be set by a
+    // command that is asked for or allowed outright.
+    let path_locales = format!("env=LANG=*/*|env=LANGUAGE=*/*|env=TZ=*/*|env={KEPT_PREFIX}[A-Z]*=*/*");
     format!(
         r#"{{ __tackle_ro=$({helper} __restrict -- "$BASH" -c {script} 3>&1 1>&4 4>&-); }} 4>&1
 __tackle_ro_rc=$?
