@@ -2,7 +2,8 @@
 //! toolset row of docs/reference/tools.md against `tackle tools list --tools TOOLSET`, and the
 //! "these N tools" of `mcp serve` in the README, docs/mcp.md and docs/reference/cli.md against
 //! what `tackle mcp serve` answers to `tools/list`. A tool added to a toolset, or to what
-//! `mcp serve` serves, fails here until the docs say so.
+//! `mcp serve` serves, fails here until the docs say so. Likewise every flag a command's
+//! `--help` shows is in docs/reference/cli.md.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -99,5 +100,98 @@ fn tools_list_lists_the_agents_the_readme_says_it_does() {
     let agents =
         text.split_once("\nAgents (subagent_type):\n").map(|(_, rest)| rest).unwrap_or_else(|| panic!("{text}"));
     assert!(agents.lines().any(|line| line.split_whitespace().collect::<Vec<_>>() == ["reviewer", "Reviews", "code"]));
-    assert!(repository_file("README.md").contains("the\n# agents (.tackle/agents/, .claude/agents/, your config dir)"));
+    let readme = repository_file("README.md").replace("\n# ", " ");
+    assert!(readme.contains("the agents (.tackle/agents/, .claude/agents/, your config dir, ~/.claude/agents/"));
+}
+
+/// The flags `tackle ARGS --help` lists (`--name`, without `--help` and `--version`).
+fn help_flags(args: &[&str]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = command(dir.path()).args(args).arg("--help").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{args:?}");
+    let mut flags = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines().map(str::trim_start) {
+        // `--name …` or `-x, --name …` (a wrapped description line may start with `-` too).
+        let long = match line.get(2..6) {
+            Some(", --") if line.starts_with('-') => &line[4..],
+            _ if line.starts_with("--") => line,
+            _ => continue,
+        };
+        let name: String = long.chars().take_while(|c| *c == '-' || c.is_ascii_alphanumeric()).collect();
+        if name != "--help" && name != "--version" {
+            flags.push(name);
+        }
+    }
+    flags
+}
+
+/// Whether `text` names `flag` as a whole word (`--allow` is not named by `--allow-project-mcp`).
+fn names_flag(text: &str, flag: &str) -> bool {
+    text.match_indices(flag)
+        .any(|(at, _)| !text[at + flag.len()..].starts_with(|c: char| c == '-' || c.is_ascii_alphanumeric()))
+}
+
+/// The part of docs/reference/cli.md under each `## HEADING` whose heading starts with `prefix`.
+fn sections(reference: &str, prefix: &str) -> String {
+    let mut text = String::new();
+    let mut inside = false;
+    for line in reference.lines() {
+        if let Some(heading) = line.strip_prefix("## ") {
+            inside = heading.starts_with(prefix);
+        }
+        if inside {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+#[test]
+fn every_flag_of_every_command_is_in_the_command_line_reference() {
+    let reference = repository_file("docs/reference/cli.md");
+    let synopsis = reference.split("```").nth(1).unwrap();
+    let common = sections(&reference, "Common flags");
+    let commands: &[&[&str]] = &[
+        &["run"],
+        &["chat"],
+        &["init"],
+        &["replay"],
+        &["tools", "list"],
+        &["tools", "schema"],
+        &["tools", "call"],
+        &["tools", "batch"],
+        &["parse"],
+        &["mcp", "serve"],
+        &["containers", "prune"],
+        &["ckg", "index"],
+        &["ckg", "search"],
+        &["ckg", "refs"],
+        &["ckg", "outline"],
+        &["ckg", "map"],
+        &["ckg", "stats"],
+        &["permissions", "check"],
+        &["permissions", "list"],
+        &["tasks", "list"],
+        &["tasks", "show"],
+    ];
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for args in commands {
+        // `chat` takes run's agent flags, as its section says.
+        let heading = if args[0] == "chat" { "tackle run".to_owned() } else { format!("tackle {}", args[0]) };
+        let documented = format!(
+            "{synopsis}{common}{}{}",
+            sections(&reference, &heading),
+            sections(&reference, &format!("tackle {}", args[0]))
+        );
+        for flag in help_flags(args) {
+            checked += 1;
+            if !names_flag(&documented, &flag) {
+                missing.push(format!("tackle {} {flag}", args.join(" ")));
+            }
+        }
+    }
+    assert!(checked > 60, "{checked}");
+    assert!(missing.is_empty(), "flags the binary takes that docs/reference/cli.md does not name: {missing:#?}");
 }
