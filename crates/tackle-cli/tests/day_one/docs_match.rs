@@ -195,3 +195,34 @@ fn every_flag_of_every_command_is_in_the_command_line_reference() {
     assert!(checked > 60, "{checked}");
     assert!(missing.is_empty(), "flags the binary takes that docs/reference/cli.md does not name: {missing:#?}");
 }
+
+/// docs/reference/cli.md's configuration keys: `[tools] max_output_chars` cuts every tool's
+/// result (not only the shell's), and an unknown key is an error in `[tools]` and `[mcp]` too.
+#[test]
+fn the_tools_settings_the_reference_documents_are_read_and_unknown_keys_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let numbers: String = (1..=20_000).map(|n| format!("{n}\n")).collect();
+    std::fs::write(dir.path().join("big.txt"), numbers).unwrap();
+    let grep = |settings: &str| {
+        std::fs::write(config.path().join("config.toml"), settings).unwrap();
+        command(dir.path())
+            .env("TACKLE_CONFIG_DIR", config.path())
+            .args(["tools", "call", "grep"])
+            .arg(r#"{"pattern": "1", "path": "big.txt", "output_mode": "content", "head_limit": 0}"#)
+            .output()
+            .unwrap()
+    };
+    let default = grep("");
+    let limited = grep("[tools]\nmax_output_chars = 5000\n");
+    assert_eq!((default.status.code(), limited.status.code()), (Some(0), Some(0)));
+    assert!(default.stdout.len() > 25_000, "{}", default.stdout.len());
+    assert!((5_000..5_500).contains(&limited.stdout.len()), "{}", limited.stdout.len());
+    for (settings, key) in
+        [("[tools]\ntimout_ms = 5\n", "timout_ms"), ("[mcp]\ndefer_treshold = 5\n", "defer_treshold")]
+    {
+        let out = grep(settings);
+        assert_eq!(out.status.code(), Some(2), "{settings}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("unknown field `{key}`")), "{settings}");
+    }
+}
