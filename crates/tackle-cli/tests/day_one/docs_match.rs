@@ -226,3 +226,22 @@ fn the_tools_settings_the_reference_documents_are_read_and_unknown_keys_refused(
         assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("unknown field `{key}`")), "{settings}");
     }
 }
+
+/// Every path of Tackle's state table under `.tackle/` has a row in docs/reference/cli.md's
+/// "The .tackle directory".
+#[test]
+fn the_tackle_directory_table_lists_every_state_path() {
+    let reference = repository_file("docs/reference/cli.md");
+    let table = sections(&reference, "The .tackle directory");
+    let mut checked = 0;
+    for entry in tackle::core::fs::state::TABLE.iter().filter(|entry| entry.rel.starts_with(".tackle/")) {
+        assert!(
+            table.contains(&format!("`{}", entry.rel)),
+            "{} ({}) is not in docs/reference/cli.md",
+            entry.rel,
+            entry.used_by
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked}");
+}
