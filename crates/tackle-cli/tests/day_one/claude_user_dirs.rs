@@ -1,7 +1,8 @@
 //! Issue 25, point 11: with `[compat] claude = true` in the user config, the person's
 //! `~/.claude/skills` and `~/.claude/agents` (`HOME` decides `~`) are read as Claude Code reads
-//! them, by `tools list`, the system prompt and `load_skill`; without it, they are not. A link
-//! in them that leads out of the directory is not followed (issue 24, point 2), with a notice.
+//! them, by `tools list`, the system prompt, `load_skill` and `subagent`; without it, they are
+//! not. A link in them that leads out of the directory is not followed (issue 24, point 2),
+//! with a notice.
 
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
@@ -113,16 +114,25 @@ async fn claude_user_skills_and_agents_are_read_only_with_compat_and_never_throu
     assert_eq!(out.status.code(), Some(1));
     assert!(!String::from_utf8_lossy(&out.stdout).contains("OUTSIDE"));
 
-    // A scripted run: the system prompt lists the skill, and load_skill returns it.
+    // A scripted run: the system prompt lists the skill, load_skill returns it, and a subagent
+    // of type y gets the definition's body as its system prompt.
     let server = FakeLlm::start(Script::new([
         Turn::reply(Reply::text("Loading.").call("c_skill", "load_skill", json!({"name": "x"})))
             .expect(Expect { system_contains: Some("- x: The x skill".into()), ..Expect::default() }),
+        Turn::reply(Reply::text("Delegating.").call(
+            "c_sub",
+            "subagent",
+            json!({"prompt": "do y", "subagent_type": "y", "description": "y's part"}),
+        ))
+        .expect(Expect::result("c_skill", "Do x carefully.")),
+        Turn::reply(Reply::text("y did it."))
+            .expect(Expect { system_contains: Some("You are y.".into()), ..Expect::default() }),
         Turn::reply(Reply::text("Done.").call("c_end", "task_done", json!({})))
-            .expect(Expect::result("c_skill", "Do x carefully.")),
+            .expect(Expect::result("c_sub", "y did it.")),
     ]))
     .await;
     let base_url = server.openai_base_url();
-    let out = home.tackle(&["run", "--model", "openai/fake", "--base-url", &base_url, "do x"]).await;
+    let out = home.tackle(&["run", "--model", "openai/fake", "--base-url", &base_url, "--yes", "do x"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     server.assert_clean();
     let sent: String = server.requests().iter().map(|request| request.body.to_string()).collect();
