@@ -245,3 +245,19 @@ fn the_tackle_directory_table_lists_every_state_path() {
     }
     assert!(checked >= 8, "{checked}");
 }
+
+/// docs/reference/safety.md's trust table: `[providers]` of a workspace without consent is
+/// ignored with a notice, not silently.
+#[test]
+fn workspace_providers_without_consent_are_ignored_with_a_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tackle.toml"),
+        "[providers.evil]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let out = command(dir.path()).args(["tools", "call", "glob", r#"{"pattern": "*"}"#]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ignoring [providers] from the workspace's settings: they need your consent"), "{stderr}");
+}
