@@ -205,11 +205,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MODE", default_value = "bypass")]
     pub permission_mode: PermissionMode,
     /// List at most N tools per tools/list page (default: all in one page).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub page_size: Option<u64>,
     /// With --http: at most N sessions at once (default 64, or [mcp.serve] max_sessions);
     /// when full, the session idle the longest ends.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub max_sessions: Option<u64>,
     /// With --http: every request must carry `Authorization: Bearer TOKEN` (also
     /// TACKLE_MCP_TOKEN, which other users cannot read in the process list).
@@ -230,6 +230,15 @@ pub struct ServeArgs {
 }
 
 /// `--auth-token`: the token, kept where `Debug` cannot show it.
+/// A count of at least 1 (`mcp serve --page-size`, `--max-sessions`), refused in words rather
+/// than as clap's `0 is not in 1..18446744073709551615`.
+fn at_least_one(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{text}' is not a whole number of 1 or more (--page-size and --max-sessions take a count)")),
+    }
+}
+
 fn parse_token(token: &str) -> Result<tackle::mcp::server::AuthToken, String> {
     tackle::mcp::server::AuthToken::new(token).map_err(|err| err.to_string())
 }

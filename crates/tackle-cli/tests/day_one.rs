@@ -27,6 +27,8 @@ fn command(workspace: &Path) -> Command {
     command
 }
 
+#[path = "day_one/claude_user_dirs.rs"]
+mod claude_user_dirs;
 #[path = "day_one/consent_prompt.rs"]
 mod consent_prompt;
 #[path = "day_one/docs_match.rs"]

@@ -40,7 +40,7 @@ async fn skills_are_found_in_order_and_bad_ones_are_skipped_with_their_folder_na
     )
     .unwrap();
 
-    let found = Skills::discover(&ws.root, Some(&user), &Default::default());
+    let found = Skills::discover(&ws.root, &[user.join("skills")], &Default::default());
     let names: Vec<(&str, &str)> = found.skills.iter().map(|s| (s.name.as_str(), s.description.as_str())).collect();
     assert_eq!(names, [("release", "Cut a release"), ("pdf", "Fill PDF forms"), ("notes", "Keep notes")]);
     let warnings = found.warnings.join("\n");

@@ -201,8 +201,7 @@ impl AgentBuilder {
         if session_has(&self.session, tackle_tools::planning::load_skill::NAME) {
             let workspace = self.session.session().info().workspace.clone();
             let hidden = (*self.session.session().state().get::<tackle_core::permission::rules::ReadRules>()).clone();
-            let user = tackle_core::config::user_config_dir();
-            let skills = tackle_tools::Skills::discover(&workspace, user.as_deref(), &hidden);
+            let skills = tackle_tools::Skills::discover(&workspace, &template.user_dirs().skills, &hidden);
             for warning in &skills.warnings {
                 template.notice(warning);
             }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tackle_core::config::Config;
+use tackle_core::config::user_dirs::UserDirs;
 use tackle_core::hooks::ToolHook;
 use tackle_core::hooks::protocol::CommandHooks;
 use tackle_core::permission::rules::RulePolicy;
@@ -318,6 +319,8 @@ impl SessionBuilder {
             _ => self.mode,
         };
         let rules = Arc::new(loaded.book);
+        // `load` above has already refused a malformed `[compat]`.
+        let user_dirs = UserDirs::new(tackle_core::permission::sources::claude_compat(&config).unwrap_or(false));
         let mut hooks: Vec<Arc<dyn ToolHook>> = Vec::new();
         let mut command_hooks = None;
         if !hook_entries.is_empty() {
@@ -427,6 +430,7 @@ impl SessionBuilder {
             approver: self.approver.unwrap_or_else(|| Arc::new(NonInteractiveApprover)),
             executor_config,
             notice: self.notice,
+            user_dirs,
         }))
     }
 }

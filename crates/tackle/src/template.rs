@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tackle_core::config::Config;
+use tackle_core::config::user_dirs::UserDirs;
 use tackle_core::factory::{ChildRequest, ChildSession, Factory, SessionFactory};
 use tackle_core::hooks::ToolHook;
 use tackle_core::permission::rules::{ReadRules, RuleBook, RulePolicy};
@@ -54,6 +55,9 @@ pub(crate) struct Inner {
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) executor_config: ExecutorConfig,
     pub(crate) notice: Notice,
+    /// The person's skill and agent directories (`[compat] claude` adds `~/.claude/`'s),
+    /// resolved once and put into every session's state.
+    pub(crate) user_dirs: UserDirs,
 }
 
 impl std::fmt::Debug for SessionTemplate {
@@ -85,6 +89,7 @@ impl SessionTemplate {
         let state = inner.settings.state_for(&id, &inner.workspace);
         state.insert(Factory(Arc::new(self.clone())));
         state.insert(ReadRules(Some(Arc::clone(&inner.rules))));
+        state.insert(inner.user_dirs.clone());
         if let Some(hub) = &inner.hub {
             hub.share_with(&state);
         }
@@ -125,6 +130,13 @@ impl SessionTemplate {
     /// The workspace root (absolute, canonical).
     pub fn workspace(&self) -> &Path {
         &self.inner.workspace
+    }
+
+    /// The person's own skill and agent directories the sessions read (`skills/` and `agents/`
+    /// of the user config directory; `~/.claude/skills` and `~/.claude/agents` with
+    /// `[compat] claude = true`).
+    pub fn user_dirs(&self) -> &UserDirs {
+        &self.inner.user_dirs
     }
 
     /// The configuration the template was built from.

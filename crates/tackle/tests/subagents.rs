@@ -355,7 +355,7 @@ async fn a_failing_provider_is_the_childs_error_result_and_an_unknown_type_lists
         run.trajectory.iter().filter(|e| e["type"] == "tool_output" && e["agent_id"] == "main").collect();
     assert_eq!(outputs.len(), 2);
     assert!(outputs.iter().all(|o| o["is_error"] == true), "{outputs:?}");
-    let definitions = tackle::agent::subagent::definitions(dir.path(), &Default::default());
+    let definitions = tackle::agent::subagent::definitions(dir.path(), &Default::default(), &Default::default());
     assert_eq!(definitions.warnings.len(), 1, "{:?}", definitions.warnings);
     assert!(definitions.warnings[0].contains("broken.md: bad YAML frontmatter"), "{:?}", definitions.warnings);
 }

@@ -19,6 +19,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_core::agent_jobs::AgentJobs;
+use tackle_core::config::user_dirs::UserDirs;
 use tackle_core::factory::Factory;
 use tackle_core::permission::rules::ReadRules;
 use tackle_core::{Notifications, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
@@ -61,20 +62,26 @@ impl SubagentInput {
 #[derive(Debug, Default)]
 pub struct Subagent;
 
-/// The agent definitions of `workspace` (`.tackle/agents/`, `.claude/agents/`, the user's
-/// `agents/`), with a warning for each file left out (`tackle tools list` shows them).
-/// A file a `Read(...)` deny rule in `hidden` covers is left out.
-pub fn definitions(workspace: &std::path::Path, hidden: &ReadRules) -> Definitions {
-    types::load(&types::directories(workspace), hidden)
+/// The agent definitions of `workspace` (`.tackle/agents/`, `.claude/agents/`) and of the
+/// person's agent directories (`user`, the session's `UserDirs`), with a warning for each file
+/// left out (`tackle tools list` shows them). A file a `Read(...)` deny rule in `hidden`
+/// covers is left out.
+pub fn definitions(workspace: &std::path::Path, hidden: &ReadRules, user: &UserDirs) -> Definitions {
+    types::load(&types::directories(workspace, &user.agents), hidden)
 }
 
 /// The type `name`: a built-in, else a definition of `workspace`; the error lists the types
 /// there are.
-pub fn resolve_type(workspace: &std::path::Path, name: &str, hidden: &ReadRules) -> Result<AgentType, String> {
+pub fn resolve_type(
+    workspace: &std::path::Path,
+    name: &str,
+    hidden: &ReadRules,
+    user: &UserDirs,
+) -> Result<AgentType, String> {
     if let Some(kind) = types::built_in(name) {
         return Ok(kind);
     }
-    let defined = definitions(workspace, hidden);
+    let defined = definitions(workspace, hidden, user);
     if let Some(kind) = defined.agents.iter().find(|a| a.name == name) {
         return Ok(kind.clone());
     }
@@ -153,7 +160,8 @@ impl Tool for Subagent {
             )));
         }
         let hidden = (*ctx.state().get::<ReadRules>()).clone();
-        let kind = resolve_type(ctx.workspace(), input.kind(), &hidden).map_err(ToolError::NotFound)?;
+        let kind = resolve_type(ctx.workspace(), input.kind(), &hidden, &ctx.state().get::<UserDirs>())
+            .map_err(ToolError::NotFound)?;
         let Some(factory) = ctx.state().existing::<Factory>() else {
             return Err(ToolError::Failed(
                 "This session cannot build child sessions (it was not built by a SessionBuilder).".into(),

@@ -1,7 +1,7 @@
 //! The kinds of child a `subagent` call may ask for: the four built-in types and the agents
 //! defined in Markdown files (Claude Code's format: YAML frontmatter, the body is the system
-//! prompt) in `.tackle/agents/`, `.claude/agents/` and the user's `agents/` directory, the
-//! first found winning (docs/subagents.md).
+//! prompt) in `.tackle/agents/`, `.claude/agents/` and the person's agent directories
+//! (`tackle_core::config::user_dirs`), the first found winning (docs/subagents.md).
 //!
 //! These files are workspace content, hence untrusted: what one says can only narrow what the
 //! child gets (its tools are cut to the parent's, its permission mode is never wider, a
@@ -162,15 +162,15 @@ pub struct Source {
 }
 
 /// The directories searched, in order: the workspace's `.tackle/agents/` and `.claude/agents/`,
-/// then `agents/` in the user's configuration directory.
-pub fn directories(workspace: &Path) -> Vec<Source> {
+/// then the person's own agent directories (`user_agents`, the session's
+/// `tackle_core::config::user_dirs::UserDirs::agents`), each the root its files stay under.
+pub fn directories(workspace: &Path, user_agents: &[PathBuf]) -> Vec<Source> {
     let mut dirs = vec![
         Source { dir: TACKLE_AGENTS.path(workspace), root: workspace.to_owned(), workspace: true },
         Source { dir: CLAUDE_AGENTS.path(workspace), root: workspace.to_owned(), workspace: true },
     ];
-    if let Some(user) = tackle_core::config::user_config_dir() {
-        let dir = user.join("agents");
-        dirs.push(Source { root: dir.clone(), dir, workspace: false });
+    for dir in user_agents {
+        dirs.push(Source { root: dir.clone(), dir: dir.clone(), workspace: false });
     }
     dirs
 }
@@ -333,7 +333,7 @@ mod tests {
         std::fs::create_dir_all(base.join("ws/.claude/agents")).unwrap();
         std::fs::write(base.join("secret.md"), "---\nname: leak\ndescription: SECRET\n---\nSECRET").unwrap();
         std::os::unix::fs::symlink(base.join("secret.md"), base.join("ws/.claude/agents/leak.md")).unwrap();
-        let found = load(&directories(&base.join("ws"))[..2], &ReadRules::default());
+        let found = load(&directories(&base.join("ws"), &[]), &ReadRules::default());
         assert!(found.agents.is_empty(), "{:?}", found.agents);
         assert!(found.warnings.iter().any(|w| w.contains("leads outside")), "{:?}", found.warnings);
     }

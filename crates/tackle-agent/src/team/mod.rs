@@ -21,6 +21,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_core::agent_jobs::AgentJobStatus;
+use tackle_core::config::user_dirs::UserDirs;
 use tackle_core::factory::Factory;
 use tackle_core::permission::rules::ReadRules;
 use tackle_core::{Loading, Notifications, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
@@ -176,9 +177,13 @@ impl Tool for TeamSpawn {
             return Err(ToolError::Failed(format!("Teammate {name} is already running.")));
         }
         let kind_name = input.subagent_type.as_deref().map(str::trim).filter(|t| !t.is_empty());
-        let kind =
-            resolve_type(ctx.workspace(), kind_name.unwrap_or("general-purpose"), &ctx.state().get::<ReadRules>())
-                .map_err(ToolError::NotFound)?;
+        let kind = resolve_type(
+            ctx.workspace(),
+            kind_name.unwrap_or("general-purpose"),
+            &ctx.state().get::<ReadRules>(),
+            &ctx.state().get::<UserDirs>(),
+        )
+        .map_err(ToolError::NotFound)?;
         let kind = teammate_kind(kind, name, input.role.trim());
         let Some(factory) = ctx.state().existing::<Factory>() else {
             return Err(ToolError::Failed(

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use tackle::core::config::user_dirs::UserDirs;
 use tackle::core::registry::{RegistryEntry, Selection};
 use tackle::core::schema::render_tools;
 use tackle::core::{ErrorKind, OutputMeta, Registry, Session, ToolCall, ToolOutput};
@@ -48,23 +49,23 @@ impl<'a> ListedTool<'a> {
 /// The registry and selection of the `tools list` and `tools schema` commands: built-ins and
 /// the tools of the MCP servers configured for the current directory (which are then shut
 /// down).
-async fn listing(selection: &ToolSelection) -> Result<(Registry, Selection), Failure> {
+async fn listing(selection: &ToolSelection) -> Result<(Registry, Selection, UserDirs), Failure> {
     let workspace = session::workspace(None)?;
     let config = session::config(&workspace, false, session::interactive())?;
     let template =
         session::builder(&workspace, config, selection).default_tools(session::TOOLS_DEFAULT).build_template().await?;
     template.close().await;
-    Ok((template.registry().clone(), template.selection().clone()))
+    Ok((template.registry().clone(), template.selection().clone(), template.user_dirs().clone()))
 }
 
 /// `tackle tools list`.
 pub async fn list(args: ListArgs) -> CommandResult {
-    let (registry, selection) = listing(&args.selection).await?;
+    let (registry, selection, user_dirs) = listing(&args.selection).await?;
     let entries: Vec<&RegistryEntry> = selection.names.iter().filter_map(|name| registry.get(name)).collect();
     // The agents `subagent` can start (listed after the tools); definitions that cannot be
     // used are named here, not silently dropped.
     let agents = match selection.names.iter().any(|name| name == "subagent") {
-        true => tackle::agent::subagent::definitions(&session::workspace(None)?, &Default::default()),
+        true => tackle::agent::subagent::definitions(&session::workspace(None)?, &Default::default(), &user_dirs),
         false => Default::default(),
     };
     for warning in &agents.warnings {
@@ -87,8 +88,7 @@ pub async fn list(args: ListArgs) -> CommandResult {
     }
     if selection.names.iter().any(|name| name == tackle::tools::planning::load_skill::NAME) {
         let workspace = session::workspace(None)?;
-        let user = tackle::core::config::user_config_dir();
-        let skills = tackle::tools::Skills::discover(&workspace, user.as_deref(), &Default::default());
+        let skills = tackle::tools::Skills::discover(&workspace, &user_dirs.skills, &Default::default());
         for warning in &skills.warnings {
             diagln!("tackle: {warning}");
         }
@@ -118,7 +118,7 @@ pub async fn list(args: ListArgs) -> CommandResult {
 
 /// `tackle tools schema`.
 pub async fn schema(args: SchemaArgs) -> CommandResult {
-    let (registry, selection) = listing(&args.selection).await?;
+    let (registry, selection, _) = listing(&args.selection).await?;
     let tools = registry.instantiate(&selection);
     let specs: Vec<_> = if args.names.is_empty() {
         tools.specs().collect()

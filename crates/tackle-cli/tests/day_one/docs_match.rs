@@ -2,7 +2,8 @@
 //! toolset row of docs/reference/tools.md against `tackle tools list --tools TOOLSET`, and the
 //! "these N tools" of `mcp serve` in the README, docs/mcp.md and docs/reference/cli.md against
 //! what `tackle mcp serve` answers to `tools/list`. A tool added to a toolset, or to what
-//! `mcp serve` serves, fails here until the docs say so.
+//! `mcp serve` serves, fails here until the docs say so. Likewise every flag a command's
+//! `--help` shows is in docs/reference/cli.md.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -99,5 +100,164 @@ fn tools_list_lists_the_agents_the_readme_says_it_does() {
     let agents =
         text.split_once("\nAgents (subagent_type):\n").map(|(_, rest)| rest).unwrap_or_else(|| panic!("{text}"));
     assert!(agents.lines().any(|line| line.split_whitespace().collect::<Vec<_>>() == ["reviewer", "Reviews", "code"]));
-    assert!(repository_file("README.md").contains("the\n# agents (.tackle/agents/, .claude/agents/, your config dir)"));
+    let readme = repository_file("README.md").replace("\n# ", " ");
+    assert!(readme.contains("the agents (.tackle/agents/, .claude/agents/, your config dir, ~/.claude/agents/"));
+}
+
+/// The flags `tackle ARGS --help` lists (`--name`, without `--help` and `--version`).
+fn help_flags(args: &[&str]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = command(dir.path()).args(args).arg("--help").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{args:?}");
+    let mut flags = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines().map(str::trim_start) {
+        // `--name …` or `-x, --name …` (a wrapped description line may start with `-` too).
+        let long = match line.get(2..6) {
+            Some(", --") if line.starts_with('-') => &line[4..],
+            _ if line.starts_with("--") => line,
+            _ => continue,
+        };
+        let name: String = long.chars().take_while(|c| *c == '-' || c.is_ascii_alphanumeric()).collect();
+        if name != "--help" && name != "--version" {
+            flags.push(name);
+        }
+    }
+    flags
+}
+
+/// Whether `text` names `flag` as a whole word (`--allow` is not named by `--allow-project-mcp`).
+fn names_flag(text: &str, flag: &str) -> bool {
+    text.match_indices(flag)
+        .any(|(at, _)| !text[at + flag.len()..].starts_with(|c: char| c == '-' || c.is_ascii_alphanumeric()))
+}
+
+/// The part of docs/reference/cli.md under each `## HEADING` whose heading starts with `prefix`.
+fn sections(reference: &str, prefix: &str) -> String {
+    let mut text = String::new();
+    let mut inside = false;
+    for line in reference.lines() {
+        if let Some(heading) = line.strip_prefix("## ") {
+            inside = heading.starts_with(prefix);
+        }
+        if inside {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+#[test]
+fn every_flag_of_every_command_is_in_the_command_line_reference() {
+    let reference = repository_file("docs/reference/cli.md");
+    let synopsis = reference.split("```").nth(1).unwrap();
+    let common = sections(&reference, "Common flags");
+    let commands: &[&[&str]] = &[
+        &["run"],
+        &["chat"],
+        &["init"],
+        &["replay"],
+        &["tools", "list"],
+        &["tools", "schema"],
+        &["tools", "call"],
+        &["tools", "batch"],
+        &["parse"],
+        &["mcp", "serve"],
+        &["containers", "prune"],
+        &["ckg", "index"],
+        &["ckg", "search"],
+        &["ckg", "refs"],
+        &["ckg", "outline"],
+        &["ckg", "map"],
+        &["ckg", "stats"],
+        &["permissions", "check"],
+        &["permissions", "list"],
+        &["tasks", "list"],
+        &["tasks", "show"],
+    ];
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for args in commands {
+        // `chat` takes run's agent flags, as its section says.
+        let heading = if args[0] == "chat" { "tackle run".to_owned() } else { format!("tackle {}", args[0]) };
+        let documented = format!(
+            "{synopsis}{common}{}{}",
+            sections(&reference, &heading),
+            sections(&reference, &format!("tackle {}", args[0]))
+        );
+        for flag in help_flags(args) {
+            checked += 1;
+            if !names_flag(&documented, &flag) {
+                missing.push(format!("tackle {} {flag}", args.join(" ")));
+            }
+        }
+    }
+    assert!(checked > 60, "{checked}");
+    assert!(missing.is_empty(), "flags the binary takes that docs/reference/cli.md does not name: {missing:#?}");
+}
+
+/// docs/reference/cli.md's configuration keys: `[tools] max_output_chars` cuts every tool's
+/// result (not only the shell's), and an unknown key is an error in `[tools]` and `[mcp]` too.
+#[test]
+fn the_tools_settings_the_reference_documents_are_read_and_unknown_keys_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let numbers: String = (1..=20_000).map(|n| format!("{n}\n")).collect();
+    std::fs::write(dir.path().join("big.txt"), numbers).unwrap();
+    let grep = |settings: &str| {
+        std::fs::write(config.path().join("config.toml"), settings).unwrap();
+        command(dir.path())
+            .env("TACKLE_CONFIG_DIR", config.path())
+            .args(["tools", "call", "grep"])
+            .arg(r#"{"pattern": "1", "path": "big.txt", "output_mode": "content", "head_limit": 0}"#)
+            .output()
+            .unwrap()
+    };
+    let default = grep("");
+    let limited = grep("[tools]\nmax_output_chars = 5000\n");
+    assert_eq!((default.status.code(), limited.status.code()), (Some(0), Some(0)));
+    assert!(default.stdout.len() > 25_000, "{}", default.stdout.len());
+    assert!((5_000..5_500).contains(&limited.stdout.len()), "{}", limited.stdout.len());
+    for (settings, key) in
+        [("[tools]\ntimout_ms = 5\n", "timout_ms"), ("[mcp]\ndefer_treshold = 5\n", "defer_treshold")]
+    {
+        let out = grep(settings);
+        assert_eq!(out.status.code(), Some(2), "{settings}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("unknown field `{key}`")), "{settings}");
+    }
+}
+
+/// Every path of Tackle's state table under `.tackle/` has a row in docs/reference/cli.md's
+/// "The .tackle directory".
+#[test]
+fn the_tackle_directory_table_lists_every_state_path() {
+    let reference = repository_file("docs/reference/cli.md");
+    let table = sections(&reference, "The .tackle directory");
+    let mut checked = 0;
+    for entry in tackle::core::fs::state::TABLE.iter().filter(|entry| entry.rel.starts_with(".tackle/")) {
+        assert!(
+            table.contains(&format!("`{}", entry.rel)),
+            "{} ({}) is not in docs/reference/cli.md",
+            entry.rel,
+            entry.used_by
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked}");
+}
+
+/// docs/reference/safety.md's trust table: `[providers]` of a workspace without consent is
+/// ignored with a notice, not silently.
+#[test]
+fn workspace_providers_without_consent_are_ignored_with_a_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tackle.toml"),
+        "[providers.evil]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let out = command(dir.path()).args(["tools", "call", "glob", r#"{"pattern": "*"}"#]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ignoring [providers] from the workspace's settings: they need your consent"), "{stderr}");
 }

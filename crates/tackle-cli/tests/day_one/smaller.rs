@@ -109,3 +109,16 @@ async fn an_interrupted_run_says_so_before_its_summary_line() {
     let summary = seen.rfind("✗ interrupted ·").unwrap_or_else(|| panic!("{seen}"));
     assert!(said < summary, "{seen}");
 }
+
+#[test]
+fn a_count_of_zero_is_refused_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in
+        [&["mcp", "serve", "--page-size", "0"][..], &["mcp", "serve", "--http", "127.0.0.1:0", "--max-sessions", "x"]]
+    {
+        let out = command(dir.path()).args(args).stdin(std::process::Stdio::null()).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains("is not a whole number of 1 or more"), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("18446744073709551615"), "{}", stderr(&out));
+    }
+}

@@ -18,6 +18,7 @@ pub mod consent;
 pub mod consent_runs;
 pub mod rules;
 pub mod snapshot;
+pub mod user_dirs;
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tackle_core::config::user_config_dir;
+use tackle_core::config::user_dirs::UserDirs;
 use tackle_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::skills::{Skills, load_body, other_files};
@@ -52,7 +52,7 @@ impl Tool for LoadSkill {
         blocking(ctx, move |ctx| {
             let workspace = ctx.workspace();
             let hidden = (*ctx.state().get::<tackle_core::permission::rules::ReadRules>()).clone();
-            let skills = Skills::discover(workspace, user_config_dir().as_deref(), &hidden);
+            let skills = Skills::discover(workspace, &ctx.state().get::<UserDirs>().skills, &hidden);
             let Some(skill) = skills.get(&input.name) else {
                 let names: Vec<&str> = skills.skills.iter().map(|s| s.name.as_str()).collect();
                 let available = if names.is_empty() { "(none)".to_owned() } else { names.join(", ") };

@@ -1,8 +1,9 @@
 //! Skills (docs/planning.md#skills): folders holding a `SKILL.md` (YAML frontmatter with a
 //! `name` and a `description`, then Markdown instructions) and any files the instructions
 //! use. They are found in `.tackle/skills/`, then `.claude/skills/` (so the folders people
-//! already wrote for Claude Code work as they are), then the user's `skills/` in Tackle's
-//! configuration directory; the first skill of a name wins. The system prompt lists each by
+//! already wrote for Claude Code work as they are), then the person's own skill directories
+//! (`tackle_core::config::user_dirs`: `skills/` in Tackle's configuration directory, and
+//! `~/.claude/skills/` with `[compat] claude = true`); the first skill of a name wins. The system prompt lists each by
 //! name and description; `load_skill` returns the instructions when the model needs them.
 //!
 //! The frontmatter is split and read by `tackle_core::frontmatter` (`yaml_serde`), as agent
@@ -51,10 +52,11 @@ pub struct Skills {
 }
 
 impl Skills {
-    /// Finds the skills of `workspace` (canonical) and of the user's configuration
-    /// directory (`user_dir`, normally [`tackle_core::config::user_config_dir`]).
+    /// Finds the skills of `workspace` (canonical) and of the person's own skill directories
+    /// (`user_dirs`, the session's [`tackle_core::config::user_dirs::UserDirs::skills`]; a link
+    /// in one that leads out of it is skipped with a warning).
     /// `hidden`: the session's `Read(...)` deny rules (a skill file they cover is skipped).
-    pub fn discover(workspace: &Path, user_dir: Option<&Path>, hidden: &ReadRules) -> Skills {
+    pub fn discover(workspace: &Path, user_dirs: &[PathBuf], hidden: &ReadRules) -> Skills {
         let mut found = Skills::default();
         for dir in [state::TACKLE_SKILLS, state::CLAUDE_SKILLS] {
             // A linked skills directory is not listed at all (its files would be refused).
@@ -64,9 +66,8 @@ impl Skills {
             }
             found.scan(&dir.path(workspace), workspace, hidden);
         }
-        if let Some(user) = user_dir {
-            let dir = user.join("skills");
-            found.scan(&dir, &dir, hidden);
+        for dir in user_dirs {
+            found.scan(dir, dir, hidden);
         }
         found
     }
@@ -220,13 +221,11 @@ pub fn load_body(skill: &Skill, workspace: &Path, hidden: &ReadRules) -> Result<
 /// The skill's other files, relative to its folder, sorted: at most `limit`, at most three
 /// folders deep, links listed but never followed. A workspace skill's folder is opened beneath
 /// the workspace without following a link (as its `SKILL.md` is read), so a folder swapped for a
-/// link after discovery lists nothing outside.
+/// link after discovery lists nothing outside; a skill of the person's own directory, beneath
+/// that directory the same way.
 pub fn other_files(skill: &Skill, workspace: &Path, limit: usize) -> Vec<String> {
-    let top = if skill.dir.starts_with(workspace) {
-        Beneath::open(workspace).ok().and_then(|root| root.open_at(&skill.dir, DIR_READ, Links::None).ok())
-    } else {
-        rustix::fs::open(&skill.dir, DIR_READ, Mode::empty()).ok()
-    };
+    let root = if skill.dir.starts_with(workspace) { workspace } else { skill.dir.parent().unwrap_or(&skill.dir) };
+    let top = Beneath::open(root).ok().and_then(|root| root.open_at(&skill.dir, DIR_READ, Links::None).ok());
     let Some(top) = top else { return Vec::new() };
     let mut files = Vec::new();
     let mut pending = vec![(top, String::new(), 0usize)];
