@@ -75,9 +75,12 @@ impl PermissionRequest<'_> {
             return format!("a permission mode (--permission-mode {modes}){yes} (no rule can allow this command)");
         }
         let flags: Vec<String> = rules.iter().map(|r| format!("--allow '{r}'")).collect();
+        // The workspace's `tackle.toml` allows only with the person's consent: the hint names
+        // the file that can allow it outright, the user config as resolved.
         format!(
-            "a rule ({}, or [permissions] allow in tackle.toml), a permission mode (--permission-mode {modes}){yes}",
-            flags.join(" ")
+            "a rule ({}, or [permissions] allow in {}), a permission mode (--permission-mode {modes}){yes}",
+            flags.join(" "),
+            crate::config::user_config_shown()
         )
     }
 }
@@ -420,7 +423,8 @@ mod tests {
         };
         assert_eq!(
             message,
-            "bash needs permission, and mode dont-ask denies what is not allowed without asking. Allow it with a rule (--allow 'Bash(git push:*)', or [permissions] allow in tackle.toml), a permission mode (--permission-mode bypass)."
+            "bash needs permission, and mode dont-ask denies what is not allowed without asking. Allow it with a rule (--allow 'Bash(git push:*)', or [permissions] allow in USER_CONFIG), a permission mode (--permission-mode bypass)."
+                .replace("USER_CONFIG", &crate::config::user_config_shown())
         );
         let Decision::Deny { message } = ModePolicy::new(PermissionMode::Plan).decide(&request(&shell, &args, false))
         else {
@@ -442,12 +446,13 @@ mod tests {
         }
         assert_eq!(
             denial(&shell, &args).await,
-            "bash needs approval, but this run is non-interactive. Allow it with a rule (--allow 'Bash(git push:*)', or [permissions] allow in tackle.toml), a permission mode (--permission-mode bypass), or --yes."
+            "bash needs approval, but this run is non-interactive. Allow it with a rule (--allow 'Bash(git push:*)', or [permissions] allow in USER_CONFIG), a permission mode (--permission-mode bypass), or --yes."
+                .replace("USER_CONFIG", &crate::config::user_config_shown())
         );
         assert!(
             denial(&edit, &args)
                 .await
-                .ends_with("with a rule (--allow 'Edit', or [permissions] allow in tackle.toml), a permission mode (--permission-mode accept-edits or bypass), or --yes.")
+                .ends_with(&"with a rule (--allow 'Edit', or [permissions] allow in USER_CONFIG), a permission mode (--permission-mode accept-edits or bypass), or --yes.".replace("USER_CONFIG", &crate::config::user_config_shown()))
         );
     }
 
