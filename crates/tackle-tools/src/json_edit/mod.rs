@@ -139,6 +139,7 @@ impl Tool for JsonEdit {
 }
 
 /// What a call does, computed without writing: text to show, or the change to write.
+#[allow(clippy::large_enum_variant)] // one per call, consumed at once
 enum Planned {
     Shown(String),
     /// `target` (now `text`) changes by `change`; `message` is the model's answer.
