@@ -4,6 +4,9 @@
 
 use similar::TextDiff;
 
+/// The longest a diff may take to compute.
+const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// The most diff lines a preview shows; the rest is counted, not shown.
 pub const MAX_PREVIEW_LINES: usize = 400;
 
@@ -22,7 +25,9 @@ pub fn file_diff(from: Option<(&str, &str)>, to: Option<(&str, &str)>) -> String
         None => "/dev/null".to_owned(),
     };
     let (old, new) = (from.map_or("", |f| f.1), to.map_or("", |t| t.1));
-    let diff = TextDiff::from_lines(old, new);
+    // A bound on the time the diff takes (two large, very different files): past it the
+    // diff is coarser, never wrong.
+    let diff = TextDiff::configure().timeout(DIFF_TIMEOUT).diff_lines(old, new);
     let text = diff.unified_diff().context_radius(3).header(&label(from, "a"), &label(to, "b")).to_string();
     if text.is_empty() {
         if let (Some((old_name, _)), Some((new_name, _))) = (from, to)
