@@ -1,15 +1,14 @@
 //! What a new user meets on day one, through the real binary against the scripted fake server:
 //! denied calls counted and reminded, `--base-url` spellings, the task from stdin or a file,
 //! `--continue` / `--resume`, `init`, `completions`, a closed stdout pipe, and `tackle chat`
-//! driven through a pseudo-terminal.
+//! driven through a pseudo-terminal (`tests/support/pty.rs`, as the terminal tests drive it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tackle_testkit::{Expect, FakeLlm, Protocol, Reply, Script, Turn};
@@ -26,6 +25,11 @@ fn command(workspace: &Path) -> Command {
         .env("TACKLE_CONFIG_DIR", "/nonexistent-tackle-config");
     command
 }
+
+#[path = "support/pty.rs"]
+#[allow(dead_code)]
+mod pty;
+use pty::Pty;
 
 #[path = "day_one/claude_user_dirs.rs"]
 mod claude_user_dirs;
@@ -271,68 +275,11 @@ fn a_closed_stdout_pipe_ends_the_command_quietly_with_0() {
     assert_eq!((out.status.code(), stderr(&out)), (Some(0), String::new()));
 }
 
-/// A `tackle chat` on a pseudo-terminal: what it printed so far, and keys to type.
-struct Pty {
-    master: std::fs::File,
-    seen: Arc<Mutex<String>>,
-    child: std::process::Child,
-}
-
-impl Pty {
-    fn spawn(workspace: &Path, args: &[String]) -> Pty {
-        let pty = nix::pty::openpty(None, None).unwrap();
-        let slave = std::fs::File::from(pty.slave);
-        let child = command(workspace)
-            .args(args)
-            .env("TERM", "dumb")
-            .stdin(slave.try_clone().unwrap())
-            .stdout(slave.try_clone().unwrap())
-            .stderr(slave)
-            .spawn()
-            .unwrap();
-        let master = std::fs::File::from(pty.master);
-        let seen = Arc::new(Mutex::new(String::new()));
-        let mut reader = master.try_clone().unwrap();
-        let sink = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
-        Pty { master, seen, child }
-    }
-
-    /// Waits (at most 20 s) until the output holds `text` `count` times.
-    fn expect(&self, text: &str, count: usize) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while self.seen.lock().unwrap().matches(text).count() < count {
-            assert!(Instant::now() < deadline, "no {text:?} (x{count}) in:\n{}", self.seen.lock().unwrap());
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Waits (at most 20 s) for the command to end; kills it after that.
-    fn wait(&mut self) -> std::process::ExitStatus {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("still running after 20 s:\n{}", self.seen.lock().unwrap());
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn type_line(&mut self, line: &str) {
-        self.master.write_all(format!("{line}\r").as_bytes()).unwrap();
-    }
+/// `tackle ARGS` on a pseudo-terminal (its controlling terminal), with no user configuration
+/// and a dumb terminal, as [`command`] runs it.
+fn on_terminal(workspace: &Path, args: &[String]) -> Pty {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Pty::spawn_with_env(workspace, &args, &[("TERM", "dumb"), ("TACKLE_CONFIG_DIR", "/nonexistent-tackle-config")])
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -350,7 +297,7 @@ async fn chat_runs_tasks_in_one_conversation_on_a_terminal() {
         .collect();
     let path = workspace.path().to_owned();
     let seen = tokio::task::spawn_blocking(move || {
-        let mut pty = Pty::spawn(&path, &args);
+        let mut pty = on_terminal(&path, &args);
         pty.expect("tackle> ", 1);
         pty.type_line("/tools");
         pty.expect("Tools: ", 1);
@@ -368,9 +315,8 @@ async fn chat_runs_tasks_in_one_conversation_on_a_terminal() {
         pty.type_line("again");
         pty.expect("Second answer.", 1);
         pty.type_line("/exit");
-        let status = pty.child.wait().unwrap();
-        assert_eq!(status.code(), Some(0), "{}", pty.seen.lock().unwrap());
-        pty.seen.lock().unwrap().clone()
+        assert_eq!(pty.wait(), Some(0), "{}", pty.raw());
+        pty.raw()
     })
     .await
     .unwrap();

@@ -262,3 +262,44 @@ fn servers_the_selection_cannot_use_are_not_started() {
         assert_eq!(starts(), expected, "{args:?}");
     }
 }
+
+#[test]
+fn a_notice_is_printed_once_not_again_when_the_tools_change() {
+    let setup = Setup::new();
+    let script = fake_script();
+    setup.user_config(&format!(
+        "[mcp.servers.fake]\ncommand = \"python3\"\nargs = [\"-u\", {:?}, \"--task-tool\", \"--hostile-schemas\"]\ndisabled_tools = [\"[oops\"]\n",
+        script.to_str().unwrap()
+    ));
+    let mut child = setup
+        .tackle(&["tools", "batch"], &[])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The toggle makes the server announce a change, and the relisting meets the same notices.
+    writeln!(stdin, r#"{{"name": "mcp__fake__toggle"}}"#).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    writeln!(stdin, r#"{{"name": "mcp__fake__added"}}"#).unwrap();
+    // A call of the tool whose schema does not compile: no second warning from the validator.
+    writeln!(stdin, r#"{{"name": "mcp__fake__pattern", "args": {{"v": "x"}}}}"#).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(r#"called pattern with {\"v\": \"x\"}"#), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("MCP server fake changed its tools: added mcp__fake__added"), "{stderr}");
+    for notice in [
+        "ignoring the tool pattern '[oops'",
+        "tool 'research' can only run as an MCP task",
+        "the input schema of tool 'deep' nests 122 levels",
+        "the input schema of tool 'loop': recursive $ref #/$defs/d was cut",
+        "the input schema of tool 'pattern' does not compile",
+        "does not compile",
+    ] {
+        assert_eq!(stderr.matches(notice).count(), 1, "{notice:?} once:\n{stderr}");
+    }
+    assert!(!stderr.contains("WARN"), "{stderr}");
+}

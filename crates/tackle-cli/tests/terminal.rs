@@ -280,6 +280,73 @@ async fn approvals_show_a_diff_and_the_prefix_rule_and_each_edit_shows_its_diff(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn approvals_of_apply_patch_the_editor_and_json_edit_show_their_diffs() {
+    let patch = "*** Begin Patch\n*** Update File: calc.py\n@@\n def add(a, b):\n-    return a - b\n+    return a + b\n*** Delete File: old.txt\n*** Add File: added.txt\n+fresh\n*** End Patch\n";
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call("p1", "apply_patch", json!({"input": patch}))),
+        Turn::reply(Reply::text("").call(
+            "s1",
+            "str_replace_based_edit_tool",
+            json!({"command": "str_replace", "path": "notes.md", "old_str": "two", "new_str": "TWO"}),
+        )),
+        Turn::reply(Reply::text("").call(
+            "j1",
+            "json_edit_tool",
+            json!({"operation": "set", "file_path": "pkg.json", "json_path": "$.version", "value": 2}),
+        )),
+        Turn::reply(Reply::text("Done.")),
+    ]))
+    .await;
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    std::fs::write(workspace.path().join("old.txt"), "bye\n").unwrap();
+    std::fs::write(workspace.path().join("notes.md"), "one\ntwo\nthree\n").unwrap();
+    std::fs::write(workspace.path().join("pkg.json"), "{\n  \"version\": 1\n}\n").unwrap();
+    let url = server.openai_base_url();
+    let path = workspace.path().to_owned();
+    let (raw, screen) = tokio::task::spawn_blocking(move || {
+        let mut args = model_args("run", &url);
+        args.extend(["--tools", "all", "edit the files"]);
+        let mut pty = Pty::spawn(&path, &args, Stdin::Terminal, "", Controlling::Yes);
+        for (question, answer) in [(1, "y"), (2, "n"), (3, "n")] {
+            pty.expect("Allow?", question);
+            pty.type_line(answer);
+        }
+        pty.wait();
+        (pty.raw(), pty.screen())
+    })
+    .await
+    .unwrap();
+    let read = |name: &str| std::fs::read_to_string(workspace.path().join(name)).ok();
+    assert_eq!(read("calc.py").as_deref(), Some("def add(a, b):\n    return a + b\n"), "{screen}");
+    assert_eq!((read("old.txt"), read("added.txt").as_deref()), (None, Some("fresh\n")), "{screen}");
+    assert_eq!(read("notes.md").as_deref(), Some("one\ntwo\nthree\n"));
+    assert_eq!(read("pkg.json").as_deref(), Some("{\n  \"version\": 1\n}\n"));
+    // Each question shows the diff the call would make, not its raw arguments.
+    let questions: Vec<&str> = screen.split("Allow?").collect();
+    assert_eq!(questions.len(), 4, "{screen}");
+    let patch_question = questions[0].rsplit("apply_patch wants to run").next().unwrap();
+    for line in [
+        "  --- a/calc.py",
+        "  +++ b/calc.py",
+        "  -    return a - b",
+        "  +    return a + b",
+        "  --- a/old.txt\n  +++ /dev/null\n  @@ -1 +0,0 @@\n  -bye",
+        "  --- /dev/null\n  +++ b/added.txt\n  @@ -0,0 +1 @@\n  +fresh",
+    ] {
+        assert!(patch_question.contains(line), "{line:?} not in\n{patch_question}");
+    }
+    assert!(!patch_question.contains("*** Begin Patch"), "{patch_question}");
+    let editor_question = questions[1].rsplit("str_replace_based_edit_tool wants to run").next().unwrap();
+    assert!(editor_question.contains("  path: notes.md\n"), "{editor_question}");
+    assert!(editor_question.contains("   one\n  -two\n  +TWO\n   three\n"), "{editor_question}");
+    assert!(!editor_question.contains("old_str"), "{editor_question}");
+    let json_question = questions[2].rsplit("json_edit_tool wants to run").next().unwrap();
+    assert!(json_question.contains("  -  \"version\": 1\n  +  \"version\": 2\n"), "{json_question}");
+    assert!(raw.contains("\x1b[31m-two\x1b[0m") && raw.contains("\x1b[32m+fresh\x1b[0m"), "{raw:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn no_color_leaves_the_diffs_plain() {
     let server = FakeLlm::start(Script::new([
         Turn::reply(Reply::text("").call("w1", "write_file", json!({"file_path": "new.txt", "content": "hello\n"}))),

@@ -83,6 +83,13 @@ async fn ref_and_any_of_schemas_are_sanitized_and_arguments_validated() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_schemas_are_imported_bounded_and_every_call_is_answered() {
     let imported = import(&["--hostile-schemas"]).await;
+    // Each cut or uncompiled schema is a notice for the person, once, naming its tool.
+    let about: Vec<&str> = imported.notices.iter().map(|n| n.split(" nests ").next().unwrap()).collect();
+    assert_eq!(imported.notices.len(), 4, "{:?}", imported.notices);
+    for (notice, name) in about.iter().zip(["deep", "bomb", "loop", "pattern"]) {
+        assert!(notice.starts_with(&format!("MCP server 'fake': the input schema of tool '{name}'")), "{notice}");
+    }
+    assert!(imported.notices.iter().all(|n| n.chars().count() < 400), "{:?}", imported.notices);
     for name in ["deep", "bomb", "loop", "pattern"] {
         let entry = imported.registry.get(&format!("mcp__fake__{name}")).unwrap();
         // What the model is shown stays small, whatever the server listed.

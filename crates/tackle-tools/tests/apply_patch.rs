@@ -260,3 +260,52 @@ async fn a_directory_is_not_a_file_to_patch() {
     );
     assert!(ws.path("src").is_dir());
 }
+
+#[tokio::test]
+async fn the_approval_previews_every_file_the_patch_touches_and_writes_nothing() {
+    let mut ws = Ws::new();
+    let approver = ws.asking();
+    ws.write("src/app.py", "import os\n\ndef main():\n    print('hi')\n    return 0\n");
+    ws.write("old.txt", "bye\n");
+    ws.write("src/util.py", "def helper():\n    pass\n");
+    let body = "*** Add File: docs/new.md\n+# Title\n*** Update File: src/app.py\n@@ def main():\n-    print('hi')\n+    print('hello')\n     return 0\n*** Delete File: old.txt\n*** Update File: src/util.py\n*** Move to: src/helpers.py\n@@\n def helper():\n-    pass\n+    return 1\n";
+    assert!(ws.call("apply_patch", patch(body)).await.is_error);
+    assert_eq!(
+        approver.take(),
+        vec![Some(
+            "--- /dev/null\n+++ b/docs/new.md\n@@ -0,0 +1 @@\n+# Title\n\
+             --- a/src/app.py\n+++ b/src/app.py\n@@ -1,5 +1,5 @@\n import os\n \n def main():\n-    print('hi')\n+    print('hello')\n     return 0\n\
+             --- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n\
+             --- a/src/util.py\n+++ b/src/helpers.py\n@@ -1,2 +1,2 @@\n def helper():\n-    pass\n+    return 1\n"
+                .to_owned()
+        )]
+    );
+    assert!(!ws.exists("docs/new.md") && ws.exists("old.txt") && ws.exists("src/util.py"));
+    assert_eq!(ws.read("src/app.py"), "import os\n\ndef main():\n    print('hi')\n    return 0\n");
+}
+
+#[tokio::test]
+async fn a_patch_that_cannot_apply_previews_nothing_and_a_huge_one_is_cut_with_a_count() {
+    let mut ws = Ws::new();
+    let approver = ws.asking();
+    ws.write("a.txt", "one\n");
+    ws.write("bin.dat", b"\x00\x01\xffbinary\n");
+    // A hunk that does not match, a binary file, a file that is not there, text that is not a patch.
+    for body in [
+        "*** Update File: a.txt\n@@\n-four\n+FOUR\n",
+        "*** Update File: bin.dat\n@@\n-binary\n+text\n",
+        "*** Delete File: absent.txt\n",
+    ] {
+        assert!(ws.call("apply_patch", patch(body)).await.is_error);
+    }
+    assert!(ws.call("apply_patch", json!({"input": "rm -rf /"})).await.is_error);
+    assert_eq!(approver.take(), vec![None, None, None, None]);
+
+    let big: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+    ws.write("big.txt", &big);
+    assert!(ws.call("apply_patch", patch("*** Delete File: big.txt\n")).await.is_error);
+    let preview = approver.take().pop().flatten().unwrap();
+    assert!(preview.starts_with("--- a/big.txt\n+++ /dev/null\n@@ -1,5000 +0,0 @@\n-line 0\n"), "{preview:.80}");
+    assert!(preview.ends_with("[... 4603 more diff lines]\n"), "{}", &preview[preview.len() - 60..]);
+    assert_eq!(ws.read("big.txt"), big);
+}

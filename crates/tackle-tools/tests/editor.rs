@@ -526,3 +526,47 @@ async fn a_huge_file_is_viewed_without_loading_it_and_refused_for_edits() {
     let err = ws.err(TOOL, replace("huge.log", "0123", "x")).await;
     assert!(err.starts_with("huge.log is 70700000 bytes; the file edit tools handle files up to 64 MiB."), "{err}");
 }
+
+#[tokio::test]
+async fn the_approval_previews_create_str_replace_and_insert_as_diffs() {
+    let mut ws = Ws::new();
+    let approver = ws.asking();
+    ws.write("f.txt", "one\ntwo\nthree\n");
+    for args in [
+        json!({"command": "create", "path": "new.txt", "file_text": "hello\n"}),
+        replace("f.txt", "two", "TWO"),
+        json!({"command": "insert", "path": "f.txt", "insert_line": 1, "new_str": "one and a half"}),
+    ] {
+        assert!(ws.call(TOOL, args).await.is_error);
+    }
+    assert_eq!(
+        approver.take(),
+        vec![
+            Some("--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n".to_owned()),
+            Some("--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n".to_owned()),
+            Some("--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,4 @@\n one\n+one and a half\n two\n three\n".to_owned()),
+        ]
+    );
+    assert!(!ws.exists("new.txt"));
+    assert_eq!(ws.read("f.txt"), "one\ntwo\nthree\n");
+}
+
+#[tokio::test]
+async fn an_editor_call_that_would_fail_previews_nothing() {
+    let mut ws = Ws::new();
+    let approver = ws.asking();
+    ws.write("f.txt", "one\ntwo\ntwo\n");
+    ws.write("bin.dat", b"\x00\x01\xfftwo\n");
+    for args in [
+        // Over an existing file, not there, twice there, a binary file, a line past the end.
+        json!({"command": "create", "path": "f.txt", "file_text": "x"}),
+        replace("f.txt", "absent", "x"),
+        replace("f.txt", "two", "x"),
+        replace("bin.dat", "two", "x"),
+        json!({"command": "insert", "path": "f.txt", "insert_line": 99, "new_str": "x"}),
+        json!({"command": "create", "path": "nothing.txt"}),
+    ] {
+        assert!(ws.call(TOOL, args).await.is_error);
+    }
+    assert_eq!(approver.take(), vec![None; 6]);
+}

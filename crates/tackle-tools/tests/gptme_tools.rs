@@ -221,37 +221,17 @@ async fn the_block_tools_are_opt_in() {
     }
 }
 
-/// Records what each approval request previews, and denies.
-struct RecordingApprover(std::sync::Mutex<Vec<Option<String>>>);
-
-impl tackle_core::permission::Approver for RecordingApprover {
-    fn approve<'a>(
-        &'a self,
-        request: &'a tackle_core::permission::PermissionRequest<'a>,
-        _reason: &'a str,
-        _from_rule: bool,
-    ) -> tackle_core::BoxFuture<'a, tackle_core::permission::Approval> {
-        self.0.lock().unwrap().push(request.preview.map(str::to_owned));
-        Box::pin(async { tackle_core::permission::Approval::Deny { message: "no".into() } })
-    }
-}
-
 #[tokio::test]
 async fn the_person_asked_to_approve_sees_a_unified_diff_and_nothing_is_written() {
-    use std::sync::Arc;
-    use tackle_core::permission::{ModePolicy, PermissionMode};
     let mut ws = Ws::new();
-    let approver = Arc::new(RecordingApprover(std::sync::Mutex::new(Vec::new())));
-    ws.executor = tackle_core::Executor::default()
-        .with_policy(Arc::new(ModePolicy::new(PermissionMode::Default)))
-        .with_approver(approver.clone());
+    let approver = ws.asking();
     ws.write("f.txt", "one\ntwo\nthree\n");
     assert!(ws.call("save", save("new.txt", "hello")).await.is_error);
     assert!(ws.call("append", json!({"path": "f.txt", "content": "four"})).await.is_error);
     assert!(ws.call("patch", patch("f.txt", &hunk("two", "TWO"))).await.is_error);
     assert!(ws.call("patch", patch("f.txt", &hunk("absent", "x"))).await.is_error);
     assert_eq!(
-        *approver.0.lock().unwrap(),
+        approver.take(),
         vec![
             Some("--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n".to_owned()),
             Some("--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,4 @@\n one\n two\n three\n+four\n".to_owned()),

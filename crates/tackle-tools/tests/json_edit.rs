@@ -296,3 +296,41 @@ async fn directories_and_files_over_64_mib_are_refused() {
         "huge.json is 68157440 bytes; json_edit_tool handles files up to 64 MiB. Use jq in the shell for larger ones."
     );
 }
+
+#[tokio::test]
+async fn the_approval_previews_set_add_and_remove_as_diffs_and_a_failing_call_nothing() {
+    let mut ws = Ws::new();
+    let approver = ws.asking();
+    let original = "{\n  \"name\": \"app\",\n  \"tags\": [\"a\"]\n}\n";
+    ws.write("f.json", original);
+    for args in [
+        op("set", Some("$.name"), Some(json!("\u{1b}[2Jtool"))),
+        op("add", Some("$.version"), Some(json!(2))),
+        op("remove", Some("$.tags"), None),
+        op("set", Some("name"), Some(json!(1))),
+        op("add", Some("$.name"), Some(json!(1))),
+    ] {
+        assert!(ws.call(TOOL, args).await.is_error);
+    }
+    assert_eq!(
+        approver.take(),
+        vec![
+            Some(
+                "--- a/f.json\n+++ b/f.json\n@@ -1,4 +1,4 @@\n {\n-  \"name\": \"app\",\n+  \"name\": \"\\u001b[2Jtool\",\n   \"tags\": [\"a\"]\n }\n"
+                    .to_owned()
+            ),
+            Some(
+                "--- a/f.json\n+++ b/f.json\n@@ -1,4 +1,7 @@\n {\n   \"name\": \"app\",\n-  \"tags\": [\"a\"]\n+  \"tags\": [\n+    \"a\"\n+  ],\n+  \"version\": 2\n }\n"
+                    .to_owned()
+            ),
+            Some("--- a/f.json\n+++ b/f.json\n@@ -1,4 +1,3 @@\n {\n-  \"name\": \"app\",\n-  \"tags\": [\"a\"]\n+  \"name\": \"app\"\n }\n".to_owned()),
+            // Not a JSONPath; a key that is already there.
+            None,
+            None,
+        ]
+    );
+    assert_eq!(ws.read("f.json"), original);
+    ws.write("f.json", b"\x00{}");
+    assert!(ws.call(TOOL, op("set", Some("$.a"), Some(json!(1)))).await.is_error);
+    assert_eq!(approver.take(), vec![None]);
+}

@@ -224,6 +224,9 @@ impl SessionTemplate {
     pub async fn refresh(&self, session: &mut Session) -> bool {
         let Some(hub) = &self.inner.hub else { return false };
         let changes = hub.refresh().await;
+        for line in hub.take_notices() {
+            self.inner.notice.say(&line);
+        }
         if changes.is_empty() {
             return false;
         }

@@ -50,12 +50,11 @@ async fn chat_names_the_sandbox_once_before_its_first_prompt() {
         .collect();
     let path = workspace.path().to_owned();
     let seen = tokio::task::spawn_blocking(move || {
-        let mut pty = super::Pty::spawn(&path, &args);
+        let mut pty = super::on_terminal(&path, &args);
         pty.expect("tackle> ", 1);
         pty.type_line("/exit");
-        let status = pty.wait();
-        assert_eq!(status.code(), Some(0), "{}", pty.seen.lock().unwrap());
-        pty.seen.lock().unwrap().clone()
+        assert_eq!(pty.wait(), Some(0), "{}", pty.raw());
+        pty.raw()
     })
     .await
     .unwrap();

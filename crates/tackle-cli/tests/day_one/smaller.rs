@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tackle_testkit::{FakeLlm, Protocol, Reply, Script, Turn};
 
-use super::{Pty, command, run_args, stderr, tackle};
+use super::{command, on_terminal, run_args, stderr, tackle};
 
 #[test]
 fn a_misspelt_tool_gets_one_suggestion_and_bad_arguments_an_example() {
@@ -93,15 +93,14 @@ async fn an_interrupted_run_says_so_before_its_summary_line() {
     let args = run_args(&server, Protocol::OpenAi, &server.openai_base_url(), &["--yes", "wait"]);
     let path = workspace.path().to_owned();
     let seen = tokio::task::spawn_blocking(move || {
-        let mut pty = Pty::spawn(&path, &args);
+        let mut pty = on_terminal(&path, &args);
         pty.expect("commands run under", 1);
         // The model's reply and the start of the long command.
         std::thread::sleep(Duration::from_millis(2000));
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(pty.child.id() as i32), nix::sys::signal::Signal::SIGINT)
             .unwrap();
-        let status = pty.wait();
-        assert_eq!(status.code(), Some(130), "{}", pty.seen.lock().unwrap());
-        pty.seen.lock().unwrap().clone()
+        assert_eq!(pty.wait(), Some(130), "{}", pty.raw());
+        pty.raw()
     })
     .await
     .unwrap();

@@ -18,7 +18,9 @@ impl CompiledSchema {
         match jsonschema::validator_for(schema) {
             Ok(validator) => CompiledSchema { validator: Some(validator) },
             Err(err) => {
-                tracing::warn!(error = %err, "a tool's input schema does not compile; its arguments are not validated");
+                // Logged only: the tool that brought the schema tells the person (an MCP
+                // server's tool, as a notice), so the warning is not printed twice.
+                tracing::debug!(error = %err, "a tool's input schema does not compile; its arguments are not validated");
                 CompiledSchema { validator: None }
             }
         }

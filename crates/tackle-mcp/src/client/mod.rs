@@ -122,6 +122,10 @@ pub struct McpHub {
     defer_threshold: usize,
     /// The servers that could not start, with the reason.
     left_out: Vec<(String, String)>,
+    /// Every notice given so far (at start and by [`McpHub::refresh`]): a refresh repeats none.
+    said: Mutex<HashSet<String>>,
+    /// The notices of refreshes not yet taken ([`McpHub::take_notices`]).
+    pending: Mutex<Vec<String>>,
 }
 
 impl std::fmt::Debug for McpHub {
@@ -139,6 +143,8 @@ impl McpHub {
             reserved: HashSet::new(),
             defer_threshold: config::DEFAULT_DEFER_THRESHOLD,
             left_out: Vec::new(),
+            said: Mutex::default(),
+            pending: Mutex::default(),
         }
     }
 
@@ -168,7 +174,14 @@ impl McpHub {
                 }
             }
         }
-        let mut hub = McpHub { servers: Vec::new(), reserved, defer_threshold, left_out };
+        let mut hub = McpHub {
+            servers: Vec::new(),
+            reserved,
+            defer_threshold,
+            left_out,
+            said: Mutex::default(),
+            pending: Mutex::default(),
+        };
         let mut taken = hub.reserved.clone();
         let total: usize = listed.iter().map(|(_, listing)| listing.tools.len()).sum();
         for (connection, listing) in listed {
@@ -179,11 +192,12 @@ impl McpHub {
                 .map(|remote| {
                     let wire = naming::tool_name(connection.name(), &remote.tool.name, &taken);
                     taken.insert(wire.clone());
-                    Arc::new(McpTool::new(&wire, &remote.tool, Arc::clone(&connection), loading))
+                    Arc::new(McpTool::new(&wire, &remote.tool, Arc::clone(&connection), loading, &mut notices))
                 })
                 .collect();
             hub.servers.push(Imported { connection, tools: Mutex::new(imported) });
         }
+        lock(&hub.said).extend(notices.iter().cloned());
         (hub, notices)
     }
 
@@ -235,7 +249,10 @@ impl McpHub {
             let listed = match server.connection.relist().await {
                 Ok(listed) => listed,
                 Err(reason) => {
-                    tracing::warn!(server = %server.connection.name(), "cannot list the changed tools: {reason}");
+                    notices.push(format!(
+                        "MCP server '{}' announced new tools, but they could not be listed: {reason}",
+                        server.connection.name()
+                    ));
                     continue;
                 }
             };
@@ -256,12 +273,19 @@ impl McpHub {
                         &remote.tool,
                         Arc::clone(&server.connection),
                         loading,
+                        &mut notices,
                     ))),
                     None => {
                         let wire = naming::tool_name(server.connection.name(), &remote.tool.name, &taken);
                         taken.insert(wire.clone());
                         added.push(wire.clone());
-                        next.push(Arc::new(McpTool::new(&wire, &remote.tool, Arc::clone(&server.connection), loading)));
+                        next.push(Arc::new(McpTool::new(
+                            &wire,
+                            &remote.tool,
+                            Arc::clone(&server.connection),
+                            loading,
+                            &mut notices,
+                        )));
                     }
                 }
             }
@@ -273,10 +297,17 @@ impl McpHub {
                 changes.push(ToolChanges { server: server.connection.name().to_owned(), added, removed });
             }
         }
-        for notice in notices {
-            tracing::warn!("{notice}");
-        }
+        // Notices go to the person once, through the caller's notice path (not the log).
+        let mut said = lock(&self.said);
+        let fresh: Vec<String> = notices.into_iter().filter(|notice| said.insert(notice.clone())).collect();
+        lock(&self.pending).extend(fresh);
         changes
+    }
+
+    /// The notices of [`McpHub::refresh`] not given before (at start or by an earlier
+    /// refresh), taken: for the person, as the start's notices are.
+    pub fn take_notices(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.pending))
     }
 
     /// Brings a session's tools up to date after [`McpHub::refresh`]: removed tools leave,

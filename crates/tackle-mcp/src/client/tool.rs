@@ -41,20 +41,31 @@ impl std::fmt::Debug for McpTool {
 }
 
 impl McpTool {
-    /// The tool `listed` by `connection`, under `wire_name`.
-    pub fn new(wire_name: &str, listed: &Tool, connection: Arc<Connection>, loading: Loading) -> McpTool {
+    /// The tool `listed` by `connection`, under `wire_name`. What Tackle had to cut or could
+    /// not compile of its schema goes to `notices`, for the person.
+    pub fn new(
+        wire_name: &str,
+        listed: &Tool,
+        connection: Arc<Connection>,
+        loading: Loading,
+        notices: &mut Vec<String>,
+    ) -> McpTool {
         let server = connection.name().to_owned();
         let trusted = connection.config().trusted;
         let original = Value::Object((*listed.input_schema).clone());
         let depth = tackle_core::text::json_depth(&original);
+        let about = format!("MCP server '{server}': the input schema of tool '{}'", one_line(&listed.name, 100));
         let validator = if depth > MAX_COMPILED_DEPTH {
-            tracing::warn!(server = %server, tool = %listed.name, "the tool's input schema nests {depth} levels, more than the {MAX_COMPILED_DEPTH} Tackle compiles; its arguments are checked against the schema cut at that depth");
+            notices.push(format!(
+                "{about} nests {depth} levels, more than the {MAX_COMPILED_DEPTH} Tackle compiles; its arguments are checked against the schema cut at that depth"
+            ));
             None
         } else {
             match jsonschema::validator_for(&original) {
                 Ok(validator) => Some(Arc::new(validator)),
                 Err(err) => {
-                    tracing::warn!(server = %server, tool = %listed.name, "the tool's input schema does not compile, so its arguments are not checked: {err}");
+                    let err = one_line(&err.to_string(), 200);
+                    notices.push(format!("{about} does not compile, so its arguments are not checked: {err}"));
                     None
                 }
             }
@@ -65,7 +76,9 @@ impl McpTool {
             .as_deref()
             .filter(|d| !d.trim().is_empty())
             .map_or_else(|| format!("Tool {} of the MCP server {server}.", listed.name), str::to_owned);
-        let mut spec = ToolSpec::new(wire_name, description).input_schema(provider_schema(&original)).loading(loading);
+        let mut spec = ToolSpec::new(wire_name, description)
+            .input_schema(provider_schema(&original, &about, notices))
+            .loading(loading);
         spec.title = listed.title.clone().or(hints.title.clone());
         spec.search_hint = Some(spec.summary().to_owned());
         // Hints from a server that is not trusted are ignored for permissions (docs/reference/safety.md#permission-modes).
@@ -89,13 +102,31 @@ impl McpTool {
     }
 }
 
+/// A server's `text` for a notice: at most `max_chars` characters, on one line, its control
+/// characters escaped (a tool name or pattern cannot draw on the person's terminal).
+fn one_line(text: &str, max_chars: usize) -> String {
+    let mut shown: String = text
+        .chars()
+        .take(max_chars)
+        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
+        .collect();
+    if text.chars().count() > max_chars {
+        shown.push('…');
+    }
+    shown
+}
+
 /// A foreign schema as Tackle shows it to providers: local references inlined and the other
 /// cleanups of the core sanitizer, an object at the root, no `$schema`. Unlike built-in
-/// schemas, extra properties stay allowed unless the server said otherwise.
-pub fn provider_schema(original: &Value) -> Value {
+/// schemas, extra properties stay allowed unless the server said otherwise. What was cut
+/// goes to `notices` once per kind, after `about` (the server and tool).
+pub fn provider_schema(original: &Value, about: &str, notices: &mut Vec<String>) -> Value {
     let (schema, warnings) = sanitize(original.clone());
     for warning in warnings {
-        tracing::warn!("imported tool schema: {warning}");
+        let notice = format!("{about}: {warning}");
+        if !notices.contains(&notice) {
+            notices.push(notice);
+        }
     }
     let mut root = match schema {
         Value::Object(map) => map,
@@ -162,7 +193,7 @@ mod tests {
             "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}
         });
         assert_eq!(
-            provider_schema(&original),
+            provider_schema(&original, "test", &mut Vec::new()),
             json!({
                 "type": "object",
                 "properties": {
@@ -172,7 +203,10 @@ mod tests {
                 "required": ["point"]
             })
         );
-        assert_eq!(provider_schema(&json!({})), json!({"type": "object", "properties": {}}));
-        assert_eq!(provider_schema(&json!({"type": "string"})), json!({"type": "object", "properties": {}}));
+        assert_eq!(provider_schema(&json!({}), "test", &mut Vec::new()), json!({"type": "object", "properties": {}}));
+        assert_eq!(
+            provider_schema(&json!({"type": "string"}), "test", &mut Vec::new()),
+            json!({"type": "object", "properties": {}})
+        );
     }
 }

@@ -22,6 +22,7 @@ use tackle_core::spec::PathAccess;
 use tackle_core::text::JSON_MAX_DEPTH;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::fs::diff::unified_diff;
 use crate::fs::files::mode_of;
 use crate::fs::text::{UTF8_BOM, binary_message, has_nul_head};
 use crate::fs::{Before, Files, LoadError, Target, blocking, blocking_alone, read_existing, write_failure};
@@ -120,6 +121,15 @@ impl Tool for JsonEdit {
         input.operation == JsonOperation::View
     }
 
+    fn preview(&self, input: &JsonEditInput, ctx: &ToolContext) -> Option<String> {
+        if input.operation == JsonOperation::View {
+            return None;
+        }
+        let planned = plan(&Files::new(ctx), input.clone()).ok()?;
+        let (target, old, new) = planned.new_text()?;
+        Some(unified_diff(&target.raw, Some(old), &new))
+    }
+
     async fn call(&self, input: JsonEditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let safe = self.is_concurrency_safe(&input);
         let work = move |ctx: &ToolContext| run(&Files::new(ctx), input);
@@ -128,7 +138,63 @@ impl Tool for JsonEdit {
     }
 }
 
+/// What a call does, computed without writing: text to show, or the change to write.
+#[allow(clippy::large_enum_variant)] // one per call, consumed at once
+enum Planned {
+    Shown(String),
+    /// `target` (now `text`) changes by `change`; `message` is the model's answer.
+    Write {
+        target: Target,
+        meta: std::fs::Metadata,
+        text: String,
+        change: Change,
+        message: String,
+    },
+}
+
+/// How the file's text changes.
+enum Change {
+    /// Only the bytes of `range` change, to `piece`: the rest is written from the old bytes,
+    /// and the history keeps only the old value.
+    Splice { range: std::ops::Range<usize>, piece: String },
+    /// The whole file is written anew.
+    Whole(String),
+}
+
+impl Planned {
+    /// The file's text after the change (`None` for a view).
+    fn new_text(&self) -> Option<(&Target, &str, String)> {
+        let Planned::Write { target, text, change, .. } = self else { return None };
+        let new = match change {
+            Change::Splice { range, piece } => format!("{}{piece}{}", &text[..range.start], &text[range.end..]),
+            Change::Whole(written) => written.clone(),
+        };
+        Some((target, text, new))
+    }
+}
+
 fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
+    let (target, meta, text, change, message) = match plan(files, input)? {
+        Planned::Shown(shown) => return Ok(shown),
+        Planned::Write { target, meta, text, change, message } => (target, meta, text, change, message),
+    };
+    match change {
+        Change::Splice { range, piece } => {
+            files
+                .write_splice(&target, text.as_bytes(), range, piece.as_bytes(), mode_of(&meta))
+                .map_err(|err| write_failure(&target.raw, err))?;
+        }
+        Change::Whole(written) => {
+            let before = Before::content(text.into_bytes(), mode_of(&meta));
+            files.write(&target, written.as_bytes(), before).map_err(|err| write_failure(&target.raw, err))?;
+        }
+    }
+    Ok(message)
+}
+
+/// Everything a call does short of writing: the checks, the edit of the document, the text to
+/// write; what [`run`] writes and what [`JsonEdit::preview`] shows.
+fn plan(files: &Files<'_>, input: JsonEditInput) -> Result<Planned, ToolError> {
     let op = input.operation;
     let json_path = match (&input.json_path, op) {
         (None, JsonOperation::View) => None,
@@ -153,14 +219,10 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
     let (meta, text) = load(&target)?;
     if let Some(raw) = json_path.as_deref() {
         match plain(op, raw, &text, input.value.as_ref(), input.pretty_print)? {
-            Some(Plain::Shown(shown)) => return Ok(shown),
+            Some(Plain::Shown(shown)) => return Ok(Planned::Shown(shown)),
             Some(Plain::Replace { range, piece, compact }) => {
-                // Only the value's bytes change: the rest of the file is written from the old
-                // bytes, and the history keeps only the old value.
-                files
-                    .write_splice(&target, text.as_bytes(), range, piece.as_bytes(), mode_of(&meta))
-                    .map_err(|err| write_failure(&target.raw, err))?;
-                return Ok(updated(1, raw, &compact));
+                let message = updated(1, raw, &compact);
+                return Ok(Planned::Write { target, meta, text, change: Change::Splice { range, piece }, message });
             }
             None => {}
         }
@@ -168,10 +230,10 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
     let mut document = parse(&target, &text)?;
 
     let Some((raw_path, path)) = json_path.as_deref().zip(parsed) else {
-        return Ok(capped(format!("JSON content of {}:\n", target.raw), &document));
+        return Ok(Planned::Shown(capped(format!("JSON content of {}:\n", target.raw), &document)));
     };
     let message = match op {
-        JsonOperation::View => return Ok(view(&document, raw_path, &path)),
+        JsonOperation::View => return Ok(Planned::Shown(view(&document, raw_path, &path))),
         JsonOperation::Set => set(&mut document, raw_path, &path, input.value.unwrap_or_default())?,
         JsonOperation::Add => add(&mut document, raw_path, input.value.unwrap_or_default())?,
         JsonOperation::Remove => remove(&mut document, raw_path, &path)?,
@@ -192,9 +254,7 @@ fn run(files: &Files<'_>, input: JsonEditInput) -> Result<String, ToolError> {
             target.raw
         ))
     })?;
-    let before = Before::content(text.into_bytes(), mode_of(&meta));
-    files.write(&target, written.as_bytes(), before).map_err(|err| write_failure(&target.raw, err))?;
-    Ok(message)
+    Ok(Planned::Write { target, meta, text, change: Change::Whole(written), message })
 }
 
 /// Parses a JSONPath as written (RFC 9535: no whitespace around it); a refusal says what to

@@ -4,7 +4,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tackle_core::{Executor, PathPolicy, Session, SessionConfig, SessionState, ToolCall, ToolOutput};
@@ -93,6 +93,17 @@ impl Ws {
         output.text_content()
     }
 
+    /// Makes every call ask, and the approver record what each question previews and deny:
+    /// what a person asked to approve would see, with nothing run.
+    pub fn asking(&mut self) -> Arc<RecordingApprover> {
+        use tackle_core::permission::{ModePolicy, PermissionMode};
+        let approver = Arc::new(RecordingApprover(Mutex::new(Vec::new())));
+        self.executor = Executor::default()
+            .with_policy(Arc::new(ModePolicy::new(PermissionMode::Default)))
+            .with_approver(approver.clone());
+        approver
+    }
+
     /// Every file name in the directory of `rel` (to see that no temporary file is left).
     pub fn names_in(&self, rel: &str) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.path(rel))
@@ -101,6 +112,28 @@ impl Ws {
             .collect();
         names.sort();
         names
+    }
+}
+
+/// Records what each approval request previews, and denies.
+pub struct RecordingApprover(pub Mutex<Vec<Option<String>>>);
+
+impl RecordingApprover {
+    /// The previews recorded so far, taken.
+    pub fn take(&self) -> Vec<Option<String>> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+impl tackle_core::permission::Approver for RecordingApprover {
+    fn approve<'a>(
+        &'a self,
+        request: &'a tackle_core::permission::PermissionRequest<'a>,
+        _reason: &'a str,
+        _from_rule: bool,
+    ) -> tackle_core::BoxFuture<'a, tackle_core::permission::Approval> {
+        self.0.lock().unwrap().push(request.preview.map(str::to_owned));
+        Box::pin(async { tackle_core::permission::Approval::Deny { message: "no".into() } })
     }
 }
 

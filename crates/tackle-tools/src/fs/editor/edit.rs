@@ -79,14 +79,48 @@ pub fn str_replace(
     let shown = &target.raw;
     let (meta, bytes) = load_file(target)?;
     let text = edit_text(&bytes, shown)?;
-    let old_str = old_str.filter(|s| !s.is_empty()).ok_or_else(|| {
+    let old_str = required_old_str(old_str)?;
+    check_not_stale(files, target, &meta, text)?;
+    let replacement = replacement(text, shown, old_str, new_str)?;
+    let Replacement { at, old_len, new } = replacement;
+    let line = start_lines(text, &[at])[0] - 1;
+    let shown_snippet = edit_snippet(text, at, old_len, &new, line, SNIPPET_LINES, SNIPPET_LINES);
+    files
+        .write_splice(target, text.as_bytes(), at..at + old_len, new.as_bytes(), mode_of(&meta))
+        .map_err(|err| write_failure(shown, err))?;
+    Ok(format!(
+        "The file {shown} has been edited. Here's the result of running `cat -n` on a snippet of {shown}:\n{shown_snippet}\n\
+         Review the changes and make sure they are as expected. Edit the file again if necessary."
+    ))
+}
+
+/// What a `str_replace` changes: the `old_len` bytes at `at` become `new`.
+pub struct Replacement {
+    pub at: usize,
+    pub old_len: usize,
+    pub new: String,
+}
+
+impl Replacement {
+    /// `text` after the replacement.
+    pub fn apply(&self, text: &str) -> String {
+        format!("{}{}{}", &text[..self.at], self.new, &text[self.at + self.old_len..])
+    }
+}
+
+/// `str_replace`'s `old_str`, which must be given and not empty.
+pub fn required_old_str(old_str: Option<&str>) -> Result<&str, ToolError> {
+    old_str.filter(|s| !s.is_empty()).ok_or_else(|| {
         ToolError::InvalidInput(
             "Parameter `old_str` is required and should be a non-empty string for command: str_replace".into(),
         )
-    })?;
-    let new_str = new_str.unwrap_or_default();
-    check_not_stale(files, target, &meta, text)?;
+    })
+}
 
+/// The replacement `str_replace` makes in `text` (of the file shown as `shown`), or why it
+/// makes none.
+pub fn replacement(text: &str, shown: &str, old_str: &str, new_str: Option<&str>) -> Result<Replacement, ToolError> {
+    let new_str = new_str.unwrap_or_default();
     let (found, old, new) = locate(text, old_str, new_str);
     match found.len() {
         0 => {
@@ -110,16 +144,7 @@ pub fn str_replace(
     if old == new {
         return Err(ToolError::Failed("No replacement was performed: old_str and new_str are identical.".into()));
     }
-    let at = found[0];
-    let line = start_lines(text, &found)[0] - 1;
-    let shown_snippet = edit_snippet(text, at, old.len(), &new, line, SNIPPET_LINES, SNIPPET_LINES);
-    files
-        .write_splice(target, text.as_bytes(), at..at + old.len(), new.as_bytes(), mode_of(&meta))
-        .map_err(|err| write_failure(shown, err))?;
-    Ok(format!(
-        "The file {shown} has been edited. Here's the result of running `cat -n` on a snippet of {shown}:\n{shown_snippet}\n\
-         Review the changes and make sure they are as expected. Edit the file again if necessary."
-    ))
+    Ok(Replacement { at: found[0], old_len: old.len(), new: new.into_owned() })
 }
 
 /// The 1-based start line of each occurrence (offsets ascending), in one pass.
@@ -144,6 +169,41 @@ pub fn insert(
     let shown = &target.raw;
     let (meta, bytes) = load_file(target)?;
     let text = edit_text(&bytes, shown)?;
+    let Insertion { offset, inserted, after_line: k, lines: new_lines } = insertion_of(text, insert_line, new_str)?;
+    check_not_stale(files, target, &meta, text)?;
+
+    let mut edited = String::with_capacity(text.len() + inserted.len());
+    edited.push_str(&text[..offset]);
+    edited.push_str(&inserted);
+    edited.push_str(&text[offset..]);
+    let before = Before::Splice { at: offset, removed: Vec::new(), inserted: inserted.len(), mode: mode_of(&meta) };
+    files.write(target, edited.as_bytes(), before).map_err(|err| write_failure(shown, err))?;
+
+    Ok(format!(
+        "The file {shown} has been edited. Here's the result of running `cat -n` on a snippet of the edited \
+         file:\n{}\nReview the changes and make sure they are as expected (correct indentation, no duplicate lines, \
+         etc). Edit the file again if necessary.",
+        snippet(&edited, k.saturating_sub(SNIPPET_LINES), k + new_lines - 1 + SNIPPET_LINES)
+    ))
+}
+
+/// What an `insert` adds: `inserted` at byte `offset`, after line `after_line`, `lines` lines.
+pub struct Insertion {
+    pub offset: usize,
+    pub inserted: String,
+    pub after_line: usize,
+    pub lines: usize,
+}
+
+impl Insertion {
+    /// `text` after the insertion.
+    pub fn apply(&self, text: &str) -> String {
+        format!("{}{}{}", &text[..self.offset], self.inserted, &text[self.offset..])
+    }
+}
+
+/// The insertion `insert` makes in `text`, or why it makes none.
+pub fn insertion_of(text: &str, insert_line: Option<i64>, new_str: Option<&str>) -> Result<Insertion, ToolError> {
     let Some(insert_line) = insert_line else {
         return Err(ToolError::InvalidInput(
             "Parameter `insert_line` is required and should be integer for command: insert".into(),
@@ -160,26 +220,11 @@ pub fn insert(
              [0, {n}]"
         ))
     })?;
-    check_not_stale(files, target, &meta, text)?;
-
     let ending = dominant_ending(text);
     let body = with_ending(new_str, ending);
     let body = body.strip_suffix(ending.as_str()).or_else(|| body.strip_suffix('\n')).unwrap_or(&body);
     let (offset, inserted) = insertion(text, k, newlines, body, ending);
-    let mut edited = String::with_capacity(text.len() + inserted.len());
-    edited.push_str(&text[..offset]);
-    edited.push_str(&inserted);
-    edited.push_str(&text[offset..]);
-    let before = Before::Splice { at: offset, removed: Vec::new(), inserted: inserted.len(), mode: mode_of(&meta) };
-    files.write(target, edited.as_bytes(), before).map_err(|err| write_failure(shown, err))?;
-
-    let new_lines = body.matches('\n').count() + 1;
-    Ok(format!(
-        "The file {shown} has been edited. Here's the result of running `cat -n` on a snippet of the edited \
-         file:\n{}\nReview the changes and make sure they are as expected (correct indentation, no duplicate lines, \
-         etc). Edit the file again if necessary.",
-        snippet(&edited, k.saturating_sub(SNIPPET_LINES), k + new_lines - 1 + SNIPPET_LINES)
-    ))
+    Ok(Insertion { offset, inserted, after_line: k, lines: body.matches('\n').count() + 1 })
 }
 
 /// Where `body` (its line breaks already the file's, without a final one) goes to come

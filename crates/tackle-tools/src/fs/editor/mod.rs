@@ -15,6 +15,7 @@ use serde::Deserialize;
 use tackle_core::spec::PathAccess;
 use tackle_core::{Access, InterruptBehavior, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::fs::diff::unified_diff;
 use crate::fs::{Files, LoadError, blocking, blocking_alone, stat};
 
 /// The wire name.
@@ -91,6 +92,30 @@ impl Tool for Editor {
 
     fn is_concurrency_safe(&self, input: &EditorInput) -> bool {
         input.command == EditorCommand::View
+    }
+
+    fn preview(&self, input: &EditorInput, ctx: &ToolContext) -> Option<String> {
+        let target = Files::new(ctx).target(&input.path, Access::Write).ok()?;
+        let shown = &target.raw;
+        if input.command == EditorCommand::Create {
+            // `create` never overwrites: an existing path makes the call fail.
+            return match stat(&target) {
+                Ok(None) => Some(unified_diff(shown, None, input.file_text.as_deref()?)),
+                _ => None,
+            };
+        }
+        let (_, bytes) = match input.command {
+            EditorCommand::StrReplace | EditorCommand::Insert => edit::load_file(&target).ok()?,
+            _ => return None,
+        };
+        let text = edit::edit_text(&bytes, shown).ok()?;
+        let edited = if input.command == EditorCommand::StrReplace {
+            let old_str = edit::required_old_str(input.old_str.as_deref()).ok()?;
+            edit::replacement(text, shown, old_str, input.new_str.as_deref()).ok()?.apply(text)
+        } else {
+            edit::insertion_of(text, input.insert_line, input.new_str.as_deref()).ok()?.apply(text)
+        };
+        Some(unified_diff(shown, Some(text), &edited))
     }
 
     async fn call(&self, input: EditorInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use tackle_core::{Access, ToolError};
 
+use crate::fs::diff::file_diff;
 use crate::fs::patch::commit::commit;
 use crate::fs::patch::parse::{FileOp, Hunk, HunkLine, Patch};
 use crate::fs::text::{as_text, dominant_ending};
@@ -27,6 +28,8 @@ pub(super) struct Slot {
     pub(super) current: Option<String>,
     /// The permission bits to give it when it is created (a moved file keeps its source's).
     pub(super) mode_from: Option<u32>,
+    /// The file this one was moved from (its key in the patch's files).
+    moved_from: Option<PathBuf>,
 }
 
 impl Slot {
@@ -64,7 +67,10 @@ impl Vfs<'_> {
             let binary = original.is_some() && text.is_none();
             let current = text.clone().or_else(|| binary.then(String::new));
             self.order.push(key.clone());
-            self.slots.insert(key.clone(), Slot { target, original, text, binary, current, mode_from: None });
+            self.slots.insert(
+                key.clone(),
+                Slot { target, original, text, binary, current, mode_from: None, moved_from: None },
+            );
         }
         self.slots.get_mut(&key).ok_or_else(|| format!("{raw}: internal error"))
     }
@@ -75,20 +81,67 @@ type Summary = Vec<String>;
 
 /// Applies `patch` (already parsed) against the session; returns the summary lines.
 pub fn apply(files: &Files<'_>, patch: &Patch) -> Result<Summary, ToolError> {
+    let planned = plan(files, patch)?;
+    commit(files, &planned.changed())?;
+    Ok(planned.summary)
+}
+
+/// A patch applied in memory, nothing written: every file it touches, as it is and as it
+/// will be, and the summary lines.
+pub struct Planned<'p> {
+    vfs: Vfs<'p>,
+    summary: Summary,
+}
+
+impl Planned<'_> {
+    /// The files the patch changes, in the order it first touches them.
+    fn changed(&self) -> Vec<&Slot> {
+        self.vfs
+            .order
+            .iter()
+            .filter_map(|key| self.vfs.slots.get(key))
+            .filter(|slot| !slot.binary && slot.current.as_deref() != slot.text.as_deref())
+            .collect()
+    }
+
+    /// What the patch does to each file as one unified diff: an added file from `/dev/null`,
+    /// a deleted one to it, a moved one from its old name to its new one.
+    pub fn diff(&self) -> String {
+        let changed = self.changed();
+        // A move shows once, as the diff from its source, which is then not shown as removed.
+        let moved: Vec<&PathBuf> = changed
+            .iter()
+            .filter(|slot| slot.text.is_none())
+            .filter_map(|slot| slot.moved_from.as_ref())
+            .filter(|from| self.vfs.slots.get(*from).is_some_and(|source| source.current.is_none()))
+            .collect();
+        let mut diff = String::new();
+        for slot in changed {
+            if moved.contains(&&slot.target.path) {
+                continue;
+            }
+            let source = slot.moved_from.as_ref().filter(|from| moved.contains(from));
+            let from = match source.and_then(|key| self.vfs.slots.get(key)) {
+                Some(source) => source.text.as_deref().map(|text| (source.target.raw.as_str(), text)),
+                None => slot.text.as_deref().map(|text| (slot.target.raw.as_str(), text)),
+            };
+            let to = slot.current.as_deref().map(|text| (slot.target.raw.as_str(), text));
+            diff.push_str(&file_diff(from, to));
+        }
+        diff
+    }
+}
+
+/// Applies `patch` in memory against the session's files (read, never written): what
+/// [`apply`] writes and the approval's preview shows.
+pub fn plan<'p>(files: &Files<'_>, patch: &'p Patch) -> Result<Planned<'p>, ToolError> {
     let targets = resolve_paths(files, patch)?;
     let mut vfs = Vfs { targets, order: Vec::new(), slots: HashMap::new() };
     let mut summary = Vec::new();
     for op in &patch.ops {
         apply_op(&mut vfs, op, &mut summary).map_err(|reason| ToolError::Failed(format!("{FAILED}\n{reason}")))?;
     }
-    let changed: Vec<&Slot> = vfs
-        .order
-        .iter()
-        .filter_map(|key| vfs.slots.get(key))
-        .filter(|slot| !slot.binary && slot.current.as_deref() != slot.text.as_deref())
-        .collect();
-    commit(files, &changed)?;
-    Ok(summary)
+    Ok(Planned { vfs, summary })
 }
 
 /// Passes every path the patch names through the path policy before anything is read or
@@ -157,12 +210,14 @@ fn apply_op(vfs: &mut Vfs<'_>, op: &FileOp, summary: &mut Summary) -> Result<(),
                 Some(new_path) => {
                     slot.current = None;
                     let mode = slot.mode();
+                    let source = slot.target.path.clone();
                     let destination = vfs.slot(new_path)?;
                     if destination.current.is_some() {
                         return Err(format!("{new_path}: cannot move {path} there: the file already exists"));
                     }
                     destination.current = Some(updated);
                     destination.mode_from = mode;
+                    destination.moved_from = Some(source);
                     summary.push(format!("M {new_path} (moved from {path})"));
                 }
             }

@@ -65,6 +65,12 @@ impl Tool for ApplyPatch {
         patch_paths(&input.input)
     }
 
+    fn preview(&self, input: &ApplyPatchInput, ctx: &ToolContext) -> Option<String> {
+        let parsed = parse(&input.input).ok()?;
+        let planned = apply::plan(&Files::new(ctx), &parsed).ok()?;
+        Some(planned.diff())
+    }
+
     async fn call(&self, input: ApplyPatchInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         apply_patch(ctx, input.input).await
     }
