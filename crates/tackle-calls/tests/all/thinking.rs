@@ -1,7 +1,7 @@
 //! Thinking regions, in every text format (docs/reference/formats.md#thinking-regions).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use pretty_assertions::assert_eq;
 use tackle_calls::{CallFormat, codeblocks, parse};

@@ -8,7 +8,7 @@
 //! `TACKLE_FUZZ_CASES`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use proptest::prelude::*;
 use tackle_calls::{CallFormat, Utf8Stream, codeblocks, instructions, parse, render_results};

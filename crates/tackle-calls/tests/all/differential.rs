@@ -9,7 +9,7 @@
 //! document says.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! Langtag dispatch of the markdown format (docs/reference/formats.md#langtag-dispatch), ids and order.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

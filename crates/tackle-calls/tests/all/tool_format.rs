@@ -1,7 +1,7 @@
 //! The `tool` format, `@NAME(CALL_ID): {json}` (docs/reference/formats.md#tool).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! every parser: random and hostile texts must never panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use proptest::prelude::*;
 use tackle_calls::{CallFormat, codeblocks, parse};

@@ -2,7 +2,7 @@
 //! chunking of one to seven bytes, so each rule is checked for streaming too (docs/reference/formats.md#incremental-parser).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use pretty_assertions::assert_eq;
 use tackle_calls::{Codeblock, codeblocks};

@@ -6,7 +6,7 @@
 //! retained suffix on every chunk would blow far past the bound.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use pretty_assertions::assert_eq;
 use tackle_calls::{CallFormat, CodeblockScanner, Parser, ToolIndex};

@@ -1,7 +1,7 @@
 //! The xml format (docs/reference/formats.md#xml): both forms, the lenient scanner, typed arguments.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! tool, results come back in the exact shapes of docs/reference/formats.md#results-back-to-the-model, and instructions teach each format.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
