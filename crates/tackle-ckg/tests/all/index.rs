@@ -357,7 +357,7 @@ fn hold_lock(tree: &Tree, millis: u64) -> std::process::Child {
     use std::io::BufRead as _;
     std::fs::create_dir_all(tree.root.join(".tackle/ckg")).unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "helper_hold_lock", "--ignored", "--nocapture"])
+        .args(["--exact", "index::helper_hold_lock", "--ignored", "--nocapture"])
         .env("CKG_HELPER_LOCK", tree.root.join(".tackle/ckg/index.lock"))
         .env("CKG_HELPER_MILLIS", millis.to_string())
         .stdout(std::process::Stdio::piped())
@@ -448,7 +448,7 @@ fn two_processes_indexing_at_once_both_succeed_and_nothing_corrupts() {
     }
     let spawn = || {
         Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "helper_index_process", "--ignored", "--nocapture"])
+            .args(["--exact", "index::helper_index_process", "--ignored", "--nocapture"])
             .env("CKG_HELPER_ROOT", &tree.root)
             .spawn()
             .unwrap()
