@@ -1,0 +1,4 @@
+//! The one integration-test binary of `tackle-testkit`: each module was once its own
+//! `tests/NAME.rs` binary; one binary links once (issue 26, point 7).
+
+mod server;
