@@ -1,0 +1,9 @@
+//! The one integration-test binary of `tackle-core`: each module was once its own
+//! `tests/NAME.rs` binary; one binary links once (issue 26, point 7).
+
+mod configuration_doc;
+mod deep_input;
+mod executor;
+mod hostile_commands;
+mod registry;
+mod strict_property;
