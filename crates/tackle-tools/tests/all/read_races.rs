@@ -7,8 +7,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod shell_common;
+use crate::common;
+use crate::shell_common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod shell_common;
+use crate::shell_common;
 
 use std::path::Path;
 use std::time::Duration;
