@@ -9,8 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/delegation.rs"]
-mod delegation;
+use crate::support::delegation;
 
 use std::path::Path;
 use std::sync::Arc;

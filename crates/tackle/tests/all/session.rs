@@ -322,7 +322,7 @@ async fn an_mcp_server_that_cannot_start_fails_the_build_and_stops_the_others() 
 /// Loads the configuration of `workspace` with the user config directory `user_dir`.
 fn load_config(workspace: &Path, user_dir: &Path) -> Result<(), String> {
     let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "load_config_in_a_child", "--nocapture"])
+        .args(["--exact", "session::load_config_in_a_child", "--nocapture"])
         .env("TACKLE_CONFIG_DIR", user_dir)
         .env("LOAD_CONFIG_WORKSPACE", workspace)
         .output()
