@@ -6,8 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/podman.rs"]
-mod podman;
+use crate::support::podman;
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;

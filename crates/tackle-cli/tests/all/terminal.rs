@@ -5,8 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "support/pty.rs"]
-mod pty;
+use crate::support::pty;
 
 use std::time::{Duration, Instant};
 

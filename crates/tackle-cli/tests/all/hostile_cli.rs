@@ -10,8 +10,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-#[path = "support/serve.rs"]
-mod serve;
+use crate::support::serve;
 
 use serve::{HttpServe, TACKLE};
 

@@ -12,8 +12,7 @@ use std::process::{Command, Output, Stdio};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-#[path = "support/isolated.rs"]
-mod isolated;
+use crate::support::isolated;
 
 fn fake_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tackle-mcp/tests/peers/fake_server.py").canonicalize().unwrap()

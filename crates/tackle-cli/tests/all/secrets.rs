@@ -14,8 +14,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tackle_testkit::{FakeLlm, Protocol, Reply, Script, Turn};
 
-#[path = "support/isolated.rs"]
-mod isolated;
+use crate::support::isolated;
 
 /// The secrets every test sets; each test's values carry a nonce of their own, so a test that
 /// reads every `/proc/*/environ` cannot mistake another test's processes for a leak.

@@ -12,8 +12,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-#[path = "support/isolated.rs"]
-mod isolated;
+use crate::support::isolated;
 
 struct Setup {
     _root: tempfile::TempDir,

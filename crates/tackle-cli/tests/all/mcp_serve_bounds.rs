@@ -8,10 +8,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../../tackle-mcp/tests/support/peers.rs"]
-mod peers;
-#[path = "support/serve.rs"]
-mod serve;
+use crate::peers;
+use crate::support::serve;
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;

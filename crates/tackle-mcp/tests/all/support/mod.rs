@@ -7,6 +7,7 @@
 
 pub mod client;
 pub mod http;
+#[macro_use]
 pub mod peers;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

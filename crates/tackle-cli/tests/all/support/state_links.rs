@@ -24,8 +24,7 @@ use serde_json::json;
 use tackle::core::fs::state::{StatePath, TABLE};
 use tackle_testkit::{FakeLlm, Reply, Script, Turn};
 
-#[path = "serve.rs"]
-mod serve;
+use crate::support::serve;
 
 const TACKLE: &str = env!("CARGO_BIN_EXE_tackle");
 /// What the outside file holds: it must reach no request.

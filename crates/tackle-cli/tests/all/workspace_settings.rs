@@ -13,8 +13,7 @@ use std::process::{Command, Output};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-#[path = "support/isolated.rs"]
-mod isolated;
+use crate::support::isolated;
 
 /// A workspace, a user config directory and a directory outside both.
 struct Setup {
