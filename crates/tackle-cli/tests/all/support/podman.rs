@@ -1,7 +1,8 @@
 //! The Podman API service the container tests run against (docs/containers.md#tests):
 //! `scripts/test.sh` starts it and exports its socket as `TACKLE_TEST_PODMAN_SOCKET`. Without
-//! that variable the tests say they are skipped; with it, a socket that does not answer fails
-//! them. Requests are plain HTTP/1.0 over the socket, so the tests need no client library.
+//! that variable the tests say they are skipped, unless `TACKLE_REQUIRE_PEERS` is set (as
+//! `scripts/test.sh` and so `.ci/run` do): then a missing socket fails them, so a suite without
+//! Podman cannot pass by skipping. With it, a socket that does not answer fails them. Requests are plain HTTP/1.0 over the socket, so the tests need no client library.
 
 #![allow(dead_code)]
 
@@ -18,9 +19,14 @@ pub const SOCKET_VAR: &str = "TACKLE_TEST_PODMAN_SOCKET";
 /// The image the test script builds (shell, C library, /testbed/hello.py).
 pub const IMAGE: &str = "localhost/tackle-test:1";
 
-/// The engine's socket; `None` (with a note) when the test script did not start one.
+/// The engine's socket; `None` (with a note) when the test script did not start one and
+/// `TACKLE_REQUIRE_PEERS` is unset; a panic when it is set.
 pub fn socket() -> Option<PathBuf> {
     let Some(path) = std::env::var_os(SOCKET_VAR).filter(|v| !v.is_empty()) else {
+        assert!(
+            std::env::var_os("TACKLE_REQUIRE_PEERS").is_none(),
+            "{SOCKET_VAR} is not set and TACKLE_REQUIRE_PEERS is: Podman is required (scripts/test.sh starts it)"
+        );
         eprintln!("skipped: {SOCKET_VAR} is not set (scripts/test.sh starts Podman's service and sets it)");
         return None;
     };
