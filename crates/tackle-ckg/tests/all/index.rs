@@ -411,7 +411,14 @@ fn a_query_with_nothing_changed_takes_no_lock() {
     std::thread::sleep(Duration::from_millis(2_100)); // past the racy window
     refresh(&mut index);
     let mut holder = hold_lock(&tree, 20_000);
-    refresh(&mut index);
+    // Nothing changed: the refresh succeeds although another process holds the lock.
+    let report = refresh(&mut index);
+    assert_eq!((report.extracted, report.removed), (0, 0), "{report:?}");
+    assert_eq!(functions(&index, "first"), ["a.py"]);
+    // The control: a changed file does need the lock, so the same refresh now finds it busy.
+    tree.write("a.py", "def second():\n    pass\n");
+    let busy = index.refresh(&mut |_, _| {}, &|| false);
+    assert!(matches!(busy, Err(tackle_ckg::error::CkgError::Busy)), "{busy:?}");
     holder.kill().unwrap();
     holder.wait().unwrap();
 }

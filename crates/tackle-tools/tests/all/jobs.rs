@@ -125,8 +125,12 @@ async fn finished_jobs_become_notifications_and_killed_ones_do_not() {
             "Background job job-2 (sleep 1000) finished: timed out. Use job_output to read its output.",
         ]
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(events.take_pending().is_empty() && queue.is_empty(), "job_kill is not notified");
+    // A later job's notification arrives; the killed job's never came before it.
+    h.call("background_run", json!({"command": "exit 4"})).await;
+    let marker = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap().unwrap();
+    assert_eq!(marker, JobNotification { job_id: "job-4".into(), command: "exit 4".into(), status: JobStatus::Exited(4) });
+    assert!(events.take_pending().is_empty(), "job_kill is not notified");
+    assert_eq!(queue.drain().len(), 1, "only the later job is in the queue");
     h.close().await;
 }
 
