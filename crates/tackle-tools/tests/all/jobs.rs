@@ -128,7 +128,10 @@ async fn finished_jobs_become_notifications_and_killed_ones_do_not() {
     // A later job's notification arrives; the killed job's never came before it.
     h.call("background_run", json!({"command": "exit 4"})).await;
     let marker = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap().unwrap();
-    assert_eq!(marker, JobNotification { job_id: "job-4".into(), command: "exit 4".into(), status: JobStatus::Exited(4) });
+    assert_eq!(
+        marker,
+        JobNotification { job_id: "job-4".into(), command: "exit 4".into(), status: JobStatus::Exited(4) }
+    );
     assert!(events.take_pending().is_empty(), "job_kill is not notified");
     assert_eq!(queue.drain().len(), 1, "only the later job is in the queue");
     h.close().await;

@@ -339,7 +339,8 @@ fn load_config(workspace: &Path, user_dir: &Path) -> Result<(), String> {
 #[test]
 #[ignore = "a helper: load_config runs it in a child process"]
 fn load_config_in_a_child() {
-    let workspace = std::env::var_os("LOAD_CONFIG_WORKSPACE").expect("run by load_config, which sets LOAD_CONFIG_WORKSPACE");
+    let workspace =
+        std::env::var_os("LOAD_CONFIG_WORKSPACE").expect("run by load_config, which sets LOAD_CONFIG_WORKSPACE");
     if let Err(err) = Config::load(Path::new(&workspace), false) {
         println!("load error: {err}");
     }
