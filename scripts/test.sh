@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-test-deps.sh
-# The MCP peer tests fail, rather than skip, when a peer is missing.
+# The MCP peer tests fail, rather than skip, when a peer is missing, and the container tests
+# when Podman is (no socket below).
 export TACKLE_REQUIRE_PEERS=1
 
 # The container tests talk to Podman's API service on a socket in a temporary directory,

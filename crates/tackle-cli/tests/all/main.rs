@@ -1,0 +1,34 @@
+//! The one integration-test binary of `tackle-cli`: each module was once its own
+//! `tests/NAME.rs` binary; one binary links once (issue 26, point 7).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../../tackle-mcp/tests/all/support/peers.rs"]
+#[macro_use]
+mod peers;
+mod support {
+    pub mod isolated;
+    pub mod podman;
+    pub mod pty;
+    pub mod serve;
+}
+
+mod aimock;
+mod ckg_cli;
+mod containers;
+mod day_one;
+mod file_tools_cli;
+mod hostile_cli;
+mod mcp_import;
+mod mcp_serve;
+mod mcp_serve_bounds;
+mod parse_cli;
+mod permissions_cli;
+mod planning_run;
+mod run_cli;
+mod secrets;
+mod shell_cli;
+mod tasks_cli;
+mod terminal;
+mod tools_cli;
+mod workspace_settings;

@@ -1,0 +1,7 @@
+//! The one integration-test binary of `tackle-sandbox`: each module was once its own
+//! `tests/NAME.rs` binary; one binary links once (issue 26, point 7).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod paths;
+mod sandbox;

@@ -1,0 +1,6 @@
+//! The one integration-test binary of `tackle-testkit`: each module was once its own
+//! `tests/NAME.rs` binary; one binary links once (issue 26, point 7).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod server;
