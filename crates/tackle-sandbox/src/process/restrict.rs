@@ -58,8 +58,10 @@ pub fn helper() -> Option<&'static Path> {
 
 /// The helper to restrict read-only commands with under `policy`, or why they cannot be:
 /// no sandbox, a kernel without Landlock ABI 3 or seccomp, no helper, or a helper that
-/// commands could replace (inside a writable path or `/tmp`).
-pub fn availability(policy: &SandboxPolicy) -> Result<&'static Path, String> {
+/// commands could replace. Under bubblewrap the binary is bound read-only at its own path
+/// (`/tmp` is a private tmpfs there); under Landlock, which leaves `/tmp` writable, a binary
+/// there is run from a copy staged in the user's cache directory ([`staged_copy`]).
+pub fn availability(policy: &SandboxPolicy) -> Result<PathBuf, String> {
     if policy.mode == SandboxMode::None {
         return Err("[sandbox] mode is \"none\"".into());
     }
@@ -73,13 +75,48 @@ pub fn availability(policy: &SandboxPolicy) -> Result<&'static Path, String> {
     let Some(helper) = helper() else {
         return Err("no tackle binary is registered to restrict commands with".into());
     };
-    if policy.is_writable(helper) || helper.starts_with("/tmp") {
-        return Err(format!("the tackle binary {} is writable by commands", helper.display()));
-    }
     if !helper.is_file() {
         return Err(format!("the tackle binary {} is missing", helper.display()));
     }
-    Ok(helper)
+    let commands_may_write =
+        |path: &Path| policy.is_writable(path) || (policy.mode == SandboxMode::Landlock && path.starts_with("/tmp"));
+    if !commands_may_write(helper) {
+        return Ok(helper.to_owned());
+    }
+    if policy.mode != SandboxMode::Landlock {
+        return Err(format!("the tackle binary {} is writable by commands", helper.display()));
+    }
+    let staged = staged_copy(helper)
+        .map_err(|err| format!("the tackle binary {} is writable by commands ({err})", helper.display()))?;
+    if commands_may_write(&staged) {
+        return Err(format!("the tackle binary {} is writable by commands", helper.display()));
+    }
+    Ok(staged)
+}
+
+/// A copy of `helper` in the user's cache directory (`~/.cache/tackle/helpers`), made once
+/// per binary (named by its size and modification time) with a write to a temporary name and
+/// a rename, so concurrent sessions never run a half-written copy.
+fn staged_copy(helper: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    static STAGED: OnceLock<PathBuf> = OnceLock::new();
+    if let Some(staged) = STAGED.get() {
+        return Ok(staged.clone());
+    }
+    let dir = dirs::cache_dir()
+        .ok_or_else(|| std::io::Error::other("no cache directory to stage a copy in"))?
+        .join("tackle/helpers");
+    let meta = std::fs::metadata(helper)?;
+    let staged = dir.join(format!("tackle-{}-{}.{}", meta.len(), meta.mtime(), meta.mtime_nsec()));
+    let current = std::fs::symlink_metadata(&staged).is_ok_and(|m| m.is_file() && m.len() == meta.len());
+    if !current {
+        std::fs::create_dir_all(&dir)?;
+        let partial = dir.join(format!(".partial-{}", std::process::id()));
+        std::fs::copy(helper, &partial)?;
+        std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::rename(&partial, &staged)?;
+    }
+    Ok(STAGED.get_or_init(|| staged).clone())
 }
 
 /// Runs `tackle __restrict -- PROGRAM ARGS...` (`args` are those after [`SUBCOMMAND`]):

@@ -147,7 +147,7 @@ impl ShellState {
                  read-only restricted, which is not possible here ({why}). Ask the user to allow it."
             ))
         })?;
-        Ok(if background { restricted::background(command, helper) } else { restricted::foreground(command, helper) })
+        Ok(if background { restricted::background(command, &helper) } else { restricted::foreground(command, &helper) })
     }
 
     /// The session's shell state, created (and registered for `Session::close`) on first use.
