@@ -19,7 +19,7 @@ use std::fs::File;
 use std::io::{Read as _, Write as _};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 use schemars::JsonSchema;
@@ -496,7 +496,7 @@ fn next_stamp(store: &Store) -> String {
     let now = stamp(SystemTime::now());
     match store.tasks.values().map(|task| task.created_at.as_str()).max() {
         Some(latest) if latest >= now.as_str() => {
-            parse_stamp(latest).map_or(now, |time| stamp(time + Duration::from_millis(1)))
+            tackle_core::time::parse_rfc3339_millis(latest).map_or(now, |time| stamp(time + Duration::from_millis(1)))
         }
         _ => now,
     }
@@ -505,23 +505,6 @@ fn next_stamp(store: &Store) -> String {
 /// `2026-03-01T12:00:00.123Z`.
 pub(crate) fn stamp(time: SystemTime) -> String {
     tackle_core::time::rfc3339_millis(time)
-}
-
-/// Reads back a stamp of [`stamp`]'s form.
-fn parse_stamp(text: &str) -> Option<SystemTime> {
-    let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
-    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
-    let (hour, minute, second, millis) = (number(11..13)?, number(14..16)?, number(17..19)?, number(20..23)?);
-    // Days from civil (Howard Hinnant's algorithm), the inverse of the formatter's.
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let millis = ((days * 86_400 + hour * 3_600 + minute * 60 + second) * 1_000) + millis;
-    Some(UNIX_EPOCH + Duration::from_millis(u64::try_from(millis).ok()?))
 }
 
 /// Pending, and every dependency done.
@@ -552,11 +535,12 @@ fn cycle_through(store: &Store, id: &str, deps: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::UNIX_EPOCH;
 
     #[test]
     fn stamps_read_back_and_order() {
         let time = UNIX_EPOCH + Duration::from_millis(1_772_366_400_123);
-        assert_eq!(parse_stamp(&stamp(time)), Some(time));
+        assert_eq!(tackle_core::time::parse_rfc3339_millis(&stamp(time)), Some(time));
         let mut store = Store::default();
         let later = stamp(SystemTime::now() + Duration::from_secs(3_600));
         store.tasks.insert(
@@ -572,6 +556,7 @@ mod tests {
                 updated_at: later.clone(),
             },
         );
-        assert!(next_stamp(&store) > later);
+        let one_ms_after = tackle_core::time::parse_rfc3339_millis(&later).unwrap() + Duration::from_millis(1);
+        assert_eq!(next_stamp(&store), stamp(one_ms_after));
     }
 }
