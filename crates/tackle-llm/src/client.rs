@@ -13,7 +13,7 @@ use tackle_core::schema::{Dialect, render_tool, strict_schema};
 use crate::conversation::{ChatRequest, Completion, LlmEvent};
 use crate::error::{ErrorClass, LlmError, classify_status, provider_message};
 use crate::retry::{RetryPolicy, server_delay, should_retry};
-use crate::sse::SseParser;
+use crate::sse::{self, SseError};
 use crate::{anthropic, openai};
 
 /// The wire protocol of a provider.
@@ -375,61 +375,51 @@ impl LlmClient {
         response: reqwest::Response,
         sink: &mut (dyn FnMut(LlmEvent) + Send),
     ) -> Result<Completion, AttemptError> {
-        let mut bytes = response.bytes_stream();
-        let mut parser = SseParser::new();
+        let mut events = sse::events(response.bytes_stream(), self.config.stream_idle_timeout);
         let mut openai = openai::StreamAssembler::default();
         let mut anthropic = anthropic::StreamAssembler::default();
         let mut started = false;
         let fail = |error: LlmError, started: bool| AttemptError { error, started };
         loop {
-            let next = tokio::time::timeout(self.config.stream_idle_timeout, bytes.next()).await;
-            let chunk = match next {
-                Err(_) => return Err(fail(self.idle_timeout(), started)),
-                Ok(None) => None,
-                Ok(Some(Err(e))) => return Err(fail(self.transport_error(&e), started)),
-                Ok(Some(Ok(chunk))) => Some(chunk),
-            };
-            let events = match &chunk {
-                Some(chunk) => parser.feed(chunk),
-                None => parser.finish().into_iter().collect(),
-            };
-            for event in events {
-                started = true;
-                let done = match (self.config.kind, event.event.as_deref()) {
-                    (ProviderKind::Anthropic, Some("error")) if !event.data.contains("\"type\"") => {
-                        Err(LlmError::new(ErrorClass::Server, provider_message(&event.data)))
+            let event = match events.next().await {
+                Some(Ok(event)) => event,
+                None => {
+                    // The connection closed without the end marker: complete only if the
+                    // provider had already said why it stopped.
+                    let complete = match self.config.kind {
+                        ProviderKind::OpenAi => openai.is_complete(),
+                        ProviderKind::Anthropic => anthropic.is_complete(),
+                    };
+                    if !complete {
+                        let message = format!(
+                            "the stream from {} ended before the response was complete (connection closed)",
+                            self.config.name
+                        );
+                        return Err(fail(LlmError::new(ErrorClass::Transport, message), started));
                     }
-                    (ProviderKind::OpenAi, _) => openai.feed(&event.data, sink),
-                    (ProviderKind::Anthropic, _) => anthropic.feed(&event.data, sink),
+                    break;
                 }
-                .map_err(|e| fail(e, true))?;
-                if done {
-                    return Ok(match self.config.kind {
-                        ProviderKind::OpenAi => openai.into_completion(true),
-                        ProviderKind::Anthropic => anthropic.into_completion(true),
-                    });
+                Some(Err(SseError::Read(e))) => return Err(fail(self.transport_error(&e), started)),
+                Some(Err(SseError::Idle(_))) => return Err(fail(self.idle_timeout(), started)),
+                Some(Err(other)) => return Err(fail(LlmError::new(ErrorClass::Transport, other.to_string()), started)),
+            };
+            started = true;
+            let done = match (self.config.kind, event.event.as_deref()) {
+                (ProviderKind::Anthropic, Some("error")) if !event.data.contains("\"type\"") => {
+                    Err(LlmError::new(ErrorClass::Server, provider_message(&event.data)))
                 }
+                (ProviderKind::OpenAi, _) => openai.feed(&event.data, sink),
+                (ProviderKind::Anthropic, _) => anthropic.feed(&event.data, sink),
             }
-            if chunk.is_none() {
-                // The connection closed without the end marker: complete only if the
-                // provider had already said why it stopped.
-                let complete = match self.config.kind {
-                    ProviderKind::OpenAi => openai.is_complete(),
-                    ProviderKind::Anthropic => anthropic.is_complete(),
-                };
-                if !complete {
-                    let message = format!(
-                        "the stream from {} ended before the response was complete (connection closed)",
-                        self.config.name
-                    );
-                    return Err(fail(LlmError::new(ErrorClass::Transport, message), started));
-                }
-                return Ok(match self.config.kind {
-                    ProviderKind::OpenAi => openai.into_completion(true),
-                    ProviderKind::Anthropic => anthropic.into_completion(true),
-                });
+            .map_err(|e| fail(e, true))?;
+            if done {
+                break;
             }
         }
+        Ok(match self.config.kind {
+            ProviderKind::OpenAi => openai.into_completion(true),
+            ProviderKind::Anthropic => anthropic.into_completion(true),
+        })
     }
 
     fn status_error(&self, status: u16, headers: &HeaderMap, body: &str) -> LlmError {

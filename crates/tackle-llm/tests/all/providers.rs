@@ -267,3 +267,82 @@ async fn anthropic_gets_provider_defined_tool_types() {
     let client = LlmClient::new(config).unwrap();
     assert_eq!(client.render_tools([&bash]).tools[0]["input_schema"], json!({"type": "object", "properties": {}}));
 }
+
+/// A server on 127.0.0.1 that answers every request with `body` as an event stream, written in
+/// `pieces` of at most that many bytes (flushed one by one), then closes the connection.
+async fn raw_event_stream(body: Vec<u8>, piece: usize) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let requests = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = requests.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let body = body.clone();
+            tokio::spawn(async move {
+                // Read the request head and its body (small, sent at once by reqwest).
+                let mut request = vec![0; 64 * 1024];
+                let _ = socket.read(&mut request).await;
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+                socket.write_all(head.as_bytes()).await.unwrap();
+                for chunk in body.chunks(piece) {
+                    if socket.write_all(chunk).await.is_err() {
+                        return;
+                    }
+                    let _ = socket.flush().await;
+                    tokio::task::yield_now().await;
+                }
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (url, requests)
+}
+
+#[tokio::test]
+async fn hostile_but_valid_event_streams_are_read() {
+    // Anthropic's events as an unusual server might send them: a byte-order mark, CRLF and
+    // lone CR endings, comments, `retry:`/`id:`, lines the standard ignores, a payload with
+    // multi-byte characters cut across writes of 3 bytes.
+    let text = "\u{feff}: hello\r\nretry: 3000\r\nevent: message_start\r\nid: 1\r\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":7}}}\r\n\r\n\
+        garbage line\nfoo: bar\nretry: soon\r\revent: content_block_start\rdata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\r\r\
+        event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"héllo 日本\"}}\n\n\
+        : keep-alive\n\n\
+        event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":3}}\n\n\
+        event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    let (url, requests) = raw_event_stream(text.as_bytes().to_vec(), 3).await;
+    let mut config = ProviderConfig::new(ProviderKind::Anthropic, "m");
+    config.base_url = url;
+    config.api_key = Some("sk-test".into());
+    let (result, _) = complete(config).await;
+    let completion = result.unwrap();
+    assert_eq!(completion.message.text, "héllo 日本");
+    assert_eq!(completion.finish, FinishReason::Stop);
+    assert_eq!(completion.usage, Usage { input_tokens: 7, output_tokens: 3, ..Usage::default() });
+    assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_line_that_never_ends_is_refused_and_a_stream_cut_mid_event_is_incomplete() {
+    let start = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n";
+    let huge = format!("{start}data: {}", "x".repeat(tackle_llm::sse::MAX_LINE));
+    // The finish reason arrives, but the connection closes before its blank line.
+    let cut = format!("{start}data: {{\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"stop\"}}]}}\n");
+    for (body, detail) in [
+        (huge, "the provider sent a line longer than 16777216 bytes in its event stream"),
+        (cut, "the stream from openai ended before the response was complete (connection closed)"),
+    ] {
+        let (url, requests) = raw_event_stream(body.into_bytes(), 1 << 20).await;
+        let mut config = ProviderConfig::new(ProviderKind::OpenAi, "m");
+        config.base_url = format!("{url}/v1");
+        config.retry.base = Duration::from_millis(5);
+        let (result, events) = complete(config).await;
+        let err = result.unwrap_err();
+        assert_eq!(err.class, ErrorClass::Transport);
+        assert!(err.message.contains(detail), "{}", err.message);
+        assert!(err.message.contains("after 3 attempts"), "{}", err.message);
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 3);
+        assert_eq!(events.iter().filter(|e| **e == LlmEvent::Restart).count(), 2, "{events:?}");
+    }
+}
