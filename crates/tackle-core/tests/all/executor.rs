@@ -392,49 +392,66 @@ async fn a_tools_own_argument_check_and_its_policy_refusal_are_rejections() {
     assert!(!ran.is_error && !ran.meta.rejected, "{ran:?}");
 }
 
-#[tokio::test]
+/// Asserts `text` is `{prefix}{seconds} s.` for some number of seconds (measured on the
+/// wall clock, while the deadlines run on tokio's, paused in these tests).
+fn assert_aborted_after(text: &str, prefix: &str) {
+    let seconds = text.strip_prefix(prefix).and_then(|rest| rest.strip_suffix(" s."));
+    assert!(seconds.is_some_and(|s| s.parse::<f64>().is_ok()), "{text}");
+}
+
+/// Asserts that `expected` passed on tokio's clock since `started` (to its millisecond ticks).
+fn assert_took(started: tokio::time::Instant, expected: Duration) {
+    let took = started.elapsed();
+    assert!(took >= expected && took < expected + Duration::from_millis(5), "took {took:?}, not {expected:?}");
+}
+
+// The clock is paused: the real deadline (120 s) and grace period (5 s) pass at once, in
+// tokio's time, and the test measures them there.
+#[tokio::test(start_paused = true)]
 async fn a_hanging_tool_times_out_with_an_output() {
-    let config = ExecutorConfig {
-        default_timeout: Duration::from_millis(200),
-        abort_grace: Duration::from_millis(100),
-        ..ExecutorConfig::default()
-    };
-    let fx = fixture(config);
-    let output = run(&fx, "sleep_unsafe", json!({"ms": 60_000})).await;
+    let fx = fixture(ExecutorConfig::default());
+    let (timeout, grace) = (tackle_core::executor::DEFAULT_TIMEOUT, tackle_core::executor::DEFAULT_ABORT_GRACE);
+    let started = tokio::time::Instant::now();
+    let output = run(&fx, "sleep_unsafe", json!({"ms": 3_600_000})).await;
+    // The tool ignores the cancellation: the executor waits out the grace period, then answers.
+    assert_took(started, timeout + grace);
     assert!(output.is_error);
     assert_eq!(output.meta.error_kind, Some(ErrorKind::Timeout));
-    let text = output.text_content();
-    assert!(text.starts_with("Tool 'sleep_unsafe' timed out and was aborted after 0."), "{text}");
-    assert!(text.ends_with(" s."));
-    // A tool that notices the cancellation answers with its own partial output.
-    let output = run(&fx, "sleep_unsafe", json!({"ms": 60_000, "cooperative": true})).await;
+    assert_aborted_after(&output.text_content(), "Tool 'sleep_unsafe' timed out and was aborted after ");
+    // A tool that notices the cancellation answers with its own partial output, at once.
+    let started = tokio::time::Instant::now();
+    let output = run(&fx, "sleep_unsafe", json!({"ms": 3_600_000, "cooperative": true})).await;
+    assert_took(started, timeout);
     assert!(output.is_error);
     assert_eq!(output.meta.error_kind, Some(ErrorKind::Timeout));
     assert_eq!(output.text_content(), "partial output before the stop");
     assert_eq!(run(&fx, "echo_text", json!({"text": "next"})).await.text_content(), "next");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_cancelled_turn_answers_every_call() {
-    let fx = fixture(ExecutorConfig { abort_grace: Duration::from_millis(100), ..ExecutorConfig::default() });
+    let fx = fixture(ExecutorConfig::default());
     let cancel = CancellationToken::new();
     let canceller = cancel.clone();
+    let pressed = Duration::from_secs(30);
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        tokio::time::sleep(pressed).await;
         canceller.cancel();
     });
     let calls = vec![
-        ToolCall::new("a", "sleep_unsafe", json!({"ms": 60_000})),
+        ToolCall::new("a", "sleep_unsafe", json!({"ms": 3_600_000})),
         ToolCall::new("b", "sleep_unsafe", json!({"ms": 1})),
     ];
+    let started = tokio::time::Instant::now();
     let outputs = fx.executor.run_turn(&fx.session, calls, &cancel).await;
+    assert_took(started, pressed + tackle_core::executor::DEFAULT_ABORT_GRACE);
     assert_eq!(outputs.len(), 2);
     assert_eq!(outputs[0].call_id, "a");
-    let text = outputs[0].text_content();
-    assert!(text.starts_with("Cancelled by the user. The call was aborted after 0."), "{text}");
+    assert_aborted_after(&outputs[0].text_content(), "Cancelled by the user. The call was aborted after ");
     assert_eq!(outputs[0].meta.error_kind, Some(ErrorKind::Cancelled));
     assert_eq!(outputs[1].call_id, "b");
     assert_eq!(outputs[1].text_content(), "Not executed: the run stopped (cancelled by the user).");
+    assert_eq!(*fx.order.lock().unwrap(), vec![3_600_000], "b never ran");
 }
 
 #[tokio::test]
@@ -631,7 +648,8 @@ impl tackle_core::permission::Approver for Silent {
     }
 }
 
-#[tokio::test]
+// The clock is paused: the 5 s guard against a hang costs nothing when the turn ends.
+#[tokio::test(start_paused = true)]
 async fn ctrl_c_answers_a_pending_approval_prompt() {
     let mut fx = fixture(ExecutorConfig::default());
     fx.executor = Executor::default()
