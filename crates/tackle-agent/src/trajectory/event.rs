@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use tackle_core::TodoItem;
 use tackle_llm::{Message, Usage};
 
-use crate::agent::RunStatus;
+use crate::outcome::RunStatus;
 
 /// One event of a run. Its `type` in the file is the variant's name in snake_case.
 ///

@@ -19,7 +19,7 @@ use tackle_llm::Usage;
 pub use check::{CheckSummary, Violation, check};
 pub use event::{Line, LineError, TrajectoryEvent};
 
-use crate::agent::{INTERRUPTED, RunStatus};
+use crate::outcome::{INTERRUPTED, RunStatus};
 use crate::time::{file_stamp, rfc3339_millis};
 
 /// The trajectory written last in `workspace`'s `.tackle/trajectories/` (by modification
