@@ -44,6 +44,7 @@ pub const EMPTY_REPLY_MESSAGE: &str =
 pub struct AgentConfig {
     /// One step is one model request (default 200).
     pub max_steps: u32,
+    /// How the model calls tools: natively, or in a text format (docs/reference/formats.md).
     pub call_format: CallFormat,
     /// Calls past this many in one reply are not run (default 64).
     pub max_calls_per_reply: usize,

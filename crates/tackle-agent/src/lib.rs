@@ -7,6 +7,8 @@
 //! [`AgentParts`] (as subagents and teammates are), then call [`Agent::run`] and watch it
 //! through an [`Observer`].
 
+#![deny(missing_docs)]
+
 mod agent;
 pub mod approve;
 pub mod calls;

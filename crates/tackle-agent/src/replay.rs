@@ -13,10 +13,25 @@ use crate::trajectory::event::{Line, LineError, PermissionDecision, TrajectoryEv
 /// A trajectory that cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
+    /// The file cannot be opened or read.
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        /// The trajectory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line is no event of the format.
     #[error("{path} line {line}: {source}")]
-    Line { path: PathBuf, line: usize, source: LineError },
+    Line {
+        /// The trajectory.
+        path: PathBuf,
+        /// The 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        source: LineError,
+    },
+    /// The recorded set-up cannot be made again (a re-run's workspace).
     #[error("{0}")]
     Setup(String),
 }
@@ -124,11 +139,17 @@ pub fn transcript(events: &[Line]) -> String {
 /// One call whose re-run result differs from the recorded one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Difference {
+    /// The call's id in the trajectory.
     pub call_id: String,
+    /// The tool called.
     pub name: String,
+    /// The recorded output.
     pub recorded: String,
+    /// The recorded output was an error.
     pub recorded_error: bool,
+    /// The output of the re-run.
     pub now: String,
+    /// The re-run's output is an error.
     pub now_error: bool,
 }
 
@@ -140,6 +161,7 @@ pub struct RerunReport {
     /// Calls not run again: the loop answered them itself (denied, capped, refused
     /// task_done, stopped) or they never got an output.
     pub skipped: Vec<String>,
+    /// The calls whose output differs, in trajectory order.
     pub differences: Vec<Difference>,
 }
 

@@ -42,8 +42,10 @@ pub fn latest(workspace: &Path) -> Option<PathBuf> {
 /// Why a trajectory's conversation cannot be carried on.
 #[derive(Debug, thiserror::Error)]
 pub enum ResumeError {
+    /// The trajectory cannot be read.
     #[error(transparent)]
     Read(#[from] crate::replay::ReplayError),
+    /// It holds no `conversation` event.
     #[error(
         "{0} holds no conversation to carry on (its run was ended by a second Ctrl-C, or written by an older Tackle); start a new run"
     )]

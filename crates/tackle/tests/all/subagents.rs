@@ -616,7 +616,7 @@ async fn a_child_takes_up_an_mcp_tool_added_between_its_turns_and_so_does_its_pa
     agent.close().await;
     server.assert_clean();
     assert_eq!(outcome.final_result, "done");
-    let requests: Vec<View> = server.requests().iter().map(|r| r.view()).collect();
+    let requests: Vec<View> = server.requests().iter().map(tackle_testkit::RecordedRequest::view).collect();
     let holds = |view: &View| view.tools.iter().any(|t| t == ADDED);
     assert!(!holds(&requests[0]) && !holds(&requests[1]));
     // The child's next request holds the tool, and tells its model so.
@@ -656,7 +656,7 @@ async fn a_tool_added_later_joins_a_child_only_when_its_allowlist_admits_it() {
     agent.close().await;
     server.assert_clean();
     assert_eq!(outcome.final_result, "done");
-    let requests: Vec<View> = server.requests().iter().map(|r| r.view()).collect();
+    let requests: Vec<View> = server.requests().iter().map(tackle_testkit::RecordedRequest::view).collect();
     assert_eq!(sorted(requests[1].tools.clone()), ["mcp__fake__slow", "mcp__fake__toggle"]);
     // The child's allowlist names two tools: the new one stays out, and is no news to it.
     assert_eq!(sorted(requests[2].tools.clone()), ["mcp__fake__slow", "mcp__fake__toggle"]);
