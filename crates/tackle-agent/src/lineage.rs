@@ -25,7 +25,7 @@ use crate::trajectory::Trajectory;
 /// The deepest a child may be: the main agent is depth 0.
 pub const MAX_DEPTH: u32 = 3;
 
-/// The toolset only the main agent holds: the team tools (`crate::team`). Every child session
+/// The toolset only the main agent holds: the team tools (`team/`). Every child session
 /// (a subagent's, a teammate's) is cut with `-team`; the registry keeps the toolset closed, so
 /// no imported tool joins it and leaves the children with it.
 pub const TEAM_TOOLSET: &str = "team";

@@ -1,5 +1,5 @@
 //! [`AgentParts`]: the one assembly of an [`Agent`]. The `tackle` crate's `AgentBuilder`
-//! makes the main agent with it, [`crate::subagent::Child`] every subagent and teammate, so
+//! makes the main agent with it, `subagent/child.rs` every subagent and teammate, so
 //! what an agent gets (its permission decisions recorded in the trajectory, the tool refresh
 //! after an MCP server's `list_changed`, the skills section of the system prompt, the loop's
 //! command hooks) is decided in one place and no kind of agent misses a part.

@@ -1,6 +1,6 @@
 //! [`ToolRefresh`]: the seam through which a session's tools change between model requests
 //! (MCP servers that announced `list_changed`). A leaf of the crate, so the loop that calls it
-//! and the [`crate::lineage::Delegation`] that hands it to children name it without naming
+//! and the `Delegation` that hands it to children (`lineage.rs`) name it without naming
 //! each other.
 
 use tackle_core::{BoxFuture, Session};

@@ -2,58 +2,23 @@
 //! recorded tool calls that reports each call whose result differs from the recorded one.
 
 use std::collections::HashSet;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use tackle_core::{Executor, Session, ToolCall};
 use tokio_util::sync::CancellationToken;
 
-use crate::trajectory::event::{Line, LineError, PermissionDecision, TrajectoryEvent};
+use crate::trajectory::event::{Line, PermissionDecision, TrajectoryEvent};
+pub use crate::trajectory::read::{ReadError, read_events};
 
-/// A trajectory that cannot be read.
+/// A trajectory that cannot be read back or replayed.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
-    /// The file cannot be opened or read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The trajectory.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A line is no event of the format.
-    #[error("{path} line {line}: {source}")]
-    Line {
-        /// The trajectory.
-        path: PathBuf,
-        /// The 1-based line number.
-        line: usize,
-        /// What is wrong with it.
-        source: LineError,
-    },
+    /// The file cannot be read, or a line is no event of the format.
+    #[error(transparent)]
+    Read(#[from] ReadError),
     /// The recorded set-up cannot be made again (a re-run's workspace).
     #[error("{0}")]
     Setup(String),
-}
-
-/// Reads every line of a trajectory file (blank lines are skipped). Events of a type this
-/// version does not know are kept as [`TrajectoryEvent::Unknown`].
-pub fn read_events(path: &Path) -> Result<Vec<Line>, ReplayError> {
-    let file = std::fs::File::open(path).map_err(|source| ReplayError::Read { path: path.to_owned(), source })?;
-    let mut events = Vec::new();
-    for (index, text) in std::io::BufReader::new(file).lines().enumerate() {
-        let text = text.map_err(|source| ReplayError::Read { path: path.to_owned(), source })?;
-        if text.trim().is_empty() {
-            continue;
-        }
-        let line = Line::parse(&text).map_err(|source| ReplayError::Line {
-            path: path.to_owned(),
-            line: index + 1,
-            source,
-        })?;
-        events.push(line);
-    }
-    Ok(events)
 }
 
 fn indent(text: &str, prefix: &str, max_lines: usize) -> String {

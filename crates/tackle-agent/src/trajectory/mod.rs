@@ -5,6 +5,7 @@
 
 mod check;
 pub mod event;
+pub mod read;
 
 use std::fs::File;
 use std::io::Write as _;
@@ -44,7 +45,7 @@ pub fn latest(workspace: &Path) -> Option<PathBuf> {
 pub enum ResumeError {
     /// The trajectory cannot be read.
     #[error(transparent)]
-    Read(#[from] crate::replay::ReplayError),
+    Read(#[from] read::ReadError),
     /// It holds no `conversation` event.
     #[error(
         "{0} holds no conversation to carry on (its run was ended by a second Ctrl-C, or written by an older Tackle); start a new run"
@@ -55,7 +56,7 @@ pub enum ResumeError {
 /// The conversation a trajectory ended with (its last `conversation` event), to carry on in a
 /// new run.
 pub fn conversation(path: &Path) -> Result<Vec<tackle_llm::Message>, ResumeError> {
-    let events = crate::replay::read_events(path)?;
+    let events = read::read_events(path)?;
     events
         .into_iter()
         .rev()
