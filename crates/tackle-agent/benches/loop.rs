@@ -22,10 +22,11 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tackle_agent::{Agent, AgentConfig, AgentEvent, Observer, Permissions, Trajectory};
+use tackle_agent::{AgentConfig, AgentEvent, AgentParts, Observer, Trajectory};
 use tackle_core::permission::{AutoApprover, ModePolicy, PermissionMode};
 use tackle_core::{
-    ExecEvent, ExecutorConfig, Registry, Session, SessionConfig, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+    ExecEvent, Executor, ExecutorConfig, Registry, Session, SessionConfig, Tool, ToolContext, ToolError, ToolOutput,
+    ToolSpec,
 };
 use tackle_llm::{
     AssistantMessage, ChatRequest, LlmClient, Message, NativeCall, ProviderConfig, ProviderKind, ToolResult, UserPart,
@@ -109,17 +110,19 @@ async fn full_run(server: &FakeLlm, dir: &std::path::Path) -> (Duration, Duratio
     registry.register(&["default"], tackle_tools::control::TaskDone::default);
     let selection = registry.select("default", "default").unwrap();
     let session = Session::new(SessionConfig::new(dir.to_owned()), registry.instantiate(&selection));
-    let permissions = Permissions {
-        policy: Arc::new(ModePolicy::new(PermissionMode::Bypass)),
-        approver: Arc::new(AutoApprover),
-        interactive: false,
-    };
+    let executor = Executor::new(ExecutorConfig::default())
+        .with_policy(Arc::new(ModePolicy::new(PermissionMode::Bypass)))
+        .with_approver(Arc::new(AutoApprover));
     let config = AgentConfig { max_steps: STEPS, ..AgentConfig::default() };
     let trajectory = Trajectory::create(dir.join("t.jsonl")).unwrap();
     let stopwatch = Arc::new(Stopwatch::default());
-    let mut agent =
-        Agent::new(Arc::new(client(server)), session, ExecutorConfig::default(), permissions, config, Some(trajectory))
-            .with_observer(stopwatch.clone());
+    let mut agent = AgentParts {
+        config,
+        trajectory: Some(trajectory),
+        observer: stopwatch.clone(),
+        ..AgentParts::new(Arc::new(client(server)), session, executor)
+    }
+    .build();
     let started = Instant::now();
     let outcome = agent.run("benchmark", &CancellationToken::new()).await;
     let total = started.elapsed();

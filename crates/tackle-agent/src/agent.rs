@@ -8,27 +8,27 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tackle_calls::{CallResult, ToolIndex};
-use tackle_core::config::Config;
 use tackle_core::deferral::{Deferral, shown_specs};
-use tackle_core::hooks::ToolHook;
+use tackle_core::factory::Allowlists;
 use tackle_core::hooks::protocol::{CommandHooks, EventOutcome};
-use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
-use tackle_core::{BoxFuture, Executor, ExecutorConfig, Notifications, Session, TodoList, ToolOutput};
+use tackle_core::permission::{PermissionMode, PermissionPolicy};
+use tackle_core::{Executor, Notifications, Session, TodoList, ToolOutput};
 use tackle_llm::{
     AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, LlmEvent, Message, ToolResult, Usage, UserPart,
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::approve::{RecordingApprover, RecordingPolicy};
+use crate::approve::RecordingPolicy;
 use crate::calls::{args_value, normalize_ids, to_tool_call};
-use crate::events::{AgentEvent, Observer, Silent};
+use crate::events::{AgentEvent, Observer};
 use crate::format::CallFormat;
+use crate::lineage::{Delegation, Lineage};
+use crate::outcome::{INTERRUPTED, RunOutcome, RunStatus};
 use crate::prompt::{BASE_PROMPT, system_prompt};
-use crate::subagent::{Delegation, Lineage};
-use crate::trajectory::event::{DecisionSource, ResponseCall};
+use crate::refresh::ToolRefresh;
+use crate::trajectory::event::ResponseCall;
 use crate::trajectory::{Trajectory, TrajectoryEvent};
 use crate::turn::{DeniedCalls, PlannedCall, not_run};
 
@@ -44,6 +44,7 @@ pub const EMPTY_REPLY_MESSAGE: &str =
 pub struct AgentConfig {
     /// One step is one model request (default 200).
     pub max_steps: u32,
+    /// How the model calls tools: natively, or in a text format (docs/reference/formats.md).
     pub call_format: CallFormat,
     /// Calls past this many in one reply are not run (default 64).
     pub max_calls_per_reply: usize,
@@ -80,96 +81,33 @@ impl Default for AgentConfig {
     }
 }
 
-/// How the permission layer of a run is made up.
-pub struct Permissions {
-    pub policy: Arc<dyn PermissionPolicy>,
-    pub approver: Arc<dyn Approver>,
-    /// The approver asks a person (recorded as `source: user`), or decides alone (`policy`).
-    pub interactive: bool,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    Success,
-    /// The model stopped without a successful `task_done` after calls of the run were denied
-    /// permission: the work may not be done, and a CI job must not pass on it.
-    Incomplete,
-    MaxSteps,
-    Interrupted,
-    Error,
-}
-
-impl RunStatus {
-    /// The name in trajectories and `--json`.
-    pub fn name(self) -> &'static str {
-        match self {
-            RunStatus::Success => "success",
-            RunStatus::Incomplete => "incomplete",
-            RunStatus::MaxSteps => "max_steps",
-            RunStatus::Interrupted => "interrupted",
-            RunStatus::Error => "error",
-        }
-    }
-
-    /// The exit code of `tackle run` (docs/reference/providers.md#rules-for-calls).
-    pub fn exit_code(self) -> u8 {
-        match self {
-            RunStatus::Success => 0,
-            RunStatus::Incomplete | RunStatus::MaxSteps | RunStatus::Error => 1,
-            RunStatus::Interrupted => 130,
-        }
-    }
-}
-
-/// The result of a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunOutcome {
-    pub status: RunStatus,
-    pub steps: u32,
-    pub usage: Usage,
-    pub duration_ms: u64,
-    /// The final answer, or what stopped the run.
-    pub final_result: String,
-    /// For `error`: the kind (a provider error class, `refused`, `truncated`, `empty_reply`).
-    pub error_kind: Option<String>,
-    pub trajectory: Option<PathBuf>,
-    /// How many calls were denied permission (by the mode, the approver or a hook).
-    pub denied: u32,
-    /// The denied calls as rules would name them (`Bash(python3 -m pytest -q)`), in order.
-    pub denied_calls: Vec<String>,
-}
-
 /// A run in progress: a provider, a session, an executor and a history.
 pub struct Agent {
     pub(crate) model: Arc<dyn ChatModel>,
     pub(crate) session: Session,
     pub(crate) executor: Executor,
     pub(crate) config: AgentConfig,
-    observer: Arc<dyn Observer>,
-    trajectory: Option<Arc<Trajectory>>,
-    history: Vec<Message>,
+    pub(crate) observer: Arc<dyn Observer>,
+    pub(crate) trajectory: Option<Arc<Trajectory>>,
+    pub(crate) history: Vec<Message>,
     /// Every call id used so far in the session.
-    call_ids: HashSet<String>,
+    pub(crate) call_ids: HashSet<String>,
     /// The tools as the text formats see them.
-    tool_index: ToolIndex,
-    refresh: Option<Arc<dyn ToolRefresh>>,
+    pub(crate) tool_index: ToolIndex,
+    pub(crate) refresh: Option<Arc<dyn ToolRefresh>>,
     /// The command hooks fired on the loop's events (UserPromptSubmit, Stop, SessionStart,
     /// SessionEnd; docs/reference/safety.md#hooks).
-    loop_hooks: Option<Arc<CommandHooks>>,
+    pub(crate) loop_hooks: Option<Arc<CommandHooks>>,
     /// Tasks run so far (the first writes `session_start`, later ones `task`).
-    runs: u32,
+    pub(crate) runs: u32,
     /// The todo list's version last recorded and shown.
-    todo_version: u64,
+    pub(crate) todo_version: u64,
     /// The deferred tools' generation the prepared request was made for.
-    deferral_generation: u64,
+    pub(crate) deferral_generation: u64,
     /// Where the agent stands in its tree of agents (docs/subagents.md).
-    lineage: Lineage,
-    /// Whether a person answers approval prompts.
-    interactive: bool,
+    pub(crate) lineage: Lineage,
     /// What the `subagent` tool sees of the current run.
-    delegation: Option<Arc<Delegation>>,
+    pub(crate) delegation: Option<Arc<Delegation>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -182,14 +120,6 @@ impl std::fmt::Debug for Agent {
 struct Prepared {
     system: String,
     tools: Vec<Value>,
-}
-
-/// Takes up changes to the session's tools between model requests (MCP servers that
-/// announced `list_changed`).
-pub trait ToolRefresh: Send + Sync {
-    /// Updates the session's tools; true when they changed. Tool-list notices for the model
-    /// go to the session's `Notifications`.
-    fn refresh<'a>(&'a self, session: &'a mut Session) -> BoxFuture<'a, bool>;
 }
 
 /// Why the loop stops.
@@ -213,56 +143,6 @@ impl Stop {
 }
 
 impl Agent {
-    /// An agent over `session`; the executor is built from `executor` settings and
-    /// `permissions`, with every permission decision recorded in `trajectory`.
-    pub fn new(
-        model: Arc<dyn ChatModel>,
-        session: Session,
-        executor: ExecutorConfig,
-        permissions: Permissions,
-        config: AgentConfig,
-        trajectory: Option<Trajectory>,
-    ) -> Agent {
-        let trajectory = trajectory.map(Arc::new);
-        let interactive = permissions.interactive;
-        let policy = RecordingPolicy { inner: permissions.policy, trajectory: trajectory.clone() };
-        let approver = RecordingApprover {
-            inner: permissions.approver,
-            source: if permissions.interactive { DecisionSource::User } else { DecisionSource::Policy },
-            trajectory: trajectory.clone(),
-        };
-        let executor = Executor::new(executor).with_policy(Arc::new(policy)).with_approver(Arc::new(approver));
-        let tool_index = ToolIndex::from_toolset(session.tools());
-        Agent {
-            model,
-            session,
-            executor,
-            config,
-            observer: Arc::new(Silent),
-            trajectory,
-            history: Vec::new(),
-            call_ids: HashSet::new(),
-            tool_index,
-            refresh: None,
-            loop_hooks: None,
-            runs: 0,
-            todo_version: 0,
-            deferral_generation: 0,
-            lineage: Lineage::default(),
-            interactive,
-            delegation: None,
-        }
-    }
-
-    /// Fires `hooks` on the loop's events; their `transcript_path` is the trajectory file.
-    pub fn with_loop_hooks(mut self, hooks: Arc<CommandHooks>) -> Agent {
-        if let Some(path) = self.trajectory_path() {
-            hooks.set_transcript_path(path);
-        }
-        self.loop_hooks = Some(hooks);
-        self
-    }
-
     /// Fires `event` on the loop hooks, if any.
     async fn fire(&self, event: &str, subject: Option<&str>, fields: Value) -> EventOutcome {
         let Some(hooks) = &self.loop_hooks else { return EventOutcome::default() };
@@ -282,40 +162,6 @@ impl Agent {
         self.fire("SessionEnd", Some(reason), serde_json::json!({ "reason": reason })).await;
     }
 
-    /// Runs `hooks` around every call, after the permission policy (the configured command
-    /// hooks and an embedder's; a subagent gets its parent's).
-    pub fn with_hooks(mut self, hooks: &[Arc<dyn ToolHook>]) -> Agent {
-        for hook in hooks {
-            self.executor = self.executor.with_hook(Arc::clone(hook));
-        }
-        self
-    }
-
-    /// The configuration a subagent's model (`provider/model`, `sonnet`) is resolved with
-    /// (default: none, so only `inherit` and loopback servers work).
-    pub fn with_config(mut self, config: Config) -> Agent {
-        self.lineage.config = Arc::new(config);
-        self
-    }
-
-    /// Places the agent in a tree of agents (a subagent's depth and id).
-    pub fn with_lineage(mut self, lineage: Lineage) -> Agent {
-        self.lineage = lineage;
-        self
-    }
-
-    /// Shows the run's events to `observer`.
-    pub fn with_observer(mut self, observer: Arc<dyn Observer>) -> Agent {
-        self.observer = observer;
-        self
-    }
-
-    /// Refreshes the session's tools before each model request.
-    pub fn with_tool_refresh(mut self, refresh: Arc<dyn ToolRefresh>) -> Agent {
-        self.refresh = Some(refresh);
-        self
-    }
-
     /// The session (its tools, state and events).
     pub fn session(&self) -> &Session {
         &self.session
@@ -324,18 +170,6 @@ impl Agent {
     /// The conversation so far.
     pub fn history(&self) -> &[Message] {
         &self.history
-    }
-
-    /// Starts from an earlier conversation (a trajectory's, [`crate::trajectory::conversation`]):
-    /// the next task is added after it. Ids of its calls stay taken.
-    pub fn with_history(mut self, history: Vec<Message>) -> Agent {
-        for message in &history {
-            if let Message::Assistant(reply) = message {
-                self.call_ids.extend(reply.tool_calls.iter().map(|call| call.id.clone()));
-            }
-        }
-        self.history = history;
-        self
     }
 
     /// Forgets the conversation: the next task starts a new one (`/clear` in `tackle chat`).
@@ -562,9 +396,10 @@ impl Agent {
             sandbox: self.config.sandbox.clone(),
             trajectory: self.trajectory.clone(),
             observer: Arc::clone(&self.observer),
-            interactive: self.interactive,
             interrupt: cancel.clone(),
             loop_hooks: self.loop_hooks.clone(),
+            refresh: self.refresh.clone(),
+            allowlists: self.session.state().existing::<Allowlists>().map(|a| a.0.clone()).unwrap_or_default(),
         };
         self.delegation = Some(self.session.state().insert(delegation));
     }
@@ -851,9 +686,6 @@ impl Agent {
         self.history.push(Message::User { parts });
     }
 }
-
-/// The final result of a run stopped by Ctrl-C.
-pub(crate) const INTERRUPTED: &str = "Interrupted by the user.";
 
 fn interrupted() -> Stop {
     Stop { status: RunStatus::Interrupted, final_result: INTERRUPTED.to_owned(), error_kind: None, task_done: false }

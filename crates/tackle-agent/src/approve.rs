@@ -19,6 +19,7 @@ use crate::trajectory::{Trajectory, TrajectoryEvent};
 
 /// Asks the person one question and returns the line they typed (`None` at end of input).
 pub trait Prompter: Send + Sync {
+    /// Shows `question` and waits for the person's line.
     fn ask(&self, question: String) -> BoxFuture<'_, Option<String>>;
 
     /// Tells the person something that needs no answer (a rule that could not be saved).

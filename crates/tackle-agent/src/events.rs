@@ -7,6 +7,9 @@ use tackle_llm::ErrorClass;
 
 /// One thing that happened in a run.
 #[derive(Debug, Clone, PartialEq)]
+// Each variant's doc says what its fields carry; they are named for what they hold (`step`,
+// `call_id`, `agent_id`, ...), as the trajectory's keys are (docs/agent.md#trajectory-format).
+#[allow(missing_docs)]
 pub enum AgentEvent {
     /// A model request starts.
     Step { step: u32 },
@@ -42,6 +45,7 @@ pub enum AgentEvent {
 
 /// Receives a run's events.
 pub trait Observer: Send + Sync {
+    /// Shows `event`; called on the run's task, so it must not block.
     fn on_event(&self, event: &AgentEvent);
 }
 

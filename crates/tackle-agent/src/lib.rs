@@ -3,8 +3,11 @@
 //! model until the task is done, written to a JSON Lines trajectory as it happens.
 //!
 //! Front ends (the `tackle run` command, a library user) build a [`tackle_core::Session`], an
-//! [`tackle_llm::LlmClient`] and [`Permissions`], then call [`Agent::run`] and watch it through
-//! an [`Observer`].
+//! [`tackle_llm::LlmClient`] and a [`tackle_core::Executor`], assemble them with
+//! [`AgentParts`] (as subagents and teammates are), then call [`Agent::run`] and watch it
+//! through an [`Observer`].
+
+#![deny(missing_docs)]
 
 mod agent;
 pub mod approve;
@@ -12,8 +15,12 @@ pub mod calls;
 pub mod diff;
 mod events;
 mod format;
+pub mod lineage;
+mod outcome;
+mod parts;
 pub mod prompt;
 pub mod provider;
+mod refresh;
 pub mod replay;
 pub mod subagent;
 pub mod team;
@@ -21,11 +28,12 @@ pub use tackle_core::time;
 pub mod trajectory;
 mod turn;
 
-pub use agent::{
-    Agent, AgentConfig, EMPTY_REPLY_MESSAGE, Permissions, RunOutcome, RunStatus, TRUNCATED_MESSAGE, ToolRefresh,
-};
+pub use agent::{Agent, AgentConfig, EMPTY_REPLY_MESSAGE, TRUNCATED_MESSAGE};
 pub use approve::{Prompter, StdioPrompter, TerminalApprover};
 pub use events::{AgentEvent, Observer, Silent, call_summary};
 pub use format::{CallFormat, UnknownFormat};
+pub use outcome::{RunOutcome, RunStatus};
+pub use parts::{AgentParts, Notice};
+pub use refresh::ToolRefresh;
 pub use trajectory::{Trajectory, TrajectoryEvent};
 pub use turn::TASK_DONE;

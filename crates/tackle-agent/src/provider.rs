@@ -26,14 +26,23 @@ pub struct ProviderError(pub String);
 pub struct ProviderSettings {
     /// The wire protocol: `openai` or `anthropic` (default: the section's name).
     pub kind: Option<String>,
+    /// The endpoint (default: the provider's public one).
     pub base_url: Option<String>,
+    /// The environment variable holding the API key.
     pub api_key_env: Option<String>,
+    /// Attempts after the first that failed before its stream started.
     pub max_retries: Option<u32>,
+    /// The deadline of one request, in milliseconds.
     pub request_timeout_ms: Option<u64>,
+    /// How long a stream may stay silent, in milliseconds.
     pub stream_idle_timeout_ms: Option<u64>,
+    /// The reply's token limit (sent to OpenAI-compatible servers only when set).
     pub max_tokens: Option<u32>,
+    /// Whether the model may make several calls in one reply.
     pub parallel_tool_calls: Option<bool>,
+    /// The JSON Schema dialect tools are rendered in.
     pub schema_dialect: Option<String>,
+    /// Extra HTTP headers sent with every request.
     pub headers: BTreeMap<String, String>,
     /// Anthropic only: send `bash` and `str_replace_based_edit_tool` as Anthropic-defined types.
     pub native_tools: Option<bool>,

@@ -2,43 +2,23 @@
 //! recorded tool calls that reports each call whose result differs from the recorded one.
 
 use std::collections::HashSet;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use tackle_core::{Executor, Session, ToolCall};
 use tokio_util::sync::CancellationToken;
 
-use crate::trajectory::event::{Line, LineError, PermissionDecision, TrajectoryEvent};
+use crate::trajectory::event::{Line, PermissionDecision, TrajectoryEvent};
+pub use crate::trajectory::read::{ReadError, read_events};
 
-/// A trajectory that cannot be read.
+/// A trajectory that cannot be read back or replayed.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
-    #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("{path} line {line}: {source}")]
-    Line { path: PathBuf, line: usize, source: LineError },
+    /// The file cannot be read, or a line is no event of the format.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The recorded set-up cannot be made again (a re-run's workspace).
     #[error("{0}")]
     Setup(String),
-}
-
-/// Reads every line of a trajectory file (blank lines are skipped). Events of a type this
-/// version does not know are kept as [`TrajectoryEvent::Unknown`].
-pub fn read_events(path: &Path) -> Result<Vec<Line>, ReplayError> {
-    let file = std::fs::File::open(path).map_err(|source| ReplayError::Read { path: path.to_owned(), source })?;
-    let mut events = Vec::new();
-    for (index, text) in std::io::BufReader::new(file).lines().enumerate() {
-        let text = text.map_err(|source| ReplayError::Read { path: path.to_owned(), source })?;
-        if text.trim().is_empty() {
-            continue;
-        }
-        let line = Line::parse(&text).map_err(|source| ReplayError::Line {
-            path: path.to_owned(),
-            line: index + 1,
-            source,
-        })?;
-        events.push(line);
-    }
-    Ok(events)
 }
 
 fn indent(text: &str, prefix: &str, max_lines: usize) -> String {
@@ -124,11 +104,17 @@ pub fn transcript(events: &[Line]) -> String {
 /// One call whose re-run result differs from the recorded one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Difference {
+    /// The call's id in the trajectory.
     pub call_id: String,
+    /// The tool called.
     pub name: String,
+    /// The recorded output.
     pub recorded: String,
+    /// The recorded output was an error.
     pub recorded_error: bool,
+    /// The output of the re-run.
     pub now: String,
+    /// The re-run's output is an error.
     pub now_error: bool,
 }
 
@@ -140,6 +126,7 @@ pub struct RerunReport {
     /// Calls not run again: the loop answered them itself (denied, capped, refused
     /// task_done, stopped) or they never got an output.
     pub skipped: Vec<String>,
+    /// The calls whose output differs, in trajectory order.
     pub differences: Vec<Difference>,
 }
 

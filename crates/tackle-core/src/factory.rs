@@ -26,7 +26,16 @@ pub struct ChildRequest {
     /// The permission mode the child asks for; the factory uses the stricter of it and the
     /// template's ([`PermissionMode::narrowed_to`]), never a wider one.
     pub mode: Option<PermissionMode>,
+    /// The allowlists the requesting session was itself cut with (its [`Allowlists`]),
+    /// outermost first: the child's are these and `tools`.
+    pub ancestry: Vec<String>,
 }
+
+/// The allowlists a child session was cut with, outermost first, kept in its state by the
+/// factory: a tool an MCP server adds later joins the session only when each of them admits
+/// it, so a child never gains a tool one of its ancestors was denied.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Allowlists(pub Vec<String>);
 
 /// A child session and the executor that runs its calls. Closing the child closes its own
 /// tools and resources (its shell, its jobs), never the parent's shared MCP connections.

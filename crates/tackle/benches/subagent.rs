@@ -12,7 +12,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use tackle::agent::CallFormat;
 use tackle::agent::Silent;
-use tackle::agent::subagent::{Child, Delegation, Lineage, types};
+use tackle::agent::lineage::{Delegation, Lineage};
+use tackle::agent::subagent::{Child, types};
 use tackle::core::factory::Factory;
 use tackle::core::permission::PermissionMode;
 use tackle::{Agent, Config, SessionBuilder};
@@ -31,9 +32,10 @@ fn delegation(tools: Vec<String>) -> Delegation {
         sandbox: "none".to_owned(),
         trajectory: None,
         observer: Arc::new(Silent),
-        interactive: false,
         interrupt: CancellationToken::new(),
         loop_hooks: None,
+        refresh: None,
+        allowlists: Vec::new(),
     }
 }
 

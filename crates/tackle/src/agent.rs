@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use tackle_agent::lineage::Lineage;
 use tackle_core::{BoxFuture, Session};
 use tackle_llm::ChatModel;
 use tokio_util::sync::CancellationToken;
@@ -198,43 +199,22 @@ impl AgentBuilder {
             Some(Ok(sandbox)) => sandbox.kind().name().to_owned(),
             Some(Err(err)) => return Err(err),
         };
-        if session_has(&self.session, tackle_tools::planning::load_skill::NAME) {
-            let workspace = self.session.session().info().workspace.clone();
-            let hidden = (*self.session.session().state().get::<tackle_core::permission::rules::ReadRules>()).clone();
-            let skills = tackle_tools::Skills::discover(&workspace, &template.user_dirs().skills, &hidden);
-            for warning in &skills.warnings {
-                template.notice(warning);
-            }
-            config.skills_prompt = Some(skills.prompt_section());
-        }
-        let (policy, approver) = template.permissions();
-        let permissions = Permissions { interactive: approver.asks_a_person(), policy, approver };
         let (session, _) = self.session.into_parts();
-        let mut inner = tackle_agent::Agent::new(
-            self.model,
-            session,
-            template.executor_config().clone(),
-            permissions,
+        let notices = template.clone();
+        // The one assembly of an agent (subagents and teammates get theirs the same way).
+        let parts = AgentParts {
             config,
             trajectory,
-        )
-        .with_hooks(template.hooks())
-        .with_config(template.config().clone())
-        .with_history(self.history);
-        if let Some(hooks) = template.command_hooks() {
-            inner = inner.with_loop_hooks(Arc::clone(hooks));
-        }
-        inner = inner.with_tool_refresh(Arc::new(McpRefresh(template.clone())));
-        if let Some(observer) = self.observer {
-            inner = inner.with_observer(observer);
-        }
-        Ok(Agent { inner, template })
+            history: self.history,
+            observer: self.observer.unwrap_or_else(|| Arc::new(Silent)),
+            refresh: Some(Arc::new(McpRefresh(template.clone()))),
+            loop_hooks: template.command_hooks().cloned(),
+            lineage: Lineage { config: Arc::new(template.config().clone()), ..Lineage::default() },
+            notice: Some(Arc::new(move |line: &str| notices.notice(line))),
+            ..AgentParts::new(self.model, session, template.executor())
+        };
+        Ok(Agent { inner: parts.build(), template })
     }
-}
-
-/// Whether the session holds the tool named `name`.
-fn session_has(session: &TackleSession, name: &str) -> bool {
-    session.session().tools().specs().any(|spec| spec.name == name)
 }
 
 /// Takes up MCP servers' tool-list changes before each model request.

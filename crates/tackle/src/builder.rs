@@ -436,7 +436,8 @@ impl SessionBuilder {
 }
 
 /// Every built-in tool (the code index's `ckg` included, in the `code` toolset, and the agent
-/// loop's `subagent` and `team_*`, in `default` and `bare`), with every
+/// loop's `subagent` and `team_*`, in `default` and `bare`; the `team_*` also in the closed
+/// `team` toolset children are cut with), with every
 /// toolset an allowlist may name declared (`mcp` too, whether or not an MCP tool is imported,
 /// so `-mcp` is always valid).
 pub fn builtin_registry() -> Registry {
@@ -445,9 +446,12 @@ pub fn builtin_registry() -> Registry {
     {
         use tackle_tools::toolset::{BARE, DEFAULT};
         registry.register(&[DEFAULT, BARE], tackle_agent::subagent::Subagent::default);
-        registry.register(&[DEFAULT, BARE], tackle_agent::team::TeamSpawn::default);
-        registry.register(&[DEFAULT, BARE], tackle_agent::team::TeamSend::default);
-        registry.register(&[DEFAULT, BARE], tackle_agent::team::TeamList::default);
+        use tackle_agent::lineage::TEAM_TOOLSET as TEAM;
+        use tackle_agent::team::{TeamList, TeamSend, TeamSpawn};
+        registry.declare_closed_toolsets(&[TEAM]);
+        registry.register(&[DEFAULT, BARE, TEAM], TeamSpawn::default);
+        registry.register(&[DEFAULT, BARE, TEAM], TeamSend::default);
+        registry.register(&[DEFAULT, BARE, TEAM], TeamList::default);
     }
     registry.declare_toolsets(&[tackle_mcp::client::MCP_TOOLSET]);
     registry

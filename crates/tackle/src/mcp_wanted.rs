@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::Value;
-use tackle_core::registry::{ALL_TOOLSET, NameIndex, ToolSource};
+use tackle_core::registry::{NameIndex, ToolSource};
 use tackle_core::{BoxFuture, DynTool, PreparedCall, Registry, ToolError, ToolSpec};
 use tackle_mcp::client::MCP_TOOLSET;
 use tackle_mcp::client::naming::sanitize;
@@ -43,8 +43,8 @@ pub(crate) fn servers_to_start(
         probes.insert(entry.to_owned(), server_of(entry));
     }
     let mut probing = registry.clone();
-    let toolsets: Vec<String> = probing.toolset_names();
-    let mut joined: Vec<&str> = toolsets.iter().map(String::as_str).filter(|t| *t != ALL_TOOLSET).collect();
+    let toolsets: Vec<String> = probing.import_toolsets();
+    let mut joined: Vec<&str> = toolsets.iter().map(String::as_str).collect();
     if !joined.contains(&MCP_TOOLSET) {
         joined.push(MCP_TOOLSET);
     }

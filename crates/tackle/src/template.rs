@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use tackle_core::config::Config;
 use tackle_core::config::user_dirs::UserDirs;
-use tackle_core::factory::{ChildRequest, ChildSession, Factory, SessionFactory};
+use tackle_core::factory::{Allowlists, ChildRequest, ChildSession, Factory, SessionFactory};
 use tackle_core::hooks::ToolHook;
 use tackle_core::permission::rules::{ReadRules, RuleBook, RulePolicy};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
@@ -79,11 +79,21 @@ impl SessionTemplate {
     /// process sandbox is resolved when a command first runs (a sandbox chosen explicitly but
     /// unavailable is then that call's error; [`SessionTemplate::sandbox`] finds it sooner).
     pub fn session(&self) -> Session {
-        self.session_of(&self.inner.selection)
+        self.session_of(&self.inner.registry, &self.inner.selection)
     }
 
-    /// A fresh session holding the `selection` of the template's registry.
-    fn session_of(&self, selection: &Selection) -> Session {
+    /// The template's registry with the MCP servers' tools as they are now (after the
+    /// `list_changed` refreshes so far).
+    fn current_registry(&self) -> Registry {
+        let mut registry = self.inner.registry.clone();
+        if let Some(hub) = &self.inner.hub {
+            hub.register(&mut registry);
+        }
+        registry
+    }
+
+    /// A fresh session holding the `selection` of `registry` (the template's).
+    fn session_of(&self, registry: &Registry, selection: &Selection) -> Session {
         let inner = &self.inner;
         let id = new_session_id();
         let state = inner.settings.state_for(&id, &inner.workspace);
@@ -96,7 +106,7 @@ impl SessionTemplate {
         let mut config = SessionConfig::new(inner.workspace.clone());
         config.id = Some(id);
         config.path_policy = Some(Arc::clone(&inner.settings.path_policy));
-        Session::with_state(config, inner.registry.instantiate(selection), state)
+        Session::with_state(config, registry.instantiate(selection), state)
     }
 
     /// The executor that runs the calls of the template's sessions: the executor settings of
@@ -219,28 +229,30 @@ impl SessionTemplate {
         }
     }
 
-    /// Takes up the tool changes the MCP servers announced into `session`, keeping to the
-    /// allowlist; each change is a notice. True when the tools changed.
+    /// Takes up the tool changes the MCP servers announced into `session` (the main
+    /// session or a child's: each catches up on its own), keeping to the allowlist and, for a
+    /// child, to every allowlist it was cut with ([`Allowlists`]); each change found is a
+    /// notice for the person, once. True when the tools changed.
     pub async fn refresh(&self, session: &mut Session) -> bool {
         let Some(hub) = &self.inner.hub else { return false };
         let changes = hub.refresh().await;
         for line in hub.take_notices() {
             self.inner.notice.say(&line);
         }
-        if changes.is_empty() {
-            return false;
-        }
-        let admitted = self.admitted();
-        hub.update_session(session, &changes, &|name| admitted.iter().any(|n| n == name));
         for change in &changes {
             self.inner.notice.say(&change.to_string());
         }
-        true
+        let cut = session.state().existing::<Allowlists>();
+        let admitted = std::cell::OnceCell::new();
+        hub.catch_up(session, &|name| {
+            admitted.get_or_init(|| self.admitted(cut.as_ref().map_or(&[][..], |cut| &cut.0))).iter().any(|n| n == name)
+        })
     }
 
     /// The names the allowlist admits among the registry's tools and the hub's current ones
-    /// (for tools an MCP server announces later).
-    fn admitted(&self) -> Vec<String> {
+    /// (for tools an MCP server announces later), narrowed by each allowlist of `cut` in turn
+    /// (a child session's).
+    fn admitted(&self, cut: &[String]) -> Vec<String> {
         let inner = &self.inner;
         let Ok(mut registry) = crate::builder::base_registry(&inner.extra) else { return Vec::new() };
         if let Some(hub) = &inner.hub {
@@ -249,6 +261,11 @@ impl SessionTemplate {
         let (list, base) = &inner.tools;
         let mut names = registry.select(list, base).map(|s| s.names).unwrap_or_default();
         names.extend(inner.extra.iter().map(|tool| tool.spec().name.clone()));
+        for list in cut {
+            let within = names.join(",");
+            let kept = registry.select(list, &within).map(|s| s.names).unwrap_or_default();
+            names.retain(|name| kept.contains(name));
+        }
         names
     }
 }
@@ -260,12 +277,20 @@ impl SessionFactory for SessionTemplate {
     fn child(&self, request: ChildRequest) -> BoxFuture<'_, Result<ChildSession, String>> {
         Box::pin(async move {
             let template = &self.inner.selection;
-            let within: &[String] = request.within.as_deref().unwrap_or(&template.names);
+            // The MCP tools as they are now: the parent may hold tools a server added since
+            // the template was built (and still name one it removed).
+            let registry = self.current_registry();
+            let within: Vec<String> = request
+                .within
+                .as_deref()
+                .unwrap_or(&template.names)
+                .iter()
+                .filter(|name| registry.get(name).is_some())
+                .cloned()
+                .collect();
             let mut selection = match &request.tools {
                 None => template.clone(),
-                Some(list) => self
-                    .inner
-                    .registry
+                Some(list) => registry
                     .select(list, &within.join(","))
                     .map_err(|err| BuildError::Tools(err.to_string()).to_string())?,
             };
@@ -273,7 +298,10 @@ impl SessionFactory for SessionTemplate {
             if selection.names.is_empty() {
                 return Err("the tool list of the child session selects none of the parent's tools".to_owned());
             }
-            let session = self.session_of(&selection);
+            let session = self.session_of(&registry, &selection);
+            let mut cut = request.ancestry.clone();
+            cut.extend(request.tools.clone());
+            session.state().insert(Allowlists(cut));
             let mode = request.mode.map_or(self.inner.mode, |asked| self.inner.mode.narrowed_to(asked));
             let executor = if mode == self.inner.mode {
                 self.executor()

@@ -1,8 +1,9 @@
 //! One child: built from its parent's [`Delegation`] through the session factory (tools cut to
 //! the type's allow and deny lists and to the parent's, the permission mode narrowed, its own
-//! shell and read ledger, the parent's hooks, rules and MCP connections), run with the agent
-//! loop on an empty history, and summed up as the result the parent's model reads
-//! (docs/subagents.md#results).
+//! shell and read ledger, the parent's hooks, rules and MCP connections), assembled as every
+//! agent is ([`AgentParts`]: the parent's tool refresh and loop hooks, the skills section),
+//! run with the agent loop on an empty history, and summed up as the result the parent's model
+//! reads (docs/subagents.md#results).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,11 +13,13 @@ use tackle_core::factory::{ChildRequest, Factory};
 use tackle_llm::Message;
 use tokio_util::sync::CancellationToken;
 
-use super::lineage::Delegation;
 use super::model;
 use super::types::AgentType;
-use crate::agent::{Agent, AgentConfig, Permissions, RunStatus};
+use crate::agent::{Agent, AgentConfig};
 use crate::events::{AgentEvent, Observer};
+use crate::lineage::{Delegation, TEAM_TOOLSET};
+use crate::outcome::RunStatus;
+use crate::parts::AgentParts;
 
 /// A child ready to run.
 pub struct Child {
@@ -49,11 +52,10 @@ pub struct Report {
 }
 
 /// The allowlist (the `--tools` grammar) of `kind`: its allow list, then `-NAME` for each
-/// denied tool and for the team tools (only the main agent leads a team, so no child, subagent
-/// or teammate, holds them).
+/// denied tool and `-team` for the team toolset (only the main agent leads a team, so no child,
+/// subagent or teammate, holds them).
 pub fn allowlist(kind: &AgentType) -> String {
-    let denied =
-        kind.disallowed.iter().map(String::as_str).chain(crate::team::TEAM_TOOLS).map(|name| format!("-{name}"));
+    let denied = kind.disallowed.iter().map(String::as_str).chain([TEAM_TOOLSET]).map(|name| format!("-{name}"));
     let parts: Vec<String> = kind.tools.iter().flatten().cloned().chain(denied).collect();
     parts.join(",")
 }
@@ -68,8 +70,12 @@ impl Child {
         description: &str,
     ) -> Result<Child, String> {
         let mode = kind.mode.map_or(parent.mode, |asked| parent.mode.narrowed_to(asked));
-        let request =
-            ChildRequest { tools: Some(allowlist(kind)), within: Some(parent.tool_names()), mode: Some(mode) };
+        let request = ChildRequest {
+            tools: Some(allowlist(kind)),
+            within: Some(parent.tool_names()),
+            mode: Some(mode),
+            ancestry: parent.allowlists.clone(),
+        };
         let child = factory.0.child(request).await?;
         let model =
             match model::choose(kind.model.as_deref(), &parent.model, &parent.lineage.config, kind.from_workspace) {
@@ -92,12 +98,6 @@ impl Child {
             label: label.clone(),
             depth,
         });
-        let executor = &child.executor;
-        let permissions = Permissions {
-            policy: Arc::clone(executor.policy()),
-            approver: Arc::clone(executor.approver()),
-            interactive: parent.interactive,
-        };
         let config = AgentConfig {
             max_steps: kind.max_turns,
             call_format: parent.call_format,
@@ -106,15 +106,17 @@ impl Child {
             base_prompt: Some(kind.prompt.clone()),
             ..AgentConfig::default()
         };
-        let trajectory = parent.trajectory.as_ref().map(|t| t.for_agent(&id));
-        let hooks = executor.hooks().to_vec();
-        let mut agent = Agent::new(model, child.session, executor.config().clone(), permissions, config, trajectory)
-            .with_hooks(&hooks)
-            .with_lineage(lineage)
-            .with_observer(Arc::clone(&observer));
-        if let Some(loop_hooks) = &parent.loop_hooks {
-            agent = agent.with_loop_hooks(Arc::clone(loop_hooks));
+        // The parent's refresh and loop hooks; the skills section the assembly finds.
+        let agent = AgentParts {
+            config,
+            trajectory: parent.trajectory.as_ref().map(|t| t.for_agent(&id)),
+            observer: Arc::clone(&observer),
+            refresh: parent.refresh.clone(),
+            loop_hooks: parent.loop_hooks.clone(),
+            lineage,
+            ..AgentParts::new(model, child.session, child.executor)
         }
+        .build();
         Ok(Child { id, label, depth, agent, observer })
     }
 

@@ -8,7 +8,6 @@
 //! them), or nest deeper than [`MAX_DEPTH`].
 
 mod child;
-mod lineage;
 pub mod model;
 pub mod types;
 
@@ -25,8 +24,9 @@ use tackle_core::permission::rules::ReadRules;
 use tackle_core::{Notifications, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
+use crate::lineage::{Delegation, MAX_DEPTH};
+
 pub use child::{Child, Report, allowlist};
-pub use lineage::{Delegation, Lineage, MAX_DEPTH};
 pub use types::{AgentType, Definitions};
 
 /// The deadline of a child run in the foreground.

@@ -120,11 +120,21 @@ pub enum MailboxError {
         "{0} is a symlink or not a plain directory or file; team mailboxes refuse to follow it. Remove it \
          (mailboxes live in real files under {DIR}/)."
     )]
+    /// A link or special file where a mailbox path should be.
     Escaped(String),
     #[error("The mailbox {0} is full ({max} MiB); start a new session to reset the team's mailboxes.", max = MAX_FILE_BYTES / 1024 / 1024)]
+    /// The mailbox file reached its size limit.
     Full(String),
+    /// Reading or writing the mailbox failed.
     #[error("cannot {what} the mailbox {path}: {source}")]
-    Io { what: &'static str, path: String, source: std::io::Error },
+    Io {
+        /// What was being done (`open`, `append to`, ...).
+        what: &'static str,
+        /// The mailbox, relative to the workspace.
+        path: String,
+        /// Why it failed.
+        source: std::io::Error,
+    },
 }
 
 /// What one read of a mailbox found.

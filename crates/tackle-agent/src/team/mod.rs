@@ -3,6 +3,9 @@
 //! the reply; `team_list` shows who is there. The tools are deferred: a model loads them with
 //! `tool_search` when it wants a team.
 //!
+//! The tools are registered in the closed toolset [`crate::lineage::TEAM_TOOLSET`] too, which
+//! every child session is cut with (`-team`).
+//!
 //! Only the main agent leads a team: a teammate's tools never include `team_*`, and a
 //! subagent's `team_*` calls are refused. A teammate is built like a subagent (the same type
 //! filtering, so it never gains a tool or a permission the main agent lacks), is recorded in
@@ -30,13 +33,12 @@ use tackle_tools::planning::tasks::CreatedHere;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::subagent::{AgentType, Child, Delegation, background_jobs, resolve_type};
+use crate::lineage::Delegation;
+use crate::subagent::{AgentType, Child, background_jobs, resolve_type};
 use mailbox::{Kind, MAIN, MAX_CONTENT_BYTES, Mailboxes, Message, name_problem};
 use roster::{Member, Presence, Team};
 use teammate::Teammate;
 
-/// The team tools' names: a teammate's session never holds them.
-pub const TEAM_TOOLS: [&str; 3] = ["team_spawn", "team_send", "team_list"];
 /// `team_send`'s default wait, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
 /// `team_send`'s longest wait, in milliseconds.

@@ -13,14 +13,18 @@ use super::event::{Line, TrajectoryEvent};
 pub struct Violation {
     /// 1-based line number (the last line + 1 for problems found at the end).
     pub line: usize,
+    /// The rule broken.
     pub message: String,
 }
 
 /// What a valid trajectory holds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CheckSummary {
+    /// Events read.
     pub events: usize,
+    /// `tool_call` events among them.
     pub tool_calls: usize,
+    /// The last run has its `session_end`.
     pub ended: bool,
     /// The types of events this version does not know (from a newer Tackle), each once, in
     /// the order they first appear. They break no rule; `replay` skips them with a note.

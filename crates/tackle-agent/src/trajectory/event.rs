@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use tackle_core::TodoItem;
 use tackle_llm::{Message, Usage};
 
-use crate::agent::RunStatus;
+use crate::outcome::RunStatus;
 
 /// One event of a run. Its `type` in the file is the variant's name in snake_case.
 ///
@@ -22,6 +22,9 @@ use crate::agent::RunStatus;
 /// [`TrajectoryEvent::Unknown`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Each field is a key of the file format, described with its event in
+// docs/agent.md#trajectory-format; a doc line here would repeat its name.
+#[allow(missing_docs)]
 pub enum TrajectoryEvent {
     /// The run starts: what ran, where, with which tools and settings.
     SessionStart {
@@ -196,9 +199,12 @@ pub enum TrajectoryEvent {
 /// A call as the reply carried it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResponseCall {
+    /// The call's id (unique in the session).
     pub id: String,
+    /// The tool's name as the model wrote it.
     #[serde(default)]
     pub name: String,
+    /// The arguments as the model sent them.
     #[serde(default)]
     pub args: Value,
 }
@@ -209,8 +215,10 @@ pub struct OutputMeta {
     /// `null` for a call the loop answered without running it.
     #[serde(default)]
     pub duration_ms: Option<u64>,
+    /// The output was cut to the output budget.
     #[serde(default)]
     pub truncated: bool,
+    /// The exit code of a process the call ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     /// Workspace-relative path of the file holding the full output, when it was cut.
@@ -222,8 +230,11 @@ pub struct OutputMeta {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PermissionDecision {
+    /// The call runs.
     Allow,
+    /// The approver is asked.
     Ask,
+    /// The call is refused.
     Deny,
 }
 
@@ -316,18 +327,27 @@ pub struct Line {
     pub agent_id: String,
     /// The line's `type` as written: the only trace of an [`TrajectoryEvent::Unknown`] event.
     pub kind: String,
+    /// The event.
     pub event: TrajectoryEvent,
 }
 
 /// A line that is not a trajectory event.
 #[derive(Debug, thiserror::Error)]
 pub enum LineError {
+    /// The line is not JSON.
     #[error("not valid JSON: {0}")]
     Json(serde_json::Error),
+    /// The object has no `type`.
     #[error("an event without a type")]
     NoType,
+    /// A known event with a field of the wrong type.
     #[error("this {kind} event does not match the trajectory format: {source}")]
-    Fields { kind: String, source: serde_json::Error },
+    Fields {
+        /// The event's type.
+        kind: String,
+        /// What does not match.
+        source: serde_json::Error,
+    },
 }
 
 impl Line {

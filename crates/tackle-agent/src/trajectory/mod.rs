@@ -5,6 +5,7 @@
 
 mod check;
 pub mod event;
+pub mod read;
 
 use std::fs::File;
 use std::io::Write as _;
@@ -19,7 +20,7 @@ use tackle_llm::Usage;
 pub use check::{CheckSummary, Violation, check};
 pub use event::{Line, LineError, TrajectoryEvent};
 
-use crate::agent::{INTERRUPTED, RunStatus};
+use crate::outcome::{INTERRUPTED, RunStatus};
 use crate::time::{file_stamp, rfc3339_millis};
 
 /// The trajectory written last in `workspace`'s `.tackle/trajectories/` (by modification
@@ -42,8 +43,10 @@ pub fn latest(workspace: &Path) -> Option<PathBuf> {
 /// Why a trajectory's conversation cannot be carried on.
 #[derive(Debug, thiserror::Error)]
 pub enum ResumeError {
+    /// The trajectory cannot be read.
     #[error(transparent)]
-    Read(#[from] crate::replay::ReplayError),
+    Read(#[from] read::ReadError),
+    /// It holds no `conversation` event.
     #[error(
         "{0} holds no conversation to carry on (its run was ended by a second Ctrl-C, or written by an older Tackle); start a new run"
     )]
@@ -53,7 +56,7 @@ pub enum ResumeError {
 /// The conversation a trajectory ended with (its last `conversation` event), to carry on in a
 /// new run.
 pub fn conversation(path: &Path) -> Result<Vec<tackle_llm::Message>, ResumeError> {
-    let events = crate::replay::read_events(path)?;
+    let events = read::read_events(path)?;
     events
         .into_iter()
         .rev()

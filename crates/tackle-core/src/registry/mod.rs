@@ -87,6 +87,9 @@ pub struct Registry {
     entries: Vec<RegistryEntry>,
     /// The named toolsets, in the order their owners declared them (besides `all`).
     toolsets: Vec<String>,
+    /// The toolsets that keep to their own tools: a tool imported later (an MCP server's)
+    /// does not join them ([`Registry::import_toolsets`]).
+    closed: Vec<String>,
 }
 
 impl Registry {
@@ -142,6 +145,23 @@ impl Registry {
                 self.toolsets.push((*name).to_owned());
             }
         }
+    }
+
+    /// Declares toolsets that hold only the tools registered in them by name: imported tools
+    /// (MCP) join every other toolset but not these (`team`, which a child session removes
+    /// with `-team`, must not take an MCP server's tools with it).
+    pub fn declare_closed_toolsets(&mut self, names: &[&str]) {
+        self.declare_toolsets(names);
+        for name in names {
+            if !self.closed.iter().any(|known| known == name) {
+                self.closed.push((*name).to_owned());
+            }
+        }
+    }
+
+    /// The toolsets an imported tool joins: every known toolset but `all` and the closed ones.
+    pub fn import_toolsets(&self) -> Vec<String> {
+        self.toolset_names().into_iter().filter(|name| name != ALL_TOOLSET && !self.closed.contains(name)).collect()
     }
 
     /// The toolset names known to this registry: the declared ones, those its tools name,

@@ -122,3 +122,16 @@ fn a_tool_set_resolves_exact_alias_then_normalized() {
         "Tool 'nope' not found. Available tools: bash, read_file, grep, str_replace_based_edit_tool, json_edit_tool"
     );
 }
+
+#[test]
+fn an_imported_tool_joins_every_toolset_but_all_and_the_closed_ones() {
+    let mut registry = registry();
+    assert_eq!(registry.import_toolsets(), ["default", "trae", "bare", "codex", "mcp"]);
+    registry.declare_closed_toolsets(&["team"]);
+    registry.register(&["default", "team"], || Named(ToolSpec::new("team_send", "send")));
+    // `team` is a toolset an allowlist may name, but no imported tool joins it.
+    assert!(registry.toolset_names().contains(&"team".to_owned()));
+    assert_eq!(registry.import_toolsets(), ["default", "trae", "bare", "codex", "mcp"]);
+    let selected = registry.select("-team", "default").unwrap().names;
+    assert!(selected.contains(&"bash".to_owned()) && !selected.contains(&"team_send".to_owned()), "{selected:?}");
+}

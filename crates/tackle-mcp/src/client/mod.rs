@@ -126,7 +126,14 @@ pub struct McpHub {
     said: Mutex<HashSet<String>>,
     /// The notices of refreshes not yet taken ([`McpHub::take_notices`]).
     pending: Mutex<Vec<String>>,
+    /// Every change [`McpHub::refresh`] found, in order: each session sharing the hub catches
+    /// up from where it stands ([`McpHub::catch_up`]), whichever of them relisted.
+    log: Mutex<Vec<ToolChanges>>,
 }
+
+/// How far into the hub's change log a session's tools are, kept in its state.
+#[derive(Debug, Default)]
+struct CaughtUp(std::sync::atomic::AtomicUsize);
 
 impl std::fmt::Debug for McpHub {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -145,6 +152,7 @@ impl McpHub {
             left_out: Vec::new(),
             said: Mutex::default(),
             pending: Mutex::default(),
+            log: Mutex::default(),
         }
     }
 
@@ -181,6 +189,7 @@ impl McpHub {
             left_out,
             said: Mutex::default(),
             pending: Mutex::default(),
+            log: Mutex::default(),
         };
         let mut taken = hub.reserved.clone();
         let total: usize = listed.iter().map(|(_, listing)| listing.tools.len()).sum();
@@ -217,12 +226,12 @@ impl McpHub {
     }
 
     /// Registers every imported tool (replacing what each server registered before), in
-    /// every toolset the registry knows besides `all`, and in `mcp`.
+    /// every toolset the registry knows besides `all` and the closed ones
+    /// ([`Registry::import_toolsets`]), and in `mcp`.
     pub fn register(&self, registry: &mut Registry) {
         registry.declare_toolsets(&[MCP_TOOLSET]);
-        let names: Vec<String> = registry.toolset_names();
-        let toolsets: Vec<&str> =
-            names.iter().map(String::as_str).filter(|name| *name != tackle_core::registry::ALL_TOOLSET).collect();
+        let names: Vec<String> = registry.import_toolsets();
+        let toolsets: Vec<&str> = names.iter().map(String::as_str).collect();
         for server in &self.servers {
             let source = ToolSource::Mcp(server.connection.name().to_owned());
             registry.remove_source(&source);
@@ -301,7 +310,23 @@ impl McpHub {
         let mut said = lock(&self.said);
         let fresh: Vec<String> = notices.into_iter().filter(|notice| said.insert(notice.clone())).collect();
         lock(&self.pending).extend(fresh);
+        lock(&self.log).extend(changes.iter().cloned());
         changes
+    }
+
+    /// Brings `session`'s tools up to date with every change of the log it has not taken up
+    /// yet (a session made from the hub starts caught up), as [`McpHub::update_session`] does;
+    /// true when its tools changed. Several sessions sharing the hub (a parent and its
+    /// children) each catch up, whichever of them made the [`McpHub::refresh`] that found the
+    /// change.
+    pub fn catch_up(&self, session: &mut Session, admit: &dyn Fn(&str) -> bool) -> bool {
+        let caught_up = session.state().get::<CaughtUp>();
+        let pending = {
+            let log = lock(&self.log);
+            let from = caught_up.0.swap(log.len(), std::sync::atomic::Ordering::SeqCst).min(log.len());
+            log[from..].to_vec()
+        };
+        self.update_session(session, &pending, admit)
     }
 
     /// The notices of [`McpHub::refresh`] not given before (at start or by an earlier
@@ -312,10 +337,13 @@ impl McpHub {
 
     /// Brings a session's tools up to date after [`McpHub::refresh`]: removed tools leave,
     /// added tools that `admit` accepts (the session's allowlist) join, changed ones are
-    /// replaced, and the model is told through the session's notifications.
-    pub fn update_session(&self, session: &mut Session, changes: &[ToolChanges], admit: &dyn Fn(&str) -> bool) {
+    /// replaced, and the model is told through the session's notifications what changed in
+    /// its own tools (a tool `admit` refuses is not news to it). Taking up a change twice
+    /// changes nothing more. True when there was a change to take up (a changed tool's
+    /// listing may differ even where its name stays).
+    pub fn update_session(&self, session: &mut Session, changes: &[ToolChanges], admit: &dyn Fn(&str) -> bool) -> bool {
         if changes.is_empty() {
-            return;
+            return false;
         }
         let current: HashMap<String, Arc<McpTool>> =
             self.tools().into_iter().map(|t| (t.spec().name.clone(), t)).collect();
@@ -332,18 +360,39 @@ impl McpHub {
                 _ => handles.push(ToolHandle::new(Arc::clone(&handle.tool), handle.source.clone())),
             }
         }
+        let before: HashSet<String> = session.tools().specs().map(|spec| spec.name.clone()).collect();
+        let kept: HashSet<String> = handles.iter().map(|handle| handle.spec().name.clone()).collect();
         for tool in self.tools() {
             let name = tool.spec().name.clone();
-            if added.contains(name.as_str()) && admit(&name) {
+            if added.contains(name.as_str()) && !kept.contains(&name) && admit(&name) {
                 let source = ToolSource::Mcp(tool.server().to_owned());
                 handles.push(ToolHandle::new(tool as Arc<dyn DynTool>, source));
             }
         }
+        let after: HashSet<String> = handles.iter().map(|handle| handle.spec().name.clone()).collect();
         session.set_tools(ToolSet::new(handles));
         let notifications = session.state().get::<Notifications>();
         for change in changes {
-            notifications.push(change.to_string());
+            let seen = ToolChanges {
+                server: change.server.clone(),
+                added: change
+                    .added
+                    .iter()
+                    .filter(|name| after.contains(*name) && !before.contains(*name))
+                    .cloned()
+                    .collect(),
+                removed: change
+                    .removed
+                    .iter()
+                    .filter(|name| before.contains(*name) && !after.contains(*name))
+                    .cloned()
+                    .collect(),
+            };
+            if !seen.added.is_empty() || !seen.removed.is_empty() {
+                notifications.push(seen.to_string());
+            }
         }
+        true
     }
 
     /// Shuts every server down (close stdin, then SIGTERM and SIGKILL to its process group).
@@ -360,6 +409,7 @@ impl McpHub {
     /// Makes a shared hub reachable from a session's state (its owner closes it).
     pub fn share_with(self: &Arc<Self>, state: &SessionState) {
         state.insert_shared(Arc::clone(self));
+        state.insert(CaughtUp(lock(&self.log).len().into()));
     }
 
     /// The hub attached to `session`.

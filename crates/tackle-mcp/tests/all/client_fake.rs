@@ -323,6 +323,33 @@ async fn list_changes_update_the_session_between_turns_with_a_notification() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_session_sharing_the_hub_catches_up_on_its_own_whichever_relisted() {
+    let imported = import(&[]).await;
+    let (mut parent, mut child) = (imported.session(), imported.session());
+    let cancel = CancellationToken::new();
+    call_in(&child, "mcp__fake__toggle", json!({}), &cancel).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let changes = imported.hub.refresh().await;
+    assert_eq!(changes.len(), 1);
+    let notes = |session: &tackle_core::Session| session.state().get::<tackle_core::Notifications>().drain();
+    // The child's rule refuses the new tool: it stays out, and is no news to the child.
+    assert!(imported.hub.catch_up(&mut child, &|_| false));
+    assert!(child.tools().resolve("mcp__fake__added").is_none());
+    assert_eq!(notes(&child), Vec::<String>::new());
+    // The parent made no refresh of its own, and still takes the change up.
+    assert!(imported.hub.catch_up(&mut parent, &|_| true));
+    assert!(parent.tools().resolve("mcp__fake__added").is_some());
+    assert_eq!(notes(&parent), ["MCP server fake changed its tools: added mcp__fake__added; removed none."]);
+    assert!(!imported.hub.catch_up(&mut parent, &|_| true), "nothing is left to take up");
+    // A change taken up twice adds nothing twice and says nothing again.
+    let before = parent.tools().len();
+    imported.hub.update_session(&mut parent, &changes, &|_| true);
+    assert_eq!(parent.tools().len(), before);
+    assert_eq!(notes(&parent), Vec::<String>::new());
+    imported.hub.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_map_images_and_server_side_errors() {
     let imported = import(&[]).await;
     let (output, _) = imported.call("mcp__fake__image", json!({})).await;

@@ -518,3 +518,149 @@ async fn children_share_the_parents_mcp_connection() {
     assert_eq!(messages.matches("\"initialize\"").count(), 1, "{messages}");
     assert_eq!(messages.matches("\"tools/call\"").count(), 1, "{messages}");
 }
+
+#[tokio::test]
+async fn a_child_holding_load_skill_gets_the_skills_section_and_one_without_it_does_not() {
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call("p1", "subagent", json!({"prompt": "look", "subagent_type": "explore"}))),
+        Turn::reply(Reply::text("explored")),
+        Turn::reply(Reply::text("").call("p2", "subagent", json!({"prompt": "greet", "subagent_type": "greeter"})))
+            .expect(Expect::result("p1", "explored")),
+        Turn::reply(Reply::text("greeted")),
+        Turn::reply(Reply::text("done")).expect(Expect::result("p2", "greeted")),
+    ]))
+    .await;
+    let dir = workspace();
+    let skill = dir.path().join(".tackle/skills/deploy");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(skill.join("SKILL.md"), "---\nname: deploy\ndescription: Ship the build to staging\n---\nRun it.\n")
+        .unwrap();
+    let agents = dir.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("greeter.md"),
+        "---\nname: greeter\ndescription: Greets\ntools: read_file\n---\nGreet.\n",
+    )
+    .unwrap();
+    let run = run_parent(&server, dir.path(), Config::default(), "default", PermissionMode::Bypass, None, "go").await;
+    server.assert_clean();
+    assert_eq!(run.outcome.final_result, "done");
+    let requests = server.requests();
+    let line = "- deploy: Ship the build to staging";
+    let (parent, explore, greeter) = (requests[0].view(), requests[1].view(), requests[3].view());
+    assert!(parent.system.contains(line), "{}", parent.system);
+    // The explore child holds load_skill, so it hears of the skill as its parent does.
+    assert!(explore.tools.iter().any(|t| t == "load_skill"), "{:?}", explore.tools);
+    assert!(explore.system.contains("exploration agent"), "{}", explore.system);
+    assert!(explore.system.contains("# Skills") && explore.system.contains(line), "{}", explore.system);
+    // The greeter holds read_file alone: no section naming a tool it cannot call.
+    assert_eq!(greeter.tools, ["read_file"]);
+    assert!(!greeter.system.contains("# Skills"), "{}", greeter.system);
+}
+
+/// A session of `dir` with the fake MCP server `fake` (trusted), its notices gathered in
+/// `heard`.
+async fn session_with_fake_mcp(dir: &Path, heard: &Arc<Mutex<Vec<String>>>) -> tackle::TackleSession {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tackle-mcp/tests/peers/fake_server.py");
+    let user: toml::Table = format!(
+        "[mcp.servers.fake]\ncommand = \"python3\"\nargs = [\"-u\", {script:?}]\ntrusted = true\n",
+        script = script.display().to_string(),
+    )
+    .parse()
+    .unwrap();
+    let sink = Arc::clone(heard);
+    SessionBuilder::new(dir)
+        .config(Config::from_tables(user, toml::Table::new(), false))
+        .tools("default,mcp")
+        .permission_mode(PermissionMode::Bypass)
+        .mcp(tackle::McpImport::User)
+        .on_notice(move |line| sink.lock().unwrap().push(line.to_owned()))
+        .build()
+        .await
+        .unwrap()
+}
+
+/// The child's first reply: `toggle` (the server adds `added` and announces `list_changed`),
+/// then a short `slow` call, so the announcement has arrived before the next request.
+fn toggle_then_wait() -> Turn {
+    Turn::reply(Reply::text("").call("t1", "mcp__fake__toggle", json!({})).call(
+        "s1",
+        "mcp__fake__slow",
+        json!({"seconds": 0.3, "steps": 1}),
+    ))
+}
+
+const ADDED: &str = "mcp__fake__added";
+const ADDED_NOTICE: &str = "MCP server fake changed its tools: added mcp__fake__added; removed none.";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_child_takes_up_an_mcp_tool_added_between_its_turns_and_so_does_its_parent() {
+    let dir = workspace();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let session = session_with_fake_mcp(dir.path(), &heard).await;
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call(
+            "p1",
+            "subagent",
+            json!({"prompt": "toggle", "subagent_type": "general-purpose"}),
+        )),
+        toggle_then_wait(),
+        Turn::reply(Reply::text("").call("a1", ADDED, json!({}))).expect(Expect::result("t1", "toggled")),
+        Turn::reply(Reply::text("the new tool answered")).expect(Expect::result("a1", "called added with {}")),
+        Turn::reply(Reply::text("done")).expect(Expect::result("p1", "the new tool answered")),
+    ]))
+    .await;
+    let model = tackle::llm::from_model_string("openai/parent", Some(&server.openai_base_url())).unwrap();
+    let mut agent = Agent::builder(model, session).max_steps(5).build().unwrap();
+    let outcome = agent.run("go").await;
+    agent.close().await;
+    server.assert_clean();
+    assert_eq!(outcome.final_result, "done");
+    let requests: Vec<View> = server.requests().iter().map(tackle_testkit::RecordedRequest::view).collect();
+    let holds = |view: &View| view.tools.iter().any(|t| t == ADDED);
+    assert!(!holds(&requests[0]) && !holds(&requests[1]));
+    // The child's next request holds the tool, and tells its model so.
+    assert!(holds(&requests[2]), "{:?}", requests[2].tools);
+    assert!(requests[2].messages.last().unwrap().text.contains(ADDED_NOTICE), "{:?}", requests[2].messages);
+    // The child relisted, yet the parent catches up too.
+    assert!(holds(&requests[4]), "{:?}", requests[4].tools);
+    assert!(requests[4].messages.last().unwrap().text.contains(ADDED_NOTICE), "{:?}", requests[4].messages);
+    // The person hears of the change once.
+    let heard = heard.lock().unwrap();
+    assert_eq!(heard.iter().filter(|line| *line == ADDED_NOTICE).count(), 1, "{heard:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_added_later_joins_a_child_only_when_its_allowlist_admits_it() {
+    let dir = workspace();
+    let agents = dir.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("toggler.md"),
+        "---\nname: toggler\ndescription: Toggles\ntools: mcp__fake__toggle, mcp__fake__slow\n---\nToggle.\n",
+    )
+    .unwrap();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let session = session_with_fake_mcp(dir.path(), &heard).await;
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call("p1", "subagent", json!({"prompt": "toggle", "subagent_type": "toggler"}))),
+        toggle_then_wait(),
+        Turn::reply(Reply::text("toggled it")).expect(Expect::result("t1", "toggled")),
+        Turn::reply(Reply::text("").call("a1", ADDED, json!({}))).expect(Expect::result("p1", "toggled it")),
+        Turn::reply(Reply::text("done")).expect(Expect::result("a1", "called added with {}")),
+    ]))
+    .await;
+    let model = tackle::llm::from_model_string("openai/parent", Some(&server.openai_base_url())).unwrap();
+    let mut agent = Agent::builder(model, session).max_steps(5).build().unwrap();
+    let outcome = agent.run("go").await;
+    agent.close().await;
+    server.assert_clean();
+    assert_eq!(outcome.final_result, "done");
+    let requests: Vec<View> = server.requests().iter().map(tackle_testkit::RecordedRequest::view).collect();
+    assert_eq!(sorted(requests[1].tools.clone()), ["mcp__fake__slow", "mcp__fake__toggle"]);
+    // The child's allowlist names two tools: the new one stays out, and is no news to it.
+    assert_eq!(sorted(requests[2].tools.clone()), ["mcp__fake__slow", "mcp__fake__toggle"]);
+    assert!(requests[2].messages.iter().all(|m| !m.text.contains(ADDED)), "{:?}", requests[2].messages);
+    // The parent's allowlist admits it.
+    assert!(requests[3].tools.iter().any(|t| t == ADDED), "{:?}", requests[3].tools);
+}

@@ -10,10 +10,11 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use tackle_agent::{Agent, AgentConfig, CallFormat, Observer, Permissions, RunOutcome, ToolRefresh, Trajectory};
+use tackle_agent::{Agent, AgentConfig, AgentParts, CallFormat, Observer, RunOutcome, ToolRefresh, Trajectory};
 use tackle_core::permission::{AutoApprover, ModePolicy, NonInteractiveApprover, PermissionMode};
 use tackle_core::{
-    ExecutorConfig, Notifications, Registry, Session, SessionConfig, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+    Executor, ExecutorConfig, Notifications, Registry, Session, SessionConfig, Tool, ToolContext, ToolError,
+    ToolOutput, ToolSpec,
 };
 use tackle_llm::{LlmClient, ProviderConfig, ProviderKind};
 use tackle_testkit::{FakeLlm, Protocol};
@@ -197,21 +198,25 @@ pub async fn run(server: &FakeLlm, spec: RunSpec, task: &str) -> Ran {
     let trajectory = Trajectory::create(&path).unwrap();
     let approver: Arc<dyn tackle_core::permission::Approver> =
         if spec.mode == PermissionMode::Bypass { Arc::new(AutoApprover) } else { Arc::new(NonInteractiveApprover) };
-    let permissions = Permissions { policy: Arc::new(ModePolicy::new(spec.mode)), approver, interactive: false };
+    let executor = Executor::new(ExecutorConfig::default())
+        .with_policy(Arc::new(ModePolicy::new(spec.mode)))
+        .with_approver(approver);
     let config = AgentConfig {
         max_steps: spec.max_steps,
         permission_mode: spec.mode,
         call_format: spec.format,
         ..AgentConfig::default()
     };
-    let mut agent =
-        Agent::new(Arc::new(client), session, ExecutorConfig::default(), permissions, config, Some(trajectory));
-    if let Some(refresh) = spec.refresh {
-        agent = agent.with_tool_refresh(refresh);
-    }
+    let mut parts = AgentParts {
+        config,
+        trajectory: Some(trajectory),
+        refresh: spec.refresh,
+        ..AgentParts::new(Arc::new(client), session, executor)
+    };
     if let Some(observer) = spec.observer {
-        agent = agent.with_observer(observer);
+        parts.observer = observer;
     }
+    let mut agent = parts.build();
     let cancel = CancellationToken::new();
     if let Some(after) = spec.cancel_after {
         let token = cancel.clone();

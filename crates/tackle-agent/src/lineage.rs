@@ -4,6 +4,9 @@
 //! its session's state at the start of each run; the tool reads it from there
 //! (`ctx.state().existing::<Delegation>()`), so a child is built from its actual parent, never
 //! from the template the sessions came from.
+//!
+//! It sits at the crate root because the loop writes it and the `subagent` and `team_*` tools
+//! read it: none of them is a part of another.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,10 +19,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::Observer;
 use crate::format::CallFormat;
+use crate::refresh::ToolRefresh;
 use crate::trajectory::Trajectory;
 
 /// The deepest a child may be: the main agent is depth 0.
 pub const MAX_DEPTH: u32 = 3;
+
+/// The toolset only the main agent holds: the team tools (`team/`). Every child session
+/// (a subagent's, a teammate's) is cut with `-team`; the registry keeps the toolset closed, so
+/// no imported tool joins it and leaves the children with it.
+pub const TEAM_TOOLSET: &str = "team";
 
 /// Where an agent stands in its tree of agents; a child's is derived from its parent's.
 #[derive(Clone)]
@@ -87,8 +96,11 @@ pub struct Delegation {
     pub trajectory: Option<Arc<Trajectory>>,
     /// Where the children's events are shown (nested).
     pub observer: Arc<dyn Observer>,
-    /// Whether a person answers approval prompts.
-    pub interactive: bool,
+    /// Takes up MCP tool changes between model requests: a child gets its parent's.
+    pub refresh: Option<Arc<dyn ToolRefresh>>,
+    /// The allowlists the running agent's session was cut with, outermost first (empty for
+    /// the main agent): a child's session is cut with these and its own.
+    pub allowlists: Vec<String>,
     /// The current run's Ctrl-C: it cancels background children too.
     pub interrupt: CancellationToken,
     /// The command hooks of the loop's events: a child fires `SubagentStop` when it ends.

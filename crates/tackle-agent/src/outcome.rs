@@ -1,0 +1,75 @@
+//! How a run ended: [`RunStatus`] and [`RunOutcome`]. A leaf of the crate, so the loop
+//! (`agent.rs`), the trajectory that records the end of a run, and the children that report it
+//! to their parent all name these types without naming each other.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use tackle_llm::Usage;
+
+/// The final result of a run stopped by Ctrl-C.
+pub(crate) const INTERRUPTED: &str = "Interrupted by the user.";
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The model answered: a `task_done` that was accepted, or a reply without calls.
+    Success,
+    /// The model stopped without a successful `task_done` after calls of the run were denied
+    /// permission: the work may not be done, and a CI job must not pass on it.
+    Incomplete,
+    /// The step limit was reached before the model answered.
+    MaxSteps,
+    /// Ctrl-C (the run's cancellation token) stopped it.
+    Interrupted,
+    /// A provider error, a refusal, too many truncated or empty replies, or a blocked prompt
+    /// ([`RunOutcome::error_kind`] says which).
+    Error,
+}
+
+impl RunStatus {
+    /// The name in trajectories and `--json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Success => "success",
+            RunStatus::Incomplete => "incomplete",
+            RunStatus::MaxSteps => "max_steps",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Error => "error",
+        }
+    }
+
+    /// The exit code of `tackle run` (docs/reference/providers.md#rules-for-calls).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            RunStatus::Success => 0,
+            RunStatus::Incomplete | RunStatus::MaxSteps | RunStatus::Error => 1,
+            RunStatus::Interrupted => 130,
+        }
+    }
+}
+
+/// The result of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunOutcome {
+    /// How the run ended.
+    pub status: RunStatus,
+    /// The model requests made (a step is one request and the calls of its reply).
+    pub steps: u32,
+    /// The tokens of every request of the run, added up.
+    pub usage: Usage,
+    /// The run's wall-clock time, in milliseconds.
+    pub duration_ms: u64,
+    /// The final answer, or what stopped the run.
+    pub final_result: String,
+    /// For `error`: the kind (a provider error class, `refused`, `truncated`, `empty_reply`,
+    /// `prompt_blocked`); `None` for every other status.
+    pub error_kind: Option<String>,
+    /// The trajectory file the run was written to, if any.
+    pub trajectory: Option<PathBuf>,
+    /// How many calls were denied permission (by the mode, the approver or a hook).
+    pub denied: u32,
+    /// The denied calls as rules would name them (`Bash(python3 -m pytest -q)`), in order.
+    pub denied_calls: Vec<String>,
+}
