@@ -23,13 +23,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_agent::{Agent, AgentConfig, AgentEvent, Observer, Permissions, Trajectory};
-use tackle_core::permission::{AutoApprover, ModePolicy, PermissionMode};
+use tackle_core::permission::{AutoApprover, PermissionMode};
 use tackle_core::{
     ExecEvent, ExecutorConfig, Registry, Session, SessionConfig, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
 };
 use tackle_llm::{
     AssistantMessage, ChatRequest, LlmClient, Message, NativeCall, ProviderConfig, ProviderKind, ToolResult, UserPart,
 };
+use tackle_policy::permission::ModePolicy;
 use tackle_testkit::{FakeLlm, Reply, Script, Turn};
 use tokio_util::sync::CancellationToken;
 

@@ -106,7 +106,7 @@ impl Agent {
     }
 
     /// The session's permission rules, with their sources (`tackle permissions list`).
-    pub fn rules(&self) -> &Arc<tackle_core::permission::rules::RuleBook> {
+    pub fn rules(&self) -> &Arc<tackle_policy::permission::rules::RuleBook> {
         self.template.rules()
     }
 
@@ -200,7 +200,7 @@ impl AgentBuilder {
         };
         if session_has(&self.session, tackle_tools::planning::load_skill::NAME) {
             let workspace = self.session.session().info().workspace.clone();
-            let hidden = (*self.session.session().state().get::<tackle_core::permission::rules::ReadRules>()).clone();
+            let hidden = (*self.session.session().state().get::<tackle_policy::permission::rules::ReadRules>()).clone();
             let skills = tackle_tools::Skills::discover(&workspace, &template.user_dirs().skills, &hidden);
             for warning in &skills.warnings {
                 template.notice(warning);
