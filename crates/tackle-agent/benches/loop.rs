@@ -23,7 +23,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_agent::{AgentConfig, AgentEvent, AgentParts, Observer, Trajectory};
-use tackle_core::permission::{AutoApprover, ModePolicy, PermissionMode};
+use tackle_core::permission::{AutoApprover, PermissionMode};
 use tackle_core::{
     ExecEvent, Executor, ExecutorConfig, Registry, Session, SessionConfig, Tool, ToolContext, ToolError, ToolOutput,
     ToolSpec,
@@ -31,6 +31,7 @@ use tackle_core::{
 use tackle_llm::{
     AssistantMessage, ChatRequest, LlmClient, Message, NativeCall, ProviderConfig, ProviderKind, ToolResult, UserPart,
 };
+use tackle_policy::permission::ModePolicy;
 use tackle_testkit::{FakeLlm, Reply, Script, Turn};
 use tokio_util::sync::CancellationToken;
 

@@ -12,12 +12,12 @@ use serde_json::Value;
 use tackle_calls::{CallResult, ToolIndex};
 use tackle_core::deferral::{Deferral, shown_specs};
 use tackle_core::factory::Allowlists;
-use tackle_core::hooks::protocol::{CommandHooks, EventOutcome};
 use tackle_core::permission::{PermissionMode, PermissionPolicy};
 use tackle_core::{Executor, Notifications, Session, TodoList, ToolOutput};
 use tackle_llm::{
     AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, LlmEvent, Message, ToolResult, Usage, UserPart,
 };
+use tackle_policy::hooks::protocol::{CommandHooks, EventOutcome};
 use tokio_util::sync::CancellationToken;
 
 use crate::approve::RecordingPolicy;
@@ -353,7 +353,7 @@ impl Agent {
             self.session.set_json_text_params(&tool, paths);
         }
         let base = self.config.base_prompt.as_deref().unwrap_or(BASE_PROMPT);
-        let hidden = (*self.session.state().get::<tackle_core::permission::rules::ReadRules>()).clone();
+        let hidden = (*self.session.state().get::<tackle_policy::permission::rules::ReadRules>()).clone();
         let mut system =
             system_prompt(base, &self.session.info().workspace, self.session.tools(), &instructions, &hidden);
         if let Some(skills) = self.config.skills_prompt.as_deref().filter(|s| !s.is_empty()) {

@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tackle_core::BoxFuture;
-use tackle_core::permission::rule::RuleBase;
-use tackle_core::permission::rules::{Outcome, RuleBook, RuleKind};
-use tackle_core::permission::sources::ProjectRules;
-use tackle_core::permission::suggest;
 use tackle_core::permission::{Approval, Approver, Decision, PermissionPolicy, PermissionRequest};
+use tackle_policy::permission::rule::RuleBase;
+use tackle_policy::permission::rules::{Outcome, RuleBook, RuleKind};
+use tackle_policy::permission::sources::ProjectRules;
+use tackle_policy::permission::suggest;
 
 use crate::trajectory::event::{DecisionSource, PermissionDecision};
 use crate::trajectory::{Trajectory, TrajectoryEvent};

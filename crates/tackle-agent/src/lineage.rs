@@ -11,10 +11,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tackle_core::config::Config;
-use tackle_core::hooks::protocol::CommandHooks;
 use tackle_core::permission::PermissionMode;
 use tackle_llm::ChatModel;
+use tackle_policy::config::Config;
+use tackle_policy::hooks::protocol::CommandHooks;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::Observer;

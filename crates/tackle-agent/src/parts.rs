@@ -8,11 +8,11 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use tackle_calls::ToolIndex;
-use tackle_core::config::user_dirs::UserDirs;
-use tackle_core::hooks::protocol::CommandHooks;
-use tackle_core::permission::rules::ReadRules;
 use tackle_core::{Executor, Session};
 use tackle_llm::{ChatModel, Message};
+use tackle_policy::config::user_dirs::UserDirs;
+use tackle_policy::hooks::protocol::CommandHooks;
+use tackle_policy::permission::rules::ReadRules;
 use tackle_tools::Skills;
 use tackle_tools::planning::load_skill;
 

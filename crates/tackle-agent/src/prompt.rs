@@ -9,8 +9,8 @@ use tackle_core::ToolSet;
 use tackle_core::deferral::TOOL_SEARCH;
 use tackle_core::fs::beneath::Links;
 use tackle_core::fs::state::{self, AGENTS_MD, CLAUDE_MD};
-use tackle_core::permission::rules::ReadRules;
 use tackle_core::spec::Loading;
+use tackle_policy::permission::rules::ReadRules;
 
 use crate::time::date;
 
@@ -45,7 +45,7 @@ pub fn workspace_instructions(workspace: &Path, hidden: &ReadRules) -> Option<(S
             workspace,
             &file.path(workspace),
             MAX_INSTRUCTIONS_BYTES,
-            hidden,
+            &|p| hidden.hides(p),
             Links::None,
         ) {
             Ok(text) => text?,

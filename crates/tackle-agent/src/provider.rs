@@ -3,17 +3,17 @@
 //!
 //! `[providers]` can redirect requests, and the key with them, to another server, so the
 //! workspace's `tackle.toml` counts only when the person consented to the workspace's settings
-//! (a `Consent` row of `tackle_core::config::rules`; `Config::section` applies it). The key
-//! itself is read through `tackle_core::secrets::var`, since Tackle moves it out of its own
+//! (a `Consent` row of `tackle_policy::config::rules`; `Config::section` applies it). The key
+//! itself is read through `tackle_policy::secrets::var`, since Tackle moves it out of its own
 //! environment at start (docs/configuration.md).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Deserialize;
-use tackle_core::config::Config;
 use tackle_core::schema::Dialect;
 use tackle_llm::{ProviderConfig, ProviderKind};
+use tackle_policy::config::Config;
 
 /// A provider that cannot be set up: a usage error (exit 2) before any request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -5,9 +5,9 @@
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
-use tackle::core::config::LoadOptions;
-use tackle::core::config::consent::{TrustPrompt, TrustRequest};
 use tackle::mcp::client::config::Candidate;
+use tackle::policy::config::LoadOptions;
+use tackle::policy::config::consent::{TrustPrompt, TrustRequest};
 use tackle::{BuildError, Config, McpImport, SessionBuilder, SessionTemplate};
 
 use crate::cli::{SessionArgs, ToolSelection};

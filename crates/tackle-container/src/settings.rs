@@ -1,7 +1,7 @@
 //! `[container]` and the command-line flags, resolved into one [`ContainerSpec`].
 //!
 //! Which keys the workspace's `tackle.toml` may set is the configuration's rule table
-//! (`crates/tackle-core/src/config/rules.rs`, docs/configuration.md): `image`, `workdir`,
+//! (`crates/tackle-policy/src/config/rules.rs`, docs/configuration.md): `image`, `workdir`,
 //! `keep`, `memory`, `cpus` and `pids_limit` may come from it; `mounts`, `network`, `env` and
 //! `binary`, which weaken the container's isolation or choose what runs, only from the user's
 //! config and flags.

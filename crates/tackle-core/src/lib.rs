@@ -9,7 +9,10 @@
 //! [`ToolOutput`].
 //!
 //! This crate knows no concrete tool: where it needs something concrete (the path policy, the
-//! session state of file tools, the shell) it defines a seam and the owner implements it.
+//! session state of file tools, the shell) it defines a seam and the owner implements it. It
+//! knows no concrete policy either: the permission modes and rules, the shell-command
+//! analysis, command hooks, configuration and secrets are the `tackle-policy` crate's, which
+//! implements [`permission::PermissionPolicy`], [`permission::Approver`] and [`hooks::ToolHook`].
 
 // The public API is a contract for embedders: every public item says what it is.
 #![deny(missing_docs)]
@@ -17,7 +20,6 @@
 pub mod agent_jobs;
 pub mod call;
 pub mod changes;
-pub mod config;
 pub mod context;
 pub mod deferral;
 pub mod diff;
@@ -35,16 +37,13 @@ pub mod permission;
 pub mod registry;
 pub mod resource;
 pub mod schema;
-pub mod secrets;
 pub mod session;
-pub mod shell;
 pub mod spec;
 pub mod spill;
 pub mod text;
 pub mod time;
 pub mod todos;
 pub mod tool;
-pub mod tools_config;
 
 pub use call::{CallArgs, ToolCall};
 pub use context::{SessionState, ToolContext};

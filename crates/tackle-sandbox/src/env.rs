@@ -5,9 +5,9 @@
 //!
 //! The bash session, background jobs, subagent shells and hooks all start from one
 //! [`CommandEnv`]. Secrets were moved out of Tackle's own environment into
-//! `tackle_core::secrets` when it started; `[env] passthrough` takes a name back from there.
+//! `tackle_policy::secrets` when it started; `[env] passthrough` takes a name back from there.
 //! `set` and `passthrough` widen what commands can reach and are never taken from the
-//! workspace's own `tackle.toml` (the rules of `tackle_core::config::rules` drop them);
+//! workspace's own `tackle.toml` (the rules of `tackle_policy::config::rules` drop them);
 //! `remove` only narrows, so it always applies.
 
 use std::collections::BTreeMap;
@@ -15,8 +15,8 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 use serde::Deserialize;
-use tackle_core::config::{Config, ConfigError};
-use tackle_core::secrets;
+use tackle_policy::config::{Config, ConfigError};
+use tackle_policy::secrets;
 
 /// Variables every command gets, whatever it inherits (docs/reference/safety.md#command-environment).
 pub const FIXED_VARS: &[(&str, &str)] = &[
@@ -52,7 +52,7 @@ pub struct EnvSettings {
     /// Variables added to every command's environment.
     pub set: BTreeMap<String, String>,
     /// Names removed from the inherited environment besides the secrets of
-    /// `tackle_core::secrets::is_secret_name`; `*` globs.
+    /// `tackle_policy::secrets::is_secret_name`; `*` globs.
     pub remove: Vec<String>,
     /// Names kept even though a removal rule matches them.
     pub passthrough: Vec<String>,
@@ -225,7 +225,7 @@ mod tests {
             let why = format!(
                 "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the \
                  environment, which only your user config ({}) and flags may do",
-                tackle_core::config::user_config_shown()
+                tackle_policy::config::user_config_shown()
             );
             assert_eq!(
                 config.notices(),

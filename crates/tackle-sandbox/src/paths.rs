@@ -57,7 +57,7 @@ pub struct Root {
 pub enum PathError {
     #[error(
         "Path {shown} is outside the workspace ({root}). Use a path inside it; the user can allow another directory with [workspace] extra_roots in {}.",
-        tackle_core::config::user_config_shown()
+        tackle_policy::config::user_config_shown()
     )]
     Outside { shown: String, root: String },
     #[error("{shown} is inside a protected directory ({dir}); file tools cannot write there.")]

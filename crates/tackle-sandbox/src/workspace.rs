@@ -9,7 +9,7 @@
 //!
 //! Relative entries are relative to the workspace, and `~` expands to the home directory.
 //! Which of these a workspace's own `tackle.toml` may set is decided by the table of
-//! `tackle_core::config::rules` (docs/configuration.md): `extra_roots` and `writable_protected`
+//! `tackle_policy::config::rules` (docs/configuration.md): `extra_roots` and `writable_protected`
 //! widen access and are never taken from the workspace (the configuration drops them with a
 //! notice); a `read_only_roots` entry applies when it marks an existing root read-only, which
 //! only narrows access, and is ignored with a notice when it would add a root.
@@ -17,8 +17,8 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use tackle_core::config::rules::ignored_notice;
-use tackle_core::config::{Config, ConfigError, WORKSPACE_FILE};
+use tackle_policy::config::rules::ignored_notice;
+use tackle_policy::config::{Config, ConfigError, WORKSPACE_FILE};
 
 use crate::paths::WorkspacePolicy;
 

@@ -107,7 +107,7 @@ impl Agent {
     }
 
     /// The session's permission rules, with their sources (`tackle permissions list`).
-    pub fn rules(&self) -> &Arc<tackle_core::permission::rules::RuleBook> {
+    pub fn rules(&self) -> &Arc<tackle_policy::permission::rules::RuleBook> {
         self.template.rules()
     }
 

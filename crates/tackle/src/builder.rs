@@ -7,18 +7,19 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tackle_core::config::Config;
-use tackle_core::config::user_dirs::UserDirs;
 use tackle_core::hooks::ToolHook;
-use tackle_core::hooks::protocol::CommandHooks;
-use tackle_core::permission::rules::RulePolicy;
-use tackle_core::permission::sources::RuleFlags;
-use tackle_core::permission::{Approver, NonInteractiveApprover, PermissionMode};
+use tackle_core::permission::{Approver, PermissionMode};
 use tackle_core::registry::{AllowlistError, NameIndex, Selection};
 use tackle_core::{DynTool, ExecutorConfig, Registry, SessionResource, Tool, ToolSpec, TypedTool};
 use tackle_mcp::client::McpHub;
 use tackle_mcp::client::config::{Candidate, DEFAULT_DEFER_THRESHOLD};
 use tackle_mcp::client::consent::ConsentPolicy;
+use tackle_policy::config::Config;
+use tackle_policy::config::user_dirs::UserDirs;
+use tackle_policy::hooks::protocol::CommandHooks;
+use tackle_policy::permission::NonInteractiveApprover;
+use tackle_policy::permission::rules::RulePolicy;
+use tackle_policy::permission::sources::RuleFlags;
 use tokio_util::sync::CancellationToken;
 
 use crate::container::ContainerStart;
@@ -307,10 +308,10 @@ impl SessionBuilder {
                 config
             }
         };
-        let loaded = tackle_core::permission::sources::load(&config, &workspace, &self.rule_flags)
+        let loaded = tackle_policy::permission::sources::load(&config, &workspace, &self.rule_flags)
             .map_err(|err| BuildError::Config(err.to_string()))?;
         let (hook_entries, hook_notices) =
-            tackle_core::hooks::config::load(&config).map_err(|err| BuildError::Config(err.to_string()))?;
+            tackle_policy::hooks::config::load(&config).map_err(|err| BuildError::Config(err.to_string()))?;
         for line in loaded.notices.iter().chain(&hook_notices) {
             self.notice.say(line);
         }
@@ -320,7 +321,7 @@ impl SessionBuilder {
         };
         let rules = Arc::new(loaded.book);
         // `load` above has already refused a malformed `[compat]`.
-        let user_dirs = UserDirs::new(tackle_core::permission::sources::claude_compat(&config).unwrap_or(false));
+        let user_dirs = UserDirs::new(tackle_policy::permission::sources::claude_compat(&config).unwrap_or(false));
         let mut hooks: Vec<Arc<dyn ToolHook>> = Vec::new();
         let mut command_hooks = None;
         if !hook_entries.is_empty() {
@@ -534,7 +535,7 @@ impl Prepare<'_> {
             self.enforce_read_before_edit,
             self.notice,
         )?;
-        let executor_config = ExecutorConfig::from_config(self.config)?;
+        let executor_config = tackle_policy::tools_config::ToolsConfig::from_config(self.config)?.executor_config();
         Ok((selection, settings, executor_config))
     }
 }

@@ -6,8 +6,8 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 use tackle_core::hooks::{HookCall, PreHookOutcome};
-use tackle_core::permission::rules::{Outcome, RulePolicy};
 use tackle_core::permission::{Decision, PermissionRequest};
+use tackle_policy::permission::rules::{Outcome, RulePolicy};
 
 use crate::template::SessionTemplate;
 

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use tackle_container::settings::{ContainerFlags, ContainerSection, ContainerSpec, parse_memory};
 use tackle_container::{Container, ContainerError, Engine, InContainer, Progress};
 use tackle_core::Registry;
-use tackle_core::config::Config;
-use tackle_core::permission::rule::ToolClass;
-use tackle_core::permission::rules::{RuleBook, RuleKind};
+use tackle_policy::config::Config;
+use tackle_policy::permission::rule::ToolClass;
+use tackle_policy::permission::rules::{RuleBook, RuleKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::BuildError;
@@ -128,7 +128,7 @@ mod tests {
         let sink = Arc::clone(&said);
         let notice = Notice::new(move |line| sink.lock().unwrap().push(line.to_owned()));
         narrow_limits(&config, &mut section, &notice).unwrap();
-        // The numbers' bounds (tackle_core::config::rules::NUMBERS) speak when the file is loaded.
+        // The numbers' bounds (tackle_policy::config::rules::NUMBERS) speak when the file is loaded.
         let said = [config.notices(), &said.lock().unwrap()[..]].concat();
         (section, said)
     }

@@ -49,8 +49,8 @@ pub enum BuildError {
     DuplicateTool(String),
 }
 
-impl From<tackle_core::config::ConfigError> for BuildError {
-    fn from(err: tackle_core::config::ConfigError) -> Self {
+impl From<tackle_policy::config::ConfigError> for BuildError {
+    fn from(err: tackle_policy::config::ConfigError) -> Self {
         BuildError::Config(err.to_string())
     }
 }

@@ -67,19 +67,25 @@ pub use builder::{McpImport, SessionBuilder, builtin_registry};
 pub use check::PermissionCheck;
 pub use error::BuildError;
 pub use session::TackleSession;
-pub use tackle_core::permission::sources::RuleFlags;
+pub use tackle_policy::permission::sources::RuleFlags;
 pub use template::SessionTemplate;
 
 pub use tackle_agent::{CallFormat, Observer, RunOutcome, RunStatus};
-pub use tackle_core::config::Config;
 pub use tackle_core::permission::{Approver, PermissionMode};
 pub use tackle_core::{Dialect, DynTool, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec};
 pub use tackle_llm::ChatModel;
+pub use tackle_policy::config::Config;
 
 /// The lower layers: the tool pipeline's types (registry, executor, permission policies and
 /// approvers, schema dialects, session state), for programs that go beyond the front door.
 pub mod core {
     pub use tackle_core::*;
+}
+
+/// What decides: permission modes and rules, the shell-command analysis, command hooks,
+/// configuration with consent, secrets (docs/reference/safety.md, docs/configuration.md).
+pub mod policy {
+    pub use tackle_policy::*;
 }
 
 /// The workspace path policy and the process sandbox (docs/reference/safety.md).

@@ -13,7 +13,7 @@
 pub use tackle_agent::provider::{ProviderError, default_model};
 pub use tackle_llm::*;
 
-use tackle_core::config::Config;
+use tackle_policy::config::Config;
 
 /// An OpenAI Chat Completions client (or any compatible server at `base_url`), with the key
 /// from `OPENAI_API_KEY`.
@@ -36,8 +36,8 @@ pub fn from_model_string(model: &str, base_url: Option<&str>) -> Result<LlmClien
 /// (what `tackle run --model` does).
 pub fn from_config(config: &Config, model: &str, base_url: Option<&str>) -> Result<LlmClient, ProviderError> {
     // API keys are read from the environment, or from where Tackle moved them at start so that
-    // no command can read them from its environment block (`tackle_core::secrets`).
-    let env = |name: &str| tackle_core::secrets::var(name);
+    // no command can read them from its environment block (`tackle_policy::secrets`).
+    let env = |name: &str| tackle_policy::secrets::var(name);
     let provider = tackle_agent::provider::provider_config(config, model, base_url, &env)?;
     LlmClient::new(provider).map_err(|err| ProviderError(err.to_string()))
 }

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use tackle_core::config::Config;
-use tackle_core::tools_config::ToolsConfig;
 use tackle_core::{PathPolicy, SessionState};
+use tackle_policy::config::Config;
+use tackle_policy::tools_config::ToolsConfig;
 use tackle_sandbox::env::{CommandEnv, EnvSettings};
 use tackle_sandbox::process::{Sandbox, SandboxPolicy, restrict};
 use tackle_tools::fs::FsSettings;

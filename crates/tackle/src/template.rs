@@ -10,16 +10,16 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tackle_core::config::Config;
-use tackle_core::config::user_dirs::UserDirs;
 use tackle_core::factory::{Allowlists, ChildRequest, ChildSession, Factory, SessionFactory};
 use tackle_core::hooks::ToolHook;
-use tackle_core::permission::rules::{ReadRules, RuleBook, RulePolicy};
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
 use tackle_core::registry::Selection;
 use tackle_core::session::new_session_id;
 use tackle_core::{BoxFuture, DynTool, Executor, ExecutorConfig, Registry, Session, SessionConfig, ToolSource};
 use tackle_mcp::client::McpHub;
+use tackle_policy::config::Config;
+use tackle_policy::config::user_dirs::UserDirs;
+use tackle_policy::permission::rules::{ReadRules, RuleBook, RulePolicy};
 use tackle_sandbox::process::Sandbox;
 
 use crate::error::BuildError;
@@ -51,7 +51,7 @@ pub(crate) struct Inner {
     /// The command hooks (when configured) and the embedder's hooks, in that order.
     pub(crate) hooks: Vec<Arc<dyn ToolHook>>,
     /// The command hooks alone, when configured (`tackle permissions check` runs them).
-    pub(crate) command_hooks: Option<Arc<tackle_core::hooks::protocol::CommandHooks>>,
+    pub(crate) command_hooks: Option<Arc<tackle_policy::hooks::protocol::CommandHooks>>,
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) executor_config: ExecutorConfig,
     pub(crate) notice: Notice,
@@ -133,7 +133,7 @@ impl SessionTemplate {
     }
 
     /// The configured command hooks (Claude Code's protocol), if any.
-    pub fn command_hooks(&self) -> Option<&Arc<tackle_core::hooks::protocol::CommandHooks>> {
+    pub fn command_hooks(&self) -> Option<&Arc<tackle_policy::hooks::protocol::CommandHooks>> {
         self.inner.command_hooks.as_ref()
     }
 

@@ -18,10 +18,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_core::agent_jobs::AgentJobs;
-use tackle_core::config::user_dirs::UserDirs;
 use tackle_core::factory::Factory;
-use tackle_core::permission::rules::ReadRules;
 use tackle_core::{Notifications, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use tackle_policy::config::user_dirs::UserDirs;
+use tackle_policy::permission::rules::ReadRules;
 use tokio_util::sync::CancellationToken;
 
 use crate::lineage::{Delegation, MAX_DEPTH};

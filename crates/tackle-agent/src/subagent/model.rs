@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use tackle_core::config::Config;
 use tackle_llm::{ChatModel, LlmClient};
+use tackle_policy::config::Config;
 
 use crate::provider::{ProviderSettings, provider_config};
 
@@ -56,7 +56,7 @@ pub fn choose(
              (or move it to the agents/ directory of your user configuration)"
         ));
     }
-    let env = |name: &str| tackle_core::secrets::var(name);
+    let env = |name: &str| tackle_policy::secrets::var(name);
     // The parent's provider is reached where the parent reaches it (`--base-url`, a local
     // proxy): a child must not send the conversation to the provider's public endpoint when
     // the person chose another one.

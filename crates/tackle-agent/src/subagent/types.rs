@@ -1,7 +1,7 @@
 //! The kinds of child a `subagent` call may ask for: the four built-in types and the agents
 //! defined in Markdown files (Claude Code's format: YAML frontmatter, the body is the system
 //! prompt) in `.tackle/agents/`, `.claude/agents/` and the person's agent directories
-//! (`tackle_core::config::user_dirs`), the first found winning (docs/subagents.md).
+//! (`tackle_policy::config::user_dirs`), the first found winning (docs/subagents.md).
 //!
 //! These files are workspace content, hence untrusted: what one says can only narrow what the
 //! child gets (its tools are cut to the parent's, its permission mode is never wider, a
@@ -14,7 +14,7 @@ use tackle_core::frontmatter;
 use tackle_core::fs::beneath::Links;
 use tackle_core::fs::state::{self, CLAUDE_AGENTS, TACKLE_AGENTS};
 use tackle_core::permission::PermissionMode;
-use tackle_core::permission::rules::ReadRules;
+use tackle_policy::permission::rules::ReadRules;
 
 /// The largest agent definition file read.
 pub const MAX_DEFINITION_BYTES: u64 = 256 * 1024;
@@ -163,7 +163,7 @@ pub struct Source {
 
 /// The directories searched, in order: the workspace's `.tackle/agents/` and `.claude/agents/`,
 /// then the person's own agent directories (`user_agents`, the session's
-/// `tackle_core::config::user_dirs::UserDirs::agents`), each the root its files stay under.
+/// `tackle_policy::config::user_dirs::UserDirs::agents`), each the root its files stay under.
 pub fn directories(workspace: &Path, user_agents: &[PathBuf]) -> Vec<Source> {
     let mut dirs = vec![
         Source { dir: TACKLE_AGENTS.path(workspace), root: workspace.to_owned(), workspace: true },
@@ -224,7 +224,7 @@ fn valid_name(name: &str) -> bool {
 /// (`tackle_core::fs::state::read_prompt_file`); a device or a FIFO planted as `x.md` is
 /// refused, not read forever.
 pub fn read_definition(file: &Path, root: &Path, hidden: &ReadRules) -> Result<AgentType, String> {
-    let text = state::read_prompt_file(root, file, MAX_DEFINITION_BYTES, hidden, Links::InRoot)?
+    let text = state::read_prompt_file(root, file, MAX_DEFINITION_BYTES, &|p| hidden.hides(p), Links::InRoot)?
         .ok_or_else(|| "cannot read it: it does not exist".to_owned())?;
     parse_definition(&text).map(|mut agent| {
         agent.file = Some(file.to_owned());

@@ -386,7 +386,7 @@ async fn without_a_terminal_a_call_that_needs_approval_is_denied_naming_the_flag
     assert_eq!(
         text,
         "notify needs approval, but this run is non-interactive. Allow it with a rule (--allow 'notify', or [permissions] allow in tackle.toml), a permission mode (--permission-mode bypass), or --yes."
-            .replace("tackle.toml", &tackle_core::config::user_config_shown())
+            .replace("tackle.toml", &tackle_policy::config::user_config_shown())
     );
     assert_eq!(ran.output("e1"), ("echo: y".into(), false));
     let decisions: Vec<(&str, &str)> = ran
@@ -417,7 +417,7 @@ async fn task_done_after_a_denied_call_is_reminded_once_then_accepted() {
          - notify x: notify needs approval, but this run is non-interactive. Allow it with a rule (--allow 'notify', or \
          [permissions] allow in tackle.toml), a permission mode (--permission-mode bypass), or --yes.\nTry another way the permissions allow, or tell the user what you \
          could not do and why; then call task_done again."
-            .replace("tackle.toml", &tackle_core::config::user_config_shown())
+            .replace("tackle.toml", &tackle_policy::config::user_config_shown())
     );
     assert_eq!(ran.output("d2"), ("Task done.".into(), false));
     assert_eq!((ran.outcome.status, ran.outcome.denied), (RunStatus::Success, 1));

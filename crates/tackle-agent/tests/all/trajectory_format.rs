@@ -110,7 +110,7 @@ async fn the_writer_writes_the_run_as_version_0_1_0_did() {
             normalized(&line.replace(
                 "Allow it with a rule (e.g. notify) or a permission mode (--permission-mode bypass).",
                 &"Allow it with a rule (--allow 'notify', or [permissions] allow in USER_CONFIG), a permission mode (--permission-mode bypass), or --yes."
-                    .replace("USER_CONFIG", &tackle_core::config::user_config_shown()),
+                    .replace("USER_CONFIG", &tackle_policy::config::user_config_shown()),
             ))
         })
         .collect();

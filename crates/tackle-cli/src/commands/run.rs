@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use tackle::Agent;
 use tackle::agent::{AgentBuilder, CallFormat, Observer, TerminalApprover, Trajectory, trajectory};
 use tackle::core::SessionState;
-use tackle::core::permission::{Approver, AutoApprover, NonInteractiveApprover};
+use tackle::core::permission::{Approver, AutoApprover};
 use tackle::llm::default_model;
+use tackle::policy::permission::NonInteractiveApprover;
 use tackle::tools::shell::ShellState;
 use tokio_util::sync::CancellationToken;
 
@@ -29,7 +30,7 @@ const RUN_DEFAULT_MARKDOWN: &str = "default,save,append,patch";
 
 /// A variable of the environment, or of the secrets Tackle moved out of it at start (API keys).
 fn env(name: &str) -> Option<String> {
-    tackle::core::secrets::var(name)
+    tackle::policy::secrets::var(name)
 }
 
 /// `tackle run`.
@@ -109,7 +110,7 @@ pub async fn build_agent(
         let color = crate::tty::color(std::io::stderr().is_terminal());
         let approver = TerminalApprover::new(Arc::new(crate::tty::TerminalPrompter)).with_color(color);
         // "Always for this project" saves in the user config dir, never in the workspace.
-        match tackle::core::permission::sources::ProjectRules::in_user_config() {
+        match tackle::policy::permission::sources::ProjectRules::in_user_config() {
             Some(store) => Arc::new(approver.for_project(workspace, store)),
             None => Arc::new(approver),
         }

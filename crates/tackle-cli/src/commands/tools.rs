@@ -5,10 +5,10 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use tackle::core::config::user_dirs::UserDirs;
 use tackle::core::registry::{RegistryEntry, Selection};
 use tackle::core::schema::render_tools;
 use tackle::core::{ErrorKind, OutputMeta, Registry, Session, ToolCall, ToolOutput};
+use tackle::policy::config::user_dirs::UserDirs;
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 

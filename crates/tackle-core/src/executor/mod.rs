@@ -31,14 +31,12 @@ use crate::events::ExecEvent;
 use crate::hooks::{HookCall, PreHookOutcome, ToolHook};
 use crate::output::{ContentPart, ToolOutput};
 use crate::paths::Access;
-use crate::permission::{
-    AllowAll, Approval, Approver, Decision, NonInteractiveApprover, PermissionPolicy, PermissionRequest,
-};
+use crate::permission::{AllowAll, Approval, Approver, Decision, PermissionPolicy, PermissionRequest};
 use crate::registry::ToolHandle;
 use crate::session::Session;
 use crate::spec::{InterruptBehavior, PathAccess, ToolSpec};
 use crate::text::strip_ansi;
-use crate::tool::PreparedCall;
+use crate::tool::{BoxFuture, PreparedCall};
 
 /// The executor's default deadline for a tool without its own (`[tools] timeout_ms`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -116,9 +114,11 @@ enum Slot {
 }
 
 impl Executor {
-    /// An executor that allows every call (use [`Executor::with_policy`] to choose a mode).
+    /// An executor that allows every call (use [`Executor::with_policy`] to choose a mode, for
+    /// instance tackle-policy's `ModePolicy` or `RulePolicy`) and, until
+    /// [`Executor::with_approver`] sets one, refuses what a hook asks about.
     pub fn new(config: ExecutorConfig) -> Self {
-        Executor { config, policy: Arc::new(AllowAll), approver: Arc::new(NonInteractiveApprover), hooks: Vec::new() }
+        Executor { config, policy: Arc::new(AllowAll), approver: Arc::new(NoApprover), hooks: Vec::new() }
     }
 
     /// Sets the permission policy.
@@ -445,6 +445,16 @@ impl Executor {
             duration_ms: output.meta.duration_ms.unwrap_or_default(),
         });
         output
+    }
+}
+
+/// The approver of an executor given none: nobody can be asked, so what asks is refused.
+struct NoApprover;
+
+impl Approver for NoApprover {
+    fn approve<'a>(&'a self, request: &'a PermissionRequest<'a>, _: &'a str, _: bool) -> BoxFuture<'a, Approval> {
+        let message = format!("{} needs approval, but this executor has no approver to ask.", request.spec.name);
+        Box::pin(async move { Approval::Deny { message } })
     }
 }
 

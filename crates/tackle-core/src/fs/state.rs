@@ -28,7 +28,6 @@ use rustix::io::Errno;
 
 use crate::fs::beneath::{Beneath, Links, OpenError, READ};
 use crate::fs::own_dir::{self, OwnDirError};
-use crate::permission::rules::ReadRules;
 
 /// Whether a state path is a directory or a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -295,19 +294,20 @@ pub fn notice_once(key: &str, message: &str) {
 /// Reads a file Tackle puts into a model's prompt (`AGENTS.md`, a skill, an agent
 /// definition): beneath `root` (the workspace, or the person's own directory it comes from),
 /// following only links that stay under it, and not when a `Read(...)` deny rule covers its
-/// path or the file it leads to, the same as `read_file`. `Ok(None)`: it does not exist;
+/// path or the file it leads to (`hidden` says which paths one covers: tackle-policy's
+/// `ReadRules::hides`), the same as `read_file`. `Ok(None)`: it does not exist;
 /// `Err`: why it was not read (for a notice). At most `max` bytes of UTF-8 text. `links`:
 /// [`Links::None`] for a file of the state table (`AGENTS.md`), which no link may stand for.
 pub fn read_prompt_file(
     root: &Path,
     path: &Path,
     max: u64,
-    hidden: &ReadRules,
+    hidden: &dyn Fn(&Path) -> bool,
     links: Links,
 ) -> Result<Option<String>, String> {
     let shown = path.strip_prefix(root).unwrap_or(path).display().to_string();
     let denied = || format!("{shown} is hidden by a Read(...) deny rule, so it was not read");
-    if hidden.hides(path) {
+    if hidden(path) {
         return Err(denied());
     }
     let beneath = Beneath::open(root).map_err(|err| format!("cannot open {}: {err}", root.display()))?;
@@ -331,7 +331,7 @@ pub fn read_prompt_file(
     };
     // The file actually opened (an in-root link leads elsewhere under the root).
     let opened = std::fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd)));
-    if opened.is_ok_and(|real| real != path && hidden.hides(&real)) {
+    if opened.is_ok_and(|real| real != path && hidden(&real)) {
         return Err(denied());
     }
     let stat = rustix::fs::fstat(&fd).map_err(|err| format!("cannot read {shown}: {err}"))?;

@@ -1,11 +1,7 @@
 //! In-process hook points around every call: before it runs (block it, allow or ask, or
 //! rewrite its input) and after (amend its output). Claude Code's command hooks
-//! (docs/reference/safety.md#hooks) are one implementation ([`protocol::CommandHooks`]); tests
-//! and library users add their own.
-
-pub mod command;
-pub mod config;
-pub mod protocol;
+//! (docs/reference/safety.md#hooks) are one implementation (tackle-policy's
+//! `hooks::protocol::CommandHooks`); tests and library users add their own.
 
 use serde_json::Value;
 

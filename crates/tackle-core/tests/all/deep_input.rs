@@ -3,7 +3,8 @@
 //! JSON limit get a clear refusal, values composed from JSON-text parameters run, and foreign
 //! schemas of every shape JSON can carry go through sanitize, the strict and other dialects,
 //! compilation and validation without overflowing the stack or multiplying memory. A stack
-//! overflow would abort the test binary. `TACKLE_FUZZ_CASES` runs the property longer.
+//! overflow would abort the test binary. `TACKLE_FUZZ_CASES` runs the property longer. Nested
+//! configuration files are tackle-policy's (its `tests/all/deep_config.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -150,24 +151,6 @@ fn allowlist_globs_nested_past_globsets_bound_are_refused() {
     assert_eq!(registry.select(&braces(99), "default").unwrap().names, ["foreign"]);
 }
 
-#[test]
-fn config_files_nested_past_tomls_bound_are_refused() {
-    let workspace = tempfile::tempdir().unwrap();
-    let file = workspace.path().join("tackle.toml");
-    for text in [
-        format!("a = {}{}", "[".repeat(100_000), "]".repeat(100_000)),
-        format!("a = {}1{}", "{ b = ".repeat(100_000), " }".repeat(100_000)),
-        format!("{} = 1", vec!["a"; 100_000].join(".")),
-        format!("[{}]", vec!["a"; 100_000].join(".")),
-    ] {
-        std::fs::write(&file, &text).unwrap();
-        let err = tackle_core::config::Config::load(workspace.path(), false).unwrap_err().to_string();
-        assert!(err.contains("tackle.toml is not valid TOML") && err.contains("recurs"), "{err}");
-    }
-    std::fs::write(&file, format!("[tools]\na = {}{}", "[".repeat(40), "]".repeat(40))).unwrap();
-    assert!(tackle_core::config::Config::load(workspace.path(), false).is_ok());
-}
-
 /// One level of a schema around `inner`, as JSON text (keywords the sanitizer, the dialects,
 /// the decoder and jsonschema each walk).
 fn wrap(level: u8, inner: &str) -> String {
@@ -199,26 +182,6 @@ fn instance(levels: &[u8], extra: usize) -> String {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases()))]
-
-    /// Configuration files nesting arrays and inline tables at random, shallow to far past
-    /// toml's bound: loaded within it, refused with the reason past it.
-    #[test]
-    fn nested_configuration_files_load_or_are_refused(kinds in prop::collection::vec(any::<bool>(), 0..2000)) {
-        let (mut open, mut close) = (String::new(), String::new());
-        for &table in &kinds {
-            open.push_str(if table { "{ b = " } else { "[" });
-            close.insert_str(0, if table { " }" } else { "]" });
-        }
-        let workspace = tempfile::tempdir().unwrap();
-        std::fs::write(workspace.path().join("tackle.toml"), format!("[tools]\na = {open}1{close}")).unwrap();
-        match tackle_core::config::Config::load(workspace.path(), false) {
-            Ok(_) => prop_assert!(kinds.len() <= 80, "{} levels loaded", kinds.len()),
-            Err(err) => {
-                prop_assert!(kinds.len() > 70, "{} levels: {}", kinds.len(), err);
-                prop_assert!(err.to_string().contains("recurs"), "{}", err);
-            }
-        }
-    }
 
     /// Foreign schemas of random shape up to the deepest JSON can carry (and past it, where
     /// parsing refuses them): every step of the pipeline answers.

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tackle_core::hooks::{HookCall, PreHookOutcome, ToolHook};
-use tackle_core::permission::{AutoApprover, ModePolicy, PermissionMode};
+use tackle_core::permission::{AutoApprover, Decision, PermissionPolicy, PermissionRequest};
 use tackle_core::{
     BoxFuture, ErrorKind, Executor, ExecutorConfig, Registry, Session, SessionConfig, Tool, ToolCall, ToolContext,
     ToolError, ToolOutput, ToolSpec,
@@ -570,25 +570,63 @@ async fn hooks_can_block_rewrite_and_observe() {
     assert_eq!(*guard.seen.lock().unwrap(), vec!["rewritten".to_string()]);
 }
 
+/// A policy shaped like the permission modes (tackle-policy's `ModePolicy` is the real one):
+/// a call that only reads runs (a judged command restricted, when `restrict`); any other gets
+/// `otherwise`.
+struct ModeLike {
+    otherwise: Decision,
+    restrict: bool,
+}
+
+impl ModeLike {
+    /// Like mode `default`: what does not only read asks.
+    fn asks() -> Arc<ModeLike> {
+        Arc::new(ModeLike {
+            otherwise: Decision::Ask { reason: "the mode asks".into(), from_rule: false },
+            restrict: true,
+        })
+    }
+
+    /// Like mode `plan`: what does not only read is refused.
+    fn denies() -> Arc<ModeLike> {
+        Arc::new(ModeLike { otherwise: Decision::Deny { message: "not in this mode".into() }, restrict: true })
+    }
+
+    /// Like mode `bypass`: everything runs, unrestricted.
+    fn allows() -> Arc<ModeLike> {
+        Arc::new(ModeLike { otherwise: Decision::Allow, restrict: false })
+    }
+}
+
+impl PermissionPolicy for ModeLike {
+    fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
+        if request.read_only {
+            if request.spec.command(request.args).is_none() {
+                return Decision::Allow;
+            }
+            if self.restrict {
+                return Decision::AllowReadOnly;
+            }
+        }
+        self.otherwise.clone()
+    }
+}
+
 #[tokio::test]
-async fn permission_modes_gate_calls_before_they_run() {
+async fn policies_gate_calls_before_they_run() {
     let mut fx = fixture(ExecutorConfig::default());
-    fx.executor = Executor::default().with_policy(Arc::new(ModePolicy::new(PermissionMode::Plan)));
+    fx.executor = Executor::default().with_policy(ModeLike::denies());
     let denied = run(&fx, "sleep_unsafe", json!({"ms": 1})).await;
-    assert_rejected(
-        &denied,
-        ErrorKind::Denied,
-        "sleep_unsafe is not available in plan mode (read-only). Finish the plan and present it; to carry it out, \
-         the user leaves plan mode (Shift-Tab or /permissions default in tackle chat, or --permission-mode on the \
-         command line).",
-    );
+    assert_rejected(&denied, ErrorKind::Denied, "not in this mode");
     assert!(fx.order.lock().unwrap().is_empty(), "a denied call never runs");
     assert_eq!(run(&fx, "echo_text", json!({"text": "reads are fine"})).await.text_content(), "reads are fine");
 
-    fx.executor = Executor::default().with_policy(Arc::new(ModePolicy::new(PermissionMode::Default)));
+    // Without an approver, nobody can be asked: what asks is refused.
+    fx.executor = Executor::default().with_policy(ModeLike::asks());
     let asked = run(&fx, "sleep_unsafe", json!({"ms": 1})).await;
     assert!(asked.meta.rejected);
-    assert!(asked.text_content().starts_with("sleep_unsafe needs approval, but this run is non-interactive."));
+    assert_eq!(asked.text_content(), "sleep_unsafe needs approval, but this executor has no approver to ask.");
+    assert!(fx.order.lock().unwrap().is_empty(), "a refused call never runs");
 
     fx.executor = fx.executor.clone().with_approver(Arc::new(AutoApprover));
     assert_eq!(run(&fx, "sleep_unsafe", json!({"ms": 1})).await.text_content(), "slept 1");
@@ -622,9 +660,7 @@ impl tackle_core::permission::Approver for Recorder {
 async fn the_approver_is_told_when_a_hook_not_the_mode_asks() {
     let mut fx = fixture(ExecutorConfig::default());
     let recorder = Arc::new(Recorder(std::sync::Mutex::new(Vec::new())));
-    fx.executor = Executor::default()
-        .with_policy(Arc::new(ModePolicy::new(PermissionMode::Default)))
-        .with_approver(recorder.clone());
+    fx.executor = Executor::default().with_policy(ModeLike::asks()).with_approver(recorder.clone());
     assert_eq!(run(&fx, "sleep_unsafe", json!({"ms": 1})).await.text_content(), "slept 1");
     fx.executor = fx.executor.clone().with_hook(Arc::new(AlwaysAsks));
     assert_eq!(run(&fx, "sleep_unsafe", json!({"ms": 1})).await.text_content(), "slept 1");
@@ -652,9 +688,7 @@ impl tackle_core::permission::Approver for Silent {
 #[tokio::test(start_paused = true)]
 async fn ctrl_c_answers_a_pending_approval_prompt() {
     let mut fx = fixture(ExecutorConfig::default());
-    fx.executor = Executor::default()
-        .with_policy(Arc::new(ModePolicy::new(PermissionMode::Default)))
-        .with_approver(Arc::new(Silent));
+    fx.executor = Executor::default().with_policy(ModeLike::asks()).with_approver(Arc::new(Silent));
     let cancel = CancellationToken::new();
     let calls = vec![
         ToolCall::new("c1", "sleep_unsafe", json!({"ms": 1})),
@@ -819,25 +853,19 @@ async fn only_a_call_allowed_as_read_only_alone_runs_restricted() {
             if output.meta.rejected { "rejected".to_owned() } else { output.text_content() }
         }
     };
-    let default = || Executor::default().with_policy(Arc::new(ModePolicy::new(PermissionMode::Default)));
+    let default = || Executor::default().with_policy(ModeLike::asks());
     // Judged read-only and nothing else allows it: restricted; otherwise it asks.
     assert_eq!(call(default(), "ls").await, "restricted=true");
     assert_eq!(call(default(), "rm x").await, "rejected");
-    assert_eq!(
-        call(Executor::default().with_policy(Arc::new(ModePolicy::new(PermissionMode::Plan))), "ls").await,
-        "restricted=true"
-    );
+    assert_eq!(call(Executor::default().with_policy(ModeLike::denies()), "ls").await, "restricted=true");
     // Allowed outright: by the mode, `--yes`, a hook.
-    assert_eq!(
-        call(Executor::default().with_policy(Arc::new(ModePolicy::new(PermissionMode::Bypass))), "ls").await,
-        "restricted=false"
-    );
+    assert_eq!(call(Executor::default().with_policy(ModeLike::allows()), "ls").await, "restricted=false");
     assert_eq!(call(default().with_approver(Arc::new(AutoApprover)), "ls").await, "restricted=false");
     assert_eq!(call(default().with_hook(Arc::new(AlwaysAllows)), "ls").await, "restricted=false");
     // A hook that asks wins over the shortcut; the approver's allow is outright.
     let recorder = Arc::new(Recorder(std::sync::Mutex::new(Vec::new())));
     assert_eq!(call(default().with_hook(Arc::new(AlwaysAsks)).with_approver(recorder), "ls").await, "restricted=false");
     // Nothing can restrict: the shortcut is off, and the command asks.
-    let unrestricted = ModePolicy { mode: PermissionMode::Default, restrict_read_only: false };
+    let unrestricted = ModeLike { restrict: false, ..Arc::into_inner(ModeLike::asks()).unwrap() };
     assert_eq!(call(Executor::default().with_policy(Arc::new(unrestricted)), "ls").await, "rejected");
 }

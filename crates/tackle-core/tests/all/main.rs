@@ -3,9 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod configuration_doc;
 mod deep_input;
 mod executor;
-mod hostile_commands;
 mod registry;
 mod strict_property;

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tackle_core::config::Config;
-use tackle_core::config::snapshot::SettingsFile;
+use tackle_policy::config::Config;
+use tackle_policy::config::snapshot::SettingsFile;
 
 /// The workspace file in Claude Code's format.
 pub const MCP_JSON: &str = ".mcp.json";
@@ -212,7 +212,7 @@ pub fn candidates(config: &Config, workspace: &Path) -> (BTreeMap<String, Vec<Ca
     }
     match config.user_section::<McpSection>("mcp") {
         Ok(section) => add(section.map(|s| s.servers).unwrap_or_default(), Origin::User),
-        Err(err) => notices.push(format!("ignoring [mcp] of {}: {err}", tackle_core::config::user_config_shown())),
+        Err(err) => notices.push(format!("ignoring [mcp] of {}: {err}", tackle_policy::config::user_config_shown())),
     }
     (by_name, notices)
 }
@@ -317,13 +317,13 @@ pub fn resolve(
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-    use tackle_core::config::snapshot::SettingsSnapshot;
+    use tackle_policy::config::snapshot::SettingsSnapshot;
 
-    /// The bounds table of `tackle_core::config::rules` states these defaults for its notices.
+    /// The bounds table of `tackle_policy::config::rules` states these defaults for its notices.
     #[test]
     #[allow(clippy::cast_precision_loss)]
     fn the_bounds_table_knows_the_defaults() {
-        let default = |key: &str| tackle_core::config::rules::number_rule(key).and_then(|rule| rule.default);
+        let default = |key: &str| tackle_policy::config::rules::number_rule(key).and_then(|rule| rule.default);
         assert_eq!(default("mcp.defer_threshold"), Some(DEFAULT_DEFER_THRESHOLD as f64));
         assert_eq!(default("mcp.servers.x.startup_timeout_ms"), Some(DEFAULT_STARTUP_TIMEOUT.as_millis() as f64));
         assert_eq!(default("mcp.servers.x.call_timeout_ms"), Some(DEFAULT_CALL_TIMEOUT.as_millis() as f64));

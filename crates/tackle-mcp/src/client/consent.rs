@@ -7,15 +7,15 @@
 //! an answer to a prompt, remembered per workspace path and per hash of the server's
 //! definition.
 //!
-//! The remembering is `tackle_core::config::consent`'s one mechanism: answers go to a
+//! The remembering is `tackle_policy::config::consent`'s one mechanism: answers go to a
 //! [`ConsentStore`] in the user config directory, and `[mcp] trusted_workspaces` is bound to
 //! the hash of the workspace's settings files like the top-level list, so a changed
 //! `.mcp.json` in a listed workspace needs consent again.
 
 use std::path::Path;
 
-use tackle_core::config::consent::{self as core_consent, Approval, ConsentStore, TrustInputs};
-use tackle_core::config::{Config, flag_from_env};
+use tackle_policy::config::consent::{self as core_consent, Approval, ConsentStore, TrustInputs};
+use tackle_policy::config::{Config, flag_from_env};
 
 use super::config::Candidate;
 
@@ -128,7 +128,7 @@ impl ConsentPolicy<'_> {
              or [mcp] trusted_workspaces in {}).",
             candidate.name,
             candidate.origin.label(),
-            tackle_core::config::user_config_shown()
+            tackle_policy::config::user_config_shown()
         ))
     }
 }
@@ -159,7 +159,7 @@ mod tests {
                 "MCP server 'git' from .mcp.json was not started: servers defined by the workspace need your consent. \
                  Allow them with --allow-project-mcp, TACKLE_ALLOW_PROJECT_MCP=1, or by trusting the workspace \
                  (--trust-workspace, or [mcp] trusted_workspaces in {}).",
-                tackle_core::config::user_config_shown()
+                tackle_policy::config::user_config_shown()
             )
         );
         assert!(

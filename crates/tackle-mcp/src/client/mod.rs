@@ -19,10 +19,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use tackle_core::config::Config;
 use tackle_core::registry::{ToolHandle, ToolSource};
 use tackle_core::spec::Loading;
 use tackle_core::{BoxFuture, DynTool, Notifications, Registry, Session, SessionResource, SessionState, ToolSet};
+use tackle_policy::config::Config;
 
 use self::config::{Candidate, Defaults, Defer, McpSection, ServerConfig};
 use self::connection::{Connection, Listing, RemoteTool};
@@ -56,7 +56,7 @@ pub fn servers(
     by_name.retain(|name, _| wanted.contains(name));
     let defaults = Defaults::from_env();
     // `${VAR}` may name a secret Tackle moved out of its own environment (a server's token).
-    let lookup = tackle_core::secrets::var;
+    let lookup = tackle_policy::secrets::var;
     let mut servers = Vec::new();
     for (name, candidates) in by_name {
         let chosen: Option<&Candidate> =
@@ -81,7 +81,7 @@ pub fn servers(
 
 /// The user's `[mcp]` section (the deferral threshold); a malformed one is an error naming the
 /// file and the key.
-pub fn user_section(config: &Config) -> Result<McpSection, tackle_core::config::ConfigError> {
+pub fn user_section(config: &Config) -> Result<McpSection, tackle_policy::config::ConfigError> {
     Ok(config.user_section::<McpSection>("mcp")?.unwrap_or_default())
 }
 

@@ -188,7 +188,7 @@ pub struct Launch<'a> {
 pub fn spawn(launch: &Launch<'_>, tap: TaskTap) -> std::io::Result<(ChildLines, ChildProcess)> {
     let log = open_log(launch.workspace, launch.server)?;
     let mut command = tokio::process::Command::new(launch.command);
-    for (name, _) in tackle_core::secrets::stored() {
+    for (name, _) in tackle_policy::secrets::stored() {
         command.env_remove(name);
     }
     command

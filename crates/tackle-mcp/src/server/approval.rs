@@ -93,7 +93,7 @@ impl Approver for NoElicitation {
             "{} needs approval, and this MCP client cannot be asked (it does not support elicitation). Restart \
              `tackle mcp serve` with {} (bypass is the default).",
             request.spec.name,
-            request.ways_to_allow(false)
+            tackle_policy::permission::ways_to_allow(request, false)
         );
         Box::pin(async move { Approval::Deny { message } })
     }

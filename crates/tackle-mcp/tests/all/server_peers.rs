@@ -14,8 +14,9 @@ use serde_json::json;
 use support::peers::{self, inspect, probe};
 use support::{Probe, server_with};
 use tackle_core::Executor;
-use tackle_core::permission::{ModePolicy, PermissionMode};
+use tackle_core::permission::PermissionMode;
 use tackle_mcp::server::ServerOptions;
+use tackle_policy::permission::ModePolicy;
 
 async fn serve(options: ServerOptions) -> (String, Arc<Probe>, tokio::sync::oneshot::Sender<()>, tempfile::TempDir) {
     serve_with(options, Executor::default()).await

@@ -350,7 +350,7 @@ impl Sandbox {
 /// lives. A workspace's own `tackle.toml` may not widen the sandbox, so the hint names the
 /// user config as Tackle resolved it.
 fn user_can(setting: &str) -> String {
-    format!("the user can set {setting} in {}", tackle_core::config::user_config_shown())
+    format!("the user can set {setting} in {}", tackle_policy::config::user_config_shown())
 }
 
 #[cfg(test)]
@@ -367,7 +367,7 @@ mod tests {
             bwrap: Some(PathBuf::from("/usr/bin/bwrap")),
         };
         // Each hint names the setting and the user config file that holds it, never tackle.toml.
-        let config = tackle_core::config::user_config_shown();
+        let config = tackle_policy::config::user_config_shown();
         let writes = format!(
             "[sandbox: writes outside the workspace are blocked; the user can set [sandbox] extra_writable = \
              [\"DIR\"] in {config}]"

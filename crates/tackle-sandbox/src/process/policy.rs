@@ -2,7 +2,7 @@
 //! what is writable besides the workspace, what is hidden, and whether `.git` is protected.
 //!
 //! Which of these a workspace's own `tackle.toml` may set is decided by the table of
-//! `tackle_core::config::rules` (docs/configuration.md): a value that would weaken the
+//! `tackle_policy::config::rules` (docs/configuration.md): a value that would weaken the
 //! sandbox (`network = true`, `extra_writable`, `protect_git = false`, a weaker `mode`) is
 //! never taken from the workspace, trusted or not, and is ignored with a one-line notice;
 //! values that narrow access always apply.
@@ -10,7 +10,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
-use tackle_core::config::{Config, ConfigError};
+use tackle_policy::config::{Config, ConfigError};
 
 /// `[sandbox] mode`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -111,7 +111,7 @@ impl SandboxPolicy {
 
     /// Reads `[sandbox]` from the user config, then the workspace's values where they narrow
     /// (a stricter `mode`, `network = false`, `protect_git = true`, more `hide` entries; the
-    /// rules of `tackle_core::config::rules`). Returns the policy and one notice per ignored
+    /// rules of `tackle_policy::config::rules`). Returns the policy and one notice per ignored
     /// workspace value.
     pub fn from_config(config: &Config, workspace: &Path) -> Result<(SandboxPolicy, Vec<String>), ConfigError> {
         let mut policy = SandboxPolicy::new(workspace);
@@ -275,7 +275,7 @@ mod tests {
             let why = format!(
                 "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the \
                  environment, which only your user config ({}) and flags may do",
-                tackle_core::config::user_config_shown()
+                tackle_policy::config::user_config_shown()
             );
             assert_eq!(
                 notices,

@@ -292,11 +292,11 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    /// The bounds table of `tackle_core::config::rules` states this default for its notices.
+    /// The bounds table of `tackle_policy::config::rules` states this default for its notices.
     #[test]
     #[allow(clippy::cast_precision_loss)]
     fn the_bounds_table_knows_the_default_grace() {
-        let rule = tackle_core::config::rules::number_rule("tools.kill_grace_ms").unwrap();
+        let rule = tackle_policy::config::rules::number_rule("tools.kill_grace_ms").unwrap();
         assert_eq!(rule.default, Some(DEFAULT_KILL_GRACE.as_millis() as f64));
     }
 

@@ -8,8 +8,8 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use pretty_assertions::assert_eq;
-use tackle_core::config::Config;
 use tackle_core::{Access, ErrorKind, PathPolicy};
+use tackle_policy::config::Config;
 use tackle_sandbox::{PathError, WorkspacePolicy, policy_from_config};
 
 struct Fixture {
@@ -39,7 +39,7 @@ fn outside_message(shown: &str, ws: &Path) -> String {
         "Path {shown} is outside the workspace ({}). Use a path inside it; the user can allow another directory \
          with [workspace] extra_roots in {}.",
         ws.display(),
-        tackle_core::config::user_config_shown()
+        tackle_policy::config::user_config_shown()
     )
 }
 
@@ -318,7 +318,7 @@ fn configuration_adds_roots_and_workspaces_cannot_widen_access_even_when_trusted
     let why = format!(
         "from the workspace's tackle.toml: it would widen the sandbox, the path policy or the environment, \
          which only your user config ({}) and flags may do",
-        tackle_core::config::user_config_shown()
+        tackle_policy::config::user_config_shown()
     );
     for trusted in [false, true] {
         let config = config("", local, trusted);

@@ -249,7 +249,7 @@ fn landlock_refuses_loopback_unless_the_network_is_allowed() {
         Some(format!(
             "[sandbox: network access is off, so connections (127.0.0.1 too) and name lookups fail; the user can \
              set [sandbox] network = true in {}]",
-            tackle_core::config::user_config_shown()
+            tackle_policy::config::user_config_shown()
         ))
     );
 

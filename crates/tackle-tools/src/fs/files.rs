@@ -20,10 +20,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rustix::fs::OFlags;
 
 use tackle_core::changes;
-use tackle_core::config::{Config, ConfigError};
-use tackle_core::permission::rules::{ReadRules, denial};
-use tackle_core::tools_config::ToolsConfig;
 use tackle_core::{Access, ToolContext, ToolError};
+use tackle_policy::config::{Config, ConfigError};
+use tackle_policy::permission::rules::{ReadRules, denial};
+use tackle_policy::tools_config::ToolsConfig;
 use tackle_sandbox::PathError;
 
 use crate::fs::atomic::{Staged, WriteError, WriteOptions, open_parent, opened, remove_atomic, stage, temp_name_for};

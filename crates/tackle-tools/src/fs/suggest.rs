@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use tackle_core::ToolContext;
-use tackle_core::permission::rules::ReadRules;
+use tackle_policy::permission::rules::ReadRules;
 
 use crate::fs::Target;
 use crate::fs::beneath::{Beneath, DIR_READ, Links};
@@ -56,8 +56,8 @@ pub fn missing_file_message(ctx: &ToolContext, target: &Target) -> String {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-    use tackle_core::permission::rule::RuleBase;
-    use tackle_core::permission::rules::{RuleBook, RuleKind};
+    use tackle_policy::permission::rule::RuleBase;
+    use tackle_policy::permission::rules::{RuleBook, RuleKind};
 
     #[test]
     fn suggests_case_and_spelling_neighbours_only() {

@@ -5,8 +5,8 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tackle_core::config::user_dirs::UserDirs;
 use tackle_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use tackle_policy::config::user_dirs::UserDirs;
 
 use super::skills::{Skills, load_body, other_files};
 use crate::fs::blocking;
@@ -51,7 +51,7 @@ impl Tool for LoadSkill {
     async fn call(&self, input: LoadSkillInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         blocking(ctx, move |ctx| {
             let workspace = ctx.workspace();
-            let hidden = (*ctx.state().get::<tackle_core::permission::rules::ReadRules>()).clone();
+            let hidden = (*ctx.state().get::<tackle_policy::permission::rules::ReadRules>()).clone();
             let skills = Skills::discover(workspace, &ctx.state().get::<UserDirs>().skills, &hidden);
             let Some(skill) = skills.get(&input.name) else {
                 let names: Vec<&str> = skills.skills.iter().map(|s| s.name.as_str()).collect();

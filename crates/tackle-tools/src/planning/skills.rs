@@ -2,7 +2,7 @@
 //! `name` and a `description`, then Markdown instructions) and any files the instructions
 //! use. They are found in `.tackle/skills/`, then `.claude/skills/` (so the folders people
 //! already wrote for Claude Code work as they are), then the person's own skill directories
-//! (`tackle_core::config::user_dirs`: `skills/` in Tackle's configuration directory, and
+//! (`tackle_policy::config::user_dirs`: `skills/` in Tackle's configuration directory, and
 //! `~/.claude/skills/` with `[compat] claude = true`); the first skill of a name wins. The system prompt lists each by
 //! name and description; `load_skill` returns the instructions when the model needs them.
 //!
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use tackle_core::frontmatter::{self, FrontmatterError};
 use tackle_core::fs::state;
-use tackle_core::permission::rules::ReadRules;
+use tackle_policy::permission::rules::ReadRules;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
@@ -53,7 +53,7 @@ pub struct Skills {
 
 impl Skills {
     /// Finds the skills of `workspace` (canonical) and of the person's own skill directories
-    /// (`user_dirs`, the session's [`tackle_core::config::user_dirs::UserDirs::skills`]; a link
+    /// (`user_dirs`, the session's [`tackle_policy::config::user_dirs::UserDirs::skills`]; a link
     /// in one that leads out of it is skipped with a warning).
     /// `hidden`: the session's `Read(...)` deny rules (a skill file they cover is skipped).
     pub fn discover(workspace: &Path, user_dirs: &[PathBuf], hidden: &ReadRules) -> Skills {
@@ -143,7 +143,7 @@ fn read_skill(folder: &Path, root: &Path, hidden: &ReadRules) -> Result<Option<S
 /// following a link out of it, and not when a `Read(...)` deny rule in `hidden` covers it
 /// (`tackle_core::fs::state::read_prompt_file`, as `AGENTS.md` is read).
 fn read_file(path: &Path, root: &Path, hidden: &ReadRules) -> Result<Option<String>, String> {
-    state::read_prompt_file(root, path, MAX_SKILL_BYTES, hidden, Links::InRoot)
+    state::read_prompt_file(root, path, MAX_SKILL_BYTES, &|p| hidden.hides(p), Links::InRoot)
 }
 
 /// The frontmatter between the opening `---` line and the next `---` line, and the body

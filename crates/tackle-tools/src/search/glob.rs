@@ -18,7 +18,7 @@ use crate::fs::beneath::regular_mtime;
 use crate::fs::blocking;
 use crate::search::bounds::{MAX_GLOB_BYTES, check_length};
 use crate::search::walk::{Kind, WalkOptions, display_path, search_root, walk};
-use tackle_core::permission::rules::ReadRules;
+use tackle_policy::permission::rules::ReadRules;
 
 /// The wire name.
 pub const NAME: &str = "glob";

@@ -21,7 +21,7 @@ use crate::search::bounds::{
     MAX_GLOB_BYTES, MAX_REGEX_BYTES, REGEX_DFA_SIZE_LIMIT, REGEX_NEST_LIMIT, REGEX_SIZE_LIMIT, check_length,
 };
 use crate::search::walk::{Entry, Kind, WalkOptions, display_path, search_root, walk};
-use tackle_core::permission::rules::ReadRules;
+use tackle_policy::permission::rules::ReadRules;
 
 /// The wire name.
 pub const NAME: &str = "grep";

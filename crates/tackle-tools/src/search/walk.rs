@@ -28,7 +28,7 @@ use ignore::overrides::Override;
 use ignore::types::Types;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
 use tackle_core::ToolError;
-use tackle_core::permission::rules::ReadRules;
+use tackle_policy::permission::rules::ReadRules;
 use tokio_util::sync::CancellationToken;
 
 use crate::fs::Target;

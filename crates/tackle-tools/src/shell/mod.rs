@@ -20,7 +20,7 @@ mod jobs;
 mod process;
 mod protected;
 /// Which commands only read: the shell analysis of the permission engine.
-pub use tackle_core::shell as readonly;
+pub use tackle_policy::shell as readonly;
 mod render;
 mod restricted;
 mod stream;

@@ -101,7 +101,7 @@ async fn every_failed_check_is_reported_and_changes_nothing() {
             "apply_patch failed; no files were changed.\n../evil.txt: Path ../evil.txt is outside the workspace ({}). \
              Use a path inside it; the user can allow another directory with [workspace] extra_roots in {}.",
             ws.root.display(),
-            tackle_core::config::user_config_shown()
+            tackle_policy::config::user_config_shown()
         )
     );
     let moved_out =

@@ -466,7 +466,7 @@ async fn the_shell_runs_inside_the_sandbox() {
             out.text_content().ends_with(&format!(
                 "[exit code: 1]\n[sandbox: writes outside the workspace are blocked; the user can set [sandbox] \
                  extra_writable = [\"DIR\"] in {}]",
-                tackle_core::config::user_config_shown()
+                tackle_policy::config::user_config_shown()
             )),
             "{mode:?}: {}",
             out.text_content()
@@ -479,7 +479,7 @@ async fn the_shell_runs_inside_the_sandbox() {
             out.text_content().ends_with(&format!(
                 "\n[sandbox: network access is off, so connections (127.0.0.1 too) and name lookups fail; the user \
                  can set [sandbox] network = true in {}]",
-                tackle_core::config::user_config_shown()
+                tackle_policy::config::user_config_shown()
             )),
             "{mode:?}: {}",
             out.text_content()

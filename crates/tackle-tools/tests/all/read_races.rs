@@ -184,8 +184,8 @@ async fn a_file_swapped_with_a_link_out_never_leaks_through_any_reader() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_swapped_with_a_link_to_a_denied_file_inside_never_leaks() {
     use tackle_core::permission::PermissionMode;
-    use tackle_core::permission::rule::RuleBase;
-    use tackle_core::permission::rules::{ReadRules, RuleBook, RuleKind, RulePolicy};
+    use tackle_policy::permission::rule::RuleBase;
+    use tackle_policy::permission::rules::{ReadRules, RuleBook, RuleKind, RulePolicy};
 
     let mut ws = Ws::one_shot();
     let base = RuleBase { workspace: ws.root.clone(), rule_dir: ws.root.clone(), home: None };

@@ -352,7 +352,7 @@ async fn glob_never_lists_files_outside_the_workspace() {
         format!(
             "Path {shown} is outside the workspace ({root}). Use a path inside it; the user can allow another \
              directory with [workspace] extra_roots in {}.",
-            tackle_core::config::user_config_shown()
+            tackle_policy::config::user_config_shown()
         )
     };
     let absolute = format!("{root}/../outside/*");

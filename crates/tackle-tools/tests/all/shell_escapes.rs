@@ -53,7 +53,7 @@ async fn under_bubblewrap_git_is_read_only_and_git_writes_get_the_hint() {
     let git_hint = format!(
         "[sandbox: .git is read-only for commands, so git cannot write it (add, commit, checkout); the user can set \
          [sandbox] protect_git = false in {}]",
-        tackle_core::config::user_config_shown()
+        tackle_policy::config::user_config_shown()
     );
     let git_hint = git_hint.as_str();
     let out = h.bash("echo more >> README && git add README").await;

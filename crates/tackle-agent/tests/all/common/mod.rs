@@ -11,12 +11,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tackle_agent::{Agent, AgentConfig, AgentParts, CallFormat, Observer, RunOutcome, ToolRefresh, Trajectory};
-use tackle_core::permission::{AutoApprover, ModePolicy, NonInteractiveApprover, PermissionMode};
+use tackle_core::permission::{AutoApprover, PermissionMode};
 use tackle_core::{
     Executor, ExecutorConfig, Notifications, Registry, Session, SessionConfig, Tool, ToolContext, ToolError,
     ToolOutput, ToolSpec,
 };
 use tackle_llm::{LlmClient, ProviderConfig, ProviderKind};
+use tackle_policy::permission::{ModePolicy, NonInteractiveApprover};
 use tackle_testkit::{FakeLlm, Protocol};
 use tokio_util::sync::CancellationToken;
 

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use tackle_core::permission::rules::ReadRules;
 use tackle_core::{ToolContext, ToolError};
+use tackle_policy::permission::rules::ReadRules;
 
 use crate::fs::reader::{Line, scan};
 use crate::fs::text::{binary_message, numbered};

@@ -96,7 +96,8 @@ impl Ws {
     /// Makes every call ask, and the approver record what each question previews and deny:
     /// what a person asked to approve would see, with nothing run.
     pub fn asking(&mut self) -> Arc<RecordingApprover> {
-        use tackle_core::permission::{ModePolicy, PermissionMode};
+        use tackle_core::permission::PermissionMode;
+        use tackle_policy::permission::ModePolicy;
         let approver = Arc::new(RecordingApprover(Mutex::new(Vec::new())));
         self.executor = Executor::default()
             .with_policy(Arc::new(ModePolicy::new(PermissionMode::Default)))

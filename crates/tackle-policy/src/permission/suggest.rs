@@ -25,7 +25,7 @@ use super::PermissionRequest;
 use super::rule::{RuleBase, absolute, escape_glob};
 use super::rules::{Outcome, RuleBook, RuleKind};
 use crate::shell::{SubCommand, analyze, is_safe_command};
-use crate::spec::PathAccess;
+use tackle_core::spec::PathAccess;
 
 /// Programs whose second word names a sub-command (`git push`, `cargo test`): their rule
 /// keeps that word and allows any arguments after it.
@@ -181,7 +181,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::spec::ToolSpec;
+    use tackle_core::spec::ToolSpec;
 
     fn bash() -> ToolSpec {
         ToolSpec::new("bash", "").alias("Bash").command_param("command")

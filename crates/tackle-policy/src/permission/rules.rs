@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::rule::{Rule, RuleBase, RuleError, Specifier, ToolClass, absolute, first_word};
 use super::{Decision, ModePolicy, PermissionMode, PermissionPolicy, PermissionRequest};
 use crate::shell::{Analysis, SubCommand, analyze};
-use crate::spec::PathAccess;
+use tackle_core::spec::PathAccess;
 
 /// Which list a rule is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -506,7 +506,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::ToolSpec;
+    use tackle_core::ToolSpec;
 
     fn outcome(book: &RuleBook, command: &str) -> Outcome {
         let spec = ToolSpec::new("bash", "").alias("Bash").command_param("command");

@@ -1,11 +1,11 @@
 //! docs/configuration.md prints the table of where each setting may come from; this keeps the
-//! page and `tackle_core::config::rules::RULES` in step (one row per rule, the same treatment).
+//! page and `tackle_policy::config::rules::RULES` in step (one row per rule, the same treatment).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 
-use tackle_core::config::rules::{FromWorkspace, NUMBERS, RULES, display_key};
+use tackle_policy::config::rules::{FromWorkspace, NUMBERS, RULES, display_key};
 
 #[test]
 fn the_documented_table_is_the_table_in_the_code() {

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tackle_core::ToolSpec;
-use tackle_core::permission::rule::RuleBase;
-use tackle_core::permission::rules::{RuleBook, RuleKind, RulePolicy};
 use tackle_core::permission::{Decision, PermissionMode, PermissionRequest};
+use tackle_policy::permission::rule::RuleBase;
+use tackle_policy::permission::rules::{RuleBook, RuleKind, RulePolicy};
 
 #[path = "hostile_commands/differential.rs"]
 mod differential;

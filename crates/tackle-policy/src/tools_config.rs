@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::config::{Config, ConfigError};
-use crate::executor::{DEFAULT_TIMEOUT, ExecutorConfig, OutputBudget};
+use tackle_core::executor::{DEFAULT_TIMEOUT, ExecutorConfig, OutputBudget};
 
 /// The `[tools]` section.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -43,17 +43,14 @@ impl ToolsConfig {
     pub fn kill_grace(&self) -> Option<Duration> {
         self.kill_grace_ms.map(Duration::from_millis)
     }
-}
 
-impl ExecutorConfig {
     /// The executor settings of `[tools]`: `timeout_ms` and `max_output_chars`.
-    pub fn from_config(config: &Config) -> Result<ExecutorConfig, ConfigError> {
-        let tools = ToolsConfig::from_config(config)?;
-        Ok(ExecutorConfig {
-            default_timeout: tools.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis),
-            budget: tools.budget(),
+    pub fn executor_config(&self) -> ExecutorConfig {
+        ExecutorConfig {
+            default_timeout: self.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+            budget: self.budget(),
             ..ExecutorConfig::default()
-        })
+        }
     }
 }
 
@@ -69,11 +66,12 @@ mod tests {
     #[test]
     fn the_executor_reads_its_deadline_and_budget() {
         let executor =
-            ExecutorConfig::from_config(&config("[tools]\ntimeout_ms = 1500", "[tools]\nmax_output_chars = 5000"))
-                .unwrap();
+            ToolsConfig::from_config(&config("[tools]\ntimeout_ms = 1500", "[tools]\nmax_output_chars = 5000"))
+                .unwrap()
+                .executor_config();
         assert_eq!(executor.default_timeout, Duration::from_millis(1500));
         assert_eq!(executor.budget.max_chars(), 5000);
-        let defaults = ExecutorConfig::from_config(&Config::default()).unwrap();
+        let defaults = ToolsConfig::from_config(&Config::default()).unwrap().executor_config();
         assert_eq!(defaults.default_timeout, DEFAULT_TIMEOUT);
     }
 
@@ -81,7 +79,7 @@ mod tests {
     fn the_bounds_table_knows_the_defaults() {
         let default = |key: &str| crate::config::rules::number_rule(key).and_then(|rule| rule.default);
         #[allow(clippy::cast_precision_loss)]
-        let expected = [DEFAULT_TIMEOUT.as_millis() as f64, crate::executor::DEFAULT_MAX_OUTPUT_CHARS as f64];
+        let expected = [DEFAULT_TIMEOUT.as_millis() as f64, tackle_core::executor::DEFAULT_MAX_OUTPUT_CHARS as f64];
         assert_eq!([default("tools.timeout_ms"), default("tools.max_output_chars")], expected.map(Some));
     }
 

@@ -12,11 +12,11 @@ use serde_json::{Map, Value, json};
 use super::command::{HookRun, run_hook};
 use super::config::HookEntry;
 use super::{HookCall, PreHookOutcome, ToolHook};
-use crate::context::SessionInfo;
-use crate::output::{ContentPart, ToolOutput};
-use crate::permission::PermissionMode;
-use crate::spec::ToolSpec;
-use crate::tool::BoxFuture;
+use tackle_core::context::SessionInfo;
+use tackle_core::output::{ContentPart, ToolOutput};
+use tackle_core::permission::PermissionMode;
+use tackle_core::spec::ToolSpec;
+use tackle_core::tool::BoxFuture;
 
 /// After this many consecutive Stop blocks the agent stops anyway, with a warning.
 pub const STOP_LOOP_LIMIT: usize = 3;

@@ -7,7 +7,7 @@
 //! hash needs consent again (docs/configuration.md).
 //!
 //! A settings file is untrusted input: it is opened beneath the workspace without following
-//! a link (each is one of Tackle's state paths, `crate::fs::state`: a link is refused with a
+//! a link (each is one of Tackle's state paths, `tackle_core::fs::state`: a link is refused with a
 //! notice), without blocking (a FIFO put in its place must not hang Tackle), must be a
 //! regular file, and may hold at most [`MAX_SETTINGS_BYTES`].
 
@@ -16,7 +16,7 @@ use std::path::Path;
 
 use sha2::{Digest as _, Sha256};
 
-use crate::fs::state::{CLAUDE_LOCAL_SETTINGS, CLAUDE_SETTINGS, MCP_JSON, StateError, TABLE, TACKLE_TOML};
+use tackle_core::fs::state::{CLAUDE_LOCAL_SETTINGS, CLAUDE_SETTINGS, MCP_JSON, StateError, TABLE, TACKLE_TOML};
 
 /// The workspace files that hold settings, in hashing order.
 pub const SETTINGS_FILES: &[&str] = &[TACKLE_TOML.rel, MCP_JSON.rel, CLAUDE_SETTINGS.rel, CLAUDE_LOCAL_SETTINGS.rel];

@@ -11,7 +11,7 @@
 //! where tree-sitter-bash and bash read a command differently, what bash evaluates as
 //! arithmetic) makes the command *unanalyzable*: no allow rule covers it, and any `Bash(...)`
 //! deny rule denies it (docs/reference/safety.md#threat-model). The differential harness of
-//! `crates/tackle-core/tests/all/hostile_commands/differential.rs` checks it against real bash.
+//! `crates/tackle-policy/tests/all/hostile_commands/differential.rs` checks it against real bash.
 
 mod assignments;
 mod options;

@@ -10,12 +10,12 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use tackle_core::ToolSpec;
 use tackle_core::context::SessionInfo;
-use tackle_core::hooks::config::HookEntry;
-use tackle_core::hooks::protocol::CommandHooks;
 use tackle_core::hooks::{HookCall, ToolHook};
-use tackle_core::permission::rule::RuleBase;
-use tackle_core::permission::rules::{RuleBook, RuleKind, RulePolicy};
 use tackle_core::permission::{PermissionMode, PermissionPolicy, PermissionRequest};
+use tackle_policy::hooks::config::HookEntry;
+use tackle_policy::hooks::protocol::CommandHooks;
+use tackle_policy::permission::rule::RuleBase;
+use tackle_policy::permission::rules::{RuleBook, RuleKind, RulePolicy};
 
 fn decision(c: &mut Criterion) {
     let base = RuleBase { workspace: "/ws".into(), rule_dir: "/ws".into(), home: None };
@@ -44,7 +44,7 @@ fn decision(c: &mut Criterion) {
     c.bench_function("decision_20_parts_200_rules", |b| b.iter(|| policy.decide(&request)));
     let command = args["command"].as_str().unwrap();
     // The same command's parse and walk alone: what the decision costs beyond the rules.
-    c.bench_function("shell_analysis_20_parts", |b| b.iter(|| tackle_core::shell::analyze(command)));
+    c.bench_function("shell_analysis_20_parts", |b| b.iter(|| tackle_policy::shell::analyze(command)));
     // The tree-sitter-bash parse alone: the floor the walk stands on.
     let mut parser = tree_sitter::Parser::new();
     parser.set_language(&tree_sitter_bash::LANGUAGE.into()).unwrap();

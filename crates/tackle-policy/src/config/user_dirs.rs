@@ -4,7 +4,7 @@
 //! session is assembled (`crates/tackle/src/builder.rs`) and kept in the session's state, so
 //! the system prompt, `load_skill`, `tools list` and subagent discovery all see the same list.
 //! Files under them are read beneath the directory they belong to, without following a link
-//! out of it (`crate::fs::state::read_prompt_file`).
+//! out of it (`tackle_core::fs::state::read_prompt_file`).
 
 use std::path::PathBuf;
 

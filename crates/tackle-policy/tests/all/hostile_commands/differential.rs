@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tackle_core::ToolSpec;
-use tackle_core::permission::rule::RuleBase;
-use tackle_core::permission::rules::{RuleBook, RuleKind, RulePolicy};
 use tackle_core::permission::{Decision, PermissionMode, PermissionRequest};
-use tackle_core::shell::{analyze, program_name};
+use tackle_policy::permission::rule::RuleBase;
+use tackle_policy::permission::rules::{RuleBook, RuleKind, RulePolicy};
+use tackle_policy::shell::{analyze, program_name};
 
 /// Programs that only log.
 const STUBS: &[&str] = &[
