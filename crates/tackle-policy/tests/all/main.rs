@@ -1,5 +1,5 @@
-//! The one integration-test binary of `tackle-policy` (issue 26, point 7): each module was
-//! once its own `tests/NAME.rs` binary of `tackle-core`, before the policy left it.
+//! The one integration-test binary of `tackle-policy` (issue 26, point 7): its modules were
+//! `tackle-core`'s tests of the policy before the policy left core (issue 26, point 4).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
