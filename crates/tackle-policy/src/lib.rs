@@ -24,3 +24,4 @@ pub mod permission;
 pub mod secrets;
 pub mod shell;
 pub mod tools_config;
+pub mod wildcard;

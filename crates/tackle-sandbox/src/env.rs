@@ -77,7 +77,7 @@ impl EnvSettings {
     /// Whether `passthrough` keeps the variable `name`.
     fn passes(&self, name: &OsStr) -> bool {
         let name = name.to_string_lossy();
-        self.passthrough.iter().any(|pattern| secrets::wildcard_match(pattern, &name))
+        self.passthrough.iter().any(|pattern| tackle_policy::wildcard::matches(pattern, &name))
     }
 }
 

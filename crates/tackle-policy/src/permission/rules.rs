@@ -344,7 +344,7 @@ impl Parts<'_> {
                 .map(|(forms, _)| Some(forms[0].display().to_string())),
             (Specifier::Value(pattern), class) if self.tool_matches(class) => {
                 match self.specifier_value() {
-                    Some(value) if super::rule::wildcard(pattern, value) => Some(Some(value.to_owned())),
+                    Some(value) if crate::wildcard::matches(pattern, value) => Some(Some(value.to_owned())),
                     Some(_) => None,
                     // A tool without a specifier parameter: a restriction covers every call.
                     None => Some(None),
@@ -396,7 +396,7 @@ impl Parts<'_> {
             return allows
                 .iter()
                 .find(|r| {
-                    matches!(&r.rule.specifier, Specifier::Value(p) if super::rule::wildcard(p, value))
+                    matches!(&r.rule.specifier, Specifier::Value(p) if crate::wildcard::matches(p, value))
                         && self.tool_matches(&r.rule.class)
                 })
                 .map(|r| vec![*r]);
