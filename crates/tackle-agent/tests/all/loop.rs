@@ -13,7 +13,7 @@ use common::{BOTH, EchoRuns, RunSpec, run};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tackle_agent::{CallFormat, RunStatus, TRUNCATED_MESSAGE, ToolRefresh};
-use tackle_calls::CallFormat as TextFormat;
+use tackle_calls::TextFormat;
 use tackle_core::permission::PermissionMode;
 use tackle_core::registry::ToolHandle;
 use tackle_core::{
