@@ -13,7 +13,7 @@ use tackle_calls::{CallResult, ToolIndex};
 use tackle_core::deferral::{Deferral, shown_specs};
 use tackle_core::factory::Allowlists;
 use tackle_core::permission::{PermissionMode, PermissionPolicy};
-use tackle_core::{Executor, Notifications, Session, TodoList, ToolOutput};
+use tackle_core::{Executor, Notifications, TodoList, ToolOutput, ToolSession};
 use tackle_llm::{
     AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, LlmEvent, Message, ToolResult, Usage, UserPart,
 };
@@ -84,7 +84,7 @@ impl Default for AgentConfig {
 /// A run in progress: a provider, a session, an executor and a history.
 pub struct Agent {
     pub(crate) model: Arc<dyn ChatModel>,
-    pub(crate) session: Session,
+    pub(crate) session: ToolSession,
     pub(crate) executor: Executor,
     pub(crate) config: AgentConfig,
     pub(crate) observer: Arc<dyn Observer>,
@@ -163,7 +163,7 @@ impl Agent {
     }
 
     /// The session (its tools, state and events).
-    pub fn session(&self) -> &Session {
+    pub fn session(&self) -> &ToolSession {
         &self.session
     }
 

@@ -7,14 +7,14 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use tackle_calls::{CallResult, ParsedCall, Parser, TextFormat, ToolIndex, render_results};
-use tackle_core::{Executor, PathPolicy, Session, SessionConfig};
+use tackle_core::{Executor, PathPolicy, ToolSession, ToolSessionConfig};
 use tackle_sandbox::WorkspacePolicy;
 use tokio_util::sync::CancellationToken;
 
 struct Workspace {
     _dir: tempfile::TempDir,
     root: std::path::PathBuf,
-    session: Session,
+    session: ToolSession,
 }
 
 fn workspace() -> Workspace {
@@ -22,9 +22,9 @@ fn workspace() -> Workspace {
     let root = dir.path().canonicalize().unwrap();
     let registry = tackle_tools::builtin_registry();
     let selection = registry.select("all", "all").unwrap();
-    let mut config = SessionConfig::new(root.clone());
+    let mut config = ToolSessionConfig::new(root.clone());
     config.path_policy = Some(Arc::new(WorkspacePolicy::new(&root).unwrap()) as Arc<dyn PathPolicy>);
-    let session = Session::new(config, registry.instantiate(&selection));
+    let session = ToolSession::new(config, registry.instantiate(&selection));
     Workspace { _dir: dir, root, session }
 }
 

@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use rmcp::ServiceExt as _;
 use tackle_core::registry::{AllowlistError, Selection, ToolSource};
-use tackle_core::{Executor, Registry, Session};
+use tackle_core::{Executor, Registry, ToolSession};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use self::handler::Handler;
@@ -40,7 +40,7 @@ use self::intake::{InFlight, Intake};
 use self::live::{LiveSession, Tracker};
 
 /// Makes a fresh tool session; the error is shown to the client.
-pub type MakeSession = Arc<dyn Fn() -> Result<Session, String> + Send + Sync>;
+pub type MakeSession = Arc<dyn Fn() -> Result<ToolSession, String> + Send + Sync>;
 
 /// The default idle timeout of an HTTP session (`[mcp.serve] idle_timeout_s`).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
