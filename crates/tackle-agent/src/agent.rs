@@ -474,7 +474,7 @@ impl Agent {
                     .iter()
                     .map(|p| ResponseCall { id: p.call.id.clone(), name: p.call.name.clone(), args: p.args.clone() })
                     .collect(),
-                finish_reason: finish.as_str().to_owned(),
+                finish_reason: finish.name().to_owned(),
                 usage: step_usage,
                 duration_ms: u64::try_from(requested.elapsed().as_millis()).unwrap_or(u64::MAX),
                 thinking: (!thinking.is_empty()).then_some(thinking),
@@ -491,7 +491,7 @@ impl Agent {
                 self.answer_unrun(step, &planned, "the provider refused to continue");
                 return Stop::error(
                     "refused",
-                    format!("The provider refused to continue (finish reason {}).", finish.as_str()),
+                    format!("The provider refused to continue (finish reason {}).", finish.name()),
                 );
             }
             if planned.is_empty() {

@@ -66,7 +66,7 @@ pub enum ChangeKind {
 
 impl ChangeKind {
     /// The word used in notices.
-    pub fn word(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             ChangeKind::Created => "created",
             ChangeKind::Removed => "removed",

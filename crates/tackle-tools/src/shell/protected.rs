@@ -115,7 +115,7 @@ impl Guard {
         }
         let listed = fresh
             .iter()
-            .map(|change| format!("{} ({})", shown(&change.path, &self.workspace), change.kind.word()))
+            .map(|change| format!("{} ({})", shown(&change.path, &self.workspace), change.kind.name()))
             .collect::<Vec<_>>()
             .join(", ");
         tracing::warn!(
