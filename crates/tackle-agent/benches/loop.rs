@@ -25,8 +25,8 @@ use serde_json::json;
 use tackle_agent::{AgentConfig, AgentEvent, AgentParts, Observer, Trajectory};
 use tackle_core::permission::{AutoApprover, PermissionMode};
 use tackle_core::{
-    ExecEvent, Executor, ExecutorConfig, Registry, Session, SessionConfig, Tool, ToolContext, ToolError, ToolOutput,
-    ToolSpec,
+    ExecEvent, Executor, ExecutorConfig, Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSession,
+    ToolSessionConfig, ToolSpec,
 };
 use tackle_llm::{
     AssistantMessage, ChatRequest, LlmClient, Message, NativeCall, ProviderConfig, ProviderKind, ToolResult, UserPart,
@@ -110,7 +110,7 @@ async fn full_run(server: &FakeLlm, dir: &std::path::Path) -> (Duration, Duratio
     registry.register(&["default"], || Echo);
     registry.register(&["default"], tackle_tools::control::TaskDone::default);
     let selection = registry.select("default", "default").unwrap();
-    let session = Session::new(SessionConfig::new(dir.to_owned()), registry.instantiate(&selection));
+    let session = ToolSession::new(ToolSessionConfig::new(dir.to_owned()), registry.instantiate(&selection));
     let executor = Executor::new(ExecutorConfig::default())
         .with_policy(Arc::new(ModePolicy::new(PermissionMode::Bypass)))
         .with_approver(Arc::new(AutoApprover));

@@ -13,7 +13,7 @@ use tackle_calls::{CallResult, ToolIndex};
 use tackle_core::deferral::{Deferral, shown_specs};
 use tackle_core::factory::Allowlists;
 use tackle_core::permission::{PermissionMode, PermissionPolicy};
-use tackle_core::{Executor, Notifications, Session, TodoList, ToolOutput};
+use tackle_core::{Executor, Notifications, TodoList, ToolOutput, ToolSession};
 use tackle_llm::{
     AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, LlmEvent, Message, ToolResult, Usage, UserPart,
 };
@@ -84,7 +84,7 @@ impl Default for AgentConfig {
 /// A run in progress: a provider, a session, an executor and a history.
 pub struct Agent {
     pub(crate) model: Arc<dyn ChatModel>,
-    pub(crate) session: Session,
+    pub(crate) session: ToolSession,
     pub(crate) executor: Executor,
     pub(crate) config: AgentConfig,
     pub(crate) observer: Arc<dyn Observer>,
@@ -163,7 +163,7 @@ impl Agent {
     }
 
     /// The session (its tools, state and events).
-    pub fn session(&self) -> &Session {
+    pub fn session(&self) -> &ToolSession {
         &self.session
     }
 
@@ -474,7 +474,7 @@ impl Agent {
                     .iter()
                     .map(|p| ResponseCall { id: p.call.id.clone(), name: p.call.name.clone(), args: p.args.clone() })
                     .collect(),
-                finish_reason: finish.as_str().to_owned(),
+                finish_reason: finish.name().to_owned(),
                 usage: step_usage,
                 duration_ms: u64::try_from(requested.elapsed().as_millis()).unwrap_or(u64::MAX),
                 thinking: (!thinking.is_empty()).then_some(thinking),
@@ -491,7 +491,7 @@ impl Agent {
                 self.answer_unrun(step, &planned, "the provider refused to continue");
                 return Stop::error(
                     "refused",
-                    format!("The provider refused to continue (finish reason {}).", finish.as_str()),
+                    format!("The provider refused to continue (finish reason {}).", finish.name()),
                 );
             }
             if planned.is_empty() {

@@ -10,17 +10,17 @@ pub enum CallFormat {
     #[default]
     Native,
     /// A text format: calls written in the reply's text, results sent back as one text.
-    Text(tackle_calls::CallFormat),
+    Text(tackle_calls::TextFormat),
 }
 
 /// The format name was not one of the known ones.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown call format '{0}'; use one of: native, markdown, xml, tool")]
-pub struct UnknownFormat(pub String);
+pub struct UnknownCallFormat(pub String);
 
 impl CallFormat {
     /// The text format of `tackle-calls`, or `None` for native calls.
-    pub fn text(self) -> Option<tackle_calls::CallFormat> {
+    pub fn text(self) -> Option<tackle_calls::TextFormat> {
         match self {
             CallFormat::Native => None,
             CallFormat::Text(format) => Some(format),
@@ -31,20 +31,20 @@ impl CallFormat {
     pub fn name(self) -> &'static str {
         match self {
             CallFormat::Native => "native",
-            CallFormat::Text(format) => format.as_str(),
+            CallFormat::Text(format) => format.name(),
         }
     }
 }
 
 impl FromStr for CallFormat {
-    type Err = UnknownFormat;
+    type Err = UnknownCallFormat;
 
     /// `native`, or a text format's name as `tackle-calls` reads it.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s == "native" {
             return Ok(CallFormat::Native);
         }
-        s.parse().map(CallFormat::Text).map_err(|_| UnknownFormat(s.to_owned()))
+        s.parse().map(CallFormat::Text).map_err(|_| UnknownCallFormat(s.to_owned()))
     }
 }
 
@@ -57,7 +57,7 @@ impl std::fmt::Display for CallFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tackle_calls::CallFormat as TextFormat;
+    use tackle_calls::TextFormat;
 
     #[test]
     fn names_parse_back_and_unknown_ones_list_the_choices() {

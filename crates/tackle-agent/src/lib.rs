@@ -2,7 +2,7 @@
 //! executor from `tackle-core`, and a run that goes model → calls → executor → results →
 //! model until the task is done, written to a JSON Lines trajectory as it happens.
 //!
-//! Front ends (the `tackle run` command, a library user) build a [`tackle_core::Session`], an
+//! Front ends (the `tackle run` command, a library user) build a [`tackle_core::ToolSession`], an
 //! [`tackle_llm::LlmClient`] and a [`tackle_core::Executor`], assemble them with
 //! [`AgentParts`] (as subagents and teammates are), then call [`Agent::run`] and watch it
 //! through an [`Observer`].
@@ -31,7 +31,7 @@ mod turn;
 pub use agent::{Agent, AgentConfig, EMPTY_REPLY_MESSAGE, TRUNCATED_MESSAGE};
 pub use approve::{Prompter, StdioPrompter, TerminalApprover};
 pub use events::{AgentEvent, Observer, Silent, call_summary};
-pub use format::{CallFormat, UnknownFormat};
+pub use format::{CallFormat, UnknownCallFormat};
 pub use outcome::{RunOutcome, RunStatus};
 pub use parts::{AgentParts, Notice};
 pub use refresh::ToolRefresh;

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use tackle_calls::ToolIndex;
-use tackle_core::{Executor, Session};
+use tackle_core::{Executor, ToolSession};
 use tackle_llm::{ChatModel, Message};
 use tackle_policy::config::user_dirs::UserDirs;
 use tackle_policy::hooks::protocol::CommandHooks;
@@ -34,7 +34,7 @@ pub struct AgentParts {
     /// The model asked.
     pub model: Arc<dyn ChatModel>,
     /// The session the calls run in.
-    pub session: Session,
+    pub session: ToolSession,
     /// The executor with its permission policy, approver and hooks; the assembly records its
     /// decisions in the trajectory (`source: user` when the approver asks a person).
     pub executor: Executor,
@@ -74,7 +74,7 @@ impl std::fmt::Debug for AgentParts {
 impl AgentParts {
     /// The parts of an agent asking `model` and running its calls in `session` through
     /// `executor`, everything else at its default.
-    pub fn new(model: Arc<dyn ChatModel>, session: Session, executor: Executor) -> AgentParts {
+    pub fn new(model: Arc<dyn ChatModel>, session: ToolSession, executor: Executor) -> AgentParts {
         AgentParts {
             model,
             session,

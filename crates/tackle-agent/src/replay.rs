@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use tackle_core::{Executor, Session, ToolCall};
+use tackle_core::{Executor, ToolCall, ToolSession};
 use tokio_util::sync::CancellationToken;
 
 use crate::trajectory::event::{Line, PermissionDecision, TrajectoryEvent};
@@ -156,7 +156,7 @@ pub fn recorded_setup(events: &[Line]) -> Result<(Vec<String>, PathBuf), ReplayE
 
 /// Re-runs the recorded calls in order, one recorded step at a time, in `session` (whose
 /// workspace is the scratch copy or the directory the person chose).
-pub async fn rerun(events: &[Line], session: &Session, executor: &Executor) -> RerunReport {
+pub async fn rerun(events: &[Line], session: &ToolSession, executor: &Executor) -> RerunReport {
     let denied: HashSet<&str> = events
         .iter()
         .filter_map(|line| match &line.event {

@@ -4,7 +4,7 @@
 mod transcript;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tackle_calls::{CallFormat, CodeblockScanner, Parser, codeblocks, parse};
+use tackle_calls::{CodeblockScanner, Parser, TextFormat, codeblocks, parse};
 
 fn benches(c: &mut Criterion) {
     let text = transcript::transcript(1 << 20, 500);
@@ -23,12 +23,12 @@ fn benches(c: &mut Criterion) {
             n + scanner.finish().len()
         });
     });
-    for format in CallFormat::ALL {
+    for format in TextFormat::ALL {
         group.bench_function(format!("{format}/whole"), |b| b.iter(|| parse(format, &text, &tools)));
     }
     group.bench_function("markdown/stream16", |b| {
         b.iter(|| {
-            let mut parser = Parser::new(CallFormat::Markdown, &tools);
+            let mut parser = Parser::new(TextFormat::Markdown, &tools);
             let mut n = 0;
             for chunk in &chunks {
                 n += parser.feed(chunk).len();

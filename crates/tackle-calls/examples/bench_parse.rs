@@ -11,7 +11,7 @@
 #[path = "../benches/transcript.rs"]
 mod transcript;
 
-use tackle_calls::{CallFormat, CodeblockScanner, Parser, Utf8Stream, codeblocks, parse};
+use tackle_calls::{CodeblockScanner, Parser, TextFormat, Utf8Stream, codeblocks, parse};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,9 +28,9 @@ fn main() {
     let mb = text.len() as f64 / 1e6;
 
     let blocks = codeblocks(&text).len();
-    let calls = parse(CallFormat::Markdown, &text, &tools).len();
+    let calls = parse(TextFormat::Markdown, &text, &tools).len();
     let whole = median(runs, || codeblocks(&text).len());
-    let whole_calls = median(runs, || parse(CallFormat::Markdown, &text, &tools).len());
+    let whole_calls = median(runs, || parse(TextFormat::Markdown, &text, &tools).len());
     // Streaming as a provider delivers text: chunks of 16 bytes (cut at the next character
     // boundary), fed as they come.
     let chunks = char_chunks(&text, 16);
@@ -43,7 +43,7 @@ fn main() {
         n + scanner.finish().len()
     });
     let stream_calls = median(runs, || {
-        let mut parser = Parser::new(CallFormat::Markdown, &tools);
+        let mut parser = Parser::new(TextFormat::Markdown, &tools);
         let mut n = 0;
         for chunk in &chunks {
             n += parser.feed(chunk).len();

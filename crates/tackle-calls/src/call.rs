@@ -7,7 +7,7 @@ use tackle_core::ToolCall;
 
 /// A text tool-call format (docs/reference/formats.md; `native` is the providers' business).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CallFormat {
+pub enum TextFormat {
     /// A fenced block whose langtag names the tool.
     Markdown,
     /// `<function_calls><invoke …>` or `<tool-use><TOOL …>`.
@@ -16,40 +16,40 @@ pub enum CallFormat {
     Tool,
 }
 
-impl CallFormat {
+impl TextFormat {
     /// Every text format.
-    pub const ALL: [CallFormat; 3] = [CallFormat::Markdown, CallFormat::Xml, CallFormat::Tool];
+    pub const ALL: [TextFormat; 3] = [TextFormat::Markdown, TextFormat::Xml, TextFormat::Tool];
 
     /// The name used on the command line and in configuration.
-    pub fn as_str(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
-            CallFormat::Markdown => "markdown",
-            CallFormat::Xml => "xml",
-            CallFormat::Tool => "tool",
+            TextFormat::Markdown => "markdown",
+            TextFormat::Xml => "xml",
+            TextFormat::Tool => "tool",
         }
     }
 }
 
-impl std::fmt::Display for CallFormat {
+impl std::fmt::Display for TextFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        f.write_str(self.name())
     }
 }
 
 /// A format name that is not one of the text formats.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown call format '{0}'; use markdown, xml or tool")]
-pub struct UnknownFormat(pub String);
+pub struct UnknownTextFormat(pub String);
 
-impl std::str::FromStr for CallFormat {
-    type Err = UnknownFormat;
+impl std::str::FromStr for TextFormat {
+    type Err = UnknownTextFormat;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "markdown" | "md" => Ok(CallFormat::Markdown),
-            "xml" => Ok(CallFormat::Xml),
-            "tool" => Ok(CallFormat::Tool),
-            other => Err(UnknownFormat(other.to_owned())),
+            "markdown" | "md" => Ok(TextFormat::Markdown),
+            "xml" => Ok(TextFormat::Xml),
+            "tool" => Ok(TextFormat::Tool),
+            other => Err(UnknownTextFormat(other.to_owned())),
         }
     }
 }

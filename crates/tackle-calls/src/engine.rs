@@ -14,7 +14,7 @@
 //!   inside a JSON string or an xml parameter does not open a block.
 
 use crate::atcall::{AtCall, AtStep};
-use crate::call::{CallDraft, CallFormat, Codeblock, ParsedCall};
+use crate::call::{CallDraft, Codeblock, ParsedCall, TextFormat};
 use crate::fence::{Block, BlockStep};
 use crate::input::Input;
 use crate::lines::{LineAt, LineWindow};
@@ -31,7 +31,7 @@ pub(crate) enum Mode {
     /// The docs/reference/formats.md#fence-scanner code blocks themselves.
     Codeblocks,
     /// Calls in a text format.
-    Calls(CallFormat),
+    Calls(TextFormat),
 }
 
 /// Something found.
@@ -145,12 +145,12 @@ impl<'t> Engine<'t> {
         let end = self.input.end();
         // Prose decides something only at a line that starts a fence or a thinking region (or
         // an `@` call), and in xml at a tag; waiting on a partial one needs any byte.
-        let starters = [b'`', b'<', if self.mode == Mode::Calls(CallFormat::Tool) { b'@' } else { b'<' }];
+        let starters = [b'`', b'<', if self.mode == Mode::Calls(TextFormat::Tool) { b'@' } else { b'<' }];
         let (keep, wake) = match &self.state {
             State::LineStart(at) | State::Prose(at) if *at < end => (*at, Wake::Any),
             // A line start that is not after a line break (after a thinking region's closer).
             State::LineStart(at) => (*at, Wake::bytes(starters)),
-            State::Prose(at) if self.mode == Mode::Calls(CallFormat::Xml) => (*at, Wake::Tags),
+            State::Prose(at) if self.mode == Mode::Calls(TextFormat::Xml) => (*at, Wake::Tags),
             State::Prose(at) => (*at, Wake::line_start(starters)),
             State::Opener(at) => (*at, Wake::NEWLINE),
             State::Block(block) => {
@@ -264,7 +264,7 @@ impl<'t> Engine<'t> {
                     Next::Go(State::Prose(at))
                 }
             }
-            b'@' if self.mode == Mode::Calls(CallFormat::Tool) => Next::Go(State::At(Box::new(AtCall::new(at)))),
+            b'@' if self.mode == Mode::Calls(TextFormat::Tool) => Next::Go(State::At(Box::new(AtCall::new(at)))),
             _ => Next::Go(State::Prose(at)),
         }
     }
@@ -290,7 +290,7 @@ impl<'t> Engine<'t> {
     fn prose(&mut self, scan: usize) -> Next {
         let end = self.input.end();
         let bytes = self.input.bytes(scan, end);
-        let xml = self.mode == Mode::Calls(CallFormat::Xml);
+        let xml = self.mode == Mode::Calls(TextFormat::Xml);
         let found = if xml { memchr::memchr3(b'<', b'\n', b'\r', bytes) } else { memchr::memchr2(b'\n', b'\r', bytes) };
         let Some(n) = found else {
             self.input.examine(bytes.len());
@@ -328,7 +328,7 @@ impl<'t> Engine<'t> {
                 let end = self.input.char_offset(end);
                 self.out.push(Event::Block(Codeblock { lang: block.lang, content, start, end }));
             }
-            Mode::Calls(CallFormat::Markdown) => {
+            Mode::Calls(TextFormat::Markdown) => {
                 if let Some(draft) = self.tools.and_then(|tools| markdown::dispatch(tools, &block.lang, &content)) {
                     self.emit_call(draft, block.start, end);
                 }

@@ -16,18 +16,18 @@
 //! specs. How the agent loop uses all this:
 //!
 //! ```
-//! use tackle_calls::{CallFormat, CallResult, Parser, ToolIndex, instructions, render_results};
+//! use tackle_calls::{TextFormat, CallResult, Parser, ToolIndex, instructions, render_results};
 //!
 //! let tools = ToolIndex::default(); // ToolIndex::from_toolset(session.tools())
-//! let system_prompt_part = instructions(CallFormat::Tool, &tools);
-//! let mut parser = Parser::new(CallFormat::Tool, &tools).with_step(3);
+//! let system_prompt_part = instructions(TextFormat::Tool, &tools);
+//! let mut parser = Parser::new(TextFormat::Tool, &tools).with_step(3);
 //! let mut calls = Vec::new();
 //! for delta in ["Reading it.\n@read_file(r1): {\"path\"", ": \"a.txt\"}\n"] {
 //!     calls.extend(parser.feed(delta)); // start each call as soon as it is final
 //! }
 //! calls.extend(parser.finish());
 //! // … run calls[i].to_tool_call() through the executor, then answer in one user message:
-//! let user_message = render_results(CallFormat::Tool, &[CallResult {
+//! let user_message = render_results(TextFormat::Tool, &[CallResult {
 //!     tool: &calls[0].name, id: &calls[0].id, is_error: false, output: "hello",
 //! }]);
 //! assert_eq!(user_message, "@result(r1): {\"tool\":\"read_file\",\"is_error\":false,\"output\":\"hello\"}");
@@ -49,7 +49,7 @@ mod tools;
 mod wake;
 mod xml;
 
-pub use call::{CallFormat, Codeblock, ParsedCall, UnknownFormat};
+pub use call::{Codeblock, ParsedCall, TextFormat, UnknownTextFormat};
 pub use input::{InvalidUtf8, Utf8Stream};
 pub use parser::{CodeblockScanner, Parser, codeblocks, parse};
 pub use render::{CallResult, MAX_DESCRIPTION_CHARS, RenderError, instructions, render_call, render_results};

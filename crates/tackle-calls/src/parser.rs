@@ -1,26 +1,26 @@
 //! The public parsers: whole-text functions and the incremental [`Parser`] (docs/reference/formats.md#incremental-parser).
 //!
 //! ```
-//! use tackle_calls::{CallFormat, Parser, ToolIndex, parse};
+//! use tackle_calls::{TextFormat, Parser, ToolIndex, parse};
 //!
 //! let tools = ToolIndex::default();
 //! let text = "@read_file(c1): {\"path\": \"a.txt\"}\n";
-//! let mut parser = Parser::new(CallFormat::Tool, &tools);
+//! let mut parser = Parser::new(TextFormat::Tool, &tools);
 //! let mut calls = Vec::new();
 //! for chunk in ["@read_fi", "le(c1): {\"path\":", " \"a.txt\"}\n"] {
 //!     calls.extend(parser.feed(chunk)); // only complete, final calls
 //! }
 //! calls.extend(parser.finish());
-//! assert_eq!(calls, parse(CallFormat::Tool, text, &tools));
+//! assert_eq!(calls, parse(TextFormat::Tool, text, &tools));
 //! assert_eq!(calls[0].id, "c1");
 //! ```
 
-use crate::call::{CallFormat, Codeblock, ParsedCall};
+use crate::call::{Codeblock, ParsedCall, TextFormat};
 use crate::engine::{Engine, Event, Mode};
 use crate::tools::ToolIndex;
 
 /// Parses a whole message.
-pub fn parse(format: CallFormat, text: &str, tools: &ToolIndex) -> Vec<ParsedCall> {
+pub fn parse(format: TextFormat, text: &str, tools: &ToolIndex) -> Vec<ParsedCall> {
     let mut parser = Parser::new(format, tools);
     let mut calls = parser.feed(text);
     calls.extend(parser.finish());
@@ -49,7 +49,7 @@ pub struct Parser<'t> {
 impl<'t> Parser<'t> {
     /// A parser for `format` that dispatches to `tools`. Synthetic ids are `call_1_{n}`
     /// unless [`Parser::with_step`] says otherwise.
-    pub fn new(format: CallFormat, tools: &'t ToolIndex) -> Self {
+    pub fn new(format: TextFormat, tools: &'t ToolIndex) -> Self {
         Parser { engine: Engine::new(Mode::Calls(format), Some(tools), 1) }
     }
 

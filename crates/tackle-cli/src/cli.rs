@@ -458,7 +458,7 @@ pub struct ReplayArgs {
 pub struct ParseArgs {
     /// The call format: markdown, xml or tool.
     #[arg(long, default_value = "markdown")]
-    pub format: tackle::calls::CallFormat,
+    pub format: tackle::calls::TextFormat,
     /// Feed stdin through the incremental parser as it arrives.
     #[arg(long)]
     pub streaming: bool,

@@ -23,7 +23,7 @@ use crate::{BINARY_IN_CONTAINER, ContainerError, labels};
 
 /// A start-up step, for a progress display.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Progress {
+pub enum LaunchStep {
     /// Pulling an image that is not local.
     Pulling(String),
     /// Creating the container from the image.
@@ -36,14 +36,14 @@ pub enum Progress {
     Starting,
 }
 
-impl std::fmt::Display for Progress {
+impl std::fmt::Display for LaunchStep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Progress::Pulling(image) => write!(f, "pulling {image}"),
-            Progress::Creating(image) => write!(f, "creating a container from {image}"),
-            Progress::Attaching(id) => write!(f, "attaching to container {id}"),
-            Progress::Copying => f.write_str("copying tackle into the container"),
-            Progress::Starting => f.write_str("starting the container"),
+            LaunchStep::Pulling(image) => write!(f, "pulling {image}"),
+            LaunchStep::Creating(image) => write!(f, "creating a container from {image}"),
+            LaunchStep::Attaching(id) => write!(f, "attaching to container {id}"),
+            LaunchStep::Copying => f.write_str("copying tackle into the container"),
+            LaunchStep::Starting => f.write_str("starting the container"),
         }
     }
 }
@@ -77,7 +77,7 @@ impl Container {
         engine: Engine,
         spec: &ContainerSpec,
         session: &str,
-        progress: &(dyn Fn(Progress) + Send + Sync),
+        progress: &(dyn Fn(LaunchStep) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<Container, ContainerError> {
         let needs = Needs::of(&spec.binary)?;
@@ -102,7 +102,7 @@ impl Container {
                     spec.target
                 )));
             }
-            progress(Progress::Attaching(spec.target.clone()));
+            progress(LaunchStep::Attaching(spec.target.clone()));
             let image = found.image.clone().unwrap_or_default();
             let arch = engine.docker.inspect_image(&image).await.ok().and_then(|info| info.architecture);
             needs.check_arch(&spec.target, arch.as_deref())?;
@@ -122,7 +122,7 @@ impl Container {
                 keep: true,
                 deny_rules: spec.deny_rules.clone(),
             };
-            progress(Progress::Copying);
+            progress(LaunchStep::Copying);
             tokio::select! {
                 outcome = async {
                     container.upload_binary(&spec.binary).await?;
@@ -143,7 +143,7 @@ impl Container {
             .or_else(|| image.config.as_ref().and_then(|c| c.working_dir.clone()))
             .filter(|dir| !dir.is_empty())
             .unwrap_or_else(|| "/".to_owned());
-        progress(Progress::Creating(spec.target.clone()));
+        progress(LaunchStep::Creating(spec.target.clone()));
         let body = create_body(&engine, spec, session, &workdir);
         let created = engine
             .docker
@@ -162,11 +162,11 @@ impl Container {
         };
         let finish = async {
             if !container.engine.local {
-                progress(Progress::Copying);
+                progress(LaunchStep::Copying);
                 container.upload_binary(&spec.binary).await?;
             }
             container.check(&needs, &spec.target, spec.mount_workspace.is_some()).await?;
-            progress(Progress::Starting);
+            progress(LaunchStep::Starting);
             container
                 .engine
                 .docker
@@ -256,14 +256,14 @@ impl Container {
 async fn local_image(
     engine: &Engine,
     image: &str,
-    progress: &(dyn Fn(Progress) + Send + Sync),
+    progress: &(dyn Fn(LaunchStep) + Send + Sync),
 ) -> Result<bollard::models::ImageInspect, ContainerError> {
     match engine.docker.inspect_image(image).await {
         Ok(found) => return Ok(found),
         Err(err) if is_not_found(&err) => {}
         Err(err) => return Err(engine.failed(&format!("look up image {image}"), &err)),
     }
-    progress(Progress::Pulling(image.to_owned()));
+    progress(LaunchStep::Pulling(image.to_owned()));
     let options = CreateImageOptions { from_image: Some(image.to_owned()), ..Default::default() };
     let mut pull = engine.docker.create_image(Some(options), None, None);
     while let Some(step) = pull.next().await {

@@ -19,7 +19,7 @@ pub mod settings;
 
 pub use engine::Engine;
 pub use import::InContainer;
-pub use launch::{Container, Progress};
+pub use launch::{Container, LaunchStep};
 pub use settings::{ContainerSection, ContainerSpec};
 
 /// The labels on every container Tackle creates.

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tackle_core::{
-    Executor, Registry, Session, SessionConfig, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec,
+    Executor, Registry, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolSession, ToolSessionConfig, ToolSpec,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -37,11 +37,11 @@ impl Tool for Noop {
     }
 }
 
-fn session(dir: &std::path::Path) -> Session {
+fn session(dir: &std::path::Path) -> ToolSession {
     let mut registry = Registry::new();
     registry.register(&["default"], || Noop);
     let selection = registry.select("default", "default").unwrap();
-    Session::new(SessionConfig::new(dir), registry.instantiate(&selection))
+    ToolSession::new(ToolSessionConfig::new(dir), registry.instantiate(&selection))
 }
 
 fn bench_executor(c: &mut Criterion) {

@@ -19,7 +19,7 @@ use crate::resource::SessionResource;
 use crate::spill::SpillDir;
 
 /// Per-session state shared by the tools of one session, keyed by type, and the resources the
-/// session owns (closed by [`crate::Session::close`]).
+/// session owns (closed by [`crate::ToolSession::close`]).
 #[derive(Default)]
 pub struct SessionState {
     items: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
@@ -36,7 +36,7 @@ struct Resources {
 impl SessionState {
     /// Puts `value` in as the session's `T`, replacing any earlier one. Whoever assembles a
     /// session gives each tool family its settings this way before the session is created
-    /// ([`crate::Session::with_state`]).
+    /// ([`crate::ToolSession::with_state`]).
     pub fn insert<T: Any + Send + Sync>(&self, value: T) -> Arc<T> {
         let value = Arc::new(value);
         let mut items = self.items.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -51,7 +51,7 @@ impl SessionState {
         items.insert(TypeId::of::<T>(), value as Arc<dyn Any + Send + Sync>);
     }
 
-    /// Registers something the session owns; [`crate::Session::close`] closes it once, in
+    /// Registers something the session owns; [`crate::ToolSession::close`] closes it once, in
     /// reverse order of registration.
     pub fn add_resource(&self, resource: Arc<dyn SessionResource>) {
         self.lock_resources().list.push(resource);

@@ -3,7 +3,7 @@
 //! request thousands of tokens.
 //!
 //! The session keeps a [`Deferral`] in its state: the catalog of its deferred tools (set by
-//! [`crate::Session`] whenever its tools change) and the names loaded so far. `tool_search`
+//! [`crate::ToolSession`] whenever its tools change) and the names loaded so far. `tool_search`
 //! (in `tackle-tools`) searches the catalog and loads names; the agent loop asks
 //! [`shown_specs`] which tools a request carries, and sees from [`Deferral::generation`] when
 //! that changed. Deferral works only in a session that has `tool_search`: without it nothing

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::executor::Executor;
 use crate::permission::PermissionMode;
-use crate::session::Session;
+use crate::session::ToolSession;
 use crate::tool::BoxFuture;
 
 /// What a child session should hold.
@@ -42,7 +42,7 @@ pub struct Allowlists(pub Vec<String>);
 #[derive(Debug)]
 pub struct ChildSession {
     /// The child's session.
-    pub session: Session,
+    pub session: ToolSession,
     /// The executor, with the parent's permission rules, approver and hooks, in the child's
     /// (possibly narrower) permission mode.
     pub executor: Executor,

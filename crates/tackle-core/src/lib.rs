@@ -58,7 +58,7 @@ pub use paths::{Access, PathPolicy};
 pub use registry::{Registry, ToolSet, ToolSource};
 pub use resource::SessionResource;
 pub use schema::Dialect;
-pub use session::{Session, SessionConfig};
+pub use session::{ToolSession, ToolSessionConfig};
 pub use spec::{Annotations, BlockMapping, InterruptBehavior, Loading, ToolSpec};
 pub use todos::{TodoItem, TodoList, TodoStatus};
 pub use tool::{BoxFuture, DynTool, PreparedCall, Tool, TypedTool};

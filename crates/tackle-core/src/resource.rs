@@ -1,7 +1,7 @@
 //! What a session owns besides its tools: a shell and its jobs, MCP connections, an index.
 //!
 //! Whoever creates such a thing for a session registers it in the session state
-//! ([`crate::SessionState::add_resource`]); [`crate::Session::close`] then closes every
+//! ([`crate::SessionState::add_resource`]); [`crate::ToolSession::close`] then closes every
 //! resource exactly once, in reverse order of registration (what was opened last, and may use
 //! what was opened before it, is closed first), after the tools. No owner has to remember to
 //! call a separate shutdown function, and nothing a session started outlives it.

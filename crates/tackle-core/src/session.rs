@@ -21,7 +21,7 @@ use crate::spill::{SpillDir, remove_old_spills};
 
 /// How to build a session.
 #[derive(Clone)]
-pub struct SessionConfig {
+pub struct ToolSessionConfig {
     /// The workspace root (absolute).
     pub workspace: PathBuf,
     /// The session id; a random one when `None`.
@@ -30,16 +30,16 @@ pub struct SessionConfig {
     pub path_policy: Option<Arc<dyn PathPolicy>>,
 }
 
-impl SessionConfig {
+impl ToolSessionConfig {
     /// A config for `workspace` (no path policy: every path is refused until one is set).
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
-        SessionConfig { workspace: workspace.into(), id: None, path_policy: None }
+        ToolSessionConfig { workspace: workspace.into(), id: None, path_policy: None }
     }
 }
 
-impl std::fmt::Debug for SessionConfig {
+impl std::fmt::Debug for ToolSessionConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionConfig")
+        f.debug_struct("ToolSessionConfig")
             .field("workspace", &self.workspace)
             .field("id", &self.id)
             .finish_non_exhaustive()
@@ -53,7 +53,7 @@ pub fn new_session_id() -> String {
 }
 
 /// One tool session.
-pub struct Session {
+pub struct ToolSession {
     info: Arc<SessionInfo>,
     state: Arc<SessionState>,
     paths: Arc<dyn PathPolicy>,
@@ -63,22 +63,22 @@ pub struct Session {
     json_text_params: HashMap<String, Vec<Vec<String>>>,
 }
 
-impl Session {
+impl ToolSession {
     /// A session over `tools`. Old spill files of the workspace are cleaned up here.
-    pub fn new(config: SessionConfig, tools: ToolSet) -> Self {
-        Session::with_state(config, tools, SessionState::default())
+    pub fn new(config: ToolSessionConfig, tools: ToolSet) -> Self {
+        ToolSession::with_state(config, tools, SessionState::default())
     }
 
     /// A session over `tools` whose state already holds its tools' settings (see
     /// [`SessionState::insert`]).
-    pub fn with_state(config: SessionConfig, tools: ToolSet, state: SessionState) -> Self {
+    pub fn with_state(config: ToolSessionConfig, tools: ToolSet, state: SessionState) -> Self {
         let id = config.id.unwrap_or_else(new_session_id);
         crate::fs::state::notice_links(&config.workspace);
         remove_old_spills(&config.workspace);
         let spill = SpillDir::of(&config.workspace, &id);
         let paths = config.path_policy.unwrap_or_else(|| Arc::new(NoPaths::new(config.workspace.clone())));
         state.get::<Deferral>().set_catalog(tools.specs());
-        Session {
+        ToolSession {
             info: Arc::new(SessionInfo { id, workspace: config.workspace, spill }),
             state: Arc::new(state),
             closed: AtomicBool::new(false),
@@ -179,14 +179,17 @@ impl Session {
         }
     }
 
-    /// Whether [`Session::close`] has run.
+    /// Whether [`ToolSession::close`] has run.
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
 }
 
-impl std::fmt::Debug for Session {
+impl std::fmt::Debug for ToolSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("id", &self.info.id).field("tools", &self.tools.len()).finish_non_exhaustive()
+        f.debug_struct("ToolSession")
+            .field("id", &self.info.id)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
     }
 }

@@ -161,7 +161,7 @@ pub fn check_base_url(url: &str) -> Result<String, String> {
 pub struct RenderedTools {
     pub tools: Vec<Value>,
     /// For `openai-strict`: per tool, the parameters advertised as JSON text (the session
-    /// decodes them back, `Session::set_json_text_params`).
+    /// decodes them back, `ToolSession::set_json_text_params`).
     pub json_text_params: Vec<(String, Vec<Vec<String>>)>,
 }
 

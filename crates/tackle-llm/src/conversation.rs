@@ -97,7 +97,7 @@ pub enum FinishReason {
 
 impl FinishReason {
     /// The provider's spelling (for trajectories).
-    pub fn as_str(&self) -> &str {
+    pub fn name(&self) -> &str {
         match self {
             FinishReason::ToolCalls => "tool_calls",
             FinishReason::Stop => "stop",

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tackle_core::{Executor, Registry, Session, SessionConfig, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use tackle_core::{
+    Executor, Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSession, ToolSessionConfig, ToolSpec,
+};
 use tackle_mcp::server::{McpServer, ServerOptions};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
@@ -43,9 +45,9 @@ fn calls(c: &mut Criterion) {
     let mut registry = Registry::new();
     registry.register(&["default"], || Echo);
     let selection = registry.select("echo", "echo").unwrap();
-    let config = SessionConfig::new(dir.path());
+    let config = ToolSessionConfig::new(dir.path());
     let server = McpServer::new(
-        Arc::new(move || Ok(Session::new(config.clone(), registry.instantiate(&selection)))),
+        Arc::new(move || Ok(ToolSession::new(config.clone(), registry.instantiate(&selection)))),
         Executor::default(),
         ServerOptions::default(),
     );

@@ -18,19 +18,19 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use tackle_core::{Executor, PathPolicy, Session, SessionConfig, SessionState, ToolCall};
+use tackle_core::{Executor, PathPolicy, SessionState, ToolCall, ToolSession, ToolSessionConfig};
 use tackle_sandbox::WorkspacePolicy;
 use tackle_tools::fs::FsSettings;
 use tokio_util::sync::CancellationToken;
 
-fn session(dir: &Path, durable: bool) -> Session {
+fn session(dir: &Path, durable: bool) -> ToolSession {
     let registry = tackle_tools::builtin_registry();
     let selection = registry.select("all", "all").unwrap();
-    let mut config = SessionConfig::new(dir.to_owned());
+    let mut config = ToolSessionConfig::new(dir.to_owned());
     config.path_policy = Some(Arc::new(WorkspacePolicy::new(dir).unwrap()) as Arc<dyn PathPolicy>);
     let state = SessionState::default();
     state.insert(FsSettings { durable_writes: durable, ..FsSettings::default() });
-    Session::with_state(config, registry.instantiate(&selection), state)
+    ToolSession::with_state(config, registry.instantiate(&selection), state)
 }
 
 /// 5,000 lines of code-like text, 325 KiB, with one unique marker in the middle.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use tackle_core::{Executor, Session, SessionConfig, ToolCall};
+use tackle_core::{Executor, ToolCall, ToolSession, ToolSessionConfig};
 use tokio_util::sync::CancellationToken;
 
 fn bench_shell(c: &mut Criterion) {
@@ -18,7 +18,7 @@ fn bench_shell(c: &mut Criterion) {
     let registry = tackle_tools::builtin_registry();
     let selection = registry.select("bash", "all").unwrap();
     let session =
-        Session::new(SessionConfig::new(dir.path().canonicalize().unwrap()), registry.instantiate(&selection));
+        ToolSession::new(ToolSessionConfig::new(dir.path().canonicalize().unwrap()), registry.instantiate(&selection));
     let executor = Executor::default();
     let cancel = CancellationToken::new();
     let run = |command: &str| {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tackle_agent::lineage::Lineage;
-use tackle_core::{BoxFuture, Session};
+use tackle_core::{BoxFuture, ToolSession};
 use tackle_llm::ChatModel;
 use tokio_util::sync::CancellationToken;
 
@@ -65,7 +65,7 @@ impl Agent {
     }
 
     /// The session the agent's calls run in.
-    pub fn session(&self) -> &Session {
+    pub fn session(&self) -> &ToolSession {
         self.inner.session()
     }
 
@@ -221,7 +221,7 @@ impl AgentBuilder {
 struct McpRefresh(SessionTemplate);
 
 impl ToolRefresh for McpRefresh {
-    fn refresh<'a>(&'a self, session: &'a mut Session) -> BoxFuture<'a, bool> {
+    fn refresh<'a>(&'a self, session: &'a mut ToolSession) -> BoxFuture<'a, bool> {
         Box::pin(self.0.refresh(session))
     }
 }

@@ -270,7 +270,7 @@ impl SessionBuilder {
     pub fn container(
         mut self,
         flags: tackle_container::settings::ContainerFlags,
-        progress: impl Fn(tackle_container::Progress) + Send + Sync + 'static,
+        progress: impl Fn(tackle_container::LaunchStep) + Send + Sync + 'static,
         cancel: CancellationToken,
     ) -> Self {
         self.container = Some(ContainerStart { flags, progress: Arc::new(progress), cancel });

@@ -89,7 +89,12 @@ impl SessionTemplate {
     }
 
     /// The decision of the rules and the mode alone.
-    fn check_rules(&self, session: &tackle_core::Session, tool: &str, args: Value) -> Result<PermissionCheck, String> {
+    fn check_rules(
+        &self,
+        session: &tackle_core::ToolSession,
+        tool: &str,
+        args: Value,
+    ) -> Result<PermissionCheck, String> {
         let handle = session.tools().resolve(tool).ok_or_else(|| session.tools().not_found_message(tool))?;
         let spec = handle.spec();
         handle.validator().check(spec, &args)?;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tackle_container::settings::{ContainerFlags, ContainerSection, ContainerSpec, parse_memory};
-use tackle_container::{Container, ContainerError, Engine, InContainer, Progress};
+use tackle_container::{Container, ContainerError, Engine, InContainer, LaunchStep};
 use tackle_core::Registry;
 use tackle_policy::config::Config;
 use tackle_policy::permission::rule::ToolClass;
@@ -20,7 +20,7 @@ use crate::notice::Notice;
 /// What the builder was asked for.
 pub(crate) struct ContainerStart {
     pub(crate) flags: ContainerFlags,
-    pub(crate) progress: Arc<dyn Fn(Progress) + Send + Sync>,
+    pub(crate) progress: Arc<dyn Fn(LaunchStep) + Send + Sync>,
     pub(crate) cancel: CancellationToken,
 }
 

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
-use tackle_core::{Executor, Session, ToolCall, ToolOutput};
+use tackle_core::{Executor, ToolCall, ToolOutput, ToolSession};
 use tokio_util::sync::CancellationToken;
 
 use crate::template::SessionTemplate;
@@ -12,14 +12,14 @@ use crate::template::SessionTemplate;
 /// A tool session ready to run calls.
 #[derive(Debug)]
 pub struct TackleSession {
-    session: Session,
+    session: ToolSession,
     executor: Executor,
     template: SessionTemplate,
     next_call: AtomicU64,
 }
 
 impl TackleSession {
-    pub(crate) fn new(session: Session, template: SessionTemplate) -> TackleSession {
+    pub(crate) fn new(session: ToolSession, template: SessionTemplate) -> TackleSession {
         let executor = template.executor();
         TackleSession { session, executor, template, next_call: AtomicU64::new(1) }
     }
@@ -48,12 +48,12 @@ impl TackleSession {
     }
 
     /// The core session (tools, state, events).
-    pub fn session(&self) -> &Session {
+    pub fn session(&self) -> &ToolSession {
         &self.session
     }
 
     /// The core session, to change its tools between turns.
-    pub fn session_mut(&mut self) -> &mut Session {
+    pub fn session_mut(&mut self) -> &mut ToolSession {
         &mut self.session
     }
 
@@ -75,7 +75,7 @@ impl TackleSession {
     }
 
     /// Splits the session into its parts (the agent loop takes them over).
-    pub(crate) fn into_parts(self) -> (Session, SessionTemplate) {
+    pub(crate) fn into_parts(self) -> (ToolSession, SessionTemplate) {
         (self.session, self.template)
     }
 

@@ -15,7 +15,7 @@ use tackle_core::hooks::ToolHook;
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
 use tackle_core::registry::Selection;
 use tackle_core::session::new_session_id;
-use tackle_core::{BoxFuture, DynTool, Executor, ExecutorConfig, Registry, Session, SessionConfig, ToolSource};
+use tackle_core::{BoxFuture, DynTool, Executor, ExecutorConfig, Registry, ToolSession, ToolSessionConfig, ToolSource};
 use tackle_mcp::client::McpHub;
 use tackle_policy::config::Config;
 use tackle_policy::config::user_dirs::UserDirs;
@@ -78,7 +78,7 @@ impl SessionTemplate {
     /// A fresh session with the template's tools. Nothing is probed or started yet: the
     /// process sandbox is resolved when a command first runs (a sandbox chosen explicitly but
     /// unavailable is then that call's error; [`SessionTemplate::sandbox`] finds it sooner).
-    pub fn session(&self) -> Session {
+    pub fn session(&self) -> ToolSession {
         self.session_of(&self.inner.registry, &self.inner.selection)
     }
 
@@ -93,7 +93,7 @@ impl SessionTemplate {
     }
 
     /// A fresh session holding the `selection` of `registry` (the template's).
-    fn session_of(&self, registry: &Registry, selection: &Selection) -> Session {
+    fn session_of(&self, registry: &Registry, selection: &Selection) -> ToolSession {
         let inner = &self.inner;
         let id = new_session_id();
         let state = inner.settings.state_for(&id, &inner.workspace);
@@ -103,10 +103,10 @@ impl SessionTemplate {
         if let Some(hub) = &inner.hub {
             hub.share_with(&state);
         }
-        let mut config = SessionConfig::new(inner.workspace.clone());
+        let mut config = ToolSessionConfig::new(inner.workspace.clone());
         config.id = Some(id);
         config.path_policy = Some(Arc::clone(&inner.settings.path_policy));
-        Session::with_state(config, registry.instantiate(selection), state)
+        ToolSession::with_state(config, registry.instantiate(selection), state)
     }
 
     /// The executor that runs the calls of the template's sessions: the executor settings of
@@ -233,7 +233,7 @@ impl SessionTemplate {
     /// session or a child's: each catches up on its own), keeping to the allowlist and, for a
     /// child, to every allowlist it was cut with ([`Allowlists`]); each change found is a
     /// notice for the person, once. True when the tools changed.
-    pub async fn refresh(&self, session: &mut Session) -> bool {
+    pub async fn refresh(&self, session: &mut ToolSession) -> bool {
         let Some(hub) = &self.inner.hub else { return false };
         let changes = hub.refresh().await;
         for line in hub.take_notices() {

@@ -50,7 +50,7 @@ pub enum Kind {
 
 /// One line of a mailbox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Message {
+pub struct TeamMessage {
     /// Unique in the team: 16 hex digits.
     pub id: String,
     /// The sender's name.
@@ -69,10 +69,10 @@ pub struct Message {
     pub in_reply_to: Option<String>,
 }
 
-impl Message {
+impl TeamMessage {
     /// A new message with a fresh id, stamped now.
-    pub fn new(from: &str, to: &str, kind: Kind, content: String, in_reply_to: Option<String>) -> Message {
-        Message {
+    pub fn new(from: &str, to: &str, kind: Kind, content: String, in_reply_to: Option<String>) -> TeamMessage {
+        TeamMessage {
             id: tackle_core::session::new_session_id(),
             from: from.to_owned(),
             to: to.to_owned(),
@@ -141,7 +141,7 @@ pub enum MailboxError {
 #[derive(Debug, Default)]
 pub struct Batch {
     /// The messages, each with the offset just after its line.
-    pub messages: Vec<(Message, u64)>,
+    pub messages: Vec<(TeamMessage, u64)>,
     /// One warning per line skipped (not JSON, not a message, too long, a bad name), at most
     /// [`MAX_WARNINGS`] of them and then one that counts the rest.
     pub skipped: Vec<String>,
@@ -183,7 +183,7 @@ impl Mailboxes {
 
     /// Appends `message` to the mailbox of `message.to` as one line (one `write` to a file
     /// opened `O_APPEND`, so lines of concurrent writers do not mix).
-    pub fn append(&self, message: &Message) -> Result<(), MailboxError> {
+    pub fn append(&self, message: &TeamMessage) -> Result<(), MailboxError> {
         let name = message.to.as_str();
         let mut file = self.open_append(name)?;
         let mut line = serde_json::to_vec(message).map_err(|err| MailboxError::Io {
@@ -303,12 +303,12 @@ fn skip_line(reader: &mut impl std::io::BufRead) -> std::io::Result<Option<usize
 }
 
 /// One line as a message, or what is wrong with it.
-fn parse(line: &[u8]) -> Result<Message, String> {
+fn parse(line: &[u8]) -> Result<TeamMessage, String> {
     let text = std::str::from_utf8(line).map_err(|_| "is not UTF-8".to_owned())?;
     if text.trim().is_empty() {
         return Err("is empty".to_owned());
     }
-    let message: Message = serde_json::from_str(text)
+    let message: TeamMessage = serde_json::from_str(text)
         .map_err(|err| format!("is not a message ({})", tackle_core::text::json_error(&err)))?;
     // Ids are Tackle's own (16 hex digits): a forged one could carry a megabyte of text into
     // a prompt or a notification.
@@ -351,16 +351,16 @@ mod tests {
     #[test]
     fn appended_lines_read_back_and_bad_lines_are_skipped_with_a_warning() {
         let (_dir, boxes) = mailboxes();
-        let first = Message::new(MAIN, "alice", Kind::Request, "hi".into(), None);
+        let first = TeamMessage::new(MAIN, "alice", Kind::Request, "hi".into(), None);
         boxes.append(&first).unwrap();
         let path = boxes.root.join(boxes.path("alice"));
         let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(b"not json\n{\"id\":\"0123456789abcdef\",\"from\":\"../etc\",\"to\":\"alice\",\"content\":\"c\",\"type\":\"request\",\"timestamp\":\"t\"}\n").unwrap();
-        let second = Message::new(MAIN, "alice", Kind::Broadcast, "all".into(), None);
+        let second = TeamMessage::new(MAIN, "alice", Kind::Broadcast, "all".into(), None);
         boxes.append(&second).unwrap();
         file.write_all(b"{\"partial").unwrap();
         let batch = boxes.read("alice", 0, 10).unwrap();
-        let read: Vec<&Message> = batch.messages.iter().map(|(m, _)| m).collect();
+        let read: Vec<&TeamMessage> = batch.messages.iter().map(|(m, _)| m).collect();
         assert_eq!(read, [&first, &second]);
         assert_eq!(batch.skipped.len(), 2, "{:?}", batch.skipped);
         assert!(batch.skipped[0].contains("is not a message"), "{:?}", batch.skipped);
@@ -376,7 +376,7 @@ mod tests {
     #[test]
     fn forged_ids_are_skipped_and_a_file_of_garbage_makes_few_warnings() {
         let (_dir, boxes) = mailboxes();
-        boxes.append(&Message::new(MAIN, "carol", Kind::Request, "real".into(), None)).unwrap();
+        boxes.append(&TeamMessage::new(MAIN, "carol", Kind::Request, "real".into(), None)).unwrap();
         let path = boxes.root.join(boxes.path("carol"));
         let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         let line = |id: &str, reply: &str| {
@@ -387,7 +387,7 @@ mod tests {
         file.write_all(line(&"a".repeat(5000), "null").as_bytes()).unwrap();
         file.write_all(line("0123456789abcdef", "\"not an id\"").as_bytes()).unwrap();
         file.write_all("garbage\n".repeat(1000).as_bytes()).unwrap();
-        boxes.append(&Message::new(MAIN, "carol", Kind::Request, "after".into(), None)).unwrap();
+        boxes.append(&TeamMessage::new(MAIN, "carol", Kind::Request, "after".into(), None)).unwrap();
         let batch = boxes.read("carol", 0, 10).unwrap();
         let contents: Vec<&str> = batch.messages.iter().map(|(m, _)| m.content.as_str()).collect();
         assert_eq!(contents, ["real", "after"]);
@@ -399,18 +399,18 @@ mod tests {
     #[test]
     fn an_overlong_line_is_skipped_and_a_full_mailbox_refuses_more() {
         let (_dir, boxes) = mailboxes();
-        boxes.append(&Message::new(MAIN, "bob", Kind::Request, "x".into(), None)).unwrap();
+        boxes.append(&TeamMessage::new(MAIN, "bob", Kind::Request, "x".into(), None)).unwrap();
         let path = boxes.root.join(boxes.path("bob"));
         let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(&vec![b'a'; MAX_LINE_BYTES + 10]).unwrap();
         file.write_all(b"\n").unwrap();
-        boxes.append(&Message::new(MAIN, "bob", Kind::Request, "after".into(), None)).unwrap();
+        boxes.append(&TeamMessage::new(MAIN, "bob", Kind::Request, "after".into(), None)).unwrap();
         let batch = boxes.read("bob", 0, 10).unwrap();
         assert_eq!(batch.messages.len(), 2);
         assert_eq!(batch.messages[1].0.content, "after");
         assert!(batch.skipped[0].contains("longer than"), "{:?}", batch.skipped);
         file.set_len(MAX_FILE_BYTES).unwrap();
-        let full = boxes.append(&Message::new(MAIN, "bob", Kind::Request, "more".into(), None)).unwrap_err();
+        let full = boxes.append(&TeamMessage::new(MAIN, "bob", Kind::Request, "more".into(), None)).unwrap_err();
         assert!(full.to_string().starts_with("The mailbox .tackle/teams/s1/bob.jsonl is full"), "{full}");
     }
 
@@ -420,7 +420,7 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(".tackle")).unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join(".tackle/teams")).unwrap();
-        let message = Message::new(MAIN, "alice", Kind::Request, "hi".into(), None);
+        let message = TeamMessage::new(MAIN, "alice", Kind::Request, "hi".into(), None);
         let err = boxes.append(&message).unwrap_err();
         assert!(matches!(err, MailboxError::Escaped(_)), "{err}");
         assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none(), "nothing was written outside");

@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::lineage::Delegation;
 use crate::subagent::{AgentType, Child, background_jobs, resolve_type};
-use mailbox::{Kind, MAIN, MAX_CONTENT_BYTES, Mailboxes, Message, name_problem};
+use mailbox::{Kind, MAIN, MAX_CONTENT_BYTES, Mailboxes, TeamMessage, name_problem};
 use roster::{Member, Presence, Team};
 use teammate::Teammate;
 
@@ -197,7 +197,7 @@ impl Tool for TeamSpawn {
         let failed = |err: String| ToolError::Failed(format!("Teammate {name} could not start: {err}"));
         let cursor = team.mailboxes.create(name).map_err(|err| failed(err.to_string()))?;
         if let Some(prompt) = input.prompt.as_ref().filter(|p| !p.trim().is_empty()) {
-            let first = Message::new(MAIN, name, Kind::Request, prompt.clone(), None);
+            let first = TeamMessage::new(MAIN, name, Kind::Request, prompt.clone(), None);
             team.mailboxes.append(&first).map_err(|err| failed(err.to_string()))?;
         }
         let id = parent.lineage.next_id();
@@ -281,7 +281,7 @@ impl Tool for TeamSend {
             return broadcast(&team, input.content);
         }
         let member = team.running(to).ok_or_else(|| not_running(to))?;
-        let request = Message::new(MAIN, to, Kind::Request, input.content, None);
+        let request = TeamMessage::new(MAIN, to, Kind::Request, input.content, None);
         let wait = input.wait != Some(false);
         let reply = wait.then(|| team.expect_reply(&request.id));
         if let Err(err) = team.mailboxes.append(&request) {
@@ -330,7 +330,7 @@ fn broadcast(team: &Team, content: String) -> Result<ToolOutput, ToolError> {
     if members.is_empty() {
         return Err(ToolError::Failed("No teammate is running; start one with team_spawn first.".into()));
     }
-    let mut message = Message::new(MAIN, "*", Kind::Broadcast, content, None);
+    let mut message = TeamMessage::new(MAIN, "*", Kind::Broadcast, content, None);
     let mut names = Vec::new();
     for member in &members {
         message.to.clone_from(&member.name);

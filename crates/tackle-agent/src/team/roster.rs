@@ -14,7 +14,7 @@ use tackle_core::Notifications;
 use tackle_core::agent_jobs::{AgentJob, AgentJobStatus};
 use tokio::sync::{Notify, oneshot};
 
-use super::mailbox::{Kind, Mailboxes, Message};
+use super::mailbox::{Kind, Mailboxes, TeamMessage};
 
 /// Where a teammate stands, as `team_list` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,7 +130,7 @@ impl Team {
 
     /// Hands a teammate's reply to `main` over: to whoever waits for it, else to the
     /// notifications.
-    pub fn deliver(&self, reply: &Message) {
+    pub fn deliver(&self, reply: &TeamMessage) {
         let waiter = reply.in_reply_to.as_ref().and_then(|id| self.lock().waiting.remove(id));
         let unclaimed = match waiter {
             Some(waiter) => waiter.send(reply.content.clone()).err(),

@@ -15,7 +15,7 @@ use tackle_tools::planning::tasks::CreatedHere;
 use tackle_tools::planning::tasks::board::{Task, TaskChange, TaskStatus};
 use tokio_util::sync::CancellationToken;
 
-use super::mailbox::{Kind, MAIN, Message, bounded};
+use super::mailbox::{Kind, MAIN, TeamMessage, bounded};
 use super::roster::{Member, Team};
 use crate::subagent::{Child, Report};
 
@@ -91,7 +91,7 @@ impl Teammate {
 
     /// The next message to act on, reading past responses; lines skipped become warnings for
     /// the main agent.
-    fn next_message(&self) -> Option<Message> {
+    fn next_message(&self) -> Option<TeamMessage> {
         let name = &self.member.name;
         loop {
             let from = self.member.cursor.load(Ordering::SeqCst);
@@ -118,7 +118,7 @@ impl Teammate {
     }
 
     /// Runs one turn on `message` and sends the answer back to its sender.
-    async fn answer(&mut self, message: Message, cancel: &CancellationToken) {
+    async fn answer(&mut self, message: TeamMessage, cancel: &CancellationToken) {
         let prompt = format!(
             "Message {} from {} ({}):\n{}",
             message.id,
@@ -131,7 +131,7 @@ impl Teammate {
             return;
         }
         let content = bounded(report.answer.unwrap_or(report.text));
-        let reply = Message::new(&self.member.name, &message.from, Kind::Response, content, Some(message.id));
+        let reply = TeamMessage::new(&self.member.name, &message.from, Kind::Response, content, Some(message.id));
         if let Err(err) = self.team.mailboxes.append(&reply) {
             tracing::warn!(teammate = %self.member.name, "{err}");
         }

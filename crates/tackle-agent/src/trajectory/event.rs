@@ -139,7 +139,7 @@ pub enum TrajectoryEvent {
         #[serde(default)]
         content: String,
         #[serde(default)]
-        meta: OutputMeta,
+        meta: RecordedMeta,
         /// The tool's JSON payload, when it has one.
         #[serde(skip_serializing_if = "Option::is_none")]
         structured: Option<Value>,
@@ -209,9 +209,10 @@ pub struct ResponseCall {
     pub args: Value,
 }
 
-/// Facts about a call's run.
+/// Facts about a call's run as the trajectory records them: the part of [`tackle_core::OutputMeta`]
+/// a trajectory keeps, with `duration_ms` always written (`null` when the call did not run).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct OutputMeta {
+pub struct RecordedMeta {
     /// `null` for a call the loop answered without running it.
     #[serde(default)]
     pub duration_ms: Option<u64>,
@@ -286,7 +287,7 @@ impl TrajectoryEvent {
             call_id: output.call_id.clone(),
             is_error: output.is_error,
             content: output.text_content(),
-            meta: OutputMeta {
+            meta: RecordedMeta {
                 duration_ms: output.meta.duration_ms,
                 truncated: output.meta.truncated,
                 exit_code: output.meta.exit_code,

@@ -56,7 +56,7 @@ async fn a_loaded_tool_joins_the_text_format_instructions() {
     let server = FakeLlm::start(script).await;
     let spec = RunSpec {
         tools: "default,deferred",
-        format: CallFormat::Text(tackle_calls::CallFormat::Markdown),
+        format: CallFormat::Text(tackle_calls::TextFormat::Markdown),
         ..RunSpec::new(Protocol::Anthropic)
     };
     let ran = run(&server, spec, "weather?").await;

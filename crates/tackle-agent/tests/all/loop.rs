@@ -13,11 +13,11 @@ use common::{BOTH, EchoRuns, RunSpec, run};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tackle_agent::{CallFormat, RunStatus, TRUNCATED_MESSAGE, ToolRefresh};
-use tackle_calls::CallFormat as TextFormat;
+use tackle_calls::TextFormat;
 use tackle_core::permission::PermissionMode;
 use tackle_core::registry::ToolHandle;
 use tackle_core::{
-    BoxFuture, DynTool, Notifications, Session, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSource,
+    BoxFuture, DynTool, Notifications, Tool, ToolContext, ToolError, ToolOutput, ToolSession, ToolSet, ToolSource,
     ToolSpec, TypedTool,
 };
 use tackle_testkit::{Expect, FakeLlm, Fault, Protocol, Reply, Script, Turn};
@@ -506,7 +506,7 @@ impl Tool for Late {
 struct AddLate(std::sync::atomic::AtomicU32);
 
 impl ToolRefresh for AddLate {
-    fn refresh<'a>(&'a self, session: &'a mut Session) -> BoxFuture<'a, bool> {
+    fn refresh<'a>(&'a self, session: &'a mut ToolSession) -> BoxFuture<'a, bool> {
         Box::pin(async move {
             if self.0.fetch_add(1, Ordering::SeqCst) != 1 {
                 return false;

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tackle_agent::ToolRefresh;
 use tackle_agent::trajectory::{CheckSummary, check};
 use tackle_core::permission::PermissionMode;
-use tackle_core::{BoxFuture, Notifications, Session};
+use tackle_core::{BoxFuture, Notifications, ToolSession};
 use tackle_testkit::{FakeLlm, Fault, Protocol, Reply, Script, Turn};
 
 const FIXTURE: &str = "tests/fixtures/trajectory-0.1.0.jsonl";
@@ -26,7 +26,7 @@ const FIXTURE_TRANSCRIPT: &str = "tests/fixtures/trajectory-0.1.0.transcript";
 struct NotifyOnce(AtomicU32);
 
 impl ToolRefresh for NotifyOnce {
-    fn refresh<'a>(&'a self, session: &'a mut Session) -> BoxFuture<'a, bool> {
+    fn refresh<'a>(&'a self, session: &'a mut ToolSession) -> BoxFuture<'a, bool> {
         Box::pin(async move {
             if self.0.fetch_add(1, Ordering::SeqCst) == 1 {
                 session.state().get::<Notifications>().push("Background job job-1 (make) finished: exited 0.");

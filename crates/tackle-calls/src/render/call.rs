@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::call::CallFormat;
+use crate::call::TextFormat;
 use crate::parser::parse;
 use crate::pytext;
 use crate::tools::{SpecExt, ToolIndex};
@@ -22,7 +22,7 @@ pub struct RenderError {
     /// The tool.
     pub tool: String,
     /// The format.
-    pub format: CallFormat,
+    pub format: TextFormat,
     /// Why not.
     pub reason: String,
 }
@@ -30,7 +30,7 @@ pub struct RenderError {
 /// Writes the call `name(args)` with id `id` in `format`. In `markdown` the id is not written
 /// (ids are synthetic there); the other formats carry it.
 pub fn render_call(
-    format: CallFormat,
+    format: TextFormat,
     tools: &ToolIndex,
     name: &str,
     args: &Map<String, Value>,
@@ -38,9 +38,9 @@ pub fn render_call(
 ) -> Result<String, RenderError> {
     let refuse = |reason: &str| RenderError { tool: name.to_owned(), format, reason: reason.to_owned() };
     let text = match format {
-        CallFormat::Markdown => markdown(tools, name, args).map_err(|reason| refuse(&reason))?,
-        CallFormat::Xml => xml(tools, name, args, id),
-        CallFormat::Tool => {
+        TextFormat::Markdown => markdown(tools, name, args).map_err(|reason| refuse(&reason))?,
+        TextFormat::Xml => xml(tools, name, args, id),
+        TextFormat::Tool => {
             let json = serde_json::to_string(args).map_err(|err| refuse(&err.to_string()))?;
             format!("@{name}({id}): {json}")
         }
@@ -51,7 +51,7 @@ pub fn render_call(
             if call.name == name
                 && &call.args == args
                 && call.parse_error.is_none()
-                && (format == CallFormat::Markdown || call.id == id) =>
+                && (format == TextFormat::Markdown || call.id == id) =>
         {
             Ok(text)
         }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use tackle_core::ToolSpec;
 
 use super::call::render_call;
-use crate::call::CallFormat;
+use crate::call::TextFormat;
 use crate::tools::{SpecExt, ToolIndex};
 use crate::xml::typed::takes_raw_string;
 
@@ -18,7 +18,7 @@ use crate::xml::typed::takes_raw_string;
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 
 /// The instructions for `format` and the tools of `tools`.
-pub fn instructions(format: CallFormat, tools: &ToolIndex) -> String {
+pub fn instructions(format: TextFormat, tools: &ToolIndex) -> String {
     let mut out = rules(format, tools);
     out.push_str("\n\n## Tools\n");
     for spec in tools.specs() {
@@ -27,9 +27,9 @@ pub fn instructions(format: CallFormat, tools: &ToolIndex) -> String {
     out
 }
 
-fn rules(format: CallFormat, tools: &ToolIndex) -> String {
+fn rules(format: TextFormat, tools: &ToolIndex) -> String {
     match format {
-        CallFormat::Markdown => {
+        TextFormat::Markdown => {
             let mut text = String::from(
                 "# Calling tools\n\
                  Call a tool by writing a fenced code block whose language tag names it. Every such block is \
@@ -55,7 +55,7 @@ fn rules(format: CallFormat, tools: &ToolIndex) -> String {
             );
             text
         }
-        CallFormat::Xml => "# Calling tools\n\
+        TextFormat::Xml => "# Calling tools\n\
              Call tools with XML, in this shape:\n\
              ```xml\n<function_calls>\n<invoke name=\"TOOL\">\n<parameter name=\"NAME\">VALUE</parameter>\n</invoke>\n</function_calls>\n```\n\
              Parameter text is taken as written, with no escaping. Numbers, booleans, arrays and objects are \
@@ -65,7 +65,7 @@ fn rules(format: CallFormat, tools: &ToolIndex) -> String {
              XML inside a code fence is not run: to show an example without running it, put it in a fence \
              (as above)."
             .to_owned(),
-        CallFormat::Tool => "# Calling tools\n\
+        TextFormat::Tool => "# Calling tools\n\
              Call a tool with a line that starts like this:\n\
              ```text\n@TOOL(CALL_ID): {\"param\": \"value\"}\n```\n\
              CALL_ID is an id you choose, unique in the conversation (letters, digits, _ - : .). The arguments \
@@ -77,10 +77,10 @@ fn rules(format: CallFormat, tools: &ToolIndex) -> String {
     }
 }
 
-fn tool_section(format: CallFormat, tools: &ToolIndex, spec: &ToolSpec) -> String {
+fn tool_section(format: TextFormat, tools: &ToolIndex, spec: &ToolSpec) -> String {
     let mut out = format!("\n### {}\n{}\n", spec.name, cut(&spec.description, MAX_DESCRIPTION_CHARS));
     match (format, spec.mapping()) {
-        (CallFormat::Markdown, Some(mapping)) => {
+        (TextFormat::Markdown, Some(mapping)) => {
             let tag = mapping.langtags.first().unwrap_or(&spec.name);
             match &mapping.words_param {
                 Some(words) => out.push_str(&format!(
@@ -90,7 +90,7 @@ fn tool_section(format: CallFormat, tools: &ToolIndex, spec: &ToolSpec) -> Strin
                 None => out.push_str(&format!("The block's body is `{}`.\n", mapping.body_param)),
             }
         }
-        (CallFormat::Xml, _) => out.push_str(&parameter_list(spec)),
+        (TextFormat::Xml, _) => out.push_str(&parameter_list(spec)),
         _ => out.push_str(&format!("Parameters (JSON Schema): {}\n", spec.input_schema)),
     }
     if let Ok(example) = render_call(format, tools, &spec.name, &example_args(format, spec), "call_1") {
@@ -124,10 +124,10 @@ fn parameter_list(spec: &ToolSpec) -> String {
 
 /// Placeholder arguments for the example call: the required parameters (all of them for a
 /// markdown block mapping), each with a value of its type.
-fn example_args(format: CallFormat, spec: &ToolSpec) -> Map<String, Value> {
+fn example_args(format: TextFormat, spec: &ToolSpec) -> Map<String, Value> {
     let mut args = Map::new();
     let names: Vec<String> = match (format, spec.mapping()) {
-        (CallFormat::Markdown, Some(mapping)) => {
+        (TextFormat::Markdown, Some(mapping)) => {
             mapping.words_param.iter().chain(std::iter::once(&mapping.body_param)).cloned().collect()
         }
         _ => spec.required_params().into_iter().map(str::to_owned).collect(),

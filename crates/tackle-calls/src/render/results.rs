@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::call::fence_for;
-use crate::call::CallFormat;
+use crate::call::TextFormat;
 use crate::xml::text;
 
 /// One call's outcome, as the result message shows it.
@@ -22,19 +22,19 @@ pub struct CallResult<'a> {
 
 /// The user message answering a message's calls; `results` are in call order (the markdown
 /// form numbers them from 1).
-pub fn render_results(format: CallFormat, results: &[CallResult<'_>]) -> String {
+pub fn render_results(format: TextFormat, results: &[CallResult<'_>]) -> String {
     let rendered: Vec<String> = results.iter().enumerate().map(|(i, r)| render_one(format, i + 1, r)).collect();
-    rendered.join(if format == CallFormat::Markdown { "\n\n" } else { "\n" })
+    rendered.join(if format == TextFormat::Markdown { "\n\n" } else { "\n" })
 }
 
-fn render_one(format: CallFormat, n: usize, result: &CallResult<'_>) -> String {
+fn render_one(format: TextFormat, n: usize, result: &CallResult<'_>) -> String {
     match format {
-        CallFormat::Markdown => {
+        TextFormat::Markdown => {
             let fence = fence_for(result.output);
             let error = if result.is_error { " — error" } else { "" };
             format!("Result of {} (call {n}){error}:\n{fence}output\n{}\n{fence}", result.tool, result.output)
         }
-        CallFormat::Xml => {
+        TextFormat::Xml => {
             let output = if text::needs_cdata(result.output, &[b"</tool-result>"]) {
                 text::cdata(result.output)
             } else {
@@ -47,7 +47,7 @@ fn render_one(format: CallFormat, n: usize, result: &CallResult<'_>) -> String {
                 if result.is_error { "error" } else { "ok" }
             )
         }
-        CallFormat::Tool => {
+        TextFormat::Tool => {
             let body = json!({"tool": result.tool, "is_error": result.is_error, "output": result.output});
             format!("@result({}): {body}", result.id)
         }

@@ -9,7 +9,7 @@
 use crate::support;
 
 use pretty_assertions::assert_eq;
-use tackle_calls::{CallFormat, CodeblockScanner, Parser, ToolIndex};
+use tackle_calls::{CodeblockScanner, Parser, TextFormat, ToolIndex};
 
 /// Work per input byte allowed: the look-ahead windows (20 + 5 lines) bound every case but
 /// heredoc candidates, whose 200-line window is checked separately.
@@ -20,7 +20,7 @@ const WORK_PER_BYTE: u64 = 32;
 fn feed_all(text: &str, size: usize, bound: u64) -> Vec<usize> {
     let tools = support::test_tools();
     let mut counts = Vec::new();
-    for format in CallFormat::ALL {
+    for format in TextFormat::ALL {
         let mut parser = Parser::new(format, &tools);
         let mut found = 0;
         for chunk in text.as_bytes().chunks(size) {
@@ -132,6 +132,6 @@ fn a_long_block_closes_without_quadratic_work() {
     let text = format!("```bash\n{body}```\n\n```python\n{body}```\n");
     assert_eq!(check(&text), vec![1, 0, 0, 2]);
     let tools = ToolIndex::default();
-    let calls = tackle_calls::parse(CallFormat::Markdown, &text, &tools);
+    let calls = tackle_calls::parse(TextFormat::Markdown, &text, &tools);
     assert!(calls.is_empty());
 }

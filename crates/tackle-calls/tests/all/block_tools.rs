@@ -6,15 +6,15 @@
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
-use tackle_calls::{CallFormat, CallResult, ParsedCall, Parser, ToolIndex, render_results};
-use tackle_core::{Executor, PathPolicy, Session, SessionConfig};
+use tackle_calls::{CallResult, ParsedCall, Parser, TextFormat, ToolIndex, render_results};
+use tackle_core::{Executor, PathPolicy, ToolSession, ToolSessionConfig};
 use tackle_sandbox::WorkspacePolicy;
 use tokio_util::sync::CancellationToken;
 
 struct Workspace {
     _dir: tempfile::TempDir,
     root: std::path::PathBuf,
-    session: Session,
+    session: ToolSession,
 }
 
 fn workspace() -> Workspace {
@@ -22,15 +22,15 @@ fn workspace() -> Workspace {
     let root = dir.path().canonicalize().unwrap();
     let registry = tackle_tools::builtin_registry();
     let selection = registry.select("all", "all").unwrap();
-    let mut config = SessionConfig::new(root.clone());
+    let mut config = ToolSessionConfig::new(root.clone());
     config.path_policy = Some(Arc::new(WorkspacePolicy::new(&root).unwrap()) as Arc<dyn PathPolicy>);
-    let session = Session::new(config, registry.instantiate(&selection));
+    let session = ToolSession::new(config, registry.instantiate(&selection));
     Workspace { _dir: dir, root, session }
 }
 
 /// Streams `reply` to the parser in small chunks, runs each call as soon as it is yielded,
 /// and returns the user message with the results.
-async fn run(format: CallFormat, reply: &str, ws: &Workspace) -> (Vec<ParsedCall>, String) {
+async fn run(format: TextFormat, reply: &str, ws: &Workspace) -> (Vec<ParsedCall>, String) {
     let tools = ToolIndex::from_toolset(ws.session.tools());
     let executor = Executor::default();
     let mut parser = Parser::new(format, &tools).with_step(2);
@@ -78,7 +78,7 @@ async fn run(format: CallFormat, reply: &str, ws: &Workspace) -> (Vec<ParsedCall
 async fn a_markdown_reply_writes_files_through_the_block_tools() {
     let ws = workspace();
     let reply = "I'll create the script.\n```save hello.py\nprint('hello')\n```\n\nThen extend it:\n```append hello.py\nprint('bye')\n```\n\nAnd fix the greeting:\n```patch hello.py\n<<<<<<< ORIGINAL\nprint('hello')\n=======\nprint('hello, world')\n>>>>>>> UPDATED\n```\n\nAn example, not run:\n```python\nprint('not a call')\n```\n\nAnd a mistake:\n```save\nno path given\n```\n";
-    let (calls, message) = run(CallFormat::Markdown, reply, &ws).await;
+    let (calls, message) = run(TextFormat::Markdown, reply, &ws).await;
     assert_eq!(std::fs::read_to_string(ws.root.join("hello.py")).unwrap(), "print('hello, world')\nprint('bye')\n");
     let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, vec!["call_2_1", "call_2_2", "call_2_3", "call_2_4"]);
@@ -92,7 +92,7 @@ async fn a_markdown_reply_writes_files_through_the_block_tools() {
 async fn an_xml_reply_and_a_tool_reply_do_the_same() {
     let ws = workspace();
     let xml = "<tool-use>\n<save path=\"a.md\">\n# Title\n```python\nprint(1)\n```\n</save>\n</tool-use>\n<function_calls>\n<invoke name=\"append\" id=\"x2\">\n<parameter name=\"path\">a.md</parameter>\n<parameter name=\"content\">more &amp; more</parameter>\n</invoke>\n</function_calls>\n";
-    let (_, message) = run(CallFormat::Xml, xml, &ws).await;
+    let (_, message) = run(TextFormat::Xml, xml, &ws).await;
     assert_eq!(
         std::fs::read_to_string(ws.root.join("a.md")).unwrap(),
         "# Title\n```python\nprint(1)\n```\nmore & more\n"
@@ -102,7 +102,7 @@ async fn an_xml_reply_and_a_tool_reply_do_the_same() {
         "<tool-result name=\"save\" id=\"call_2_1\" status=\"ok\">Saved to a.md</tool-result>\n<tool-result name=\"append\" id=\"x2\" status=\"ok\">Appended to a.md</tool-result>"
     );
     let tool = "@patch(p1): {\"path\": \"a.md\", \"patch\": \"<<<<<<< ORIGINAL\\nmore & more\\n=======\\nthe end\\n>>>>>>> UPDATED\"}\n@patch(p2): {\"path\": \"a.md\", \"patch\": \"nonsense\"}\n";
-    let (_, message) = run(CallFormat::Tool, tool, &ws).await;
+    let (_, message) = run(TextFormat::Tool, tool, &ws).await;
     assert!(std::fs::read_to_string(ws.root.join("a.md")).unwrap().ends_with("```\nthe end\n"));
     let lines: Vec<&str> = message.lines().collect();
     assert_eq!(

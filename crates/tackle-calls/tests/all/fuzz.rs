@@ -11,7 +11,7 @@
 use crate::support;
 
 use proptest::prelude::*;
-use tackle_calls::{CallFormat, Utf8Stream, codeblocks, instructions, parse, render_results};
+use tackle_calls::{TextFormat, Utf8Stream, codeblocks, instructions, parse, render_results};
 
 fn cases() -> u32 {
     std::env::var("TACKLE_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(256)
@@ -31,7 +31,7 @@ fn hostile() -> impl Strategy<Value = String> {
     prop::collection::vec(piece, 0..60).prop_map(|p| p.concat())
 }
 
-fn check_calls(format: CallFormat, text: &str) -> Result<(), TestCaseError> {
+fn check_calls(format: TextFormat, text: &str) -> Result<(), TestCaseError> {
     let tools = support::test_tools();
     let calls = parse(format, text, &tools);
     let chars = text.chars().count();
@@ -64,30 +64,30 @@ fn nested_json(depth: usize) -> String {
 /// A `typed` call in `format` whose object parameter `options` holds `value`, and how many
 /// levels the JSON text the parser reads adds around it (the arguments object, in `markdown`
 /// and `tool`).
-fn call_with_options(format: CallFormat, value: &str) -> (String, usize) {
+fn call_with_options(format: TextFormat, value: &str) -> (String, usize) {
     match format {
-        CallFormat::Markdown => (format!("```typed\n{{\"text\": \"t\", \"options\": {value}}}\n```\n"), 1),
-        CallFormat::Xml => (
+        TextFormat::Markdown => (format!("```typed\n{{\"text\": \"t\", \"options\": {value}}}\n```\n"), 1),
+        TextFormat::Xml => (
             format!(
                 "<function_calls><invoke name=\"typed\"><parameter name=\"text\">t</parameter>\
                  <parameter name=\"options\">{value}</parameter></invoke></function_calls>"
             ),
             0,
         ),
-        CallFormat::Tool => (format!("@typed(c1): {{\"text\": \"t\", \"options\": {value}}}\n"), 1),
+        TextFormat::Tool => (format!("@typed(c1): {{\"text\": \"t\", \"options\": {value}}}\n"), 1),
     }
 }
 
 /// Each format's own markup nested `depth` times, never closed or closed late.
-fn nested_markup(format: CallFormat, depth: usize) -> String {
+fn nested_markup(format: TextFormat, depth: usize) -> String {
     match format {
-        CallFormat::Markdown => format!("```typed\n{}{}", "```bash\n".repeat(depth), "```\n".repeat(depth)),
-        CallFormat::Xml => format!(
+        TextFormat::Markdown => format!("```typed\n{}{}", "```bash\n".repeat(depth), "```\n".repeat(depth)),
+        TextFormat::Xml => format!(
             "<function_calls>{}{}",
             "<invoke name=\"typed\"><parameter name=\"options\">".repeat(depth),
             "</parameter></invoke>".repeat(depth / 2)
         ),
-        CallFormat::Tool => format!("@typed(c1): {}\n{}", "{\"a\": ".repeat(depth), "@bash(c2): {".repeat(depth)),
+        TextFormat::Tool => format!("@typed(c1): {}\n{}", "{\"a\": ".repeat(depth), "@bash(c2): {".repeat(depth)),
     }
 }
 
@@ -95,7 +95,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
-    fn fuzz_deep_json_in_calls(format in prop::sample::select(CallFormat::ALL.to_vec()), depth in 1usize..3000) {
+    fn fuzz_deep_json_in_calls(format in prop::sample::select(TextFormat::ALL.to_vec()), depth in 1usize..3000) {
         let (text, around) = call_with_options(format, &nested_json(depth));
         check_calls(format, &text)?;
         let calls = parse(format, &text, &support::test_tools());
@@ -110,7 +110,7 @@ proptest! {
     }
 
     #[test]
-    fn fuzz_deep_markup(format in prop::sample::select(CallFormat::ALL.to_vec()), depth in 0usize..20_000) {
+    fn fuzz_deep_markup(format in prop::sample::select(TextFormat::ALL.to_vec()), depth in 0usize..20_000) {
         let text = nested_markup(format, depth);
         let tools = support::test_tools();
         let mut parser = tackle_calls::Parser::new(format, &tools);
@@ -129,17 +129,17 @@ proptest! {
 
     #[test]
     fn fuzz_markdown(text in hostile()) {
-        check_calls(CallFormat::Markdown, &text)?;
+        check_calls(TextFormat::Markdown, &text)?;
     }
 
     #[test]
     fn fuzz_xml(text in hostile()) {
-        check_calls(CallFormat::Xml, &text)?;
+        check_calls(TextFormat::Xml, &text)?;
     }
 
     #[test]
     fn fuzz_tool(text in hostile()) {
-        check_calls(CallFormat::Tool, &text)?;
+        check_calls(TextFormat::Tool, &text)?;
     }
 
     #[test]
@@ -184,7 +184,7 @@ proptest! {
             .map(|n| tackle_core::ToolSpec::new(n, format!("Tool {n}")).input_schema(serde_json::json!({"type": "object", "properties": {}})))
             .collect();
         let tools = tackle_calls::ToolIndex::new(&specs);
-        for format in CallFormat::ALL {
+        for format in TextFormat::ALL {
             instructions(format, &tools);
         }
     }

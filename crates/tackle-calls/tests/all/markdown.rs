@@ -5,13 +5,13 @@ use crate::support;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use tackle_calls::{CallFormat, ParsedCall, Parser, ToolIndex, parse};
+use tackle_calls::{ParsedCall, Parser, TextFormat, ToolIndex, parse};
 
 fn calls(text: &str) -> Vec<ParsedCall> {
     let tools = support::test_tools();
-    let whole = parse(CallFormat::Markdown, text, &tools);
+    let whole = parse(TextFormat::Markdown, text, &tools);
     for size in [1, 2, 3, 7] {
-        assert_eq!(support::parse_chunked(CallFormat::Markdown, text, &tools, &[size]), whole, "chunks of {size}");
+        assert_eq!(support::parse_chunked(TextFormat::Markdown, text, &tools, &[size]), whole, "chunks of {size}");
     }
     whole
 }
@@ -117,7 +117,7 @@ fn the_first_tool_in_name_order_wins_a_shared_langtag() {
     };
     let specs = [mapped("z_shell"), mapped("a_shell")];
     let tools = ToolIndex::new(&specs);
-    let calls = parse(CallFormat::Markdown, "```sh\nls\n```\n", &tools);
+    let calls = parse(TextFormat::Markdown, "```sh\nls\n```\n", &tools);
     assert_eq!(calls[0].name, "a_shell");
 }
 
@@ -125,7 +125,7 @@ fn the_first_tool_in_name_order_wins_a_shared_langtag() {
 fn calls_carry_synthetic_ids_offsets_and_text_order() {
     let tools = support::test_tools();
     let text = "Run:\n```bash\nls\n```\n\n```python\nnot a call\n```\n\n```sh\npwd\n```\n";
-    let mut parser = Parser::new(CallFormat::Markdown, &tools).with_step(4);
+    let mut parser = Parser::new(TextFormat::Markdown, &tools).with_step(4);
     let mut calls = parser.feed(text);
     calls.extend(parser.finish());
     let ids: Vec<(&str, usize, usize)> = calls.iter().map(|c| (c.id.as_str(), c.start, c.end)).collect();

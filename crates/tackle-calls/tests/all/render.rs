@@ -7,7 +7,7 @@ use crate::support;
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use tackle_calls::{CallFormat, CallResult, ToolIndex, instructions, parse, render_call, render_results};
+use tackle_calls::{CallResult, TextFormat, ToolIndex, instructions, parse, render_call, render_results};
 use tackle_core::ToolSpec;
 
 /// Every tool the round trip covers: the rule-test tools and every built-in.
@@ -120,7 +120,7 @@ fn tool_and_args() -> impl Strategy<Value = (ToolSpec, Map<String, Value>)> {
 }
 
 fn round_trip(
-    format: CallFormat,
+    format: TextFormat,
     tools: &ToolIndex,
     name: &str,
     args: &Map<String, Value>,
@@ -131,11 +131,11 @@ fn round_trip(
     assert_eq!((call.name.as_str(), &call.args, call.parse_error.as_deref()), (name, args, None), "{text}");
     // An xml call spans its own element; the others span the whole text.
     let (start, end) = match format {
-        CallFormat::Xml => ("<function_calls>\n".len(), text.chars().count() - "\n</function_calls>".len()),
+        TextFormat::Xml => ("<function_calls>\n".len(), text.chars().count() - "\n</function_calls>".len()),
         _ => (0, text.chars().count()),
     };
     assert_eq!((call.start, call.end), (start, end));
-    if format != CallFormat::Markdown {
+    if format != TextFormat::Markdown {
         assert_eq!(call.id, id);
     }
     Some(text)
@@ -153,7 +153,7 @@ proptest! {
     #[test]
     fn every_call_round_trips_through_xml_and_tool((spec, args) in tool_and_args(), id in "[A-Za-z0-9_:.-]{1,12}") {
         let tools = ToolIndex::new(&all_specs());
-        for format in [CallFormat::Xml, CallFormat::Tool] {
+        for format in [TextFormat::Xml, TextFormat::Tool] {
             prop_assert!(round_trip(format, &tools, &spec.name, &args, &id).is_some(), "{} refused {:?}", format, args);
         }
     }
@@ -163,7 +163,7 @@ proptest! {
     #[test]
     fn every_call_round_trips_through_markdown((spec, args) in tool_and_args()) {
         let tools = ToolIndex::new(&all_specs());
-        let rendered = round_trip(CallFormat::Markdown, &tools, &spec.name, &args, "call_1_1");
+        let rendered = round_trip(TextFormat::Markdown, &tools, &spec.name, &args, "call_1_1");
         if spec.block.is_none() {
             prop_assert!(rendered.is_some(), "markdown refused {:?}", args);
         }
@@ -179,10 +179,10 @@ proptest! {
         let tools = ToolIndex::new(&all_specs());
         let clean = !body.contains("<<");
         if clean {
-            prop_assert!(round_trip(CallFormat::Markdown, &tools, "bash", &Map::from_iter([("command".into(), json!(body))]), "x").is_some());
+            prop_assert!(round_trip(TextFormat::Markdown, &tools, "bash", &Map::from_iter([("command".into(), json!(body))]), "x").is_some());
         }
         let args = Map::from_iter([("path".into(), json!(path)), ("content".into(), json!(body))]);
-        prop_assert!(round_trip(CallFormat::Markdown, &tools, "save", &args, "x").is_some());
+        prop_assert!(round_trip(TextFormat::Markdown, &tools, "save", &args, "x").is_some());
     }
 }
 
@@ -191,23 +191,23 @@ fn markdown_fences_grow_past_the_longest_backtick_run_in_the_body() {
     let tools = support::test_tools();
     let args =
         Map::from_iter([("path".into(), json!("a.md")), ("content".into(), json!("````\nx\n```python\ny\n```"))]);
-    let text = render_call(CallFormat::Markdown, &tools, "save", &args, "x").unwrap();
+    let text = render_call(TextFormat::Markdown, &tools, "save", &args, "x").unwrap();
     assert_eq!(text, "`````save a.md\n````\nx\n```python\ny\n```\n`````");
     let args = Map::from_iter([("command".into(), json!("$ ls"))]);
-    assert_eq!(render_call(CallFormat::Markdown, &tools, "bash", &args, "x").unwrap(), "```bash\n$ $ ls\n```");
+    assert_eq!(render_call(TextFormat::Markdown, &tools, "bash", &args, "x").unwrap(), "```bash\n$ $ ls\n```");
 }
 
 #[test]
 fn markdown_refuses_what_a_block_cannot_carry() {
     let tools = support::test_tools();
     let args = Map::from_iter([("command".into(), json!("sleep 1")), ("timeout".into(), json!(5))]);
-    let err = render_call(CallFormat::Markdown, &tools, "bash", &args, "x").unwrap_err();
+    let err = render_call(TextFormat::Markdown, &tools, "bash", &args, "x").unwrap_err();
     assert_eq!(
         err.to_string(),
         "a call to 'bash' with these arguments cannot be written in the markdown format: a ```bash block carries only `command`, not `timeout`; use the xml or tool format"
     );
     let args = Map::from_iter([("command".into(), json!("echo it's"))]);
-    let err = render_call(CallFormat::Markdown, &tools, "bash", &args, "x").unwrap_err();
+    let err = render_call(TextFormat::Markdown, &tools, "bash", &args, "x").unwrap_err();
     assert!(err.reason.contains("would not parse back"), "{err}");
 }
 
@@ -222,21 +222,21 @@ fn xml_renders_form_one_with_cdata_where_needed() {
         ("choice".into(), json!("a")),
         ("anything".into(), json!("</parameter>")),
     ]);
-    let text = render_call(CallFormat::Xml, &tools, "typed", &args, "t1").unwrap();
+    let text = render_call(TextFormat::Xml, &tools, "typed", &args, "t1").unwrap();
     assert_eq!(
         text,
         "<function_calls>\n<invoke name=\"typed\" id=\"t1\">\n<parameter name=\"text\">a < b && c</parameter>\n<parameter name=\"count\">3</parameter>\n<parameter name=\"items\">[\"x\"]</parameter>\n<parameter name=\"either\">\"5\"</parameter>\n<parameter name=\"choice\">a</parameter>\n<parameter name=\"anything\"><![CDATA[\"</parameter>\"]]></parameter>\n</invoke>\n</function_calls>"
     );
     let args = Map::from_iter([("path".into(), json!("a")), ("content".into(), json!("line\n"))]);
-    let text = render_call(CallFormat::Xml, &tools, "save", &args, "s").unwrap();
+    let text = render_call(TextFormat::Xml, &tools, "save", &args, "s").unwrap();
     assert!(text.contains("<parameter name=\"content\"><![CDATA[line\n]]></parameter>"), "{text}");
     let args = Map::from_iter([("path".into(), json!("a")), ("content".into(), json!("two\nlines\n"))]);
-    let text = render_call(CallFormat::Xml, &tools, "save", &args, "s").unwrap();
+    let text = render_call(TextFormat::Xml, &tools, "save", &args, "s").unwrap();
     assert!(text.contains("<parameter name=\"content\">\ntwo\nlines\n</parameter>"), "{text}");
     // Tags that would end a value early (docs/formats-differences.md #25) go in CDATA.
     for content in ["a </invoke> b", "<invoke name=\"x\">", "end </function_calls>"] {
         let args = Map::from_iter([("path".into(), json!("a")), ("content".into(), json!(content))]);
-        let text = render_call(CallFormat::Xml, &tools, "save", &args, "s").unwrap();
+        let text = render_call(TextFormat::Xml, &tools, "save", &args, "s").unwrap();
         assert!(text.contains(&format!("<![CDATA[{content}]]>")), "{text}");
     }
 }
@@ -246,10 +246,10 @@ fn tool_format_renders_one_line() {
     let tools = support::test_tools();
     let args = Map::from_iter([("path".into(), json!("a\nb.txt"))]);
     assert_eq!(
-        render_call(CallFormat::Tool, &tools, "read_file", &args, "r1").unwrap(),
+        render_call(TextFormat::Tool, &tools, "read_file", &args, "r1").unwrap(),
         "@read_file(r1): {\"path\":\"a\\nb.txt\"}"
     );
-    assert!(render_call(CallFormat::Tool, &tools, "read_file", &args, "bad id").is_err());
+    assert!(render_call(TextFormat::Tool, &tools, "read_file", &args, "bad id").is_err());
 }
 
 #[test]
@@ -259,15 +259,15 @@ fn results_come_back_in_one_message_in_each_formats_shape() {
         CallResult { tool: "read_file", id: "r9", is_error: true, output: "No such file </tool-result>" },
     ];
     assert_eq!(
-        render_results(CallFormat::Markdown, &results),
+        render_results(TextFormat::Markdown, &results),
         "Result of bash (call 1):\n````output\na\n```\nb\n````\n\nResult of read_file (call 2) — error:\n```output\nNo such file </tool-result>\n```"
     );
     assert_eq!(
-        render_results(CallFormat::Xml, &results),
+        render_results(TextFormat::Xml, &results),
         "<tool-result name=\"bash\" id=\"call_2_1\" status=\"ok\">a\n```\nb</tool-result>\n<tool-result name=\"read_file\" id=\"r9\" status=\"error\"><![CDATA[No such file </tool-result>]]></tool-result>"
     );
     assert_eq!(
-        render_results(CallFormat::Tool, &results),
+        render_results(TextFormat::Tool, &results),
         "@result(call_2_1): {\"tool\":\"bash\",\"is_error\":false,\"output\":\"a\\n```\\nb\"}\n@result(r9): {\"tool\":\"read_file\",\"is_error\":true,\"output\":\"No such file </tool-result>\"}"
     );
 }
@@ -276,7 +276,7 @@ fn results_come_back_in_one_message_in_each_formats_shape() {
 fn instructions_teach_each_format_with_examples_that_parse() {
     let specs = all_specs();
     let tools = ToolIndex::new(&specs);
-    for format in CallFormat::ALL {
+    for format in TextFormat::ALL {
         let text = instructions(format, &tools);
         for spec in &specs {
             assert!(text.contains(&format!("\n### {}\n", spec.name)), "{format}: {}", spec.name);
@@ -289,10 +289,10 @@ fn instructions_teach_each_format_with_examples_that_parse() {
         assert_eq!(named, expected, "{format}");
         assert!(calls.iter().all(|c| c.parse_error.is_none()), "{format}: {calls:?}");
     }
-    let markdown = instructions(CallFormat::Markdown, &tools);
+    let markdown = instructions(TextFormat::Markdown, &tools);
     assert!(markdown.contains("```bash, ```shell, ```sh blocks are executed"), "{markdown}");
-    assert!(instructions(CallFormat::Xml, &tools).contains("- offset (integer): "));
-    assert!(instructions(CallFormat::Tool, &tools).contains("Parameters (JSON Schema): {\"type\":\"object\""));
+    assert!(instructions(TextFormat::Xml, &tools).contains("- offset (integer): "));
+    assert!(instructions(TextFormat::Tool, &tools).contains("Parameters (JSON Schema): {\"type\":\"object\""));
 }
 
 #[test]
@@ -300,7 +300,7 @@ fn long_descriptions_are_cut_for_provider_limits() {
     let long = ToolSpec::new("wordy", "word ".repeat(1000))
         .input_schema(json!({"type": "object", "properties": {}, "additionalProperties": false}));
     let tools = ToolIndex::new([&long]);
-    let text = instructions(CallFormat::Tool, &tools);
+    let text = instructions(TextFormat::Tool, &tools);
     let description = text.split("### wordy\n").nth(1).unwrap().lines().next().unwrap();
     assert!(description.chars().count() <= tackle_calls::MAX_DESCRIPTION_CHARS, "{}", description.len());
     assert!(description.ends_with("word…"));

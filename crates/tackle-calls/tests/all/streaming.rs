@@ -7,7 +7,7 @@
 use crate::support;
 
 use proptest::prelude::*;
-use tackle_calls::{CallFormat, codeblocks, parse};
+use tackle_calls::{TextFormat, codeblocks, parse};
 
 /// Pieces that exercise every rule when strung together at random.
 const PIECES: &[&str] = &[
@@ -90,7 +90,7 @@ fn sizes() -> impl Strategy<Value = Vec<usize>> {
 fn check_all(text: &str, sizes: &[usize]) -> Result<(), TestCaseError> {
     let tools = support::test_tools();
     prop_assert_eq!(support::codeblocks_chunked(text, sizes), codeblocks(text), "codeblocks of {:?}", text);
-    for format in CallFormat::ALL {
+    for format in TextFormat::ALL {
         let whole = parse(format, text, &tools);
         prop_assert_eq!(support::parse_chunked(format, text, &tools, sizes), whole, "{} of {:?}", format, text);
     }
@@ -132,7 +132,7 @@ proptest! {
 fn feed_yields_only_final_calls() {
     let tools = support::test_tools();
     let text = "```bash\nls\n```\n@bash(c1): {\"command\": \"x\"}\n<function_calls><invoke name=\"bash\"><parameter name=\"command\">y</parameter></invoke>\n```python\nprint()\n```\nprose\n";
-    for format in CallFormat::ALL {
+    for format in TextFormat::ALL {
         let whole = parse(format, text, &tools);
         for cut in 0..=text.len() {
             if !text.is_char_boundary(cut) {
@@ -151,22 +151,22 @@ fn feed_yields_only_final_calls() {
 #[test]
 fn calls_are_yielded_as_soon_as_they_are_decided() {
     let tools = support::test_tools();
-    let cases: &[(CallFormat, &str, Option<&str>)] = &[
-        (CallFormat::Markdown, "Plain prose first\nand more\n```bash\nls\nmore ls\n```\nafter", Some("```\n")),
-        (CallFormat::Markdown, "```save a.txt\nx\n```\n\nafter", Some("```\n\n")),
-        (CallFormat::Markdown, "```save a.txt\nx\n```\n```bash\nls\n```\n", Some("```bash\n")),
-        (CallFormat::Markdown, "```bash\nls\n```", None),
-        (CallFormat::Tool, "prose\n@bash(c1): {\"command\": \"echo }\"} and then", Some("\"}")),
-        (CallFormat::Tool, "<think>x</think>\n@bash(c1): {}\n", Some("{}")),
-        (CallFormat::Tool, "<think>x</think>@bash(c1): {}", Some("{}")),
-        (CallFormat::Markdown, "<think>x</think>```bash\nls\n```\n", Some("```\n")),
-        (CallFormat::Markdown, "a `b` c\n```save x\nx `y`\n```\n\n", Some("```\n\n")),
+    let cases: &[(TextFormat, &str, Option<&str>)] = &[
+        (TextFormat::Markdown, "Plain prose first\nand more\n```bash\nls\nmore ls\n```\nafter", Some("```\n")),
+        (TextFormat::Markdown, "```save a.txt\nx\n```\n\nafter", Some("```\n\n")),
+        (TextFormat::Markdown, "```save a.txt\nx\n```\n```bash\nls\n```\n", Some("```bash\n")),
+        (TextFormat::Markdown, "```bash\nls\n```", None),
+        (TextFormat::Tool, "prose\n@bash(c1): {\"command\": \"echo }\"} and then", Some("\"}")),
+        (TextFormat::Tool, "<think>x</think>\n@bash(c1): {}\n", Some("{}")),
+        (TextFormat::Tool, "<think>x</think>@bash(c1): {}", Some("{}")),
+        (TextFormat::Markdown, "<think>x</think>```bash\nls\n```\n", Some("```\n")),
+        (TextFormat::Markdown, "a `b` c\n```save x\nx `y`\n```\n\n", Some("```\n\n")),
         (
-            CallFormat::Xml,
+            TextFormat::Xml,
             "<function_calls><invoke name=\"bash\"><parameter name=\"command\">ls</parameter></invoke>\n</function_calls>",
             Some("</invoke>"),
         ),
-        (CallFormat::Xml, "x <tool-use><bash>ls</bash> y", Some("</bash>")),
+        (TextFormat::Xml, "x <tool-use><bash>ls</bash> y", Some("</bash>")),
     ];
     // One byte at a time, and in chunks that span the 16-byte blocks the wake-up tests use:
     // the call comes out of the chunk that holds the deciding byte.

@@ -4,11 +4,11 @@
 use crate::support;
 
 use pretty_assertions::assert_eq;
-use tackle_calls::{CallFormat, codeblocks, parse};
+use tackle_calls::{TextFormat, codeblocks, parse};
 
 /// The ids of the calls found in each format's version of a message: `{call:ID}` in the
 /// template becomes a call with that id in the format's syntax.
-fn ids(format: CallFormat, template: &str) -> Vec<String> {
+fn ids(format: TextFormat, template: &str) -> Vec<String> {
     let text = render(format, template);
     let tools = support::test_tools();
     let whole = parse(format, &text, &tools);
@@ -18,7 +18,7 @@ fn ids(format: CallFormat, template: &str) -> Vec<String> {
     whole.into_iter().map(|c| c.id).collect()
 }
 
-fn render(format: CallFormat, template: &str) -> String {
+fn render(format: TextFormat, template: &str) -> String {
     let mut out = String::new();
     let mut rest = template;
     while let Some(at) = rest.find("{call:") {
@@ -27,11 +27,11 @@ fn render(format: CallFormat, template: &str) -> String {
         let id = &rest[at + 6..end];
         out.push_str(&match format {
             // Markdown ids are synthetic; the command tells the calls apart.
-            CallFormat::Markdown => format!("```bash\n{id}\n```\n"),
-            CallFormat::Xml => format!(
+            TextFormat::Markdown => format!("```bash\n{id}\n```\n"),
+            TextFormat::Xml => format!(
                 "<function_calls><invoke name=\"bash\" id=\"{id}\"><parameter name=\"command\">{id}</parameter></invoke></function_calls>\n"
             ),
-            CallFormat::Tool => format!("@bash({id}): {{\"command\": \"{id}\"}}\n"),
+            TextFormat::Tool => format!("@bash({id}): {{\"command\": \"{id}\"}}\n"),
         });
         rest = &rest[end + 1..];
     }
@@ -40,9 +40,9 @@ fn render(format: CallFormat, template: &str) -> String {
 }
 
 /// The calls' identities: ids, or for markdown the commands.
-fn found(format: CallFormat, template: &str) -> Vec<String> {
+fn found(format: TextFormat, template: &str) -> Vec<String> {
     match format {
-        CallFormat::Markdown => {
+        TextFormat::Markdown => {
             let tools = support::test_tools();
             let text = render(format, template);
             assert_eq!(ids(format, template).len(), parse(format, &text, &tools).len());
@@ -53,7 +53,7 @@ fn found(format: CallFormat, template: &str) -> Vec<String> {
 }
 
 fn each_format(template: &str, expected: &[&str]) {
-    for format in CallFormat::ALL {
+    for format in TextFormat::ALL {
         assert_eq!(found(format, template), expected, "{format}: {template:?}");
     }
 }

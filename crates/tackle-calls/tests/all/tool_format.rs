@@ -5,14 +5,14 @@ use crate::support;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use tackle_calls::{CallFormat, ParsedCall, parse};
+use tackle_calls::{ParsedCall, TextFormat, parse};
 
 fn calls(text: &str) -> Vec<ParsedCall> {
     let tools = support::test_tools();
-    let whole = parse(CallFormat::Tool, text, &tools);
+    let whole = parse(TextFormat::Tool, text, &tools);
     for sizes in [&[1][..], &[2], &[3], &[5], &[7, 1, 13]] {
         assert_eq!(
-            support::parse_chunked(CallFormat::Tool, text, &tools, sizes),
+            support::parse_chunked(TextFormat::Tool, text, &tools, sizes),
             whole,
             "chunks {sizes:?} of {text:?}"
         );

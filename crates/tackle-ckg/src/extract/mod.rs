@@ -51,7 +51,7 @@ pub enum Kind {
 
 impl Kind {
     /// The name stored in the index.
-    pub fn as_str(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Kind::Function => "function",
             Kind::Method => "method",
@@ -116,7 +116,7 @@ pub enum RefKind {
 
 impl RefKind {
     /// The name stored in the index.
-    pub fn as_str(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             RefKind::Call => "call",
             RefKind::MethodCall => "method_call",

@@ -149,7 +149,7 @@ fn definition(row: &Row<'_>, within: &Within) -> rusqlite::Result<Definition> {
 }
 
 fn kinds_sql(kinds: &[Kind]) -> String {
-    kinds.iter().map(|k| format!("'{}'", k.as_str())).collect::<Vec<_>>().join(", ")
+    kinds.iter().map(|k| format!("'{}'", k.name())).collect::<Vec<_>>().join(", ")
 }
 
 impl Index {
@@ -284,7 +284,7 @@ impl Index {
             .into_iter()
             .map(|s| Definition {
                 file: file.clone(),
-                kind: s.kind.as_str().to_owned(),
+                kind: s.kind.name().to_owned(),
                 name: s.name,
                 qualified: s.qualified,
                 parent: s.parent,

@@ -133,7 +133,7 @@ impl<'t> Writer<'t> {
                 file,
                 s.name,
                 s.qualified,
-                s.kind.as_str(),
+                s.kind.name(),
                 s.parent,
                 s.start_line,
                 s.end_line,
@@ -152,7 +152,7 @@ impl<'t> Writer<'t> {
             .prepare_cached("INSERT INTO refs(file, from_symbol, name, kind, line) VALUES (?1, ?2, ?3, ?4, ?5)")?;
         for r in &extraction.references {
             let from = r.from.and_then(|index| ids.get(index).copied());
-            reference.execute(params![file, from, r.name, r.kind.as_str(), r.line])?;
+            reference.execute(params![file, from, r.name, r.kind.name(), r.line])?;
         }
         Ok(())
     }

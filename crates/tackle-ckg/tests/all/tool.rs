@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tackle_core::{Executor, PathPolicy, Session, SessionConfig, SessionState, ToolCall, ToolOutput};
+use tackle_core::{Executor, PathPolicy, SessionState, ToolCall, ToolOutput, ToolSession, ToolSessionConfig};
 use tackle_sandbox::WorkspacePolicy;
 use tackle_tools::fs::FsSettings;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 struct Ws {
     _dir: tempfile::TempDir,
     root: PathBuf,
-    session: Session,
+    session: ToolSession,
     executor: Executor,
 }
 
@@ -30,11 +30,11 @@ impl Ws {
         let mut registry = tackle_tools::builtin_registry();
         tackle_ckg::register(&mut registry);
         let selection = registry.select("code,bash", "code").unwrap();
-        let mut config = SessionConfig::new(root.clone());
+        let mut config = ToolSessionConfig::new(root.clone());
         config.path_policy = Some(Arc::new(policy) as Arc<dyn PathPolicy>);
         let state = SessionState::default();
         state.insert(FsSettings { enforce_read_before_edit: false, ..FsSettings::default() });
-        let session = Session::with_state(config, registry.instantiate(&selection), state);
+        let session = ToolSession::with_state(config, registry.instantiate(&selection), state);
         Ws { _dir: dir, root, session, executor: Executor::default() }
     }
 

@@ -27,7 +27,7 @@ pub fn apply(builder: SessionBuilder, args: &ContainerArgs, workspace: &Path) ->
         keep: args.keep_container,
     };
     let terminal = std::io::stderr().is_terminal();
-    let progress = move |step: tackle::containers::Progress| {
+    let progress = move |step: tackle::containers::LaunchStep| {
         if terminal {
             diagln!("tackle: {step}…");
         }

@@ -94,7 +94,7 @@ pub async fn serve(args: ServeArgs) -> CommandResult {
         return Err(failure);
     }
     let sessions = template.clone();
-    let factory: server::SessionFactory = Arc::new(move || Ok(sessions.session()));
+    let factory: server::MakeSession = Arc::new(move || Ok(sessions.session()));
     let options = ServerOptions {
         page_size: args.page_size.and_then(|n| usize::try_from(n).ok()),
         approvals: args.permission_mode != PermissionMode::Bypass,

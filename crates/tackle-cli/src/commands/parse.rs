@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tackle::calls::{CallFormat, Codeblock, CodeblockScanner, ParsedCall, Parser, ToolIndex, Utf8Stream};
+use tackle::calls::{Codeblock, CodeblockScanner, ParsedCall, Parser, TextFormat, ToolIndex, Utf8Stream};
 
 use crate::cli::ParseArgs;
 use crate::exit::{CommandResult, Failure, OK, write_failure};
@@ -104,7 +104,7 @@ impl Finder<'_> {
 
 /// `tackle parse`.
 pub fn run(args: ParseArgs) -> CommandResult {
-    let format: CallFormat = args.format;
+    let format: TextFormat = args.format;
     // The tools decide which blocks are calls; code blocks need none (and building the
     // registry is most of the command's start).
     let tools = if args.codeblocks { ToolIndex::default() } else { tool_index(&args)? };

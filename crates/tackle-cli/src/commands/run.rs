@@ -118,7 +118,7 @@ pub async fn build_agent(
         Arc::new(NonInteractiveApprover)
     };
     // The markdown format also gets gptme's block tools (docs/reference/cli.md).
-    let default = if args.call_format == CallFormat::Text(tackle::calls::CallFormat::Markdown) {
+    let default = if args.call_format == CallFormat::Text(tackle::calls::TextFormat::Markdown) {
         RUN_DEFAULT_MARKDOWN
     } else {
         RUN_DEFAULT

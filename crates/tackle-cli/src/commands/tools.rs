@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tackle::core::registry::{RegistryEntry, Selection};
 use tackle::core::schema::render_tools;
-use tackle::core::{ErrorKind, OutputMeta, Registry, Session, ToolCall, ToolOutput};
+use tackle::core::{ErrorKind, OutputMeta, Registry, ToolCall, ToolOutput, ToolSession};
 use tackle::policy::config::user_dirs::UserDirs;
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
@@ -146,7 +146,7 @@ struct CallResult<'a> {
     meta: &'a OutputMeta,
 }
 
-fn call_result<'a>(session: &'a Session, name: Option<&'a str>, output: &'a ToolOutput) -> CallResult<'a> {
+fn call_result<'a>(session: &'a ToolSession, name: Option<&'a str>, output: &'a ToolOutput) -> CallResult<'a> {
     let tool = name.map(|n| session.tools().resolve(n).map_or(n, |h| h.spec().name.as_str()));
     CallResult {
         id: &output.call_id,
@@ -296,7 +296,7 @@ enum Entry {
 }
 
 async fn run_batch_line(
-    session: &Session,
+    session: &ToolSession,
     executor: &tackle::core::Executor,
     line: &[u8],
     line_number: usize,

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::diff::unified_diff;
 use crate::paths::Access;
-use crate::session::Session;
+use crate::session::ToolSession;
 use crate::spec::{PathAccess, ToolSpec};
 
 /// Files larger than this are not diffed (reading them twice would cost more than the diff
@@ -26,7 +26,7 @@ pub(super) struct Before {
 /// Reads the files that `args` of `spec` write (its write path parameters and the paths the
 /// tool names for the input, e.g. a patch's files), as the session's path policy resolves
 /// them. `None` for a tool that edits no files, or a file that is not text or too large.
-pub(super) fn before(session: &Session, spec: &ToolSpec, args: &Value, written: &[String]) -> Option<Before> {
+pub(super) fn before(session: &ToolSession, spec: &ToolSpec, args: &Value, written: &[String]) -> Option<Before> {
     if !spec.edits_files {
         return None;
     }

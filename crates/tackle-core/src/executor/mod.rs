@@ -33,7 +33,7 @@ use crate::output::{ContentPart, ToolOutput};
 use crate::paths::Access;
 use crate::permission::{AllowAll, Approval, Approver, Decision, PermissionPolicy, PermissionRequest};
 use crate::registry::ToolHandle;
-use crate::session::Session;
+use crate::session::ToolSession;
 use crate::spec::{InterruptBehavior, PathAccess, ToolSpec};
 use crate::text::strip_ansi;
 use crate::tool::{BoxFuture, PreparedCall};
@@ -160,7 +160,7 @@ impl Executor {
     }
 
     /// Runs one call.
-    pub async fn run(&self, session: &Session, call: ToolCall, cancel: &CancellationToken) -> ToolOutput {
+    pub async fn run(&self, session: &ToolSession, call: ToolCall, cancel: &CancellationToken) -> ToolOutput {
         let mut outputs = self.run_turn(session, vec![call], cancel).await;
         outputs.pop().unwrap_or_else(|| ToolOutput::error(internal_error_text("executor")))
     }
@@ -168,7 +168,7 @@ impl Executor {
     /// Runs the calls of one turn; returns one output per call, in call order.
     pub async fn run_turn(
         &self,
-        session: &Session,
+        session: &ToolSession,
         calls: Vec<ToolCall>,
         cancel: &CancellationToken,
     ) -> Vec<ToolOutput> {
@@ -180,7 +180,7 @@ impl Executor {
     /// ends. A caller that records outputs as they happen loses none to a crash later in the turn.
     pub async fn run_turn_each(
         &self,
-        session: &Session,
+        session: &ToolSession,
         calls: Vec<ToolCall>,
         cancel: &CancellationToken,
         finished: &mut (dyn FnMut(usize, &ToolOutput) + Send),
@@ -245,7 +245,7 @@ impl Executor {
     /// Resolution, decoding, validation, permission and pre-hooks.
     async fn admit(
         &self,
-        session: &Session,
+        session: &ToolSession,
         call: ToolCall,
         started: &mut Instant,
         cancel: &CancellationToken,
@@ -323,7 +323,7 @@ impl Executor {
     /// Decode, validate and prepare.
     fn check_args(
         &self,
-        session: &Session,
+        session: &ToolSession,
         handle: &ToolHandle,
         raw: CallArgs,
     ) -> Result<(Value, Vec<String>, PreparedCall), ToolError> {
@@ -363,7 +363,7 @@ impl Executor {
     /// Runs an admitted call and finishes its output. Its duration starts here: not while the
     /// person answered the approvals of the calls admitted after it, nor while earlier calls
     /// ran.
-    async fn execute(&self, session: &Session, admitted: Admitted, cancel: &CancellationToken) -> ToolOutput {
+    async fn execute(&self, session: &ToolSession, admitted: Admitted, cancel: &CancellationToken) -> ToolOutput {
         let started = Instant::now();
         let Admitted { call_id, handle, args, prepared, coerced, read_only_restricted } = admitted;
         let spec = handle.spec();
@@ -506,7 +506,7 @@ fn flatten<T>(result: Result<Result<T, ToolError>, Box<dyn std::any::Any + Send>
 /// write parameter of a call that is read-only for this input (`view`) is checked for
 /// reading. Tools resolve the path again when they use it, so a path that changes between
 /// admission and execution is still checked.
-fn check_paths(session: &Session, spec: &ToolSpec, args: &Value, read_only: bool) -> Result<(), ToolError> {
+fn check_paths(session: &ToolSession, spec: &ToolSpec, args: &Value, read_only: bool) -> Result<(), ToolError> {
     for param in &spec.path_params {
         let Some(raw) = args.get(&param.name).and_then(Value::as_str) else {
             continue;

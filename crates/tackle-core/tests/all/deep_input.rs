@@ -16,8 +16,8 @@ use tackle_core::registry::ToolSource;
 use tackle_core::schema::{Dialect, render_tool, sanitize, strict_schema};
 use tackle_core::text::{JSON_MAX_DEPTH, json_depth as depth};
 use tackle_core::{
-    BoxFuture, DynTool, Executor, ExecutorConfig, PreparedCall, Registry, Session, SessionConfig, ToolCall, ToolError,
-    ToolOutput, ToolSpec,
+    BoxFuture, DynTool, Executor, ExecutorConfig, PreparedCall, Registry, ToolCall, ToolError, ToolOutput, ToolSession,
+    ToolSessionConfig, ToolSpec,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -49,7 +49,7 @@ impl DynTool for Foreign {
 }
 
 struct Fixture {
-    session: Session,
+    session: ToolSession,
     executor: Executor,
     _dir: tempfile::TempDir,
 }
@@ -69,7 +69,7 @@ fn fixture(schema: &Value) -> Fixture {
     );
     let selection = registry.select("default", "default").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let session = Session::new(SessionConfig::new(dir.path()), registry.instantiate(&selection));
+    let session = ToolSession::new(ToolSessionConfig::new(dir.path()), registry.instantiate(&selection));
     Fixture { session, executor: Executor::new(ExecutorConfig::default()), _dir: dir }
 }
 

@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 use tackle_core::hooks::{HookCall, PreHookOutcome, ToolHook};
 use tackle_core::permission::{AutoApprover, Decision, PermissionPolicy, PermissionRequest};
 use tackle_core::{
-    BoxFuture, ErrorKind, Executor, ExecutorConfig, Registry, Session, SessionConfig, Tool, ToolCall, ToolContext,
-    ToolError, ToolOutput, ToolSpec,
+    BoxFuture, ErrorKind, Executor, ExecutorConfig, Registry, Tool, ToolCall, ToolContext, ToolError, ToolOutput,
+    ToolSession, ToolSessionConfig, ToolSpec,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -216,7 +216,7 @@ impl Tool for Guarded {
 }
 
 struct Fixture {
-    session: Session,
+    session: ToolSession,
     executor: Executor,
     max_running: Arc<AtomicUsize>,
     order: Arc<std::sync::Mutex<Vec<u64>>>,
@@ -245,7 +245,7 @@ fn fixture(config: ExecutorConfig) -> Fixture {
     registry.register(&["default"], || Guarded);
     let selection = registry.select("default", "default").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let session = Session::new(SessionConfig::new(dir.path()), registry.instantiate(&selection));
+    let session = ToolSession::new(ToolSessionConfig::new(dir.path()), registry.instantiate(&selection));
     Fixture { session, executor: Executor::new(config), max_running, order, _dir: dir }
 }
 
@@ -772,9 +772,9 @@ async fn path_parameters_pass_the_path_policy_at_admission() {
     let selection = registry.select("default", "default").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let policy = Arc::new(RecordingPolicy { workspace: dir.path().to_owned(), ..Default::default() });
-    let mut config = SessionConfig::new(dir.path());
+    let mut config = ToolSessionConfig::new(dir.path());
     config.path_policy = Some(Arc::clone(&policy) as Arc<dyn tackle_core::PathPolicy>);
-    let session = Session::new(config, registry.instantiate(&selection));
+    let session = ToolSession::new(config, registry.instantiate(&selection));
     let executor = Executor::default();
     let run = |args: Value| {
         let call = ToolCall::new("c1", "touch_path", args);
@@ -840,8 +840,8 @@ impl ToolHook for AlwaysAllows {
 async fn only_a_call_allowed_as_read_only_alone_runs_restricted() {
     let mut registry = Registry::new();
     registry.register(&["default"], || Shellish);
-    let session = Session::new(
-        SessionConfig::new(std::env::temp_dir()),
+    let session = ToolSession::new(
+        ToolSessionConfig::new(std::env::temp_dir()),
         registry.instantiate(&registry.select("default", "default").unwrap()),
     );
     let call = |executor: Executor, command: &'static str| {

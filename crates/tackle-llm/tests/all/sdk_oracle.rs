@@ -53,7 +53,7 @@ async fn tackle(protocol: Protocol, base_url: String, stream: bool) -> Value {
         .iter()
         .map(|c| json!({"id": c.id, "name": c.name, "args": serde_json::from_str::<Value>(&c.arguments).unwrap()}))
         .collect();
-    json!({"text": completion.message.text, "calls": calls, "finish": completion.finish.as_str()})
+    json!({"text": completion.message.text, "calls": calls, "finish": completion.finish.name()})
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use tackle_policy::config::consent::{self as core_consent, Approval, ConsentStore, TrustInputs};
+use tackle_policy::config::consent::{self as core_consent, Consent, ConsentStore, TrustInputs};
 use tackle_policy::config::{Config, flag_from_env};
 
 use super::config::Candidate;
@@ -105,7 +105,7 @@ impl ConsentPolicy<'_> {
         {
             return Ok(());
         }
-        let approval = Approval {
+        let approval = Consent {
             workspace: workspace.display().to_string(),
             subject: candidate.name.clone(),
             fingerprint: candidate.fingerprint(),

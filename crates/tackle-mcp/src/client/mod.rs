@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use tackle_core::registry::{ToolHandle, ToolSource};
 use tackle_core::spec::Loading;
-use tackle_core::{BoxFuture, DynTool, Notifications, Registry, Session, SessionResource, SessionState, ToolSet};
+use tackle_core::{BoxFuture, DynTool, Notifications, Registry, SessionResource, SessionState, ToolSession, ToolSet};
 use tackle_policy::config::Config;
 
 use self::config::{Candidate, Defaults, Defer, McpSection, ServerConfig};
@@ -319,7 +319,7 @@ impl McpHub {
     /// true when its tools changed. Several sessions sharing the hub (a parent and its
     /// children) each catch up, whichever of them made the [`McpHub::refresh`] that found the
     /// change.
-    pub fn catch_up(&self, session: &mut Session, admit: &dyn Fn(&str) -> bool) -> bool {
+    pub fn catch_up(&self, session: &mut ToolSession, admit: &dyn Fn(&str) -> bool) -> bool {
         let caught_up = session.state().get::<CaughtUp>();
         let pending = {
             let log = lock(&self.log);
@@ -341,7 +341,12 @@ impl McpHub {
     /// its own tools (a tool `admit` refuses is not news to it). Taking up a change twice
     /// changes nothing more. True when there was a change to take up (a changed tool's
     /// listing may differ even where its name stays).
-    pub fn update_session(&self, session: &mut Session, changes: &[ToolChanges], admit: &dyn Fn(&str) -> bool) -> bool {
+    pub fn update_session(
+        &self,
+        session: &mut ToolSession,
+        changes: &[ToolChanges],
+        admit: &dyn Fn(&str) -> bool,
+    ) -> bool {
         if changes.is_empty() {
             return false;
         }
@@ -402,7 +407,7 @@ impl McpHub {
 
     /// Makes the hub part of `session`'s state, so whoever ends the session (see
     /// [`close_session`]) and whoever refreshes its tools finds it.
-    pub fn attach(self, session: &Session) -> Arc<McpHub> {
+    pub fn attach(self, session: &ToolSession) -> Arc<McpHub> {
         session.state().get_or_insert_with(|| self)
     }
 
@@ -413,7 +418,7 @@ impl McpHub {
     }
 
     /// The hub attached to `session`.
-    pub fn of(session: &Session) -> Option<Arc<McpHub>> {
+    pub fn of(session: &ToolSession) -> Option<Arc<McpHub>> {
         session.state().existing::<McpHub>()
     }
 }
@@ -430,7 +435,7 @@ impl SessionResource for McpHub {
 }
 
 /// Ends a session: closes every tool, then shuts down the MCP servers attached to it.
-pub async fn close_session(session: &Session) {
+pub async fn close_session(session: &ToolSession) {
     session.close().await;
     if let Some(hub) = McpHub::of(session) {
         hub.shutdown().await;

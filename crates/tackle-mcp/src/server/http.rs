@@ -289,7 +289,7 @@ impl Guard {
         match known {
             Some(true) => None,
             _ if exempt() => None,
-            None => Some((StatusCode::BAD_REQUEST, "Bad Request: Session ID is required").into_response()),
+            None => Some((StatusCode::BAD_REQUEST, "Bad Request: ToolSession ID is required").into_response()),
             Some(false) => Some((StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()),
         }
     }

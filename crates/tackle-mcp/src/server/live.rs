@@ -1,4 +1,4 @@
-//! One live tool session behind one MCP session: the core [`Session`] (its shell, read
+//! One live tool session behind one MCP session: the core [`ToolSession`] (its shell, read
 //! ledger, edit history, jobs), and the closing of its tools exactly once — when the MCP
 //! session ends, or at shutdown through the [`Tracker`], which also waits for the sessions
 //! that closed on their own, so that no shell or job outlives the server.
@@ -7,14 +7,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use rmcp::model::Tool;
-use tackle_core::Session;
+use tackle_core::ToolSession;
 use tokio_util::task::TaskTracker;
 
 use super::listing;
 
 /// A tool session in use by one MCP session.
 pub struct LiveSession {
-    session: Arc<Session>,
+    session: Arc<ToolSession>,
     closed: AtomicBool,
     calls: AtomicU64,
     rendered: OnceLock<Arc<[Tool]>>,
@@ -24,7 +24,7 @@ pub struct LiveSession {
 
 impl LiveSession {
     /// Wraps a fresh session and records it in `tracker`.
-    pub fn new(session: Session, tracker: &Tracker) -> Arc<Self> {
+    pub fn new(session: ToolSession, tracker: &Tracker) -> Arc<Self> {
         let live = Arc::new(LiveSession {
             session: Arc::new(session),
             closed: AtomicBool::new(false),
@@ -37,7 +37,7 @@ impl LiveSession {
     }
 
     /// The core session.
-    pub fn session(&self) -> &Session {
+    pub fn session(&self) -> &ToolSession {
         &self.session
     }
 

@@ -2,7 +2,7 @@
 //! Cursor, the official SDKs) lists Tackle's tools and calls them through the same executor
 //! as every other front end.
 //!
-//! The server never builds tools: its caller hands it a [`SessionFactory`] (one fresh tool
+//! The server never builds tools: its caller hands it a [`MakeSession`] (one fresh tool
 //! session per MCP session: per process over stdio, per `Mcp-Session-Id` over HTTP) and the
 //! [`Executor`] with its permission policy.
 
@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use rmcp::ServiceExt as _;
 use tackle_core::registry::{AllowlistError, Selection, ToolSource};
-use tackle_core::{Executor, Registry, Session};
+use tackle_core::{Executor, Registry, ToolSession};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use self::handler::Handler;
@@ -40,7 +40,7 @@ use self::intake::{InFlight, Intake};
 use self::live::{LiveSession, Tracker};
 
 /// Makes a fresh tool session; the error is shown to the client.
-pub type SessionFactory = Arc<dyn Fn() -> Result<Session, String> + Send + Sync>;
+pub type MakeSession = Arc<dyn Fn() -> Result<ToolSession, String> + Send + Sync>;
 
 /// The default idle timeout of an HTTP session (`[mcp.serve] idle_timeout_s`).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -90,7 +90,7 @@ pub enum ServeError {
 
 /// What every MCP session of a server shares.
 pub(crate) struct ServerShared {
-    factory: SessionFactory,
+    factory: MakeSession,
     executor: Executor,
     options: ServerOptions,
     tracker: Tracker,
@@ -111,7 +111,7 @@ impl std::fmt::Debug for McpServer {
 
 impl McpServer {
     /// A server whose MCP sessions each get a session from `factory`, run by `executor`.
-    pub fn new(factory: SessionFactory, executor: Executor, options: ServerOptions) -> Self {
+    pub fn new(factory: MakeSession, executor: Executor, options: ServerOptions) -> Self {
         McpServer {
             shared: Arc::new(ServerShared {
                 factory,

@@ -331,7 +331,7 @@ async fn every_session_sharing_the_hub_catches_up_on_its_own_whichever_relisted(
     tokio::time::sleep(Duration::from_millis(200)).await;
     let changes = imported.hub.refresh().await;
     assert_eq!(changes.len(), 1);
-    let notes = |session: &tackle_core::Session| session.state().get::<tackle_core::Notifications>().drain();
+    let notes = |session: &tackle_core::ToolSession| session.state().get::<tackle_core::Notifications>().drain();
     // The child's rule refuses the new tool: it stays out, and is no news to the child.
     assert!(imported.hub.catch_up(&mut child, &|_| false));
     assert!(child.tools().resolve("mcp__fake__added").is_none());

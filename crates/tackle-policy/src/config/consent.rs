@@ -3,7 +3,7 @@
 //! trusted in this run (docs/configuration.md).
 //!
 //! One mechanism serves every kind of consent: a [`ConsentStore`] is a JSON file of
-//! [`Approval`]s, each keyed by the workspace path and a subject (`settings`, an MCP server's
+//! [`Consent`]s, each keyed by the workspace path and a subject (`settings`, an MCP server's
 //! name) and bound to a fingerprint of what was approved. Workspace consent is bound to the
 //! hash of the workspace's settings files ([`super::snapshot`]); MCP servers keep theirs, per
 //! server definition, in a store of the same kind beside it.
@@ -26,7 +26,7 @@ pub const SETTINGS_SUBJECT: &str = "settings";
 
 /// One remembered consent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Approval {
+pub struct Consent {
     /// The workspace's canonical path.
     pub workspace: String,
     /// What was approved in it (`settings`, or an MCP server's name).
@@ -42,7 +42,7 @@ pub struct Approval {
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Remembered {
     #[serde(default)]
-    approved: Vec<Approval>,
+    approved: Vec<Consent>,
 }
 
 /// A file of remembered approvals.
@@ -68,17 +68,17 @@ impl ConsentStore {
     }
 
     /// The approval recorded for `subject` in `workspace`, whatever its fingerprint.
-    pub fn find(&self, workspace: &str, subject: &str) -> Option<Approval> {
+    pub fn find(&self, workspace: &str, subject: &str) -> Option<Consent> {
         self.read().approved.into_iter().find(|a| a.workspace == workspace && a.subject == subject)
     }
 
     /// Whether exactly this approval (same fingerprint) is recorded.
-    pub fn holds(&self, approval: &Approval) -> bool {
+    pub fn holds(&self, approval: &Consent) -> bool {
         self.find(&approval.workspace, &approval.subject).is_some_and(|a| a.fingerprint == approval.fingerprint)
     }
 
     /// Records `approval`, replacing any earlier one for its workspace and subject.
-    pub fn record(&self, approval: Approval) -> std::io::Result<()> {
+    pub fn record(&self, approval: Consent) -> std::io::Result<()> {
         let mut remembered = self.read();
         remembered.approved.retain(|a| !(a.workspace == approval.workspace && a.subject == approval.subject));
         remembered.approved.push(approval);
@@ -92,7 +92,7 @@ impl ConsentStore {
     }
 
     /// Records `approval`, logging (not failing) when the file cannot be written.
-    pub fn record_or_warn(&self, approval: Approval) {
+    pub fn record_or_warn(&self, approval: Consent) {
         if let Err(err) = self.record(approval) {
             tracing::warn!("cannot remember the consent in {}: {err}", self.path.display());
         }
@@ -183,14 +183,14 @@ pub struct TrustDecision {
 ///   consent) the person is asked on a terminal, and without one the settings are ignored
 ///   with a notice that says how to consent.
 pub fn decide(inputs: &TrustInputs<'_>) -> TrustDecision {
-    let approval = Approval {
+    let approval = Consent {
         workspace: inputs.workspace.display().to_string(),
         subject: inputs.subject.to_owned(),
         fingerprint: inputs.snapshot.hash(),
         parts: inputs.snapshot.file_hashes().into_iter().map(|(name, hash)| (name.to_owned(), hash)).collect(),
     };
     let recorded = inputs.store.and_then(|store| store.find(&approval.workspace, inputs.subject));
-    let record = |approval: Approval| {
+    let record = |approval: Consent| {
         if let Some(store) = inputs.store {
             store.record_or_warn(approval);
         }
@@ -399,14 +399,14 @@ mod tests {
         std::fs::write(fx.store.path(), "{not json").unwrap();
         assert_eq!(fx.store.find("/w", "git"), None);
         fx.store
-            .record(Approval {
+            .record(Consent {
                 workspace: "/w".into(),
                 subject: "s".into(),
                 fingerprint: "1".into(),
                 parts: BTreeMap::new(),
             })
             .unwrap();
-        assert!(fx.store.holds(&Approval {
+        assert!(fx.store.holds(&Consent {
             workspace: "/w".into(),
             subject: "s".into(),
             fingerprint: "1".into(),

@@ -33,7 +33,7 @@ pub enum FromWorkspace {
 
 /// One row of the table: a dotted key (`sandbox.mode`) or a whole section (`tools`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rule {
+pub struct SettingRule {
     /// The dotted key or section name this row is about.
     pub key: &'static str,
     /// Whether and when a workspace's `tackle.toml` may set it.
@@ -42,15 +42,15 @@ pub struct Rule {
     pub owner: &'static str,
 }
 
-const fn rule(key: &'static str, from_workspace: FromWorkspace, owner: &'static str) -> Rule {
-    Rule { key, from_workspace, owner }
+const fn rule(key: &'static str, from_workspace: FromWorkspace, owner: &'static str) -> SettingRule {
+    SettingRule { key, from_workspace, owner }
 }
 
 use FromWorkspace::{Always, Consent, Narrowing, Never};
 
 /// The table. A key matches its own row or the row of its nearest listed ancestor; a key with
 /// no row at all is never taken from the workspace.
-pub const RULES: &[Rule] = &[
+pub const RULES: &[SettingRule] = &[
     // The process sandbox (tackle-sandbox, process/policy.rs).
     rule("sandbox.mode", Narrowing, "tackle-sandbox"),
     rule("sandbox.network", Narrowing, "tackle-sandbox"),
@@ -282,7 +282,7 @@ pub fn top_level_names() -> Vec<&'static str> {
 }
 
 /// The row that governs `key`: its own, or its nearest listed ancestor's.
-pub fn rule_for(key: &str) -> Option<&'static Rule> {
+pub fn rule_for(key: &str) -> Option<&'static SettingRule> {
     let mut candidate = key;
     loop {
         if let Some(found) = RULES.iter().find(|rule| rule.key == candidate) {

@@ -29,7 +29,7 @@ pub use self::landlock::kernel_abi as landlock_abi;
 pub use self::policy::{DEFAULT_HIDE, PROTECTED_GIT, PROTECTED_IN_ROOT, SandboxMode, SandboxPolicy};
 pub use self::spawn::{pipe, spawn_session};
 pub use self::tree::{DEFAULT_KILL_GRACE, ProcStat, ProcessSessions, descendants, send, snapshot, stat};
-pub use self::watch::{Change, ChangeKind, FileState, ProtectedWatch, Snapshot, WATCHED_GIT, WATCHED_IN_ROOT};
+pub use self::watch::{Change, ChangeKind, PathStat, ProtectedWatch, Snapshot, WATCHED_GIT, WATCHED_IN_ROOT};
 
 use crate::env::CommandEnv;
 

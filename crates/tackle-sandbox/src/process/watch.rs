@@ -25,7 +25,7 @@ pub const WATCHED_GIT: &[&str] = &[".git", ".git/config", ".git/commondir", ".gi
 
 /// What `lstat` said about a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileState {
+pub struct PathStat {
     /// The type bits of the mode (`S_IFMT`).
     kind: u32,
     dev: u64,
@@ -35,10 +35,10 @@ pub struct FileState {
     ctime: (i64, i64),
 }
 
-impl FileState {
-    fn of(path: &Path) -> Option<FileState> {
+impl PathStat {
+    fn of(path: &Path) -> Option<PathStat> {
         let meta = std::fs::symlink_metadata(path).ok()?;
-        Some(FileState {
+        Some(PathStat {
             kind: meta.mode() & libc::S_IFMT,
             dev: meta.dev(),
             ino: meta.ino(),
@@ -66,7 +66,7 @@ pub enum ChangeKind {
 
 impl ChangeKind {
     /// The word used in notices.
-    pub fn word(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             ChangeKind::Created => "created",
             ChangeKind::Removed => "removed",
@@ -82,7 +82,7 @@ pub struct Change {
     pub path: PathBuf,
     pub kind: ChangeKind,
     /// The path's state afterwards (`None`: it is gone), to tell one change from the next.
-    pub after: Option<FileState>,
+    pub after: Option<PathStat>,
 }
 
 /// The watched entries of a real git directory a `.git` leads to (crate::gitdir), as
@@ -99,7 +99,7 @@ pub struct ProtectedWatch {
 
 /// The states of the watched paths at one moment, in the order of the watch.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Snapshot(Vec<Option<FileState>>);
+pub struct Snapshot(Vec<Option<PathStat>>);
 
 impl ProtectedWatch {
     /// The watch for `policy`: [`WATCHED_IN_ROOT`] and (with `protect_git`) [`WATCHED_GIT`] in
@@ -123,13 +123,13 @@ impl ProtectedWatch {
     /// The state of every watched path now. A path below a watched directory that is missing
     /// is missing too, without an `lstat` (most workspaces have no `.claude`).
     pub fn snapshot(&self) -> Snapshot {
-        let mut states: Vec<Option<FileState>> = Vec::with_capacity(self.paths.len());
+        let mut states: Vec<Option<PathStat>> = Vec::with_capacity(self.paths.len());
         for path in &self.paths {
             let parent_missing = self.paths[..states.len()]
                 .iter()
                 .zip(&states)
                 .any(|(earlier, state)| path.starts_with(earlier) && !state.is_some_and(|s| s.is_dir()));
-            states.push(if parent_missing { None } else { FileState::of(path) });
+            states.push(if parent_missing { None } else { PathStat::of(path) });
         }
         Snapshot(states)
     }

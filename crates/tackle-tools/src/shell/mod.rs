@@ -7,7 +7,7 @@
 //! crate reads `[sandbox]`, `[env]` and `[tools]`), so a session that runs no command never
 //! probes the sandbox; a session without a setup detects the sandbox with default settings.
 //! The shell and the jobs of a session live in one [`ShellState`], a session resource that
-//! `Session::close` ends with everything it started; a job that finishes on its own is queued in the
+//! `ToolSession::close` ends with everything it started; a job that finishes on its own is queued in the
 //! session's `tackle_core::Notifications` (which the agent loop drains before each model
 //! request) and broadcast as a typed event to subscribers of [`JobNotifications`]. A change to
 //! a protected path that the sandbox could not stop is reported the same ways, and recorded in
@@ -150,7 +150,7 @@ impl ShellState {
         Ok(if background { restricted::background(command, &helper) } else { restricted::foreground(command, &helper) })
     }
 
-    /// The session's shell state, created (and registered for `Session::close`) on first use.
+    /// The session's shell state, created (and registered for `ToolSession::close`) on first use.
     fn of(ctx: &ToolContext) -> Result<Arc<ShellState>, ToolError> {
         let state = ctx.state();
         if let Some(existing) = state.existing::<ShellState>() {

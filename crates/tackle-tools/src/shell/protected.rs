@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tackle_core::Notifications;
-use tackle_sandbox::process::{ChangeKind, FileState, ProtectedWatch, SandboxPolicy, Snapshot};
+use tackle_sandbox::process::{ChangeKind, PathStat, ProtectedWatch, SandboxPolicy, Snapshot};
 
 use super::events::{Broadcast, Subscription};
 
@@ -33,7 +33,7 @@ pub struct ProtectedChange {
 #[derive(Debug, Default)]
 pub struct ProtectedChanges {
     /// Every change so far, with the path's state after it (to report each change once).
-    record: Mutex<Vec<(ProtectedChange, Option<FileState>)>>,
+    record: Mutex<Vec<(ProtectedChange, Option<PathStat>)>>,
     events: Broadcast<ProtectedChange>,
 }
 
@@ -48,7 +48,7 @@ impl ProtectedChanges {
         self.events.subscribe()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(ProtectedChange, Option<FileState>)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(ProtectedChange, Option<PathStat>)>> {
         self.record.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
@@ -115,7 +115,7 @@ impl Guard {
         }
         let listed = fresh
             .iter()
-            .map(|change| format!("{} ({})", shown(&change.path, &self.workspace), change.kind.word()))
+            .map(|change| format!("{} ({})", shown(&change.path, &self.workspace), change.kind.name()))
             .collect::<Vec<_>>()
             .join(", ");
         tracing::warn!(

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use tackle_core::deferral::{Deferral, shown_specs};
 use tackle_core::registry::{Registry, Selection};
 use tackle_core::{
-    BoxFuture, DynTool, Executor, Loading, PreparedCall, Session, SessionConfig, ToolCall, ToolError, ToolOutput,
-    ToolSource, ToolSpec,
+    BoxFuture, DynTool, Executor, Loading, PreparedCall, ToolCall, ToolError, ToolOutput, ToolSession,
+    ToolSessionConfig, ToolSource, ToolSpec,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -30,7 +30,7 @@ impl DynTool for Fixed {
     }
 }
 
-fn session_with(deferred: &[(&str, &str, &str)]) -> Session {
+fn session_with(deferred: &[(&str, &str, &str)]) -> ToolSession {
     let mut registry = tackle_tools::builtin_registry();
     let mut names = vec!["read_file".to_owned(), "tool_search".to_owned()];
     for (name, hint, description) in deferred {
@@ -43,14 +43,14 @@ fn session_with(deferred: &[(&str, &str, &str)]) -> Session {
         names.push((*name).to_owned());
     }
     let selection = Selection { names, warnings: Vec::new() };
-    Session::new(SessionConfig::new(std::env::temp_dir()), registry.instantiate(&selection))
+    ToolSession::new(ToolSessionConfig::new(std::env::temp_dir()), registry.instantiate(&selection))
 }
 
-async fn call(session: &Session, args: Value) -> ToolOutput {
+async fn call(session: &ToolSession, args: Value) -> ToolOutput {
     Executor::default().run(session, ToolCall::new("c1", "tool_search", args), &CancellationToken::new()).await
 }
 
-fn shown(session: &Session) -> Vec<String> {
+fn shown(session: &ToolSession) -> Vec<String> {
     shown_specs(session.tools(), &session.state().get::<Deferral>()).iter().map(|s| s.name.clone()).collect()
 }
 

@@ -13,8 +13,8 @@ use serde_json::Value;
 use tackle_agent::{Agent, AgentConfig, AgentParts, CallFormat, Observer, RunOutcome, ToolRefresh, Trajectory};
 use tackle_core::permission::{AutoApprover, PermissionMode};
 use tackle_core::{
-    Executor, ExecutorConfig, Notifications, Registry, Session, SessionConfig, Tool, ToolContext, ToolError,
-    ToolOutput, ToolSpec,
+    Executor, ExecutorConfig, Notifications, Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSession,
+    ToolSessionConfig, ToolSpec,
 };
 use tackle_llm::{LlmClient, ProviderConfig, ProviderKind};
 use tackle_policy::permission::{ModePolicy, NonInteractiveApprover};
@@ -184,7 +184,8 @@ pub async fn run(server: &FakeLlm, spec: RunSpec, task: &str) -> Ran {
     let workspace = tempfile::tempdir().unwrap();
     let registry = registry();
     let selection = registry.select(spec.tools, "default").unwrap();
-    let session = Session::new(SessionConfig::new(workspace.path().to_owned()), registry.instantiate(&selection));
+    let session =
+        ToolSession::new(ToolSessionConfig::new(workspace.path().to_owned()), registry.instantiate(&selection));
     let kind = match spec.protocol {
         Protocol::OpenAi => ProviderKind::OpenAi,
         Protocol::Anthropic => ProviderKind::Anthropic,

@@ -2,7 +2,7 @@
 //! every kind the fence rules care about, thinking regions, CRLF), and chunked feeding.
 #![allow(dead_code)]
 
-use tackle_calls::{CallFormat, Codeblock, CodeblockScanner, ParsedCall, Parser, ToolIndex};
+use tackle_calls::{Codeblock, CodeblockScanner, ParsedCall, Parser, TextFormat, ToolIndex};
 
 /// A small deterministic PRNG (xorshift64*), so failures reproduce from their seed.
 pub struct Rng(u64);
@@ -251,7 +251,7 @@ pub fn chunks(text: &str, sizes: &[usize]) -> Vec<Vec<u8>> {
 }
 
 /// The calls of `text` fed in chunks of `sizes` bytes.
-pub fn parse_chunked(format: CallFormat, text: &str, tools: &ToolIndex, sizes: &[usize]) -> Vec<ParsedCall> {
+pub fn parse_chunked(format: TextFormat, text: &str, tools: &ToolIndex, sizes: &[usize]) -> Vec<ParsedCall> {
     let mut parser = Parser::new(format, tools);
     let mut utf8 = tackle_calls::Utf8Stream::new();
     let mut calls = Vec::new();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tackle::core::permission::{Decision, PermissionPolicy, PermissionRequest};
-use tackle::core::{Executor, ExecutorConfig, PathPolicy, Session, SessionConfig, ToolCall, ToolOutput};
+use tackle::core::{Executor, ExecutorConfig, PathPolicy, ToolCall, ToolOutput, ToolSession, ToolSessionConfig};
 use tackle_sandbox::WorkspacePolicy;
 use tackle_sandbox::env::{CommandEnv, EnvSettings};
 use tackle_sandbox::process::{Sandbox, SandboxMode, SandboxPolicy, restrict};
@@ -37,7 +37,7 @@ impl PermissionPolicy for Outright {
 struct Shell {
     _dir: tempfile::TempDir,
     workspace: PathBuf,
-    session: Session,
+    session: ToolSession,
     restricted: Executor,
     outright: Executor,
 }
@@ -51,9 +51,9 @@ impl Shell {
         std::fs::write(workspace.join("a.txt"), "alpha\n").unwrap();
         let registry = tackle::builtin_registry();
         let selection = registry.select("bash,background_run,job_output", "all").unwrap();
-        let mut config = SessionConfig::new(workspace.clone());
+        let mut config = ToolSessionConfig::new(workspace.clone());
         config.path_policy = Some(Arc::new(WorkspacePolicy::new(&workspace).unwrap()) as Arc<dyn PathPolicy>);
-        let session = Session::new(config, registry.instantiate(&selection));
+        let session = ToolSession::new(config, registry.instantiate(&selection));
         let mut policy = SandboxPolicy::new(&workspace);
         policy.mode = mode;
         policy.network = network;

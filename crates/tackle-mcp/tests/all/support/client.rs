@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tackle_core::registry::Selection;
-use tackle_core::{ExecEvent, Executor, Progress, Registry, Session, SessionConfig, ToolCall, ToolOutput};
+use tackle_core::{ExecEvent, Executor, Progress, Registry, ToolCall, ToolOutput, ToolSession, ToolSessionConfig};
 use tackle_mcp::client::McpHub;
 use tackle_mcp::client::config::{Defer, Endpoint, Origin, ServerConfig};
 use tokio_util::sync::CancellationToken;
@@ -75,9 +75,9 @@ impl Imported {
     }
 
     /// A session over every imported tool.
-    pub fn session(&self) -> Session {
+    pub fn session(&self) -> ToolSession {
         let selection = Selection { names: self.names(), warnings: Vec::new() };
-        Session::new(SessionConfig::new(self.workspace.path()), self.registry.instantiate(&selection))
+        ToolSession::new(ToolSessionConfig::new(self.workspace.path()), self.registry.instantiate(&selection))
     }
 
     /// One call in a fresh session; the output and the progress reported.
@@ -89,7 +89,7 @@ impl Imported {
 
 /// One call in `session`; the output and the progress it reported.
 pub async fn call_in(
-    session: &Session,
+    session: &ToolSession,
     name: &str,
     args: Value,
     cancel: &CancellationToken,

@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tackle_core::{
-    Executor, Progress, Registry, Session, SessionConfig, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+    Executor, Progress, Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSession, ToolSessionConfig, ToolSpec,
 };
 use tackle_mcp::server::{McpServer, ServerOptions};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream, ReadHalf, WriteHalf};
@@ -160,9 +160,9 @@ pub fn server_with(
 ) -> McpServer {
     let registry = registry(probe);
     let selection = registry.select("sequentialthinking,task_done,echo,slow,fail", "all").unwrap();
-    let config = SessionConfig::new(workspace.to_path_buf());
+    let config = ToolSessionConfig::new(workspace.to_path_buf());
     McpServer::new(
-        Arc::new(move || Ok(Session::new(config.clone(), registry.instantiate(&selection)))),
+        Arc::new(move || Ok(ToolSession::new(config.clone(), registry.instantiate(&selection)))),
         executor,
         options,
     )

@@ -9,7 +9,7 @@ use tackle_core::{Access, ToolError};
 
 use crate::fs::diff::file_diff;
 use crate::fs::patch::commit::commit;
-use crate::fs::patch::parse::{FileOp, Hunk, HunkLine, Patch};
+use crate::fs::patch::parse::{FileOp, Hunk, HunkLine, ParsedPatch};
 use crate::fs::text::{as_text, dominant_ending};
 use crate::fs::{Existing, Files, LoadError, Target, read_existing};
 
@@ -80,7 +80,7 @@ impl Vfs<'_> {
 type Summary = Vec<String>;
 
 /// Applies `patch` (already parsed) against the session; returns the summary lines.
-pub fn apply(files: &Files<'_>, patch: &Patch) -> Result<Summary, ToolError> {
+pub fn apply(files: &Files<'_>, patch: &ParsedPatch) -> Result<Summary, ToolError> {
     let planned = plan(files, patch)?;
     commit(files, &planned.changed())?;
     Ok(planned.summary)
@@ -134,7 +134,7 @@ impl Planned<'_> {
 
 /// Applies `patch` in memory against the session's files (read, never written): what
 /// [`apply`] writes and the approval's preview shows.
-pub fn plan<'p>(files: &Files<'_>, patch: &'p Patch) -> Result<Planned<'p>, ToolError> {
+pub fn plan<'p>(files: &Files<'_>, patch: &'p ParsedPatch) -> Result<Planned<'p>, ToolError> {
     let targets = resolve_paths(files, patch)?;
     let mut vfs = Vfs { targets, order: Vec::new(), slots: HashMap::new() };
     let mut summary = Vec::new();
@@ -146,7 +146,7 @@ pub fn plan<'p>(files: &Files<'_>, patch: &'p Patch) -> Result<Planned<'p>, Tool
 
 /// Passes every path the patch names through the path policy before anything is read or
 /// applied; a refusal keeps its kind (`Denied` for the policy) and names the path.
-fn resolve_paths<'p>(files: &Files<'_>, patch: &'p Patch) -> Result<HashMap<&'p str, Target>, ToolError> {
+fn resolve_paths<'p>(files: &Files<'_>, patch: &'p ParsedPatch) -> Result<HashMap<&'p str, Target>, ToolError> {
     let paths = patch.ops.iter().flat_map(|op| match op {
         FileOp::Add { path, .. } | FileOp::Delete { path } => [Some(path), None],
         FileOp::Update { path, move_to, .. } => [Some(path), move_to.as_ref()],

@@ -9,7 +9,7 @@ mod commit;
 mod parse;
 
 pub use apply::FAILED;
-pub use parse::{FileOp, Hunk, HunkLine, ParseError, Patch, parse};
+pub use parse::{FileOp, Hunk, HunkLine, ParseError, ParsedPatch, parse};
 
 use schemars::JsonSchema;
 use serde::Deserialize;

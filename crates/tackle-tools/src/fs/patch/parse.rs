@@ -4,7 +4,7 @@
 
 /// A parsed patch: file operations in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Patch {
+pub struct ParsedPatch {
     pub ops: Vec<FileOp>,
 }
 
@@ -99,7 +99,7 @@ fn strip_heredoc(lines: &[&str]) -> (usize, usize) {
 }
 
 /// Parses a patch.
-pub fn parse(text: &str) -> Result<Patch, ParseError> {
+pub fn parse(text: &str) -> Result<ParsedPatch, ParseError> {
     let all: Vec<&str> = text.lines().collect();
     // Trailing blank lines do not count as the last line.
     let end = all.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
@@ -170,7 +170,7 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
     if ops.is_empty() {
         return Err(error(format!("there are no file operations between '{BEGIN}' and '{END}'"), number(1)));
     }
-    Ok(Patch { ops })
+    Ok(ParsedPatch { ops })
 }
 
 /// Whether only blank lines remain before the next marker line (or the end).

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tackle_core::{Executor, PathPolicy, Session, SessionConfig, SessionState, ToolCall, ToolOutput};
+use tackle_core::{Executor, PathPolicy, SessionState, ToolCall, ToolOutput, ToolSession, ToolSessionConfig};
 use tackle_sandbox::WorkspacePolicy;
 use tackle_tools::fs::FsSettings;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +16,7 @@ pub struct Ws {
     pub dir: tempfile::TempDir,
     /// The workspace root (canonical).
     pub root: PathBuf,
-    pub session: Session,
+    pub session: ToolSession,
     pub executor: Executor,
 }
 
@@ -138,16 +138,16 @@ impl tackle_core::permission::Approver for RecordingApprover {
     }
 }
 
-fn session(dir: &Path, root: &Path, enforce: bool, tune: impl FnOnce(&mut WorkspacePolicy)) -> Session {
+fn session(dir: &Path, root: &Path, enforce: bool, tune: impl FnOnce(&mut WorkspacePolicy)) -> ToolSession {
     let mut policy = WorkspacePolicy::new(root).unwrap().with_home(Some(dir.join("home")));
     tune(&mut policy);
     let registry = tackle_tools::builtin_registry();
     let selection = registry.select("all", "all").unwrap();
-    let mut config = SessionConfig::new(root.to_owned());
+    let mut config = ToolSessionConfig::new(root.to_owned());
     config.path_policy = Some(Arc::new(policy) as Arc<dyn PathPolicy>);
     let state = SessionState::default();
     state.insert(FsSettings { enforce_read_before_edit: enforce, ..FsSettings::default() });
-    Session::with_state(config, registry.instantiate(&selection), state)
+    ToolSession::with_state(config, registry.instantiate(&selection), state)
 }
 
 /// Sets a file's mtime into the past, so a later write is seen as a change whatever the

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tackle_core::{Executor, ExecutorConfig, PathPolicy, Session, SessionConfig, ToolCall, ToolOutput};
+use tackle_core::{Executor, ExecutorConfig, PathPolicy, ToolCall, ToolOutput, ToolSession, ToolSessionConfig};
 use tackle_sandbox::WorkspacePolicy;
 use tackle_sandbox::env::{CommandEnv, EnvSettings};
 use tackle_sandbox::process::{Sandbox, SandboxMode, SandboxPolicy};
@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 pub struct Harness {
     pub dir: tempfile::TempDir,
-    pub session: Session,
+    pub session: ToolSession,
     pub executor: Executor,
     calls: std::sync::atomic::AtomicUsize,
 }
@@ -67,9 +67,9 @@ impl Harness {
         let workspace = dir.path().canonicalize().unwrap();
         let registry = tackle_tools::builtin_registry();
         let selection = registry.select("all", "all").unwrap();
-        let mut config = SessionConfig::new(workspace.clone());
+        let mut config = ToolSessionConfig::new(workspace.clone());
         config.path_policy = Some(Arc::new(WorkspacePolicy::new(&workspace).unwrap()) as Arc<dyn PathPolicy>);
-        let session = Session::new(config, registry.instantiate(&selection));
+        let session = ToolSession::new(config, registry.instantiate(&selection));
         if let Some(mode) = mode {
             let mut policy = SandboxPolicy::new(&workspace);
             tune(&mut policy);
