@@ -133,7 +133,7 @@ async fn the_executor_deadline_comes_from_tools_timeout_ms() {
 
 /// The processes (by host pid) whose environment carries this session id: the shell, its
 /// children and the jobs, whatever sandbox and pid namespace they run in.
-fn processes_of(session_id: &str) -> Vec<u32> {
+pub(crate) fn processes_of(session_id: &str) -> Vec<u32> {
     let needle = format!("TACKLE_SESSION_ID={session_id}");
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
