@@ -214,7 +214,7 @@ pub struct ServeArgs {
     /// With --http: every request must carry `Authorization: Bearer TOKEN` (also
     /// TACKLE_MCP_TOKEN, which other users cannot read in the process list).
     #[arg(long, value_name = "TOKEN", value_parser = parse_token)]
-    pub auth_token: Option<tackle::mcp::server::AuthToken>,
+    pub auth_token: Option<tackle::mcp_serve::AuthToken>,
     /// Consent to the workspace's own settings for this run (provider endpoints, MCP servers;
     /// never the sandbox, paths or environment); also TACKLE_TRUST_WORKSPACE=1.
     #[arg(long)]
@@ -239,8 +239,8 @@ fn at_least_one(text: &str) -> Result<u64, String> {
     }
 }
 
-fn parse_token(token: &str) -> Result<tackle::mcp::server::AuthToken, String> {
-    tackle::mcp::server::AuthToken::new(token).map_err(|err| err.to_string())
+fn parse_token(token: &str) -> Result<tackle::mcp_serve::AuthToken, String> {
+    tackle::mcp_serve::AuthToken::new(token).map_err(|err| err.to_string())
 }
 
 #[derive(Debug, Subcommand)]
@@ -458,7 +458,7 @@ pub struct ReplayArgs {
 pub struct ParseArgs {
     /// The call format: markdown, xml or tool.
     #[arg(long, default_value = "markdown")]
-    pub format: tackle::calls::TextFormat,
+    pub format: tackle::text_calls::TextFormat,
     /// Feed stdin through the incremental parser as it arrives.
     #[arg(long)]
     pub streaming: bool,

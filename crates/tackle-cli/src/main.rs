@@ -19,7 +19,7 @@ mod ui;
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use tackle::sandbox::process::restrict;
+use tackle::restrict;
 
 use crate::cli::{Cli, Command, ContainersCommand, McpCommand, PermissionsCommand, ToolsCommand};
 use crate::exit::Failure;

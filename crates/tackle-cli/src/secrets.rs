@@ -1,10 +1,10 @@
 //! Keeps secrets out of the `tackle` process's environment block (docs/configuration.md,
-//! "Secrets"): before anything else runs, `tackle::policy::secrets::isolate` re-executes the
+//! "Secrets"): before anything else runs, `tackle::secrets::isolate` re-executes the
 //! binary without them when the environment holds any.
 
 use std::process::ExitCode;
 
-use tackle::policy::secrets::{Isolation, configured_patterns, isolate};
+use tackle::secrets::{Isolation, configured_patterns, isolate};
 
 /// Strips the secrets (the default names, and the patterns the user config adds). `Some` is
 /// the exit code when the secrets a parent `tackle` passed on cannot be taken over. Call it

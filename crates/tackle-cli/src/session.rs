@@ -5,9 +5,9 @@
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
-use tackle::mcp::client::config::Candidate;
-use tackle::policy::config::LoadOptions;
-use tackle::policy::config::consent::{TrustPrompt, TrustRequest};
+use tackle::config::LoadOptions;
+use tackle::config::McpCandidate as Candidate;
+use tackle::config::{TrustPrompt, TrustRequest};
 use tackle::{BuildError, Config, McpImport, SessionBuilder, SessionTemplate};
 
 use crate::cli::{SessionArgs, ToolSelection};

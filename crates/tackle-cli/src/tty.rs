@@ -6,8 +6,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead as _, BufReader, IsTerminal as _, Write as _};
 
+use tackle::BoxFuture;
 use tackle::agent::Prompter;
-use tackle::core::BoxFuture;
 
 /// The controlling terminal, when the process has one.
 fn controlling_terminal() -> Option<File> {

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tackle::agent::{AgentEvent, Observer, RunOutcome, RunStatus};
-use tackle::core::{ExecEvent, TodoItem, TodoStatus};
+use tackle::agent::{ExecEvent, TodoItem, TodoStatus};
 
 /// How output is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -372,7 +372,7 @@ impl Observer for RunUi {
             }
             (_, AgentEvent::Subagent { agent_id, label, depth, event }) => self.nested(agent_id, label, *depth, event),
             (Mode::Rich | Mode::Plain, AgentEvent::Edited { diff, .. }) => {
-                self.out(&tackle::agent::diff::render(diff, tackle::agent::diff::SCREENFUL, self.color, "  "));
+                self.out(&tackle::agent::render_diff(diff, tackle::agent::DIFF_SCREENFUL, self.color, "  "));
             }
             (_, AgentEvent::CallAnswered { call_id, name, is_error, first_line, duration_ms }) => {
                 self.end_spinner(call_id);

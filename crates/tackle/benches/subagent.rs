@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
+use tackle::PermissionMode;
 use tackle::agent::CallFormat;
 use tackle::agent::Silent;
-use tackle::agent::lineage::{Delegation, Lineage};
-use tackle::agent::subagent::{Child, types};
-use tackle::core::factory::Factory;
-use tackle::core::permission::PermissionMode;
 use tackle::{Agent, Config, SessionBuilder};
+use tackle_agent::lineage::{Delegation, Lineage};
+use tackle_agent::subagent::{Child, types};
+use tackle_core::factory::Factory;
 use tackle_testkit::{FakeLlm, Fault, Reply, Script, Turn};
 use tokio_util::sync::CancellationToken;
 

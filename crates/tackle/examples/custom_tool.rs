@@ -25,12 +25,12 @@ impl Tool for WordCount {
         ToolSpec::new("word_count", "Count the words of a text file in the workspace.")
             .read_only()
             .concurrency_safe()
-            .path_param("path", tackle::core::spec::PathAccess::Read)
+            .path_param("path", tackle::PathAccess::Read)
     }
 
     async fn call(&self, input: WordCountInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         // Every path goes through the session's path policy, as the built-in tools' do.
-        let path = ctx.resolve_path(&input.path, tackle::core::Access::Read)?;
+        let path = ctx.resolve_path(&input.path, tackle::Access::Read)?;
         let text = tokio::fs::read_to_string(&path)
             .await
             .map_err(|err| ToolError::Failed(format!("cannot read {}: {err}", input.path)))?;

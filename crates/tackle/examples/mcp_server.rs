@@ -3,7 +3,7 @@
 //!
 //! `cargo run -p tackle --example mcp_server -- [WORKSPACE]`, then speak JSON-RPC on stdin.
 
-use tackle::mcp::server::{McpServer, ServerOptions};
+use tackle::mcp_serve::{McpServer, ServerOptions};
 use tackle::{PermissionMode, SessionBuilder};
 
 #[tokio::main]

@@ -1,12 +1,14 @@
 //! [`Agent`]: a model and a [`TackleSession`] running a task to its end, with the loop of
-//! `tackle-agent` (steps, parallel calls, `task_done`, notifications, trajectory). The rest of
-//! the loop's parts (configuration, events and observers, trajectories, replay) are
-//! re-exported here.
+//! `tackle-agent` (steps, parallel calls, `task_done`, notifications, trajectory), and the
+//! named parts of the loop a program that shows a run needs: its events and observers, its
+//! outcome, the terminal approver, the diff renderer. Trajectories and replay have their own
+//! modules ([`crate::trajectory`], [`crate::replay`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use tackle_agent::lineage::Lineage;
+use tackle_agent::{AgentParts, ToolRefresh};
 use tackle_core::{BoxFuture, ToolSession};
 use tackle_llm::ChatModel;
 use tokio_util::sync::CancellationToken;
@@ -15,7 +17,21 @@ use crate::error::BuildError;
 use crate::session::TackleSession;
 use crate::template::SessionTemplate;
 
-pub use tackle_agent::*;
+pub use tackle_agent::subagent::types::Definitions as AgentDefinitions;
+pub use tackle_agent::{
+    AgentConfig, AgentEvent, CallFormat, Observer, Prompter, RunOutcome, RunStatus, Silent, StdioPrompter, TASK_DONE,
+    TerminalApprover, Trajectory, UnknownCallFormat,
+};
+pub use tackle_core::{ExecEvent, TodoItem, TodoStatus};
+
+/// The lines of a diff to show at most before folding the rest ([`render_diff`]).
+pub const DIFF_SCREENFUL: usize = tackle_agent::diff::SCREENFUL;
+
+/// `diff` (a unified diff) as a terminal shows it: at most `max_lines` lines, each indented by
+/// `indent`, coloured when `color`.
+pub fn render_diff(diff: &str, max_lines: usize, color: bool, indent: &str) -> String {
+    tackle_agent::diff::render(diff, max_lines, color, indent)
+}
 
 /// An agent: a model, a session and a conversation.
 pub struct Agent {
@@ -67,6 +83,12 @@ impl Agent {
     /// The session the agent's calls run in.
     pub fn session(&self) -> &ToolSession {
         self.inner.session()
+    }
+
+    /// A [`KillSwitch`](crate::KillSwitch) for the processes the agent's session started (what
+    /// a second Ctrl-C uses before exiting).
+    pub fn kill_switch(&self) -> crate::KillSwitch {
+        crate::KillSwitch::new(Arc::clone(self.session().state()))
     }
 
     /// The trajectory being written, if any.

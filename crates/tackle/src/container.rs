@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tackle_container::settings::{ContainerFlags, ContainerSection, ContainerSpec, parse_memory};
-use tackle_container::{Container, ContainerError, Engine, InContainer, LaunchStep};
+use tackle_container::settings::{ContainerSection, ContainerSpec, parse_memory};
+use tackle_container::{Container, Engine, InContainer};
 use tackle_core::Registry;
 use tackle_policy::config::Config;
 use tackle_policy::permission::rule::ToolClass;
@@ -16,6 +16,24 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::BuildError;
 use crate::notice::Notice;
+
+pub use tackle_container::ContainerError;
+/// A step of starting a container, reported while the session is built.
+pub use tackle_container::LaunchStep;
+/// What [`prune_containers`] removed, left and failed to remove.
+pub use tackle_container::prune::Pruned as PrunedContainers;
+/// The container flags of the command line (`--container`, `--container-workdir`,
+/// `--mount-workspace`, `--tackle-binary`, `--keep-container`), for
+/// [`SessionBuilder::container`](crate::SessionBuilder::container).
+pub use tackle_container::settings::ContainerFlags;
+
+/// Removes the containers Tackle started whose session has ended (`tackle containers
+/// prune`); `kept_too` removes those started with `--keep-container` as well
+/// (docs/containers.md).
+pub async fn prune_containers(kept_too: bool) -> Result<PrunedContainers, ContainerError> {
+    let engine = Engine::connect().await?;
+    tackle_container::prune::prune(&engine, kept_too).await
+}
 
 /// What the builder was asked for.
 pub(crate) struct ContainerStart {

@@ -53,14 +53,26 @@
 pub mod agent;
 mod builder;
 mod check;
+pub mod code_index;
+pub mod config;
 mod container;
 mod error;
 pub mod llm;
+pub mod mcp_serve;
 mod mcp_wanted;
 mod notice;
+pub mod permission;
+pub mod replay;
+pub mod restrict;
+pub mod secrets;
 mod session;
 mod settings;
+pub mod state;
+pub mod tasks;
 mod template;
+pub mod text_calls;
+pub mod tool_catalog;
+pub mod trajectory;
 
 pub use agent::{Agent, AgentBuilder};
 pub use builder::{McpImport, SessionBuilder, builtin_registry};
@@ -70,51 +82,18 @@ pub use session::TackleSession;
 pub use tackle_policy::permission::sources::RuleFlags;
 pub use template::SessionTemplate;
 
+pub use container::{ContainerError, ContainerFlags, LaunchStep, PrunedContainers, prune_containers};
+pub use session::KillSwitch;
+
 pub use tackle_agent::{CallFormat, Observer, RunOutcome, RunStatus};
+/// The tool pipeline's session under a [`TackleSession`]: its id, workspace and state
+/// ([`TackleSession::session`], [`Agent::session`]).
+pub use tackle_core::ToolSession;
 pub use tackle_core::permission::{Approver, PermissionMode};
-pub use tackle_core::{Dialect, DynTool, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec};
+pub use tackle_core::spec::PathAccess;
+pub use tackle_core::{
+    Access, BoxFuture, Dialect, DynTool, ErrorKind, OutputMeta, Tool, ToolCall, ToolContext, ToolError, ToolOutput,
+    ToolSpec,
+};
 pub use tackle_llm::ChatModel;
 pub use tackle_policy::config::Config;
-
-/// The lower layers: the tool pipeline's types (registry, executor, permission policies and
-/// approvers, schema dialects, session state), for programs that go beyond the front door.
-pub mod core {
-    pub use tackle_core::*;
-}
-
-/// What decides: permission modes and rules, the shell-command analysis, command hooks,
-/// configuration with consent, secrets (docs/reference/safety.md, docs/configuration.md).
-pub mod policy {
-    pub use tackle_policy::*;
-}
-
-/// The workspace path policy and the process sandbox (docs/reference/safety.md).
-pub mod sandbox {
-    pub use tackle_sandbox::*;
-}
-
-/// The built-in tools (files, search, JSON, shell, control).
-pub mod tools {
-    pub use tackle_tools::*;
-}
-
-/// The text call formats: markdown fences, XML, `@tool(id): {json}`; parsers and renderers.
-pub mod calls {
-    pub use tackle_calls::*;
-}
-
-/// MCP: serve a session's tools, import other servers' tools.
-pub mod mcp {
-    pub use tackle_mcp::*;
-}
-
-/// Containers: the session's tools inside a Docker or Podman container (docs/containers.md).
-pub mod containers {
-    pub use tackle_container::*;
-}
-
-/// The code knowledge graph: the index of a source tree's definitions and references, and
-/// the `ckg` tool that asks it (docs/ckg.md).
-pub mod ckg {
-    pub use tackle_ckg::*;
-}

@@ -1,10 +1,12 @@
 //! [`TackleSession`]: a built tool session and the executor that runs its calls, with one
 //! `close` for everything it owns.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
-use tackle_core::{Executor, ToolCall, ToolOutput, ToolSession};
+use tackle_core::{Executor, SessionState, ToolCall, ToolOutput, ToolSession};
+use tackle_tools::shell::ShellState;
 use tokio_util::sync::CancellationToken;
 
 use crate::template::SessionTemplate;
@@ -18,7 +20,46 @@ pub struct TackleSession {
     next_call: AtomicU64,
 }
 
+/// Ends every process a session started, from anywhere (a signal handler, another task):
+/// what a second Ctrl-C does before Tackle exits. Cheap to clone; holds the session's state,
+/// not the session.
+#[derive(Clone)]
+pub struct KillSwitch {
+    state: Arc<SessionState>,
+}
+
+impl std::fmt::Debug for KillSwitch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KillSwitch").finish_non_exhaustive()
+    }
+}
+
+impl KillSwitch {
+    /// The switch for the session whose state is `state`.
+    pub(crate) fn new(state: Arc<SessionState>) -> KillSwitch {
+        KillSwitch { state }
+    }
+
+    /// Kills the shell and every background job the session started (SIGKILL, no grace). A
+    /// session whose shell never ran has nothing to kill.
+    pub fn kill_processes(&self) {
+        if let Some(shell) = self.state.existing::<ShellState>() {
+            shell.kill_now();
+        }
+    }
+}
+
 impl TackleSession {
+    /// Kills the shell and every background job this session started (SIGKILL, no grace).
+    pub fn kill_processes(&self) {
+        self.kill_switch().kill_processes();
+    }
+
+    /// A [`KillSwitch`] for this session's processes, to keep where the session cannot go.
+    pub fn kill_switch(&self) -> KillSwitch {
+        KillSwitch::new(Arc::clone(self.session.state()))
+    }
+
     pub(crate) fn new(session: ToolSession, template: SessionTemplate) -> TackleSession {
         let executor = template.executor();
         TackleSession { session, executor, template, next_call: AtomicU64::new(1) }

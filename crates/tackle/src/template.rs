@@ -154,6 +154,24 @@ impl SessionTemplate {
         &self.inner.config
     }
 
+    /// The skills `load_skill` offers in this workspace (`.tackle/skills`, `.claude/skills`,
+    /// the user's skills directories), with a warning for each one skipped; files the
+    /// session's `Read(...)` deny rules cover are left out.
+    pub fn skills(&self) -> tackle_tools::Skills {
+        tackle_tools::Skills::discover(self.workspace(), &self.user_dirs().skills, &self.read_rules())
+    }
+
+    /// The agent definitions `subagent` can start in this workspace (`.tackle/agents`,
+    /// `.claude/agents`, the user's agents directory), with a warning for each one skipped.
+    pub fn agent_definitions(&self) -> crate::agent::AgentDefinitions {
+        tackle_agent::subagent::definitions(self.workspace(), &self.read_rules(), self.user_dirs())
+    }
+
+    /// The session's `Read(...)` deny rules, as the tools that read prompt files apply them.
+    fn read_rules(&self) -> ReadRules {
+        ReadRules(Some(Arc::clone(self.rules())))
+    }
+
     /// Every tool known: built-ins, the embedder's, and the imported MCP tools.
     pub fn registry(&self) -> &Registry {
         &self.inner.registry

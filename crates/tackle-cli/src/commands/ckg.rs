@@ -14,7 +14,7 @@ use std::time::Instant;
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
-use tackle::ckg::{self, Category, Index, IndexOptions, RefreshReport, Within};
+use tackle::code_index::{self as ckg, Category, Index, IndexOptions, RefreshReport, Within};
 
 use crate::exit::{CommandResult, Failure};
 use crate::stdout;
@@ -106,22 +106,22 @@ pub fn run(command: CkgCommand) -> CommandResult {
             index(&root, common.json)
         }
         CkgCommand::Search { kind, name, body, common } => answer(&common, None, |index, within| match kind {
-            SearchKind::Function => ckg::answer::definitions(index, Category::Function, &name, within, body),
-            SearchKind::Class => ckg::answer::definitions(index, Category::Class, &name, within, body),
-            SearchKind::Method => ckg::answer::definitions(index, Category::Method, &name, within, body),
-            SearchKind::Any => ckg::answer::search(index, &name, within, SEARCH_ANY_MAX),
+            SearchKind::Function => ckg::definitions(index, Category::Function, &name, within, body),
+            SearchKind::Class => ckg::definitions(index, Category::Class, &name, within, body),
+            SearchKind::Method => ckg::definitions(index, Category::Method, &name, within, body),
+            SearchKind::Any => ckg::search(index, &name, within, SEARCH_ANY_MAX),
         }),
         CkgCommand::Refs { name, max, common } => {
-            answer(&common, None, |index, within| ckg::answer::references(index, &name, within, max, "--max"))
+            answer(&common, None, |index, within| ckg::references(index, &name, within, max, "--max"))
         }
         CkgCommand::Outline { file, common } => {
             let path = canonical(&file)?;
             let shown = file.display().to_string();
-            answer(&common, path.parent(), |index, within| ckg::answer::outline(index, &path, &shown, within))
+            answer(&common, path.parent(), |index, within| ckg::outline(index, &path, &shown, within))
         }
         CkgCommand::Map { dir, tokens, common } => {
             let dir = dir.as_deref().map(canonical).transpose()?;
-            answer(&common, dir.as_deref(), |index, within| ckg::answer::repo_map(index, within, tokens))
+            answer(&common, dir.as_deref(), |index, within| ckg::repo_map(index, within, tokens))
         }
         CkgCommand::Stats { common } => answer(&common, None, |index, _| {
             let stats = index.stats()?;
@@ -141,7 +141,7 @@ pub fn run(command: CkgCommand) -> CommandResult {
 }
 
 /// A query's text and JSON.
-type Answer = Result<ckg::answer::Answer, ckg::CkgError>;
+type Answer = Result<ckg::Answer, ckg::CkgError>;
 
 /// How many definitions `search any` lists.
 const SEARCH_ANY_MAX: usize = 50;

@@ -7,8 +7,8 @@ use std::io::IsTerminal as _;
 use std::path::Path;
 use std::process::ExitCode;
 
+use tackle::ContainerFlags;
 use tackle::SessionBuilder;
-use tackle::containers::settings::ContainerFlags;
 
 use crate::cli::{ContainerArgs, PruneArgs};
 use crate::exit::{CommandResult, Failure, OK};
@@ -27,7 +27,7 @@ pub fn apply(builder: SessionBuilder, args: &ContainerArgs, workspace: &Path) ->
         keep: args.keep_container,
     };
     let terminal = std::io::stderr().is_terminal();
-    let progress = move |step: tackle::containers::LaunchStep| {
+    let progress = move |step: tackle::LaunchStep| {
         if terminal {
             diagln!("tackle: {step}…");
         }
@@ -37,9 +37,7 @@ pub fn apply(builder: SessionBuilder, args: &ContainerArgs, workspace: &Path) ->
 
 /// `tackle containers prune`.
 pub async fn prune(args: PruneArgs) -> CommandResult {
-    let engine = tackle::containers::Engine::connect().await.map_err(|err| Failure::failed(err.to_string()))?;
-    let pruned =
-        tackle::containers::prune::prune(&engine, args.all).await.map_err(|err| Failure::failed(err.to_string()))?;
+    let pruned = tackle::prune_containers(args.all).await.map_err(|err| Failure::failed(err.to_string()))?;
     let mut out = String::new();
     for name in &pruned.removed {
         out.push_str(&format!("removed {name}\n"));

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use crate::cli::InitArgs;
 use crate::exit::{CommandResult, Failure, OK};
 use crate::session;
-use tackle::core::fs::state::{self, StateError};
+use tackle::state::{self, StateError};
 
 /// The `tackle.toml` written by `tackle init`.
 const TACKLE_TOML: &str = r#"# Tackle's settings for this workspace (docs/configuration.md in Tackle's repository).
@@ -51,7 +51,7 @@ would need: how to build and test, the conventions, what not to touch.
 - ...
 ";
 
-/// `tackle init`. Both files are Tackle's state paths (`tackle::core::fs::state`): written
+/// `tackle init`. Both files are Tackle's state paths (`tackle::state`): written
 /// beneath the workspace, never through a link (a link in their place is refused with a
 /// notice).
 pub fn init(args: InitArgs) -> CommandResult {

@@ -1,13 +1,13 @@
 //! `tackle mcp serve`: Tackle's tools for any MCP client (docs/mcp.md#serving-tackle-mcp-serve). The command assembles
 //! the registry, the selection, the executor and a session factory, then hands them to
-//! `tackle::mcp::server`, which does the rest.
+//! `tackle::mcp_serve`, which does the rest.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
-use tackle::mcp::server::{self, McpServer, ServerOptions};
+use tackle::mcp_serve::{self as server, McpServer, ServerOptions};
 use tackle::{McpImport, PermissionMode, SessionBuilder};
 
 use crate::cli::ServeArgs;
@@ -31,7 +31,7 @@ const TOKEN_VAR: &str = "TACKLE_MCP_TOKEN";
 /// the workspace may tighten the server's bounds, not loosen them (both keys are `Narrowing`
 /// in the table of docs/configuration.md; a value that would loosen is ignored with a notice).
 fn serve_settings(config: &tackle::Config) -> Result<ServeSettings, Failure> {
-    let usage = |err: tackle::policy::config::ConfigError| Failure::usage(err.to_string());
+    let usage = |err: tackle::config::ConfigError| Failure::usage(err.to_string());
     let user: ServeSettings = config.user_section("mcp.serve").map_err(usage)?.unwrap_or_default();
     let mut notices = Vec::new();
     let mut lower = |key: &str, mine: Option<u64>, default: u64| -> Result<Option<u64>, Failure> {
@@ -57,7 +57,7 @@ fn auth_token(flag: Option<server::AuthToken>) -> Result<Option<server::AuthToke
     }
     // Through the secrets store: a name with TOKEN in it is moved out of the environment
     // before Tackle re-executes itself (docs/configuration.md, "Secrets").
-    match tackle::policy::secrets::var(TOKEN_VAR) {
+    match tackle::secrets::var(TOKEN_VAR) {
         Some(token) if !token.is_empty() => {
             server::AuthToken::new(&token).map(Some).map_err(|err| Failure::usage(format!("{TOKEN_VAR}: {err}")))
         }

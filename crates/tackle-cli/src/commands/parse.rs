@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tackle::calls::{Codeblock, CodeblockScanner, ParsedCall, Parser, TextFormat, ToolIndex, Utf8Stream};
+use tackle::text_calls::{Codeblock, CodeblockScanner, ParsedCall, Parser, TextFormat, ToolIndex, Utf8Stream};
 
 use crate::cli::ParseArgs;
 use crate::exit::{CommandResult, Failure, OK, write_failure};
@@ -176,6 +176,6 @@ fn tool_index(args: &ParseArgs) -> Result<ToolIndex, Failure> {
     Ok(ToolIndex::from_toolset(&registry.instantiate(&selection)))
 }
 
-fn utf8_failure(err: tackle::calls::InvalidUtf8) -> Failure {
+fn utf8_failure(err: tackle::text_calls::InvalidUtf8) -> Failure {
     Failure::usage(format!("stdin is not valid UTF-8 (byte {}); tackle parse reads UTF-8 text", err.offset))
 }

@@ -82,7 +82,7 @@ pub async fn check(args: CheckArgs) -> CommandResult {
 
 /// The rules of `book`, one a line with its kind and source, as `tackle permissions list`
 /// and `/permissions` in `tackle chat` show them.
-pub fn rule_lines(book: &tackle::policy::permission::rules::RuleBook) -> String {
+pub fn rule_lines(book: &tackle::permission::RuleBook) -> String {
     let rules = book.list();
     if rules.is_empty() {
         return "no permission rules (the permission mode decides every call)\n".to_owned();

@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tackle::agent::replay::{copy_workspace, read_events, recorded_setup, rerun, transcript};
-use tackle::core::permission::AutoApprover;
+use tackle::permission::AutoApprover;
+use tackle::replay::{copy_workspace, read_events, recorded_setup, rerun, transcript};
 use tackle::{PermissionMode, SessionBuilder};
 
 use crate::cli::ReplayArgs;
@@ -17,7 +17,7 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
     if args.check {
         let file = std::fs::File::open(&args.file)
             .map_err(|e| Failure::usage(format!("cannot read {}: {e}", args.file.display())))?;
-        return match tackle::agent::trajectory::check(std::io::BufReader::new(file)) {
+        return match tackle::trajectory::check(std::io::BufReader::new(file)) {
             Ok(summary) => {
                 let unknown = if summary.unknown.is_empty() {
                     String::new()

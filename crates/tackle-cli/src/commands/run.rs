@@ -9,12 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tackle::Agent;
-use tackle::agent::{AgentBuilder, CallFormat, Observer, TerminalApprover, Trajectory, trajectory};
-use tackle::core::SessionState;
-use tackle::core::permission::{Approver, AutoApprover};
+use tackle::agent::{AgentBuilder, CallFormat, Observer, TerminalApprover, Trajectory};
 use tackle::llm::default_model;
-use tackle::policy::permission::NonInteractiveApprover;
-use tackle::tools::shell::ShellState;
+use tackle::permission::{AutoApprover, NonInteractiveApprover};
+use tackle::{Approver, KillSwitch, trajectory};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{AgentArgs, RunArgs, ToolSelection};
@@ -30,7 +28,7 @@ const RUN_DEFAULT_MARKDOWN: &str = "default,save,append,patch";
 
 /// A variable of the environment, or of the secrets Tackle moved out of it at start (API keys).
 fn env(name: &str) -> Option<String> {
-    tackle::policy::secrets::var(name)
+    tackle::secrets::var(name)
 }
 
 /// `tackle run`.
@@ -42,7 +40,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
         (None, true) => Some(trajectory::latest(&workspace).ok_or_else(|| {
             Failure::usage(format!(
                 "--continue: no trajectory in {} yet; run a task first, or pass --resume TRAJECTORY",
-                tackle::core::fs::state::TRAJECTORIES.path(&workspace).display()
+                tackle::state::TRAJECTORIES.path(&workspace).display()
             ))
         })?),
         (None, false) => None,
@@ -110,7 +108,7 @@ pub async fn build_agent(
         let color = crate::tty::color(std::io::stderr().is_terminal());
         let approver = TerminalApprover::new(Arc::new(crate::tty::TerminalPrompter)).with_color(color);
         // "Always for this project" saves in the user config dir, never in the workspace.
-        match tackle::policy::permission::sources::ProjectRules::in_user_config() {
+        match tackle::permission::ProjectRules::in_user_config() {
             Some(store) => Arc::new(approver.for_project(workspace, store)),
             None => Arc::new(approver),
         }
@@ -118,7 +116,7 @@ pub async fn build_agent(
         Arc::new(NonInteractiveApprover)
     };
     // The markdown format also gets gptme's block tools (docs/reference/cli.md).
-    let default = if args.call_format == CallFormat::Text(tackle::calls::TextFormat::Markdown) {
+    let default = if args.call_format == CallFormat::Text(tackle::text_calls::TextFormat::Markdown) {
         RUN_DEFAULT_MARKDOWN
     } else {
         RUN_DEFAULT
@@ -143,7 +141,7 @@ pub async fn build_agent(
     let path = match &args.trajectory {
         Some(path) => Some(path.clone()),
         None => {
-            let refused = [tackle::core::fs::state::TACKLE, tackle::core::fs::state::TRAJECTORIES]
+            let refused = [tackle::state::TACKLE, tackle::state::TRAJECTORIES]
                 .iter()
                 .map(|entry| entry.refuse_link(workspace))
                 .find_map(Result::err);
@@ -192,7 +190,7 @@ pub fn model_client(
 /// workspace, and a `.git`, `.git/info` or `exclude` that is a symbolic link is refused with a
 /// notice, never followed (the workspace's files are untrusted).
 fn exclude_tackle_dir(workspace: &Path) {
-    use tackle::core::fs::state::{self, GIT_EXCLUDE};
+    use tackle::state::{self, GIT_EXCLUDE};
     const MAX_EXCLUDE_BYTES: u64 = 1024 * 1024;
     match state::open_dir(workspace, ".git", false) {
         Ok(Some(_)) => {}
@@ -223,13 +221,13 @@ fn exclude_tackle_dir(workspace: &Path) {
 
 /// What a second Ctrl-C must end, from `agent`.
 pub fn agent_hard_exit(agent: &Agent) -> Hard {
-    Hard { shells: Arc::clone(agent.session().state()), trajectory: agent.trajectory() }
+    Hard { processes: agent.kill_switch(), trajectory: agent.trajectory() }
 }
 
 /// What a second Ctrl-C ends before Tackle exits.
 pub struct Hard {
-    /// The session state, where the shell and its jobs live once a shell tool ran.
-    shells: Arc<SessionState>,
+    /// The session's shell and jobs.
+    processes: KillSwitch,
     trajectory: Option<Arc<Trajectory>>,
 }
 
@@ -237,9 +235,7 @@ impl Hard {
     /// Kills every process the session started (SIGKILL, no grace), closes the trajectory
     /// with the calls still running cancelled, and exits with 130 (docs/reference/providers.md#rules-for-calls).
     fn exit(&self) -> ! {
-        if let Some(shell) = self.shells.existing::<ShellState>() {
-            shell.kill_now();
-        }
+        self.processes.kill_processes();
         if let Some(trajectory) = &self.trajectory {
             trajectory.end_now();
         }

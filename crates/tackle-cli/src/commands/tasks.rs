@@ -1,12 +1,12 @@
 //! `tackle tasks list|show ID` (docs/reference/cli.md#tackle-tasks): the workspace's task
 //! board, as the `task_*` tools keep it, for the person. The board is the `tackle` library's
-//! (`tackle::tools::planning::tasks::TaskBoard`); this module only parses and prints.
+//! (`tackle::tasks::TaskBoard`); this module only parses and prints.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use tackle::tools::planning::tasks::{BoardError, Listed, Task, TaskBoard, TaskStatus};
+use tackle::tasks::{BoardError, Listed, Task, TaskBoard, TaskStatus};
 
 use crate::exit::{CommandResult, Failure, OK};
 use crate::session;

@@ -5,10 +5,8 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use tackle::core::registry::{RegistryEntry, Selection};
-use tackle::core::schema::render_tools;
-use tackle::core::{ErrorKind, OutputMeta, Registry, ToolCall, ToolOutput, ToolSession};
-use tackle::policy::config::user_dirs::UserDirs;
+use tackle::tool_catalog::{ALL_TOOLSET, Executor, LOAD_SKILL, Registry, RegistryEntry, Selection, render_tools};
+use tackle::{ErrorKind, OutputMeta, SessionTemplate, ToolCall, ToolOutput, ToolSession};
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 
@@ -31,8 +29,8 @@ struct ListedTool<'a> {
 impl<'a> ListedTool<'a> {
     fn new(entry: &'a RegistryEntry) -> Self {
         let mut toolsets = entry.toolsets.clone();
-        if entry.in_toolset(tackle::core::registry::ALL_TOOLSET) {
-            toolsets.push(tackle::core::registry::ALL_TOOLSET.to_owned());
+        if entry.in_toolset(ALL_TOOLSET) {
+            toolsets.push(ALL_TOOLSET.to_owned());
         }
         ListedTool {
             name: &entry.spec.name,
@@ -48,24 +46,24 @@ impl<'a> ListedTool<'a> {
 
 /// The registry and selection of the `tools list` and `tools schema` commands: built-ins and
 /// the tools of the MCP servers configured for the current directory (which are then shut
-/// down).
-async fn listing(selection: &ToolSelection) -> Result<(Registry, Selection, UserDirs), Failure> {
+/// down), and the template they came from (for the skills and agents it offers).
+async fn listing(selection: &ToolSelection) -> Result<(Registry, Selection, SessionTemplate), Failure> {
     let workspace = session::workspace(None)?;
     let config = session::config(&workspace, false, session::interactive())?;
     let template =
         session::builder(&workspace, config, selection).default_tools(session::TOOLS_DEFAULT).build_template().await?;
     template.close().await;
-    Ok((template.registry().clone(), template.selection().clone(), template.user_dirs().clone()))
+    Ok((template.registry().clone(), template.selection().clone(), template))
 }
 
 /// `tackle tools list`.
 pub async fn list(args: ListArgs) -> CommandResult {
-    let (registry, selection, user_dirs) = listing(&args.selection).await?;
+    let (registry, selection, template) = listing(&args.selection).await?;
     let entries: Vec<&RegistryEntry> = selection.names.iter().filter_map(|name| registry.get(name)).collect();
     // The agents `subagent` can start (listed after the tools); definitions that cannot be
     // used are named here, not silently dropped.
     let agents = match selection.names.iter().any(|name| name == "subagent") {
-        true => tackle::agent::subagent::definitions(&session::workspace(None)?, &Default::default(), &user_dirs),
+        true => template.agent_definitions(),
         false => Default::default(),
     };
     for warning in &agents.warnings {
@@ -86,9 +84,8 @@ pub async fn list(args: ListArgs) -> CommandResult {
         }
         out.flush().map_err(write_failure)?;
     }
-    if selection.names.iter().any(|name| name == tackle::tools::planning::load_skill::NAME) {
-        let workspace = session::workspace(None)?;
-        let skills = tackle::tools::Skills::discover(&workspace, &user_dirs.skills, &Default::default());
+    if selection.names.iter().any(|name| name == LOAD_SKILL) {
+        let skills = template.skills();
         for warning in &skills.warnings {
             diagln!("tackle: {warning}");
         }
@@ -297,7 +294,7 @@ enum Entry {
 
 async fn run_batch_line(
     session: &ToolSession,
-    executor: &tackle::core::Executor,
+    executor: &Executor,
     line: &[u8],
     line_number: usize,
     cancel: &CancellationToken,
@@ -328,7 +325,7 @@ fn parse_batch_line(line: &[u8], line_number: usize) -> Vec<Entry> {
     let shape = "each line must be a call object {\"name\": ..., \"args\": {...}} or an array of them";
     let value: Value = match std::str::from_utf8(line)
         .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(t).map_err(|e| tackle::core::text::json_error(&e)))
+        .and_then(|t| serde_json::from_str(t).map_err(|e| tackle::tool_catalog::json_error(&e)))
     {
         Ok(value) => value,
         Err(err) => {
@@ -391,8 +388,7 @@ fn parse_batch_line(line: &[u8], line_number: usize) -> Vec<Entry> {
 }
 
 fn invalid_line(id: &str, message: &str) -> String {
-    let meta =
-        OutputMeta { rejected: true, error_kind: Some(tackle::core::ErrorKind::InvalidInput), ..OutputMeta::default() };
+    let meta = OutputMeta { rejected: true, error_kind: Some(ErrorKind::InvalidInput), ..OutputMeta::default() };
     to_json_line(&json!({"id": id, "tool": null, "is_error": true, "output": message, "meta": meta}))
 }
 

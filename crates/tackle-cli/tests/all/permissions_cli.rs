@@ -194,8 +194,8 @@ fn a_rule_saved_for_the_project_is_honoured_by_the_next_session_of_that_workspac
     let setup = Setup::new();
     // What the terminal approver's `p` writes (crates/tackle-agent/src/approve.rs tests the
     // answer): the store in the user config dir, keyed by the canonical workspace.
-    let store = tackle::policy::permission::sources::ProjectRules {
-        path: setup.user.join(tackle::policy::permission::sources::PROJECT_RULES_FILE),
+    let store = tackle_policy::permission::sources::ProjectRules {
+        path: setup.user.join(tackle_policy::permission::sources::PROJECT_RULES_FILE),
     };
     store.save(&setup.workspace, "Bash(cargo test:*)").unwrap();
     let out = setup.run(&["permissions", "check", "Bash(cargo test --all)"]);
@@ -211,7 +211,7 @@ fn a_rule_saved_for_the_project_is_honoured_by_the_next_session_of_that_workspac
     let out = setup.run(&["permissions", "check", "Bash(cargo test)", "--workspace", other.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     // Nothing was written into the workspace.
-    assert!(!setup.workspace.join(tackle::policy::permission::sources::PROJECT_RULES_FILE).exists());
+    assert!(!setup.workspace.join(tackle_policy::permission::sources::PROJECT_RULES_FILE).exists());
 }
 
 #[test]

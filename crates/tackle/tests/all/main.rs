@@ -8,6 +8,7 @@ mod support {
 }
 
 mod examples;
+mod front_door;
 mod loop_hooks;
 mod session;
 mod subagents;

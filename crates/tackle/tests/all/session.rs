@@ -12,11 +12,11 @@ use pretty_assertions::assert_eq;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tackle::core::factory::{ChildRequest, Factory};
 use tackle::{
     Agent, BuildError, Config, McpImport, PermissionMode, SessionBuilder, Tool, ToolCall, ToolContext, ToolError,
     ToolOutput, ToolSpec,
 };
+use tackle_core::factory::{ChildRequest, Factory};
 use tackle_testkit::{Expect, FakeLlm, Reply, Script, Turn};
 
 /// The input of `echo_upper`.
@@ -133,7 +133,7 @@ async fn the_executor_deadline_comes_from_tools_timeout_ms() {
 
 /// The processes (by host pid) whose environment carries this session id: the shell, its
 /// children and the jobs, whatever sandbox and pid namespace they run in.
-fn processes_of(session_id: &str) -> Vec<u32> {
+pub(crate) fn processes_of(session_id: &str) -> Vec<u32> {
     let needle = format!("TACKLE_SESSION_ID={session_id}");
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -197,7 +197,7 @@ async fn child_sessions_never_gain_a_tool() {
 
 #[tokio::test]
 async fn a_child_mode_is_narrowed_never_widened() {
-    use tackle::core::permission::{Decision, PermissionRequest};
+    use tackle::permission::{Decision, PermissionRequest};
     let dir = workspace();
     let session = builder(dir.path()).tools("write_file").build().await.unwrap();
     let factory = session.session().state().existing::<Factory>().unwrap();

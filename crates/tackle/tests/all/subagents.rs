@@ -14,10 +14,10 @@ use std::sync::{Arc, Mutex};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use tackle::core::BoxFuture;
-use tackle::core::hooks::{HookCall, PreHookOutcome, ToolHook};
-use tackle::core::permission::AutoApprover;
+use tackle::BoxFuture;
+use tackle::permission::AutoApprover;
 use tackle::{Agent, Config, PermissionMode, SessionBuilder};
+use tackle_core::hooks::{HookCall, PreHookOutcome, ToolHook};
 use tackle_testkit::{Expect, FakeLlm, Fault, Reply, Script, Turn, View};
 
 use delegation::{config_with_child_provider, session_denying, workspace};
@@ -51,7 +51,7 @@ async fn run_parent(
     let outcome = agent.run(task).await;
     agent.close().await;
     let text = std::fs::read_to_string(&path).unwrap();
-    tackle::agent::trajectory::check(text.as_bytes()).unwrap();
+    tackle::trajectory::check(text.as_bytes()).unwrap();
     let trajectory = text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     Run { outcome, trajectory }
 }
@@ -354,7 +354,7 @@ async fn a_failing_provider_is_the_childs_error_result_and_an_unknown_type_lists
         run.trajectory.iter().filter(|e| e["type"] == "tool_output" && e["agent_id"] == "main").collect();
     assert_eq!(outputs.len(), 2);
     assert!(outputs.iter().all(|o| o["is_error"] == true), "{outputs:?}");
-    let definitions = tackle::agent::subagent::definitions(dir.path(), &Default::default(), &Default::default());
+    let definitions = tackle_agent::subagent::definitions(dir.path(), &Default::default(), &Default::default());
     assert_eq!(definitions.warnings.len(), 1, "{:?}", definitions.warnings);
     assert!(definitions.warnings[0].contains("broken.md: bad YAML frontmatter"), "{:?}", definitions.warnings);
 }

@@ -15,9 +15,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tackle::core::permission::AutoApprover;
-use tackle::tools::TaskBoard;
-use tackle::tools::planning::tasks::board::TaskStatus;
+use tackle::permission::AutoApprover;
+use tackle::tasks::{TaskBoard, TaskStatus};
 use tackle::{Agent, Config, PermissionMode, SessionBuilder};
 use tackle_testkit::{Expect, FakeLlm, Fault, Reply, Script, Turn, View};
 
@@ -61,7 +60,7 @@ async fn run_main(server: &FakeLlm, dir: &Path, config: Config, before_close: im
     before_close().await;
     agent.close().await;
     let text = std::fs::read_to_string(&path).unwrap();
-    tackle::agent::trajectory::check(text.as_bytes()).unwrap();
+    tackle::trajectory::check(text.as_bytes()).unwrap();
     let trajectory: Vec<Value> = text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     let session_id = trajectory
         .iter()

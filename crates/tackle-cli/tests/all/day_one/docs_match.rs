@@ -234,7 +234,7 @@ fn the_tackle_directory_table_lists_every_state_path() {
     let reference = repository_file("docs/reference/cli.md");
     let table = sections(&reference, "The .tackle directory");
     let mut checked = 0;
-    for entry in tackle::core::fs::state::TABLE.iter().filter(|entry| entry.rel.starts_with(".tackle/")) {
+    for entry in tackle_core::fs::state::TABLE.iter().filter(|entry| entry.rel.starts_with(".tackle/")) {
         assert!(
             table.contains(&format!("`{}", entry.rel)),
             "{} ({}) is not in docs/reference/cli.md",

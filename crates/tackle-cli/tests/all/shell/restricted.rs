@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
-use tackle::core::permission::{Decision, PermissionPolicy, PermissionRequest};
-use tackle::core::{Executor, ExecutorConfig, PathPolicy, ToolCall, ToolOutput, ToolSession, ToolSessionConfig};
+use tackle_core::permission::{Decision, PermissionPolicy, PermissionRequest};
+use tackle_core::{Executor, ExecutorConfig, PathPolicy, ToolCall, ToolOutput, ToolSession, ToolSessionConfig};
 use tackle_sandbox::WorkspacePolicy;
 use tackle_sandbox::env::{CommandEnv, EnvSettings};
 use tackle_sandbox::process::{Sandbox, SandboxMode, SandboxPolicy, restrict};
@@ -59,7 +59,7 @@ impl Shell {
         policy.network = network;
         let sandbox = Sandbox::resolve(policy).unwrap();
         let env = CommandEnv::new(&EnvSettings::default(), session.id(), &workspace);
-        session.state().get_or_insert_with(|| tackle::tools::shell::ShellEnvironment::new(sandbox, env));
+        session.state().get_or_insert_with(|| tackle_tools::shell::ShellEnvironment::new(sandbox, env));
         let executor = |policy: Arc<dyn PermissionPolicy>| Executor::new(ExecutorConfig::default()).with_policy(policy);
         Shell {
             _dir: dir,

@@ -3,7 +3,7 @@
 //! `AGENTS.md -> ~/.ssh/id_rsa`, ...) cannot make any command write, append, create, delete
 //! or read through them.
 //!
-//! The test iterates over the code's own table (`tackle::core::fs::state::TABLE`), so a new
+//! The test iterates over the code's own table (`tackle_core::fs::state::TABLE`), so a new
 //! entry is covered without a change here. Each entry gets a link to a directory outside
 //! (holding a 30-day-old project a clean-up would delete), in a second pass to a file outside
 //! (holding a secret), and in a third to a path outside that does not exist; entries that do not lie under one another are planted
@@ -21,7 +21,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime};
 
 use serde_json::json;
-use tackle::core::fs::state::{StatePath, TABLE};
+use tackle_core::fs::state::{StatePath, TABLE};
 use tackle_testkit::{FakeLlm, Reply, Script, Turn};
 
 use crate::support::serve;
