@@ -64,7 +64,7 @@ mod template;
 
 pub use agent::{Agent, AgentBuilder};
 pub use builder::{McpImport, SessionBuilder, builtin_registry};
-pub use check::PermissionCheck;
+pub use check::{CheckError, PermissionCheck, RuleCallError};
 pub use error::BuildError;
 pub use session::TackleSession;
 pub use tackle_policy::permission::sources::RuleFlags;
