@@ -70,7 +70,7 @@ pub use session::TackleSession;
 pub use tackle_policy::permission::sources::RuleFlags;
 pub use template::SessionTemplate;
 
-pub use tackle_agent::{CallFormat, Observer, RunOutcome, RunStatus};
+pub use tackle_agent::{CallFormat, Observer, RunOutcome, RunStatus, StopKind};
 pub use tackle_core::permission::{Approver, PermissionMode};
 pub use tackle_core::{Dialect, DynTool, Tool, ToolCall, ToolContext, ToolError, ToolOutput, ToolSpec};
 pub use tackle_llm::ChatModel;

@@ -18,7 +18,7 @@ use super::types::AgentType;
 use crate::agent::{Agent, AgentConfig};
 use crate::events::{AgentEvent, Observer};
 use crate::lineage::{Delegation, TEAM_TOOLSET};
-use crate::outcome::RunStatus;
+use crate::outcome::{RunStatus, StopKind};
 use crate::parts::AgentParts;
 
 /// A child ready to run.
@@ -206,7 +206,7 @@ impl Child {
             RunStatus::Error => Report {
                 text: format!(
                     "Subagent {id} failed ({}): {}\n{footer}",
-                    outcome.error_kind.as_deref().unwrap_or("error"),
+                    outcome.error_kind.map_or("error", StopKind::name),
                     outcome.final_result
                 ),
                 is_error: true,
