@@ -91,9 +91,7 @@ impl ToolSettings {
         state.insert(self.fs);
         if let Some(shell) = &self.shell {
             let (shell, session_id, workspace) = (Arc::clone(shell), session_id.to_owned(), workspace.to_owned());
-            state.insert(ShellSetup::new(move || {
-                shell.environment(&session_id, &workspace).map_err(|err| err.to_string())
-            }));
+            state.insert(ShellSetup::new(move || shell.environment(&session_id, &workspace).map_err(Into::into)));
         }
         state
     }
