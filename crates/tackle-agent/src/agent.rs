@@ -25,7 +25,7 @@ use crate::calls::{args_value, normalize_ids, to_tool_call};
 use crate::events::{AgentEvent, Observer};
 use crate::format::CallFormat;
 use crate::lineage::{Delegation, Lineage};
-use crate::outcome::{INTERRUPTED, RunOutcome, RunStatus};
+use crate::outcome::{INTERRUPTED, RunOutcome, RunStatus, StopKind};
 use crate::prompt::{BASE_PROMPT, system_prompt};
 use crate::refresh::ToolRefresh;
 use crate::trajectory::event::ResponseCall;
@@ -126,14 +126,14 @@ struct Prepared {
 struct Stop {
     status: RunStatus,
     final_result: String,
-    error_kind: Option<String>,
+    error_kind: Option<StopKind>,
     /// The run ended with a `task_done` that was accepted.
     task_done: bool,
 }
 
 impl Stop {
-    fn error(kind: &str, message: String) -> Stop {
-        Stop { status: RunStatus::Error, final_result: message, error_kind: Some(kind.to_owned()), task_done: false }
+    fn error(kind: StopKind, message: String) -> Stop {
+        Stop { status: RunStatus::Error, final_result: message, error_kind: Some(kind), task_done: false }
     }
 
     /// The model's final answer: `task_done` accepted, or a reply without calls.
@@ -271,8 +271,8 @@ impl Agent {
         if stop.status == RunStatus::Success && !stop.task_done && denied.count() > 0 {
             stop.status = RunStatus::Incomplete;
         }
-        if let Some(kind) = &stop.error_kind {
-            self.record(TrajectoryEvent::Error { kind: kind.clone(), message: stop.final_result.clone() });
+        if let Some(kind) = stop.error_kind {
+            self.record(TrajectoryEvent::Error { kind: kind.name().to_owned(), message: stop.final_result.clone() });
         }
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         if self.trajectory.is_some() {
@@ -318,7 +318,7 @@ impl Agent {
             return Err(Stop {
                 status: RunStatus::Error,
                 final_result: format!("The prompt was blocked by a UserPromptSubmit hook: {reason}"),
-                error_kind: Some("prompt_blocked".to_owned()),
+                error_kind: Some(StopKind::PromptBlocked),
                 task_done: false,
             });
         }
@@ -461,7 +461,7 @@ impl Agent {
             let requested = Instant::now();
             let completion = match self.request(step, system, tools, cancel).await {
                 None => return interrupted(),
-                Some(Err(error)) => return Stop::error(error.class.name(), error.message),
+                Some(Err(error)) => return Stop::error(StopKind::Provider(error.class), error.message),
                 Some(Ok(completion)) => completion,
             };
             usage.add(&completion.usage);
@@ -490,7 +490,7 @@ impl Agent {
             if finish == FinishReason::Refused {
                 self.answer_unrun(step, &planned, "the provider refused to continue");
                 return Stop::error(
-                    "refused",
+                    StopKind::Refused,
                     format!("The provider refused to continue (finish reason {}).", finish.name()),
                 );
             }
@@ -509,7 +509,7 @@ impl Agent {
                     empty_replies += 1;
                     if empty_replies >= 2 {
                         return Stop::error(
-                            "empty_reply",
+                            StopKind::EmptyReply,
                             "The model sent empty replies (no text and no tool calls) twice in a row.".to_owned(),
                         );
                     }
@@ -549,7 +549,7 @@ impl Agent {
         *truncations += 1;
         (*truncations >= self.config.max_truncations).then(|| {
             Stop::error(
-                "truncated",
+                StopKind::Truncated,
                 format!("The model's reply was cut off at the output token limit {truncations} times in a row."),
             )
         })

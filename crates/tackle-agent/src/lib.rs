@@ -32,7 +32,7 @@ pub use agent::{Agent, AgentConfig, EMPTY_REPLY_MESSAGE, TRUNCATED_MESSAGE};
 pub use approve::{Prompter, StdioPrompter, TerminalApprover};
 pub use events::{AgentEvent, Observer, Silent, call_summary};
 pub use format::{CallFormat, UnknownCallFormat};
-pub use outcome::{RunOutcome, RunStatus};
+pub use outcome::{RunOutcome, RunStatus, StopKind};
 pub use parts::{AgentParts, Notice};
 pub use refresh::ToolRefresh;
 pub use trajectory::{Trajectory, TrajectoryEvent};

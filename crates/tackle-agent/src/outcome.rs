@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use tackle_llm::Usage;
+use tackle_llm::{ErrorClass, Usage};
 
 /// The final result of a run stopped by Ctrl-C.
 pub(crate) const INTERRUPTED: &str = "Interrupted by the user.";
@@ -28,6 +28,48 @@ pub enum RunStatus {
     Error,
 }
 
+/// What ended a run in [`RunStatus::Error`]. Written (trajectories, `--json`'s `error.kind`) by
+/// its [`StopKind::name`]: the provider error class's name, or `refused`, `truncated`,
+/// `empty_reply`, `prompt_blocked` (docs/reference/cli.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StopKind {
+    /// A provider request failed for good (after its retries).
+    Provider(ErrorClass),
+    /// The provider refused to continue.
+    Refused,
+    /// Too many replies in a row were cut off at the output token limit.
+    Truncated,
+    /// Two empty replies (no text, no calls) in a row.
+    EmptyReply,
+    /// A UserPromptSubmit hook blocked the prompt.
+    PromptBlocked,
+}
+
+impl StopKind {
+    /// The snake_case name in trajectories and `--json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopKind::Provider(class) => class.name(),
+            StopKind::Refused => "refused",
+            StopKind::Truncated => "truncated",
+            StopKind::EmptyReply => "empty_reply",
+            StopKind::PromptBlocked => "prompt_blocked",
+        }
+    }
+}
+
+impl std::fmt::Display for StopKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for StopKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
 impl RunStatus {
     /// The name in trajectories and `--json`.
     pub fn name(self) -> &'static str {
@@ -37,15 +79,6 @@ impl RunStatus {
             RunStatus::MaxSteps => "max_steps",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Error => "error",
-        }
-    }
-
-    /// The exit code of `tackle run` (docs/reference/providers.md#rules-for-calls).
-    pub fn exit_code(self) -> u8 {
-        match self {
-            RunStatus::Success => 0,
-            RunStatus::Incomplete | RunStatus::MaxSteps | RunStatus::Error => 1,
-            RunStatus::Interrupted => 130,
         }
     }
 }
@@ -63,9 +96,8 @@ pub struct RunOutcome {
     pub duration_ms: u64,
     /// The final answer, or what stopped the run.
     pub final_result: String,
-    /// For `error`: the kind (a provider error class, `refused`, `truncated`, `empty_reply`,
-    /// `prompt_blocked`); `None` for every other status.
-    pub error_kind: Option<String>,
+    /// For `error`: what stopped the run; `None` for every other status.
+    pub error_kind: Option<StopKind>,
     /// The trajectory file the run was written to, if any.
     pub trajectory: Option<PathBuf>,
     /// How many calls were denied permission (by the mode, the approver or a hook).

@@ -15,10 +15,51 @@ use tackle_core::schema::Dialect;
 use tackle_llm::{ProviderConfig, ProviderKind};
 use tackle_policy::config::Config;
 
-/// A provider that cannot be set up: a usage error (exit 2) before any request.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ProviderError(pub String);
+/// A provider that cannot be set up: a usage error (exit 2) before any request. The text
+/// says what to pass or set instead.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// No `--model`, no `TACKLE_MODEL` and no API key to pick a default by.
+    #[error(
+        "no model chosen: pass --model PROVIDER/MODEL (e.g. openai/gpt-4.1 or anthropic/claude-sonnet-4-5), or set TACKLE_MODEL"
+    )]
+    NoModel,
+    /// The model string is not `PROVIDER/MODEL`.
+    #[error(
+        "--model {0:?} is not PROVIDER/MODEL; use e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, or openai/llama3 with --base-url"
+    )]
+    NotProviderModel(String),
+    /// The `[providers]` section is invalid.
+    #[error(transparent)]
+    Config(#[from] tackle_policy::config::ConfigError),
+    /// The provider is neither built in nor defined with a known `kind`.
+    #[error(
+        "unknown provider '{0}': use openai or anthropic, or define [providers.{0}] with kind = \"openai\" or \"anthropic\""
+    )]
+    UnknownProvider(String),
+    /// `--base-url` is not a usable base URL.
+    #[error("--base-url: {0}")]
+    BaseUrlFlag(#[source] tackle_llm::BaseUrlError),
+    /// A `[providers.NAME]` setting is invalid (its base URL or schema dialect).
+    #[error("[providers.{provider}] {source}")]
+    Setting {
+        /// The provider's name.
+        provider: String,
+        /// What is wrong with the setting.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// No API key in the environment, and the server is not on this machine.
+    #[error("missing API key for {provider}: set {var}")]
+    MissingKey {
+        /// The provider's name.
+        provider: String,
+        /// The environment variable the key is read from.
+        var: String,
+    },
+    /// The HTTP client could not be built.
+    #[error(transparent)]
+    Client(#[from] tackle_llm::LlmError),
+}
 
 /// One `[providers.NAME]` section.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -63,9 +104,7 @@ pub fn default_model(env: &dyn Fn(&str) -> Option<String>) -> Result<String, Pro
     if env("OPENAI_API_KEY").is_some_and(|k| !k.is_empty()) {
         return Ok("openai/gpt-4.1".to_owned());
     }
-    Err(ProviderError(
-        "no model chosen: pass --model PROVIDER/MODEL (e.g. openai/gpt-4.1 or anthropic/claude-sonnet-4-5), or set TACKLE_MODEL".into(),
-    ))
+    Err(ProviderError::NoModel)
 }
 
 fn parse_kind(name: &str) -> Option<ProviderKind> {
@@ -95,33 +134,29 @@ pub fn provider_config(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ProviderConfig, ProviderError> {
     let Some((provider, model_name)) = model.split_once('/').filter(|(p, m)| !p.is_empty() && !m.is_empty()) else {
-        return Err(ProviderError(format!(
-            "--model {model:?} is not PROVIDER/MODEL; use e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, or openai/llama3 with --base-url"
-        )));
+        return Err(ProviderError::NotProviderModel(model.to_owned()));
     };
-    let sections: BTreeMap<String, ProviderSettings> =
-        config.section("providers").map_err(|e| ProviderError(e.to_string()))?;
+    let sections: BTreeMap<String, ProviderSettings> = config.section("providers")?;
     let settings = sections.get(provider).cloned().unwrap_or_default();
     let kind_name = settings.kind.clone().unwrap_or_else(|| provider.to_owned());
-    let kind = parse_kind(&kind_name).ok_or_else(|| {
-        ProviderError(format!(
-            "unknown provider '{provider}': use openai or anthropic, or define [providers.{provider}] with kind = \"openai\" or \"anthropic\""
-        ))
-    })?;
+    let kind = parse_kind(&kind_name).ok_or_else(|| ProviderError::UnknownProvider(provider.to_owned()))?;
+    let setting = |source: Box<dyn std::error::Error + Send + Sync>| ProviderError::Setting {
+        provider: provider.to_owned(),
+        source,
+    };
     let mut out = ProviderConfig::new(kind, model_name);
     out.name = provider.to_owned();
     if let Some(url) = base_url {
-        out.base_url = tackle_llm::check_base_url(url).map_err(|e| ProviderError(format!("--base-url: {e}")))?;
+        out.base_url = tackle_llm::check_base_url(url).map_err(ProviderError::BaseUrlFlag)?;
     } else if let Some(url) = settings.base_url {
-        out.base_url =
-            tackle_llm::check_base_url(&url).map_err(|e| ProviderError(format!("[providers.{provider}] {e}")))?;
+        out.base_url = tackle_llm::check_base_url(&url).map_err(|e| setting(Box::new(e)))?;
     }
     if let Some(var) = settings.api_key_env {
         out.api_key_env = var;
     }
     out.api_key = env(&out.api_key_env).filter(|k| !k.is_empty());
     if out.api_key.is_none() && !is_loopback(&out.base_url) {
-        return Err(ProviderError(format!("missing API key for {provider}: set {}", out.api_key_env)));
+        return Err(ProviderError::MissingKey { provider: provider.to_owned(), var: out.api_key_env });
     }
     if let Some(n) = settings.max_retries {
         out.retry.max_retries = n;
@@ -135,7 +170,7 @@ pub fn provider_config(
     out.max_tokens = settings.max_tokens;
     out.parallel_tool_calls = settings.parallel_tool_calls;
     if let Some(dialect) = settings.schema_dialect {
-        out.dialect = dialect.parse::<Dialect>().map_err(|e| ProviderError(format!("[providers.{provider}] {e}")))?;
+        out.dialect = dialect.parse::<Dialect>().map_err(|e| setting(Box::new(e)))?;
     }
     out.headers = settings.headers.into_iter().collect();
     if let Some(native) = settings.native_tools {
@@ -188,7 +223,7 @@ mod tests {
     #[test]
     fn mistakes_are_one_line_usage_errors() {
         let config = Config::default();
-        let err = |model: &str| provider_config(&config, model, None, &env(&[])).unwrap_err().0;
+        let err = |model: &str| provider_config(&config, model, None, &env(&[])).unwrap_err().to_string();
         assert_eq!(err("openai/gpt-4.1"), "missing API key for openai: set OPENAI_API_KEY");
         assert_eq!(err("anthropic/claude"), "missing API key for anthropic: set ANTHROPIC_API_KEY");
         assert!(err("gpt-4.1").starts_with("--model \"gpt-4.1\" is not PROVIDER/MODEL"));
@@ -210,7 +245,7 @@ mod tests {
         }
         // Another path is an OpenAI-compatible gateway's own (Groq, OpenRouter, Azure): as written.
         assert_eq!(endpoint("openai/m", "http://localhost/openai/v1"), "http://localhost/openai/v1/chat/completions");
-        let err = |url: &str| provider_config(&config, "openai/m", Some(url), &env(&[])).unwrap_err().0;
+        let err = |url: &str| provider_config(&config, "openai/m", Some(url), &env(&[])).unwrap_err().to_string();
         assert!(err("notaurl").starts_with("--base-url: base URL \"notaurl\" is not a URL"), "{}", err("notaurl"));
         assert!(err("ftp://localhost/v1").contains("must start with http:// or https://"), "{}", err("ftp://x"));
         assert!(err("http://").contains("is not a URL"), "{}", err("http://"));

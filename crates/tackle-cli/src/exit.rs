@@ -4,6 +4,8 @@
 
 use std::process::ExitCode;
 
+use tackle::RunStatus;
+
 /// Success.
 pub const OK: u8 = 0;
 /// A tool (or the task) reported failure.
@@ -27,6 +29,19 @@ impl Failure {
     /// A runtime failure (exit 1).
     pub fn failed(message: impl Into<String>) -> Self {
         Failure { code: ExitCode::from(TOOL_FAILED), message: message.into() }
+    }
+}
+
+/// Interrupted (Ctrl-C, SIGTERM, SIGHUP): 128 + SIGINT, as shells report it.
+pub const INTERRUPTED: u8 = 130;
+
+/// The exit code of `tackle run` for how the run ended (docs/reference/cli.md#exit-codes):
+/// only an answer is success; an incomplete run, the step limit and an error fail a CI job.
+pub fn of_run(status: RunStatus) -> u8 {
+    match status {
+        RunStatus::Success => OK,
+        RunStatus::Incomplete | RunStatus::MaxSteps | RunStatus::Error => TOOL_FAILED,
+        RunStatus::Interrupted => INTERRUPTED,
     }
 }
 

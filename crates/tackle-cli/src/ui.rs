@@ -202,7 +202,7 @@ impl RunUi {
             if outcome.status == RunStatus::Incomplete {
                 object["error"] = serde_json::json!({"kind": "incomplete", "message": denied_summary(outcome)});
             } else if !success {
-                let kind = outcome.error_kind.as_deref().unwrap_or(outcome.status.name());
+                let kind = outcome.error_kind.map_or(outcome.status.name(), |kind| kind.name());
                 object["error"] = serde_json::json!({"kind": kind, "message": outcome.final_result});
             }
             self.out(&format!("{object}\n"));

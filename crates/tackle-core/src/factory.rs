@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::executor::Executor;
 use crate::permission::PermissionMode;
+use crate::registry::AllowlistError;
 use crate::session::ToolSession;
 use crate::tool::BoxFuture;
 
@@ -48,11 +49,22 @@ pub struct ChildSession {
     pub executor: Executor,
 }
 
+/// Why a child session cannot be built. Its text is shown to the model as is (the
+/// `subagent` tool's error), so each variant says what went wrong in words.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildError {
+    /// The request's allowlist is malformed or names no known tool or toolset.
+    #[error(transparent)]
+    Tools(#[from] AllowlistError),
+    /// The allowlist keeps none of the requesting session's tools.
+    #[error("the tool list of the child session selects none of the parent's tools")]
+    NoTools,
+}
+
 /// Builds child sessions like the session it belongs to.
 pub trait SessionFactory: Send + Sync + 'static {
-    /// A fresh child session; the error says why it cannot be built (an allowlist naming no
-    /// tool, ...).
-    fn child(&self, request: ChildRequest) -> BoxFuture<'_, Result<ChildSession, String>>;
+    /// A fresh child session, or why it cannot be built.
+    fn child(&self, request: ChildRequest) -> BoxFuture<'_, Result<ChildSession, ChildError>>;
 }
 
 /// How a tool finds the factory of the session it runs in: it is kept in the session state

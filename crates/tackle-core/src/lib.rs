@@ -51,7 +51,7 @@ pub use deferral::Deferral;
 pub use error::{ErrorKind, ToolError};
 pub use events::{ExecEvent, Progress};
 pub use executor::{Executor, ExecutorConfig};
-pub use factory::{ChildRequest, ChildSession, Factory, SessionFactory};
+pub use factory::{ChildError, ChildRequest, ChildSession, Factory, SessionFactory};
 pub use notify::Notifications;
 pub use output::{ContentPart, OutputMeta, ToolOutput};
 pub use paths::{Access, PathPolicy};

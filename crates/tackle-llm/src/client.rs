@@ -138,20 +138,44 @@ fn url_path_is_empty(url: &str) -> bool {
     !rest.contains('/')
 }
 
+/// A base URL [`check_base_url`] refuses; the text says what is wrong and what a valid one
+/// looks like.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BaseUrlError {
+    /// Not a URL at all.
+    #[error("base URL {url:?} is not a URL ({source}); {BASE_URL_EXAMPLE}")]
+    NotAUrl {
+        /// The URL as given.
+        url: String,
+        /// The parser's error.
+        source: <reqwest::Url as std::str::FromStr>::Err,
+    },
+    /// Neither `http` nor `https`.
+    #[error("base URL {0:?} must start with http:// or https://; {BASE_URL_EXAMPLE}")]
+    Scheme(String),
+    /// No host.
+    #[error("base URL {0:?} has no host; {BASE_URL_EXAMPLE}")]
+    NoHost(String),
+    /// A query or a fragment.
+    #[error("base URL {0:?} must not have a query or fragment; {BASE_URL_EXAMPLE}")]
+    QueryOrFragment(String),
+}
+
+const BASE_URL_EXAMPLE: &str = "e.g. http://localhost:11434/v1 or https://api.anthropic.com";
+
 /// `url` checked as a provider's base URL: `http` or `https` with a host, returned without a
-/// trailing slash; otherwise a message saying what is wrong and what a valid one looks like.
-pub fn check_base_url(url: &str) -> Result<String, String> {
-    let example = "e.g. http://localhost:11434/v1 or https://api.anthropic.com";
+/// trailing slash.
+pub fn check_base_url(url: &str) -> Result<String, BaseUrlError> {
     let parsed =
-        reqwest::Url::parse(url.trim()).map_err(|err| format!("base URL {url:?} is not a URL ({err}); {example}"))?;
+        reqwest::Url::parse(url.trim()).map_err(|source| BaseUrlError::NotAUrl { url: url.to_owned(), source })?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(format!("base URL {url:?} must start with http:// or https://; {example}"));
+        return Err(BaseUrlError::Scheme(url.to_owned()));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(format!("base URL {url:?} has no host; {example}"));
+        return Err(BaseUrlError::NoHost(url.to_owned()));
     }
     if parsed.query().is_some() || parsed.fragment().is_some() {
-        return Err(format!("base URL {url:?} must not have a query or fragment; {example}"));
+        return Err(BaseUrlError::QueryOrFragment(url.to_owned()));
     }
     Ok(url.trim().trim_end_matches('/').to_owned())
 }

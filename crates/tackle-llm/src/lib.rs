@@ -15,7 +15,7 @@ pub mod openai;
 pub mod retry;
 pub mod sse;
 
-pub use client::{LlmClient, ProviderConfig, ProviderKind, RenderedTools, check_base_url};
+pub use client::{BaseUrlError, LlmClient, ProviderConfig, ProviderKind, RenderedTools, check_base_url};
 pub use conversation::{
     AssistantMessage, ChatRequest, Completion, FinishReason, LlmEvent, Message, NativeCall, ToolResult, Usage, UserPart,
 };

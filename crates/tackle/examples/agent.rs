@@ -28,5 +28,5 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let outcome = agent.run(&task).await;
     println!("{} after {} steps: {}", outcome.status.name(), outcome.steps, outcome.final_result);
     agent.close().await;
-    std::process::exit(i32::from(outcome.status.exit_code()));
+    std::process::exit(if outcome.status == tackle::RunStatus::Success { 0 } else { 1 });
 }

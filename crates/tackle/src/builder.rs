@@ -308,10 +308,8 @@ impl SessionBuilder {
                 config
             }
         };
-        let loaded = tackle_policy::permission::sources::load(&config, &workspace, &self.rule_flags)
-            .map_err(|err| BuildError::Config(err.to_string()))?;
-        let (hook_entries, hook_notices) =
-            tackle_policy::hooks::config::load(&config).map_err(|err| BuildError::Config(err.to_string()))?;
+        let loaded = tackle_policy::permission::sources::load(&config, &workspace, &self.rule_flags)?;
+        let (hook_entries, hook_notices) = tackle_policy::hooks::config::load(&config)?;
         for line in loaded.notices.iter().chain(&hook_notices) {
             self.notice.say(line);
         }
@@ -512,8 +510,7 @@ impl Prepare<'_> {
         let mut selection = match self.choice {
             Choice::Allowlist { list, base } => self.registry.select(list.as_deref().unwrap_or(base), base),
             Choice::Rule(rule) => rule(self.registry),
-        }
-        .map_err(|err| BuildError::Tools(err.to_string()))?;
+        }?;
         for warning in &selection.warnings {
             self.notice.say(warning);
         }

@@ -45,15 +45,46 @@ pub struct PermissionCheck {
     pub read_only_restricted: bool,
 }
 
+/// Why a call cannot be checked; the text is the one a model would see for the same call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// No tool of the session has that name (the message suggests a close one).
+    #[error("{0}")]
+    UnknownTool(String),
+    /// The arguments do not match the tool's schema (the validator's message).
+    #[error("{0}")]
+    InvalidArgs(String),
+    /// The tool refuses the arguments before any permission check (its message).
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// Why a rule-shaped text names no call of the session.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleCallError {
+    /// `NAME(...` without the closing parenthesis.
+    #[error("'{0}' has no closing ')'")]
+    Unclosed(String),
+    /// No tool of the session matches the rule's name.
+    #[error("no tool of this session matches '{0}'")]
+    NoTool(String),
+    /// The tool has no command, path or specifier parameter for the value.
+    #[error("{0} takes no value a rule can name; use --tool and --args")]
+    NoValue(String),
+}
+
 impl SessionTemplate {
     /// The decision for calling `tool` with `args`: the rules and the mode, then the
     /// configured PreToolUse command hooks (run as for a real call, the call itself is not);
     /// the approver is not consulted. An unknown tool or invalid arguments are an error.
-    pub async fn check_permission(&self, tool: &str, args: Value) -> Result<PermissionCheck, String> {
+    pub async fn check_permission(&self, tool: &str, args: Value) -> Result<PermissionCheck, CheckError> {
         let session = self.session();
         let check = self.check_rules(&session, tool, args)?;
         let Some(hooks) = self.command_hooks().filter(|_| check.decision != "deny") else { return Ok(check) };
-        let handle = session.tools().resolve(tool).ok_or_else(|| session.tools().not_found_message(tool))?;
+        let handle = session
+            .tools()
+            .resolve(tool)
+            .ok_or_else(|| CheckError::UnknownTool(session.tools().not_found_message(tool)))?;
         let call = HookCall { call_id: "check", session: session.info(), spec: handle.spec(), args: &check.args };
         let hooked = hooks.pre_tool_use(&call).await;
         let Some((command, source)) = hooked.decided_by else { return Ok(check) };
@@ -94,11 +125,14 @@ impl SessionTemplate {
         session: &tackle_core::ToolSession,
         tool: &str,
         args: Value,
-    ) -> Result<PermissionCheck, String> {
-        let handle = session.tools().resolve(tool).ok_or_else(|| session.tools().not_found_message(tool))?;
+    ) -> Result<PermissionCheck, CheckError> {
+        let handle = session
+            .tools()
+            .resolve(tool)
+            .ok_or_else(|| CheckError::UnknownTool(session.tools().not_found_message(tool)))?;
         let spec = handle.spec();
-        handle.validator().check(spec, &args)?;
-        let prepared = handle.tool.prepare(&args).map_err(|err| err.model_text(&spec.name))?;
+        handle.validator().check(spec, &args).map_err(CheckError::InvalidArgs)?;
+        let prepared = handle.tool.prepare(&args).map_err(|err| CheckError::Refused(err.model_text(&spec.name)))?;
         let request = PermissionRequest {
             call_id: "check",
             spec,
@@ -160,11 +194,11 @@ impl SessionTemplate {
     /// The call a rule-shaped text names: `Bash(git push origin main)` → the shell tool with
     /// that command, `Edit(src/a.rs)` / `Read(.env)` → a tool of that kind with that path,
     /// `NAME` alone → that tool with no arguments.
-    pub fn call_from_rule(&self, text: &str) -> Result<(String, Value), String> {
+    pub fn call_from_rule(&self, text: &str) -> Result<(String, Value), RuleCallError> {
         let text = text.trim();
         let (name, inner) = match text.split_once('(') {
             Some((name, rest)) => {
-                (name.trim(), Some(rest.strip_suffix(')').ok_or_else(|| format!("'{text}' has no closing ')'"))?))
+                (name.trim(), Some(rest.strip_suffix(')').ok_or_else(|| RuleCallError::Unclosed(text.to_owned()))?))
             }
             None => (text, None),
         };
@@ -179,13 +213,13 @@ impl SessionTemplate {
             "Read" => find(&|s| s.aliases.iter().any(|a| a == "Read")),
             other => find(&|s| s.name == other || s.aliases.iter().any(|a| a == other)),
         }
-        .ok_or_else(|| format!("no tool of this session matches '{name}'"))?;
+        .ok_or_else(|| RuleCallError::NoTool(name.to_owned()))?;
         let param = spec
             .command_param
             .clone()
             .or_else(|| spec.path_params.first().map(|p| p.name.clone()))
             .or_else(|| spec.specifier_param.clone())
-            .ok_or_else(|| format!("{} takes no value a rule can name; use --tool and --args", spec.name))?;
+            .ok_or_else(|| RuleCallError::NoValue(spec.name.clone()))?;
         let mut args = json!({ param: inner });
         if spec.edits_files && spec.command_param.is_none() {
             // A plausible edit, so the call validates: whole new content.

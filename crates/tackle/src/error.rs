@@ -16,14 +16,20 @@ pub enum BuildError {
         source: std::io::Error,
     },
     /// A configuration file or section is invalid (the message names the file and key).
-    #[error("{0}")]
-    Config(String),
+    #[error(transparent)]
+    Config(#[from] tackle_policy::config::ConfigError),
+    /// A permission-rule or hook source is invalid (the message names the file).
+    #[error(transparent)]
+    Rules(#[from] tackle_policy::permission::sources::SourceError),
+    /// The `[workspace]` path policy is invalid.
+    #[error(transparent)]
+    PathPolicy(#[from] tackle_sandbox::PolicyError),
     /// The tool allowlist names no known tool or toolset, or is malformed.
-    #[error("{0}")]
-    Tools(String),
+    #[error(transparent)]
+    Tools(#[from] tackle_core::registry::AllowlistError),
     /// The process sandbox cannot be set up as configured.
-    #[error("{0}")]
-    Sandbox(String),
+    #[error(transparent)]
+    Sandbox(#[from] tackle_sandbox::process::SandboxError),
     /// A configured MCP server could not start (the others were shut down).
     #[error("MCP server '{server}' could not start: {reason}")]
     Mcp {
@@ -47,16 +53,4 @@ pub enum BuildError {
     /// An extra tool's name is already taken.
     #[error("cannot add the tool '{0}': a tool of that name already exists")]
     DuplicateTool(String),
-}
-
-impl From<tackle_policy::config::ConfigError> for BuildError {
-    fn from(err: tackle_policy::config::ConfigError) -> Self {
-        BuildError::Config(err.to_string())
-    }
-}
-
-impl From<tackle_sandbox::PolicyError> for BuildError {
-    fn from(err: tackle_sandbox::PolicyError) -> Self {
-        BuildError::Config(err.to_string())
-    }
 }

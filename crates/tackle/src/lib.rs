@@ -76,7 +76,7 @@ pub mod trajectory;
 
 pub use agent::{Agent, AgentBuilder};
 pub use builder::{McpImport, SessionBuilder, builtin_registry};
-pub use check::PermissionCheck;
+pub use check::{CheckError, PermissionCheck, RuleCallError};
 pub use error::BuildError;
 pub use session::TackleSession;
 pub use tackle_policy::permission::sources::RuleFlags;
@@ -85,7 +85,7 @@ pub use template::SessionTemplate;
 pub use container::{ContainerError, ContainerFlags, LaunchStep, PrunedContainers, prune_containers};
 pub use session::KillSwitch;
 
-pub use tackle_agent::{CallFormat, Observer, RunOutcome, RunStatus};
+pub use tackle_agent::{CallFormat, Observer, RunOutcome, RunStatus, StopKind};
 /// The tool pipeline's session under a [`TackleSession`]: its id, workspace and state
 /// ([`TackleSession::session`], [`Agent::session`]).
 pub use tackle_core::ToolSession;

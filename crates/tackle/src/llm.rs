@@ -43,5 +43,5 @@ pub fn from_config(config: &Config, model: &str, base_url: Option<&str>) -> Resu
     // no command can read them from its environment block (`tackle_policy::secrets`).
     let env = |name: &str| tackle_policy::secrets::var(name);
     let provider = tackle_agent::provider::provider_config(config, model, base_url, &env)?;
-    LlmClient::new(provider).map_err(|err| ProviderError(err.to_string()))
+    Ok(LlmClient::new(provider)?)
 }

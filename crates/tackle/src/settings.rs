@@ -15,7 +15,7 @@ use tackle_core::{PathPolicy, SessionState};
 use tackle_policy::config::Config;
 use tackle_policy::tools_config::ToolsConfig;
 use tackle_sandbox::env::{CommandEnv, EnvSettings};
-use tackle_sandbox::process::{Sandbox, SandboxPolicy, restrict};
+use tackle_sandbox::process::{Sandbox, SandboxError, SandboxPolicy, restrict};
 use tackle_tools::fs::FsSettings;
 use tackle_tools::shell::{ShellEnvironment, ShellSetup};
 
@@ -41,7 +41,7 @@ pub(crate) struct ToolSettings {
 /// building a session never probes.
 struct ShellSettings {
     policy: SandboxPolicy,
-    sandbox: OnceLock<Result<Sandbox, String>>,
+    sandbox: OnceLock<Result<Sandbox, SandboxError>>,
     notice: Notice,
     env: EnvSettings,
     max_output_chars: Option<usize>,
@@ -91,9 +91,7 @@ impl ToolSettings {
         state.insert(self.fs);
         if let Some(shell) = &self.shell {
             let (shell, session_id, workspace) = (Arc::clone(shell), session_id.to_owned(), workspace.to_owned());
-            state.insert(ShellSetup::new(move || {
-                shell.environment(&session_id, &workspace).map_err(|err| err.to_string())
-            }));
+            state.insert(ShellSetup::new(move || shell.environment(&session_id, &workspace).map_err(Into::into)));
         }
         state
     }
@@ -133,13 +131,13 @@ impl ShellSettings {
     /// The sandbox, resolved on first use; its warning (no sandbox here) is told once.
     fn sandbox(&self) -> Result<&Sandbox, BuildError> {
         let resolved = self.sandbox.get_or_init(|| {
-            let sandbox = Sandbox::resolve(self.policy.clone()).map_err(|err| err.to_string())?;
+            let sandbox = Sandbox::resolve(self.policy.clone())?;
             if let Some(warning) = sandbox.warning() {
                 self.notice.say(&warning);
             }
             Ok(sandbox)
         });
-        resolved.as_ref().map_err(|message| BuildError::Sandbox(message.clone()))
+        resolved.as_ref().map_err(|err| BuildError::Sandbox(err.clone()))
     }
 
     fn environment(&self, session_id: &str, workspace: &Path) -> Result<ShellEnvironment, BuildError> {

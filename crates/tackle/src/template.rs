@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tackle_core::factory::{Allowlists, ChildRequest, ChildSession, Factory, SessionFactory};
+use tackle_core::factory::{Allowlists, ChildError, ChildRequest, ChildSession, Factory, SessionFactory};
 use tackle_core::hooks::ToolHook;
 use tackle_core::permission::{Approver, PermissionMode, PermissionPolicy};
 use tackle_core::registry::Selection;
@@ -292,7 +292,7 @@ impl SessionTemplate {
 /// same settings, rules, approver, hooks and MCP connections, in the stricter of the
 /// template's permission mode and the requested one.
 impl SessionFactory for SessionTemplate {
-    fn child(&self, request: ChildRequest) -> BoxFuture<'_, Result<ChildSession, String>> {
+    fn child(&self, request: ChildRequest) -> BoxFuture<'_, Result<ChildSession, ChildError>> {
         Box::pin(async move {
             let template = &self.inner.selection;
             // The MCP tools as they are now: the parent may hold tools a server added since
@@ -308,13 +308,11 @@ impl SessionFactory for SessionTemplate {
                 .collect();
             let mut selection = match &request.tools {
                 None => template.clone(),
-                Some(list) => registry
-                    .select(list, &within.join(","))
-                    .map_err(|err| BuildError::Tools(err.to_string()).to_string())?,
+                Some(list) => registry.select(list, &within.join(","))?,
             };
             selection.names.retain(|name| within.contains(name));
             if selection.names.is_empty() {
-                return Err("the tool list of the child session selects none of the parent's tools".to_owned());
+                return Err(ChildError::NoTools);
             }
             let session = self.session_of(&registry, &selection);
             let mut cut = request.ancestry.clone();

@@ -18,7 +18,7 @@ use super::types::AgentType;
 use crate::agent::{Agent, AgentConfig};
 use crate::events::{AgentEvent, Observer};
 use crate::lineage::{Delegation, TEAM_TOOLSET};
-use crate::outcome::RunStatus;
+use crate::outcome::{RunStatus, StopKind};
 use crate::parts::AgentParts;
 
 /// A child ready to run.
@@ -60,6 +60,17 @@ pub fn allowlist(kind: &AgentType) -> String {
     parts.join(",")
 }
 
+/// Why a child could not start; the text ends the tool's "could not start" error.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// Its session could not be built.
+    #[error(transparent)]
+    Session(#[from] tackle_core::ChildError),
+    /// Its model could not be set up.
+    #[error(transparent)]
+    Model(#[from] super::model::ModelError),
+}
+
 impl Child {
     /// Builds the child `id` of type `kind` under `parent` (no model request yet).
     pub async fn build(
@@ -68,7 +79,7 @@ impl Child {
         kind: &AgentType,
         id: String,
         description: &str,
-    ) -> Result<Child, String> {
+    ) -> Result<Child, SpawnError> {
         let mode = kind.mode.map_or(parent.mode, |asked| parent.mode.narrowed_to(asked));
         let request = ChildRequest {
             tools: Some(allowlist(kind)),
@@ -82,7 +93,7 @@ impl Child {
                 Ok(model) => model,
                 Err(err) => {
                     child.session.close().await;
-                    return Err(err);
+                    return Err(err.into());
                 }
             };
         let label = if description.trim().is_empty() {
@@ -195,7 +206,7 @@ impl Child {
             RunStatus::Error => Report {
                 text: format!(
                     "Subagent {id} failed ({}): {}\n{footer}",
-                    outcome.error_kind.as_deref().unwrap_or("error"),
+                    outcome.error_kind.map_or("error", StopKind::name),
                     outcome.final_result
                 ),
                 is_error: true,

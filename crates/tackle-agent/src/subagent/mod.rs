@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::lineage::{Delegation, MAX_DEPTH};
 
-pub use child::{Child, Report, allowlist};
+pub use child::{Child, Report, SpawnError, allowlist};
 pub use types::{AgentType, Definitions};
 
 /// The deadline of a child run in the foreground.
@@ -70,14 +70,23 @@ pub fn definitions(workspace: &std::path::Path, hidden: &ReadRules, user: &UserD
     types::load(&types::directories(workspace, &user.agents), hidden)
 }
 
-/// The type `name`: a built-in, else a definition of `workspace`; the error lists the types
-/// there are.
+/// A subagent type that is neither built in nor defined; the text is the tool's error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Unknown subagent type: {name}. Available: {}", available.join(", "))]
+pub struct UnknownType {
+    /// The type asked for.
+    pub name: String,
+    /// The types there are: the built-ins, then the definitions.
+    pub available: Vec<String>,
+}
+
+/// The type `name`: a built-in, else a definition of `workspace`.
 pub fn resolve_type(
     workspace: &std::path::Path,
     name: &str,
     hidden: &ReadRules,
     user: &UserDirs,
-) -> Result<AgentType, String> {
+) -> Result<AgentType, UnknownType> {
     if let Some(kind) = types::built_in(name) {
         return Ok(kind);
     }
@@ -87,7 +96,7 @@ pub fn resolve_type(
     }
     let mut names: Vec<String> = types::BUILT_IN.iter().map(|s| (*s).to_owned()).collect();
     names.extend(defined.agents.into_iter().map(|a| a.name));
-    Err(format!("Unknown subagent type: {name}. Available: {}", names.join(", ")))
+    Err(UnknownType { name: name.to_owned(), available: names })
 }
 
 /// A `subagent_type` as given must be the type's exact name: permission rules
@@ -161,7 +170,7 @@ impl Tool for Subagent {
         }
         let hidden = (*ctx.state().get::<ReadRules>()).clone();
         let kind = resolve_type(ctx.workspace(), input.kind(), &hidden, &ctx.state().get::<UserDirs>())
-            .map_err(ToolError::NotFound)?;
+            .map_err(|err| ToolError::NotFound(err.to_string()))?;
         let Some(factory) = ctx.state().existing::<Factory>() else {
             return Err(ToolError::Failed(
                 "This session cannot build child sessions (it was not built by a SessionBuilder).".into(),
@@ -169,7 +178,7 @@ impl Tool for Subagent {
         };
         let description = input.description.clone().unwrap_or_default();
         let id = parent.lineage.next_id();
-        let failed = |err: String| ToolError::Failed(format!("Subagent {id} could not start: {err}"));
+        let failed = |err: SpawnError| ToolError::Failed(format!("Subagent {id} could not start: {err}"));
         if input.run_in_background == Some(true) {
             return start_in_background(ctx, &parent, &factory, &kind, &id, &description, input.prompt).await;
         }

@@ -9,7 +9,32 @@ use std::sync::Arc;
 use tackle_llm::{ChatModel, LlmClient};
 use tackle_policy::config::Config;
 
-use crate::provider::{ProviderSettings, provider_config};
+use crate::provider::{ProviderError, ProviderSettings, provider_config};
+
+/// Why a child's model cannot be set up; the text ends the `subagent` tool's error.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// The definition's `model` is none of the accepted forms.
+    #[error("model '{0}' is not inherit, PROVIDER/MODEL, or one of the Anthropic aliases sonnet, opus, haiku")]
+    Unknown(String),
+    /// A workspace definition asks for another provider than the parent's, without consent.
+    #[error(
+        "the workspace's agent definition asks for model {model}, of provider {provider}, but this session uses \
+         {current}; a definition in the workspace may switch providers only once you consent to the workspace's \
+         settings (or move it to the agents/ directory of your user configuration)"
+    )]
+    ProviderSwitch {
+        /// The model asked for.
+        model: String,
+        /// Its provider.
+        provider: String,
+        /// The parent's provider.
+        current: String,
+    },
+    /// The provider cannot be set up (its configuration, key or client).
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+}
 
 /// The model ids the Anthropic aliases stand for unless `[providers.anthropic.aliases]` says
 /// otherwise.
@@ -17,17 +42,15 @@ pub const DEFAULT_ALIASES: [(&str, &str); 3] =
     [("sonnet", "claude-sonnet-4-5"), ("opus", "claude-opus-4-1"), ("haiku", "claude-haiku-4-5")];
 
 /// The `provider/model` string `spec` stands for; `None` for `inherit` (or nothing).
-pub fn model_string(spec: Option<&str>, config: &Config) -> Result<Option<String>, String> {
+pub fn model_string(spec: Option<&str>, config: &Config) -> Result<Option<String>, ModelError> {
     let Some(spec) = spec.map(str::trim).filter(|s| !s.is_empty() && *s != "inherit") else { return Ok(None) };
     if spec.contains('/') {
         return Ok(Some(spec.to_owned()));
     }
     if !DEFAULT_ALIASES.iter().any(|(alias, _)| *alias == spec) {
-        return Err(format!(
-            "model '{spec}' is not inherit, PROVIDER/MODEL, or one of the Anthropic aliases sonnet, opus, haiku"
-        ));
+        return Err(ModelError::Unknown(spec.to_owned()));
     }
-    let sections: BTreeMap<String, ProviderSettings> = config.section("providers").map_err(|e| e.to_string())?;
+    let sections: BTreeMap<String, ProviderSettings> = config.section("providers").map_err(ProviderError::from)?;
     let configured = sections.get("anthropic").and_then(|s| s.aliases.get(spec)).cloned();
     let id = configured
         .or_else(|| DEFAULT_ALIASES.iter().find(|(alias, _)| *alias == spec).map(|(_, id)| (*id).to_owned()))
@@ -44,25 +67,21 @@ pub fn choose(
     parent: &Arc<dyn ChatModel>,
     config: &Config,
     untrusted: bool,
-) -> Result<Arc<dyn ChatModel>, String> {
+) -> Result<Arc<dyn ChatModel>, ModelError> {
     let Some(model) = model_string(spec, config)? else { return Ok(Arc::clone(parent)) };
     let provider = model.split_once('/').map_or("", |(provider, _)| provider);
     let parent_info = parent.info();
     let current = parent_info.provider;
     if untrusted && !config.workspace_trusted && provider != current {
-        return Err(format!(
-            "the workspace's agent definition asks for model {model}, of provider {provider}, but this session uses {current}; \
-             a definition in the workspace may switch providers only once you consent to the workspace's settings \
-             (or move it to the agents/ directory of your user configuration)"
-        ));
+        return Err(ModelError::ProviderSwitch { model: model.clone(), provider: provider.to_owned(), current });
     }
     let env = |name: &str| tackle_policy::secrets::var(name);
     // The parent's provider is reached where the parent reaches it (`--base-url`, a local
     // proxy): a child must not send the conversation to the provider's public endpoint when
     // the person chose another one.
     let base_url = if provider == current { parent_info.base_url.as_deref() } else { None };
-    let provider = provider_config(config, &model, base_url, &env).map_err(|err| err.0)?;
-    let client = LlmClient::new(provider).map_err(|err| err.to_string())?;
+    let provider = provider_config(config, &model, base_url, &env)?;
+    let client = LlmClient::new(provider).map_err(ProviderError::from)?;
     Ok(Arc::new(client))
 }
 
@@ -77,7 +96,7 @@ mod tests {
         assert_eq!(model_string(Some("inherit"), &none).unwrap(), None);
         assert_eq!(model_string(Some("haiku"), &none).unwrap().as_deref(), Some("anthropic/claude-haiku-4-5"));
         assert_eq!(model_string(Some("openai/gpt-4.1"), &none).unwrap().as_deref(), Some("openai/gpt-4.1"));
-        assert!(model_string(Some("gpt5"), &none).unwrap_err().contains("not inherit, PROVIDER/MODEL"));
+        assert!(model_string(Some("gpt5"), &none).unwrap_err().to_string().contains("not inherit, PROVIDER/MODEL"));
         let table: toml::Table = "[providers.anthropic.aliases]\nopus = \"claude-opus-9\"".parse().unwrap();
         let config = Config::from_tables(table, toml::Table::new(), false);
         assert_eq!(model_string(Some("opus"), &config).unwrap().as_deref(), Some("anthropic/claude-opus-9"));

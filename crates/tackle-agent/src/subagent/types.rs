@@ -223,33 +223,57 @@ fn valid_name(name: &str) -> bool {
 /// out of it, and not when a `Read(...)` deny rule covers it
 /// (`tackle_core::fs::state::read_prompt_file`); a device or a FIFO planted as `x.md` is
 /// refused, not read forever.
-pub fn read_definition(file: &Path, root: &Path, hidden: &ReadRules) -> Result<AgentType, String> {
+pub fn read_definition(file: &Path, root: &Path, hidden: &ReadRules) -> Result<AgentType, DefinitionError> {
     let text = state::read_prompt_file(root, file, MAX_DEFINITION_BYTES, &|p| hidden.hides(p), Links::InRoot)?
-        .ok_or_else(|| "cannot read it: it does not exist".to_owned())?;
+        .ok_or(DefinitionError::Gone)?;
     parse_definition(&text).map(|mut agent| {
         agent.file = Some(file.to_owned());
         agent
     })
 }
 
+/// Why an agent definition is left out; the text is the warning `tackle tools list` shows
+/// after the file's path.
+#[derive(Debug, thiserror::Error)]
+pub enum DefinitionError {
+    /// The file was not read (hidden, a link out, too large, ...).
+    #[error(transparent)]
+    File(#[from] state::PromptFileError),
+    /// The file disappeared after it was listed.
+    #[error("cannot read it: it does not exist")]
+    Gone,
+    /// The frontmatter is missing or invalid.
+    #[error(transparent)]
+    Frontmatter(#[from] frontmatter::FrontmatterError),
+    /// The name is not `[a-z0-9-]{1,64}` (the first 80 characters of it).
+    #[error("name '{0}' must be 1 to 64 lowercase letters, digits and '-'")]
+    BadName(String),
+    /// The description is blank.
+    #[error("description is empty")]
+    EmptyDescription,
+    /// `permissionMode` names no mode.
+    #[error("permissionMode: {0}")]
+    Mode(#[source] tackle_core::permission::UnknownMode),
+    /// `maxTurns: 0`.
+    #[error("maxTurns must be at least 1")]
+    NoTurns,
+}
+
 /// An agent definition from its text.
-pub fn parse_definition(text: &str) -> Result<AgentType, String> {
-    let (head, body) = frontmatter::parse::<Frontmatter>(text).map_err(|err| err.to_string())?;
+pub fn parse_definition(text: &str) -> Result<AgentType, DefinitionError> {
+    let (head, body) = frontmatter::parse::<Frontmatter>(text)?;
     if !valid_name(&head.name) {
-        return Err(format!(
-            "name '{}' must be 1 to 64 lowercase letters, digits and '-'",
-            head.name.chars().take(80).collect::<String>()
-        ));
+        return Err(DefinitionError::BadName(head.name.chars().take(80).collect()));
     }
     if head.description.trim().is_empty() {
-        return Err("description is empty".to_owned());
+        return Err(DefinitionError::EmptyDescription);
     }
     let mode = match head.permission_mode.as_deref() {
         None => None,
-        Some(text) => Some(text.parse::<PermissionMode>().map_err(|err| format!("permissionMode: {err}"))?),
+        Some(text) => Some(text.parse::<PermissionMode>().map_err(DefinitionError::Mode)?),
     };
     if head.max_turns == Some(0) {
-        return Err("maxTurns must be at least 1".to_owned());
+        return Err(DefinitionError::NoTurns);
     }
     let prompt = body.trim();
     Ok(AgentType {
@@ -290,7 +314,7 @@ mod tests {
 
     #[test]
     fn bad_definitions_say_why() {
-        let err = |text: &str| parse_definition(text).unwrap_err();
+        let err = |text: &str| parse_definition(text).unwrap_err().to_string();
         assert!(err("no frontmatter").contains("does not start with a '---' line"));
         assert!(
             err("---\ndescription: x\n---\n").contains("missing field `name`"),
@@ -345,7 +369,8 @@ mod tests {
         let fifo = dir.path().join("fifo.md");
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         for file in ["zero.md", "fifo.md"] {
-            let err = read_definition(&dir.path().join(file), dir.path(), &ReadRules::default()).unwrap_err();
+            let err =
+                read_definition(&dir.path().join(file), dir.path(), &ReadRules::default()).unwrap_err().to_string();
             assert!(err.contains("not a regular file") || err.contains("leads outside"), "{err}");
         }
     }

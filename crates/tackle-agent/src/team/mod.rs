@@ -185,7 +185,7 @@ impl Tool for TeamSpawn {
             &ctx.state().get::<ReadRules>(),
             &ctx.state().get::<UserDirs>(),
         )
-        .map_err(ToolError::NotFound)?;
+        .map_err(|err| ToolError::NotFound(err.to_string()))?;
         let kind = teammate_kind(kind, name, input.role.trim());
         let Some(factory) = ctx.state().existing::<Factory>() else {
             return Err(ToolError::Failed(
@@ -194,15 +194,16 @@ impl Tool for TeamSpawn {
         };
         let jobs = background_jobs(ctx, "teammate")?;
         // The mailbox first: a planted link refuses the teammate before anything starts.
-        let failed = |err: String| ToolError::Failed(format!("Teammate {name} could not start: {err}"));
-        let cursor = team.mailboxes.create(name).map_err(|err| failed(err.to_string()))?;
+        let failed = |err: &dyn std::fmt::Display| ToolError::Failed(format!("Teammate {name} could not start: {err}"));
+        let cursor = team.mailboxes.create(name).map_err(|err| failed(&err))?;
         if let Some(prompt) = input.prompt.as_ref().filter(|p| !p.trim().is_empty()) {
             let first = TeamMessage::new(MAIN, name, Kind::Request, prompt.clone(), None);
-            team.mailboxes.append(&first).map_err(|err| failed(err.to_string()))?;
+            team.mailboxes.append(&first).map_err(|err| failed(&err))?;
         }
         let id = parent.lineage.next_id();
-        let child =
-            Child::build(&parent, &factory, &kind, id.clone(), &format!("teammate {name}")).await.map_err(failed)?;
+        let child = Child::build(&parent, &factory, &kind, id.clone(), &format!("teammate {name}"))
+            .await
+            .map_err(|err| failed(&err))?;
         let job = jobs.start(id.clone(), child.label.clone(), CancellationToken::new());
         let member = Arc::new(Member {
             name: name.to_owned(),

@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::{BOTH, EchoRuns, RunSpec, run};
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use tackle_agent::{CallFormat, RunStatus, TRUNCATED_MESSAGE, ToolRefresh};
+use tackle_agent::{CallFormat, RunStatus, StopKind, TRUNCATED_MESSAGE, ToolRefresh};
 use tackle_calls::TextFormat;
 use tackle_core::permission::PermissionMode;
 use tackle_core::registry::ToolHandle;
@@ -191,7 +191,6 @@ async fn a_reply_without_calls_ends_the_run_with_its_text() {
     let server = FakeLlm::start(Script::new([Turn::reply(Reply::text("The answer is 4."))])).await;
     let ran = run(&server, RunSpec::new(Protocol::OpenAi), "2+2?").await;
     assert_eq!((ran.outcome.status, ran.outcome.final_result.as_str()), (RunStatus::Success, "The answer is 4."));
-    assert_eq!(RunStatus::Success.exit_code(), 0);
 }
 
 #[tokio::test]
@@ -204,7 +203,9 @@ async fn empty_replies_are_nudged_then_end_the_run() {
     let ran = run(&server, RunSpec::new(Protocol::Anthropic), "go").await;
     server.assert_clean();
     assert_eq!(ran.outcome.status, RunStatus::Error);
-    assert_eq!(ran.outcome.error_kind.as_deref(), Some("empty_reply"));
+    assert_eq!(ran.outcome.error_kind, Some(StopKind::EmptyReply));
+    // The kind is written by the same name as before it was typed (the `--json` contract).
+    assert_eq!(serde_json::to_value(&ran.outcome).unwrap()["error_kind"], "empty_reply");
     assert_eq!(ran.events("error")[0]["kind"], "empty_reply");
 }
 
@@ -219,7 +220,6 @@ async fn a_model_that_calls_tools_forever_stops_at_max_steps() {
     assert_eq!(ran.outcome.status, RunStatus::MaxSteps);
     assert_eq!(ran.outcome.final_result, "Stopped after 5 steps without finishing.");
     assert_eq!(ran.outcome.steps, 5);
-    assert_eq!(RunStatus::MaxSteps.exit_code(), 1);
     assert_eq!(server.requests().len(), 5);
 }
 
@@ -242,7 +242,8 @@ async fn provider_errors_end_the_run_with_their_class() {
         let ran = run(&server, RunSpec::new(Protocol::OpenAi), "err").await;
         server.assert_clean();
         assert_eq!(ran.outcome.status, RunStatus::Error);
-        assert_eq!(ran.outcome.error_kind.as_deref(), Some(kind));
+        assert!(matches!(ran.outcome.error_kind, Some(StopKind::Provider(_))), "{:?}", ran.outcome.error_kind);
+        assert_eq!(ran.outcome.error_kind.map(StopKind::name), Some(kind));
         assert!(ran.outcome.final_result.starts_with(message), "{}", ran.outcome.final_result);
         assert_eq!(ran.events("error")[0]["kind"], kind);
     }
@@ -286,7 +287,7 @@ async fn truncated_replies_run_complete_calls_and_three_in_a_row_stop() {
     let ran = run(&server, RunSpec::new(Protocol::OpenAi), "write").await;
     server.assert_clean();
     assert_eq!(ran.outcome.status, RunStatus::Error);
-    assert_eq!(ran.outcome.error_kind.as_deref(), Some("truncated"));
+    assert_eq!(ran.outcome.error_kind, Some(StopKind::Truncated));
     assert_eq!(ran.output("c"), ("echo: complete".into(), false));
     // The cut-off calls were dropped, never answered nor recorded.
     assert!(ran.events("tool_call").iter().all(|e| !e["call_id"].as_str().unwrap().ends_with("_cut")));
@@ -296,7 +297,7 @@ async fn truncated_replies_run_complete_calls_and_three_in_a_row_stop() {
 async fn content_filter_ends_the_run_as_refused() {
     let server = FakeLlm::start(Script::new([Turn::reply(Reply::text("I can't.").finish("content_filter"))])).await;
     let ran = run(&server, RunSpec::new(Protocol::Anthropic), "bad").await;
-    assert_eq!((ran.outcome.status, ran.outcome.error_kind.as_deref()), (RunStatus::Error, Some("refused")));
+    assert_eq!((ran.outcome.status, ran.outcome.error_kind), (RunStatus::Error, Some(StopKind::Refused)));
 }
 
 #[tokio::test]
@@ -314,7 +315,6 @@ async fn ctrl_c_cancels_running_calls_and_each_still_gets_an_output() {
         let ran = run(&server, spec, "sleep").await;
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(ran.outcome.status, RunStatus::Interrupted);
-        assert_eq!(RunStatus::Interrupted.exit_code(), 130);
         let (text, error) = ran.output("s1");
         assert!(error && text.starts_with("Cancelled by the user."), "{text}");
         assert_eq!(ran.output("s2"), ("echo: quick".into(), false));

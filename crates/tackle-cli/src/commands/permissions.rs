@@ -32,7 +32,7 @@ async fn template(
 pub async fn check(args: CheckArgs) -> CommandResult {
     let template = template(args.workspace.as_ref(), args.trust_workspace, &args.rules, args.permission_mode).await?;
     let (tool, call_args) = match (&args.call, &args.tool) {
-        (Some(call), _) => template.call_from_rule(call).map_err(Failure::usage)?,
+        (Some(call), _) => template.call_from_rule(call).map_err(|err| Failure::usage(err.to_string()))?,
         (None, Some(tool)) => {
             let text = args.args.as_deref().unwrap_or("{}");
             let value: Value =
@@ -46,7 +46,7 @@ pub async fn check(args: CheckArgs) -> CommandResult {
             return Err(Failure::usage("give a call such as 'Bash(git status)', or --tool NAME --args JSON"));
         }
     };
-    let result = template.check_permission(&tool, call_args).await.map_err(Failure::usage)?;
+    let result = template.check_permission(&tool, call_args).await.map_err(|err| Failure::usage(err.to_string()))?;
     if args.json {
         stdout::print_json_line(&result)?;
     } else {

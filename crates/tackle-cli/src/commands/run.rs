@@ -67,7 +67,7 @@ pub async fn run(args: RunArgs) -> CommandResult {
     let outcome = agent.run_with_cancel(&task, &cancel).await;
     agent.close().await;
     ui.finish(&outcome);
-    Ok(ExitCode::from(outcome.status.exit_code()))
+    Ok(ExitCode::from(crate::exit::of_run(outcome.status)))
 }
 
 /// The task: the argument, stdin for `-`, or `--task-file`.

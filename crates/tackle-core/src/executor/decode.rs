@@ -16,10 +16,29 @@ pub(crate) struct Decoded {
     pub coerced: Vec<String>,
 }
 
-/// Decodes `raw` for the tool `spec`. The error is the model-facing message.
-pub(crate) fn decode(spec: &ToolSpec, raw: CallArgs, json_text_params: &[Vec<String>]) -> Result<Decoded, String> {
+/// Why arguments could not be decoded; the text is what the model is told.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DecodeError {
+    /// The call format already found the arguments malformed (its own message).
+    #[error("{0}")]
+    Malformed(String),
+    /// The arguments' text is not JSON.
+    #[error("Invalid JSON in arguments for tool '{tool}': {message}. Send the arguments as one JSON object.")]
+    InvalidJson { tool: String, message: String },
+    /// The arguments are JSON, but not an object.
+    #[error("Arguments for tool '{tool}' must be a JSON object, got {kind}")]
+    NotAnObject { tool: String, kind: &'static str },
+    /// A parameter and its alias were both given, with different values.
+    #[error(
+        "Parameters '{name}' and '{alias}' of tool '{tool}' were both given, with different values; give only '{name}'."
+    )]
+    AliasConflict { tool: String, name: String, alias: String },
+}
+
+/// Decodes `raw` for the tool `spec`.
+pub(crate) fn decode(spec: &ToolSpec, raw: CallArgs, json_text_params: &[Vec<String>]) -> Result<Decoded, DecodeError> {
     let mut args = match raw {
-        CallArgs::Malformed(message) => return Err(message),
+        CallArgs::Malformed(message) => return Err(DecodeError::Malformed(message)),
         CallArgs::Json(value) => value,
         CallArgs::Text(text) => parse_text(&spec.name, &text)?,
     };
@@ -33,11 +52,7 @@ pub(crate) fn decode(spec: &ToolSpec, raw: CallArgs, json_text_params: &[Vec<Str
         args = Value::Object(Map::new());
     }
     let Value::Object(map) = &mut args else {
-        return Err(format!(
-            "Arguments for tool '{}' must be a JSON object, got {}",
-            spec.name,
-            crate::text::json_kind(&args)
-        ));
+        return Err(DecodeError::NotAnObject { tool: spec.name.clone(), kind: crate::text::json_kind(&args) });
     };
     rename_aliases(spec, map)?;
     for path in json_text_params {
@@ -58,27 +73,26 @@ pub(crate) fn decode(spec: &ToolSpec, raw: CallArgs, json_text_params: &[Vec<Str
     Ok(Decoded { args, coerced })
 }
 
-fn parse_text(tool: &str, text: &str) -> Result<Value, String> {
+fn parse_text(tool: &str, text: &str) -> Result<Value, DecodeError> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    serde_json::from_str(text).map_err(|err| {
-        let err = crate::text::json_error(&err);
-        format!("Invalid JSON in arguments for tool '{tool}': {err}. Send the arguments as one JSON object.")
-    })
+    serde_json::from_str(text)
+        .map_err(|err| DecodeError::InvalidJson { tool: tool.to_owned(), message: crate::text::json_error(&err) })
 }
 
-fn rename_aliases(spec: &ToolSpec, map: &mut Map<String, Value>) -> Result<(), String> {
+fn rename_aliases(spec: &ToolSpec, map: &mut Map<String, Value>) -> Result<(), DecodeError> {
     for alias in &spec.param_aliases {
         let Some(value) = map.remove(&alias.alias) else {
             continue;
         };
         match map.get(&alias.name) {
             Some(existing) if *existing != value => {
-                return Err(format!(
-                    "Parameters '{}' and '{}' of tool '{}' were both given, with different values; give only '{}'.",
-                    alias.name, alias.alias, spec.name, alias.name
-                ));
+                return Err(DecodeError::AliasConflict {
+                    tool: spec.name.clone(),
+                    name: alias.name.clone(),
+                    alias: alias.alias.clone(),
+                });
             }
             Some(_) => {}
             None => {
@@ -325,10 +339,10 @@ mod tests {
 
     #[test]
     fn malformed_text_and_non_objects_are_errors() {
-        let err = decode(&spec(), CallArgs::Text("{\"s\": ".into()), &[]).unwrap_err();
+        let err = decode(&spec(), CallArgs::Text("{\"s\": ".into()), &[]).unwrap_err().to_string();
         assert!(err.starts_with("Invalid JSON in arguments for tool 't': EOF while parsing"), "{err}");
         assert!(err.ends_with("Send the arguments as one JSON object."));
-        let err = decode(&spec(), CallArgs::Json(json!([1])), &[]).unwrap_err();
+        let err = decode(&spec(), CallArgs::Json(json!([1])), &[]).unwrap_err().to_string();
         assert_eq!(err, "Arguments for tool 't' must be a JSON object, got an array");
     }
 
@@ -338,7 +352,7 @@ mod tests {
         assert_eq!(decoded.args, json!({"s": "x", "n": 3}));
         let same = decode(&spec(), CallArgs::Json(json!({"s": "x", "num": 3, "n": 3})), &[]).unwrap();
         assert_eq!(same.args, json!({"s": "x", "n": 3}));
-        let err = decode(&spec(), CallArgs::Json(json!({"s": "x", "num": 3, "n": 4})), &[]).unwrap_err();
+        let err = decode(&spec(), CallArgs::Json(json!({"s": "x", "num": 3, "n": 4})), &[]).unwrap_err().to_string();
         assert!(err.contains("'n' and 'num'"), "{err}");
     }
 

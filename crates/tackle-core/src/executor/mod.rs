@@ -328,8 +328,8 @@ impl Executor {
         raw: CallArgs,
     ) -> Result<(Value, Vec<String>, PreparedCall), ToolError> {
         let spec = handle.spec();
-        let decoded =
-            decode::decode(spec, raw, session.json_text_params(&spec.name)).map_err(ToolError::InvalidInput)?;
+        let decoded = decode::decode(spec, raw, session.json_text_params(&spec.name))
+            .map_err(|err| ToolError::InvalidInput(err.to_string()))?;
         handle.validator().check(spec, &decoded.args).map_err(ToolError::InvalidInput)?;
         // `prepare` runs tool code too (a command classifier, a timeout rule): a panic there
         // is caught like one in `call`.

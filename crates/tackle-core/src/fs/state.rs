@@ -304,42 +304,101 @@ pub fn read_prompt_file(
     max: u64,
     hidden: &dyn Fn(&Path) -> bool,
     links: Links,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, PromptFileError> {
     let shown = path.strip_prefix(root).unwrap_or(path).display().to_string();
-    let denied = || format!("{shown} is hidden by a Read(...) deny rule, so it was not read");
+    let denied = || PromptFileError::Hidden { shown: shown.clone() };
     if hidden(path) {
         return Err(denied());
     }
-    let beneath = Beneath::open(root).map_err(|err| format!("cannot open {}: {err}", root.display()))?;
+    let beneath = Beneath::open(root).map_err(|source| PromptFileError::Root { root: root.to_owned(), source })?;
     let fd = match beneath.open_at(path, READ, links) {
         Ok(fd) => fd,
-        Err(OpenError::Escaped) if links == Links::None => {
-            return Err(format!(
-                "{shown} is a symlink (or lies under one), so it was not read (Tackle does not follow links on its \
-                 own files)"
-            ));
-        }
-        Err(OpenError::Escaped) => {
-            return Err(format!(
-                "{shown} is a link that leads outside {}, so it was not read (Tackle does not follow links out of \
-                 the directory a prompt file belongs to)",
-                root.display()
-            ));
-        }
+        Err(OpenError::Escaped) if links == Links::None => return Err(PromptFileError::Link { shown }),
+        Err(OpenError::Escaped) => return Err(PromptFileError::LeavesRoot { shown, root: root.to_owned() }),
         Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(OpenError::Io(err)) => return Err(format!("cannot read {shown}: {err}")),
+        Err(OpenError::Io(source)) => return Err(PromptFileError::Read { shown, source }),
     };
     // The file actually opened (an in-root link leads elsewhere under the root).
     let opened = std::fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd)));
     if opened.is_ok_and(|real| real != path && hidden(&real)) {
         return Err(denied());
     }
-    let stat = rustix::fs::fstat(&fd).map_err(|err| format!("cannot read {shown}: {err}"))?;
+    let stat =
+        rustix::fs::fstat(&fd).map_err(|err| PromptFileError::Read { shown: shown.clone(), source: err.into() })?;
     if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Err(format!("{shown} is not a regular file, so it was not read"));
+        return Err(PromptFileError::NotRegular { shown });
     }
-    let bytes = read_capped(fd, max).map_err(|_| format!("{shown} is larger than {} KiB", max / 1024))?;
-    String::from_utf8(bytes).map(Some).map_err(|_| format!("{shown} is not UTF-8 text, so it was not read"))
+    let bytes = read_capped(fd, max).map_err(|_| PromptFileError::TooLarge { shown: shown.clone(), max })?;
+    String::from_utf8(bytes).map(Some).map_err(|_| PromptFileError::NotUtf8 { shown })
+}
+
+/// Why [`read_prompt_file`] did not read a file; the text is the notice shown as is (`shown`:
+/// the file's path relative to the root it was read beneath).
+#[derive(Debug, thiserror::Error)]
+pub enum PromptFileError {
+    /// A `Read(...)` deny rule covers the file or the file it leads to.
+    #[error("{shown} is hidden by a Read(...) deny rule, so it was not read")]
+    Hidden {
+        /// The file.
+        shown: String,
+    },
+    /// The root directory cannot be opened.
+    #[error("cannot open {}: {source}", root.display())]
+    Root {
+        /// The root.
+        root: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A link (or a path under one) where no link may stand ([`Links::None`]).
+    #[error(
+        "{shown} is a symlink (or lies under one), so it was not read (Tackle does not follow links on its own \
+         files)"
+    )]
+    Link {
+        /// The file.
+        shown: String,
+    },
+    /// A link that leads out of the root.
+    #[error(
+        "{shown} is a link that leads outside {}, so it was not read (Tackle does not follow links out of the \
+         directory a prompt file belongs to)",
+        root.display()
+    )]
+    LeavesRoot {
+        /// The file.
+        shown: String,
+        /// The root.
+        root: std::path::PathBuf,
+    },
+    /// Opening or reading the file failed.
+    #[error("cannot read {shown}: {source}")]
+    Read {
+        /// The file.
+        shown: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A directory, device or FIFO where a file was expected.
+    #[error("{shown} is not a regular file, so it was not read")]
+    NotRegular {
+        /// The file.
+        shown: String,
+    },
+    /// Larger than the cap.
+    #[error("{shown} is larger than {} KiB", max / 1024)]
+    TooLarge {
+        /// The file.
+        shown: String,
+        /// The cap in bytes.
+        max: u64,
+    },
+    /// Not UTF-8 text.
+    #[error("{shown} is not UTF-8 text, so it was not read")]
+    NotUtf8 {
+        /// The file.
+        shown: String,
+    },
 }
 
 /// Opens the directory `rel` (relative, `/`-separated; empty: the workspace itself) beneath

@@ -27,6 +27,8 @@ impl CompiledSchema {
     }
 
     /// Checks `args`; the error is the model-facing message.
+    // A string: the message is composed from every problem the validator found, ordered and
+    // worded for the model, and is shown to it as is; no caller branches on its parts.
     pub fn check(&self, spec: &ToolSpec, args: &Value) -> Result<(), String> {
         let Some(validator) = &self.validator else {
             return Ok(());

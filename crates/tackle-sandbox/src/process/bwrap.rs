@@ -87,24 +87,42 @@ pub fn seccomp_pipe() -> std::io::Result<OwnedFd> {
     Ok(read)
 }
 
+/// Why bubblewrap cannot be used here; the text ends up in the no-sandbox warning or the
+/// `[sandbox] mode = "bwrap"` error.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BwrapUnusable {
+    /// No `bwrap` on `PATH`.
+    #[error("bubblewrap (bwrap) is not installed")]
+    NotInstalled,
+    /// The seccomp program could not be handed over.
+    #[error("cannot pass the seccomp filter to bubblewrap: {0}")]
+    Seccomp(#[source] std::sync::Arc<std::io::Error>),
+    /// The probe failed without a message (its exit status).
+    #[error("bubblewrap failed ({0})")]
+    Failed(std::process::ExitStatus),
+    /// The probe failed; the first line of its stderr.
+    #[error("bubblewrap failed: {0}")]
+    FailedWith(String),
+    /// `bwrap` could not be started.
+    #[error("bubblewrap cannot be started: {0}")]
+    CannotStart(#[source] std::sync::Arc<std::io::Error>),
+}
+
 /// The `bwrap` program on Tackle's own `PATH` (commands may get another `PATH`).
-pub fn program() -> Result<PathBuf, String> {
+pub fn program() -> Result<PathBuf, BwrapUnusable> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|dir| dir.join(BWRAP))
         .find(|candidate| candidate.is_file())
-        .ok_or_else(|| "bubblewrap (bwrap) is not installed".to_owned())
+        .ok_or(BwrapUnusable::NotInstalled)
 }
 
 /// Runs `bwrap` with the real arguments and `true`; `Err` says why it cannot be used.
-pub fn probe(bwrap: &Path, policy: &SandboxPolicy) -> Result<(), String> {
+pub fn probe(bwrap: &Path, policy: &SandboxPolicy) -> Result<(), BwrapUnusable> {
     let seccomp = uses_seccomp(policy);
     let mut command = Command::new(bwrap);
     command.args(args(policy, &policy.workspace, seccomp)).arg("--").arg("true");
-    let program = seccomp
-        .then(seccomp_pipe)
-        .transpose()
-        .map_err(|err| format!("cannot pass the seccomp filter to bubblewrap: {err}"))?;
+    let program = seccomp.then(seccomp_pipe).transpose().map_err(|err| BwrapUnusable::Seccomp(err.into()))?;
     if let Some(program) = &program {
         let source = program.as_raw_fd();
         // SAFETY: dup2 and fcntl are async-signal-safe; `program` stays open in the parent
@@ -129,20 +147,20 @@ pub fn probe(bwrap: &Path, policy: &SandboxPolicy) -> Result<(), String> {
 }
 
 /// The probe's verdict from bwrap's exit.
-fn finish_probe(output: std::io::Result<std::process::Output>) -> Result<(), String> {
+fn finish_probe(output: std::io::Result<std::process::Output>) -> Result<(), BwrapUnusable> {
     match output {
         Ok(output) if output.status.success() => Ok(()),
         Ok(output) => {
             let stderr = String::from_utf8_lossy(&output.stderr);
             let first = stderr.lines().next().unwrap_or_default().trim();
             Err(if first.is_empty() {
-                format!("bubblewrap failed ({})", output.status)
+                BwrapUnusable::Failed(output.status)
             } else {
-                format!("bubblewrap failed: {first}")
+                BwrapUnusable::FailedWith(first.to_owned())
             })
         }
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Err("bubblewrap (bwrap) is not installed".into()),
-        Err(err) => Err(format!("bubblewrap cannot be started: {err}")),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Err(BwrapUnusable::NotInstalled),
+        Err(err) => Err(BwrapUnusable::CannotStart(err.into())),
     }
 }
 

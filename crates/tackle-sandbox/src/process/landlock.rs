@@ -52,6 +52,17 @@ pub fn kernel_abi() -> i32 {
 
 /// How a command is confined: a ruleset ready for `restrict_self`, and the seccomp program
 /// when the network is off.
+/// Why a command cannot be confined with Landlock.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConfinementError {
+    /// The kernel has no Landlock.
+    #[error("the kernel does not support Landlock")]
+    Unsupported,
+    /// The ruleset could not be built.
+    #[error("cannot build the Landlock ruleset: {0}")]
+    Ruleset(#[source] landlock::RulesetError),
+}
+
 pub(crate) struct Confinement {
     ruleset: Option<RulesetCreated>,
     net_filter: Option<Vec<libc::sock_filter>>,
@@ -59,10 +70,10 @@ pub(crate) struct Confinement {
 
 impl Confinement {
     /// Builds the ruleset for `policy` (in the parent, before any fork).
-    pub(crate) fn build(policy: &SandboxPolicy) -> Result<Confinement, String> {
+    pub(crate) fn build(policy: &SandboxPolicy) -> Result<Confinement, ConfinementError> {
         let abi = kernel_abi();
         if abi < 1 {
-            return Err("the kernel does not support Landlock".into());
+            return Err(ConfinementError::Unsupported);
         }
         let mut writable: Vec<PathBuf> = policy.writable_paths().map(PathBuf::from).collect();
         writable.extend(ALWAYS_WRITABLE.map(PathBuf::from));
@@ -82,7 +93,7 @@ impl Confinement {
                 .add_rules(path_beneath_rules(["/"], AccessFs::from_read(FS_ABI)))?
                 .add_rules(path_beneath_rules(&writable, AccessFs::from_all(FS_ABI)))
         })()
-        .map_err(|err| format!("cannot build the Landlock ruleset: {err}"))?;
+        .map_err(ConfinementError::Ruleset)?;
         let net_filter = (!policy.network && seccomp::available()).then(|| seccomp::program(&[]));
         Ok(Confinement { ruleset: Some(ruleset), net_filter })
     }

@@ -113,7 +113,7 @@ impl Sandbox {
             SandboxMode::None => Ok(none("[sandbox] mode is \"none\"".to_owned())),
             SandboxMode::Bwrap => match bwrap_usable() {
                 Ok(program) => Ok(with_bwrap(program)),
-                Err(reason) => Err(SandboxError::Unavailable { mode: "bwrap", reason }),
+                Err(reason) => Err(SandboxError::Unavailable { mode: "bwrap", reason: reason.to_string() }),
             },
             SandboxMode::Landlock => match landlock_reason() {
                 Ok(()) => Ok(landlock()),
@@ -241,7 +241,8 @@ impl Sandbox {
                 command
             }
             SandboxKind::Landlock => {
-                let confinement = landlock::Confinement::build(&self.policy).map_err(SandboxError::Prepare)?;
+                let confinement =
+                    landlock::Confinement::build(&self.policy).map_err(|err| SandboxError::Prepare(err.to_string()))?;
                 let mut command = Command::new(program);
                 command.args(args);
                 confinement.apply(&mut command);

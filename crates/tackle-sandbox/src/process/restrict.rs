@@ -61,37 +61,76 @@ pub fn helper() -> Option<&'static Path> {
 /// commands could replace. Under bubblewrap the binary is bound read-only at its own path
 /// (`/tmp` is a private tmpfs there); under Landlock, which leaves `/tmp` writable, a binary
 /// there is run from a copy staged in the user's cache directory ([`staged_copy`]).
-pub fn availability(policy: &SandboxPolicy) -> Result<PathBuf, String> {
+pub fn availability(policy: &SandboxPolicy) -> Result<PathBuf, Unrestricted> {
     if policy.mode == SandboxMode::None {
-        return Err("[sandbox] mode is \"none\"".into());
+        return Err(Unrestricted::NoSandbox);
     }
     let abi = kernel_abi();
     if abi < NEEDED_ABI {
-        return Err(format!("the kernel's Landlock ABI is {abi}, and {NEEDED_ABI} is needed"));
+        return Err(Unrestricted::OldKernel { abi });
     }
     if !seccomp::available() {
-        return Err("the kernel has no seccomp filter for this architecture".into());
+        return Err(Unrestricted::NoSeccomp);
     }
     let Some(helper) = helper() else {
-        return Err("no tackle binary is registered to restrict commands with".into());
+        return Err(Unrestricted::NoHelper);
     };
     if !helper.is_file() {
-        return Err(format!("the tackle binary {} is missing", helper.display()));
+        return Err(Unrestricted::HelperMissing(helper.to_owned()));
     }
     let commands_may_write =
         |path: &Path| policy.is_writable(path) || (policy.mode == SandboxMode::Landlock && path.starts_with("/tmp"));
     if !commands_may_write(helper) {
         return Ok(helper.to_owned());
     }
+    let writable = |source| Unrestricted::HelperWritable { helper: helper.to_owned(), source };
     if policy.mode != SandboxMode::Landlock {
-        return Err(format!("the tackle binary {} is writable by commands", helper.display()));
+        return Err(writable(None));
     }
-    let staged = staged_copy(helper)
-        .map_err(|err| format!("the tackle binary {} is writable by commands ({err})", helper.display()))?;
+    let staged = staged_copy(helper).map_err(|err| writable(Some(err)))?;
     if commands_may_write(&staged) {
-        return Err(format!("the tackle binary {} is writable by commands", helper.display()));
+        return Err(writable(None));
     }
     Ok(staged)
+}
+
+/// Why read-only commands cannot run restricted ([`availability`]); the text is shown as is
+/// (the denial of a command that would run restricted, `tackle doctor`).
+#[derive(Debug, thiserror::Error)]
+pub enum Unrestricted {
+    /// `[sandbox] mode = "none"`.
+    #[error("[sandbox] mode is \"none\"")]
+    NoSandbox,
+    /// The session resolved to no sandbox (none was available).
+    #[error("commands run without a sandbox")]
+    Unsandboxed,
+    /// The kernel's Landlock is too old.
+    #[error("the kernel's Landlock ABI is {abi}, and {NEEDED_ABI} is needed")]
+    OldKernel {
+        /// The kernel's Landlock ABI.
+        abi: i32,
+    },
+    /// No seccomp for this architecture.
+    #[error("the kernel has no seccomp filter for this architecture")]
+    NoSeccomp,
+    /// No helper binary registered.
+    #[error("no tackle binary is registered to restrict commands with")]
+    NoHelper,
+    /// The helper binary is gone.
+    #[error("the tackle binary {} is missing", .0.display())]
+    HelperMissing(PathBuf),
+    /// Commands could replace the helper (and no safe copy could be staged, when `source`).
+    #[error(
+        "the tackle binary {} is writable by commands{}",
+        helper.display(),
+        source.as_ref().map(|err| format!(" ({err})")).unwrap_or_default()
+    )]
+    HelperWritable {
+        /// The helper.
+        helper: PathBuf,
+        /// Why no copy could be staged.
+        source: Option<std::io::Error>,
+    },
 }
 
 /// A copy of `helper` in the user's cache directory (`~/.cache/tackle/helpers`), made once
@@ -200,25 +239,23 @@ fn private_tmp() -> std::io::Result<PathBuf> {
 /// scheduling (none of which Landlock covers, and all of which outlive the command or reach
 /// other processes). The ruleset is built here; the child
 /// applies it between `fork` and `exec`, and does not start if the kernel did not enforce it.
-fn confine(command: &mut std::process::Command, tmp: &Path) -> Result<(), String> {
+fn confine(command: &mut std::process::Command, tmp: &Path) -> Result<(), landlock::RulesetError> {
     use std::os::unix::process::CommandExt as _;
     let abi = kernel_abi();
     let fs_abi = if abi >= IOCTL_ABI { ABI::V5 } else { FS_ABI };
-    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(fs_abi)).map_err(|e| e.to_string())?;
+    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(fs_abi))?;
     if abi >= NET_ABI {
-        ruleset = ruleset.handle_access(AccessNet::from_all(ABI::V4)).map_err(|e| e.to_string())?;
+        ruleset = ruleset.handle_access(AccessNet::from_all(ABI::V4))?;
     }
     if abi >= SCOPE_ABI {
-        ruleset =
-            ruleset.scope(Scope::Signal).and_then(|r| r.scope(Scope::AbstractUnixSocket)).map_err(|e| e.to_string())?;
+        ruleset = ruleset.scope(Scope::Signal).and_then(|r| r.scope(Scope::AbstractUnixSocket))?;
     }
     let writable = [tmp, Path::new("/dev/null")];
     let mut ruleset = Some(
         ruleset
             .create()
             .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(fs_abi))))
-            .and_then(|r| r.add_rules(path_beneath_rules(writable, AccessFs::from_all(fs_abi))))
-            .map_err(|err| err.to_string())?,
+            .and_then(|r| r.add_rules(path_beneath_rules(writable, AccessFs::from_all(fs_abi))))?,
     );
     let filter = seccomp::restriction();
     let hook = move || -> std::io::Result<()> {

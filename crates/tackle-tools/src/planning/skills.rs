@@ -129,8 +129,49 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Why a skill is skipped or its body cannot be loaded; the text is the warning (or the
+/// `load_skill` error) shown as is.
+#[derive(Debug, thiserror::Error)]
+pub enum SkillError {
+    /// `SKILL.md` was not read (hidden, a link out, too large, ...).
+    #[error(transparent)]
+    File(#[from] state::PromptFileError),
+    /// `SKILL.md` disappeared since the skill was found.
+    #[error("{SKILL_FILE} of skill {0} is gone")]
+    Gone(String),
+    /// `SKILL.md` does not start with a `---` line.
+    #[error("{SKILL_FILE} has no frontmatter (it must start with a '---' line)")]
+    NoFrontmatter,
+    /// The frontmatter has no closing `---` line.
+    #[error("{SKILL_FILE}'s frontmatter has no closing '---' line")]
+    Unclosed,
+    /// The frontmatter is not valid YAML.
+    #[error(transparent)]
+    Frontmatter(FrontmatterError),
+    /// A key holds something other than text (or, for a list, an item that is not text).
+    #[error("'{key}' must {}", if *.list { "hold text" } else { "be text" })]
+    NotText {
+        /// The key.
+        key: String,
+        /// Whether it was an item of a list.
+        list: bool,
+    },
+    /// A required key (`name`, `description`) is missing.
+    #[error("the frontmatter has no '{0}'")]
+    Missing(&'static str),
+    /// The name is not `[a-z0-9-]{1,64}` (the first 80 characters of it).
+    #[error("the name '{0}' is not 1 to 64 lowercase letters, digits and '-'")]
+    BadName(String),
+    /// The description is blank.
+    #[error("the description is empty")]
+    EmptyDescription,
+    /// The description is too long.
+    #[error("the description is longer than {MAX_DESCRIPTION_CHARS} characters")]
+    LongDescription,
+}
+
 /// Reads `folder/SKILL.md`: `Ok(None)` for a folder without one.
-fn read_skill(folder: &Path, root: &Path, hidden: &ReadRules) -> Result<Option<Skill>, String> {
+fn read_skill(folder: &Path, root: &Path, hidden: &ReadRules) -> Result<Option<Skill>, SkillError> {
     let Some(text) = read_file(&folder.join(SKILL_FILE), root, hidden)? else {
         return Ok(None);
     };
@@ -142,32 +183,33 @@ fn read_skill(folder: &Path, root: &Path, hidden: &ReadRules) -> Result<Option<S
 /// beneath `root` (the workspace, or the person's skills directory it comes from) without
 /// following a link out of it, and not when a `Read(...)` deny rule in `hidden` covers it
 /// (`tackle_core::fs::state::read_prompt_file`, as `AGENTS.md` is read).
-fn read_file(path: &Path, root: &Path, hidden: &ReadRules) -> Result<Option<String>, String> {
-    state::read_prompt_file(root, path, MAX_SKILL_BYTES, &|p| hidden.hides(p), Links::InRoot)
+fn read_file(path: &Path, root: &Path, hidden: &ReadRules) -> Result<Option<String>, SkillError> {
+    Ok(state::read_prompt_file(root, path, MAX_SKILL_BYTES, &|p| hidden.hides(p), Links::InRoot)?)
 }
 
 /// The frontmatter between the opening `---` line and the next `---` line, and the body
 /// after it (`tackle_core::frontmatter`, shared with agent definitions).
-fn split_frontmatter(text: &str) -> Result<(&str, &str), String> {
+fn split_frontmatter(text: &str) -> Result<(&str, &str), SkillError> {
     frontmatter::split(text).map_err(|err| match err {
-        FrontmatterError::Missing => format!("{SKILL_FILE} has no frontmatter (it must start with a '---' line)"),
-        FrontmatterError::Unclosed => format!("{SKILL_FILE}'s frontmatter has no closing '---' line"),
-        other => other.to_string(),
+        FrontmatterError::Missing => SkillError::NoFrontmatter,
+        FrontmatterError::Unclosed => SkillError::Unclosed,
+        other => SkillError::Frontmatter(other),
     })
 }
 
 /// Reads the frontmatter's keys into a skill.
-fn parse_frontmatter(frontmatter: &str, folder: &Path) -> Result<Skill, String> {
+fn parse_frontmatter(frontmatter: &str, folder: &Path) -> Result<Skill, SkillError> {
     let keys: BTreeMap<String, yaml_serde::Value> =
-        frontmatter::from_yaml(frontmatter).map_err(|err| err.to_string())?;
-    let text = |key: &str| -> Result<Option<String>, String> {
+        frontmatter::from_yaml(frontmatter).map_err(SkillError::Frontmatter)?;
+    let not_text = |key: &str, list: bool| SkillError::NotText { key: key.to_owned(), list };
+    let text = |key: &str| -> Result<Option<String>, SkillError> {
         match keys.get(key) {
             None | Some(yaml_serde::Value::Null) => Ok(None),
             Some(yaml_serde::Value::String(text)) => Ok(Some(text.clone())),
             Some(yaml_serde::Value::Sequence(items)) if key != "name" && key != "description" => Ok(Some(
                 items
                     .iter()
-                    .map(|item| item.as_str().map(str::to_owned).ok_or_else(|| format!("'{key}' must hold text")))
+                    .map(|item| item.as_str().map(str::to_owned).ok_or_else(|| not_text(key, true)))
                     .collect::<Result<Vec<_>, _>>()?
                     .join(", "),
             )),
@@ -176,22 +218,19 @@ fn parse_frontmatter(frontmatter: &str, folder: &Path) -> Result<Skill, String> 
             {
                 Ok(keys.get(key).and_then(|v| yaml_serde::to_string(v).ok()).map(|s| s.trim().to_owned()))
             }
-            Some(_) => Err(format!("'{key}' must be text")),
+            Some(_) => Err(not_text(key, false)),
         }
     };
-    let name = text("name")?.ok_or("the frontmatter has no 'name'")?;
+    let name = text("name")?.ok_or(SkillError::Missing("name"))?;
     if !valid_name(&name) {
-        return Err(format!(
-            "the name '{}' is not 1 to 64 lowercase letters, digits and '-'",
-            name.chars().take(80).collect::<String>()
-        ));
+        return Err(SkillError::BadName(name.chars().take(80).collect()));
     }
-    let description = text("description")?.ok_or("the frontmatter has no 'description'")?;
+    let description = text("description")?.ok_or(SkillError::Missing("description"))?;
     if description.trim().is_empty() {
-        return Err("the description is empty".to_owned());
+        return Err(SkillError::EmptyDescription);
     }
     if description.chars().count() > MAX_DESCRIPTION_CHARS {
-        return Err(format!("the description is longer than {MAX_DESCRIPTION_CHARS} characters"));
+        return Err(SkillError::LongDescription);
     }
     let mut extra = Vec::new();
     for key in ["allowed-tools", "argument-hint", "when_to_use"] {
@@ -209,11 +248,11 @@ pub fn valid_name(name: &str) -> bool {
 
 /// The body of a skill's `SKILL.md` (without the frontmatter), read again now, with the same
 /// checks as discovery.
-pub fn load_body(skill: &Skill, workspace: &Path, hidden: &ReadRules) -> Result<String, String> {
+pub fn load_body(skill: &Skill, workspace: &Path, hidden: &ReadRules) -> Result<String, SkillError> {
     // A skill of the person's own directory: beneath its skills directory.
     let root = if skill.dir.starts_with(workspace) { workspace } else { skill.dir.parent().unwrap_or(&skill.dir) };
-    let text = read_file(&skill.dir.join(SKILL_FILE), root, hidden)?
-        .ok_or_else(|| format!("{SKILL_FILE} of skill {} is gone", skill.name))?;
+    let text =
+        read_file(&skill.dir.join(SKILL_FILE), root, hidden)?.ok_or_else(|| SkillError::Gone(skill.name.clone()))?;
     let (_, body) = split_frontmatter(&text)?;
     Ok(body.trim_start_matches(['\n', '\r']).to_owned())
 }
@@ -269,8 +308,8 @@ mod tests {
     fn frontmatter_is_split_and_read() {
         let (front, body) = split_frontmatter("---\nname: a\ndescription: b\n---\n\nDo it.\n").unwrap();
         assert_eq!((front, body), ("name: a\ndescription: b\n", "\nDo it.\n"));
-        assert!(split_frontmatter("# no frontmatter").unwrap_err().contains("no frontmatter"));
-        assert!(split_frontmatter("---\nname: a\n").unwrap_err().contains("no closing"));
+        assert!(split_frontmatter("# no frontmatter").unwrap_err().to_string().contains("no frontmatter"));
+        assert!(split_frontmatter("---\nname: a\n").unwrap_err().to_string().contains("no closing"));
         let skill =
             parse_frontmatter("name: pdf\ndescription: Fill PDF forms\nallowed-tools: [Read, Bash]\n", Path::new("/s"))
                 .unwrap();
@@ -284,7 +323,7 @@ mod tests {
             ("name: pdf\ndescription: x\n  bad: : indent", "bad YAML frontmatter"),
             (": :", "bad YAML frontmatter"),
         ] {
-            let err = parse_frontmatter(front, Path::new("/s")).unwrap_err();
+            let err = parse_frontmatter(front, Path::new("/s")).unwrap_err().to_string();
             assert!(err.contains(why), "{front}: {err}");
         }
         assert!(valid_name(&"a".repeat(64)) && !valid_name(&"a".repeat(65)) && !valid_name(""));

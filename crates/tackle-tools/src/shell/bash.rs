@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tackle_core::{BlockMapping, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::jobs::Job;
-use super::process::{CallResult, Ended};
+use super::process::{CallResult, Ended, ShellStartError};
 use super::render::{StreamText, fit, split_budget};
 use super::{ShellState, readonly};
 
@@ -194,7 +194,7 @@ async fn restart(state: &ShellState) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::text("tool has been restarted."))
 }
 
-fn start_error(reason: String) -> ToolError {
+fn start_error(reason: ShellStartError) -> ToolError {
     ToolError::Failed(format!("Error starting bash session: {reason}"))
 }
 
@@ -257,7 +257,7 @@ async fn run(state: &ShellState, command: &str, timeout_ms: u64, ctx: &ToolConte
                     *guard = Some(shell);
                     None
                 }
-                Err(reason) => Some(reason),
+                Err(reason) => Some(reason.to_string()),
             }
         }
     };

@@ -45,7 +45,7 @@ pub use self::jobs::{
     BackgroundRun, BackgroundRunInput, JobEvents, JobKill, JobKillInput, JobNotification, JobNotifications, JobOutput,
     JobOutputInput, JobStatus, MAX_RUNNING_JOBS,
 };
-use self::process::ShellProcess;
+use self::process::{ShellProcess, ShellStartError};
 pub use self::protected::{ProtectedChange, ProtectedChanges};
 
 /// The wire names of the shell tools (a session with none of them needs no sandbox).
@@ -113,11 +113,15 @@ const SESSION_ENDED: &str = "The session has ended; no command or background job
 /// How a session's [`ShellEnvironment`] is made, once, when its first command runs (the
 /// sandbox is resolved then, not when the session is built). The error is the reason commands
 /// cannot run, such as an explicitly chosen sandbox that is unavailable.
-pub struct ShellSetup(Box<dyn Fn() -> Result<ShellEnvironment, String> + Send + Sync>);
+pub struct ShellSetup(Box<dyn Fn() -> Result<ShellEnvironment, SetupError> + Send + Sync>);
+
+/// Why the shell environment cannot be made (the assembler's own error, e.g. the `tackle`
+/// crate's `BuildError`); shown after `Commands cannot run: `.
+pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
 
 impl ShellSetup {
     /// A setup that makes the environment with `make`.
-    pub fn new(make: impl Fn() -> Result<ShellEnvironment, String> + Send + Sync + 'static) -> ShellSetup {
+    pub fn new(make: impl Fn() -> Result<ShellEnvironment, SetupError> + Send + Sync + 'static) -> ShellSetup {
         ShellSetup(Box::new(make))
     }
 }
@@ -138,7 +142,7 @@ impl ShellState {
             return Ok(command.to_owned());
         }
         let helper = match self.env.sandbox.kind() {
-            SandboxKind::None => Err("commands run without a sandbox".to_owned()),
+            SandboxKind::None => Err(restrict::Unrestricted::Unsandboxed),
             _ => restrict::availability(self.env.sandbox.policy()),
         }
         .map_err(|why| {
@@ -184,9 +188,9 @@ impl ShellState {
     }
 
     /// Starts a shell (the caller holds the lock).
-    async fn start_shell(&self) -> Result<ShellProcess, String> {
+    async fn start_shell(&self) -> Result<ShellProcess, ShellStartError> {
         if self.closed.load(Ordering::SeqCst) {
-            return Err("the session has ended".into());
+            return Err(ShellStartError::Ended);
         }
         let shell = ShellProcess::start(&self.env, &self.workspace, self.spill.clone()).await?;
         *self.shell_sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(shell.sessions().clone());

@@ -31,6 +31,43 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::ShellEnvironment;
+
+/// Why the shell could not start; the text follows `Error starting bash session: `.
+#[derive(Debug, thiserror::Error)]
+pub enum ShellStartError {
+    /// The session was closed.
+    #[error("the session has ended")]
+    Ended,
+    /// A control pipe could not be made.
+    #[error("cannot create a pipe: {0}")]
+    Pipe(#[source] std::io::Error),
+    /// The sandbox could not be prepared for the shell.
+    #[error(transparent)]
+    Sandbox(#[from] tackle_sandbox::process::SandboxError),
+    /// The shell (or the sandbox around it) could not be run.
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        /// The program run: `bash`, or the sandbox's.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The shell had no process id: it exited at once.
+    #[error("the shell exited at once")]
+    ExitedAtOnce,
+    /// The shell's stdout or stderr pipe is missing.
+    #[error("the shell's output pipes are missing")]
+    NoPipes,
+    /// The control pipe could not be registered.
+    #[error(transparent)]
+    Control(std::io::Error),
+    /// The shell did not answer its first command, silently.
+    #[error("the shell did not answer")]
+    NoAnswer,
+    /// The shell did not answer its first command; what it wrote to stderr.
+    #[error("{0}")]
+    Said(String),
+}
 use super::capture::{Capture, SpillTarget};
 use super::stream::{self, CaptureFactory, SharedStream, StreamState};
 
@@ -158,21 +195,25 @@ impl ShellProcess {
 
     /// Starts a shell in the workspace, inside the session's sandbox, and waits until it
     /// answers. `Err` is the reason for `Error starting bash session: {reason}`.
-    pub async fn start(env: &ShellEnvironment, workspace: &Path, spill: SpillDir) -> Result<ShellProcess, String> {
+    pub async fn start(
+        env: &ShellEnvironment,
+        workspace: &Path,
+        spill: SpillDir,
+    ) -> Result<ShellProcess, ShellStartError> {
         // The sandbox protects `.tackle` only if it exists when the sandbox starts (made
         // beneath the workspace; a link there is refused with a notice, never followed).
         if let Err(err) = tackle_core::fs::state::TACKLE.open_dir(workspace, "", true) {
             err.notice();
         }
-        let (control_read, control_write) = pipe().map_err(|err| format!("cannot create a pipe: {err}"))?;
-        let (state_read, state_write) = pipe().map_err(|err| format!("cannot create a pipe: {err}"))?;
+        let (control_read, control_write) = pipe().map_err(|err| ShellStartError::Pipe(err.into()))?;
+        let (state_read, state_write) = pipe().map_err(|err| ShellStartError::Pipe(err.into()))?;
         let args = [
             std::ffi::OsStr::new("--noprofile"),
             std::ffi::OsStr::new("--norc"),
             std::ffi::OsStr::new("-c"),
             std::ffi::OsStr::new(BOOTSTRAP),
         ];
-        let sandboxed = env.sandbox.command("bash", &args, workspace, &env.env).map_err(|err| err.to_string())?;
+        let sandboxed = env.sandbox.command("bash", &args, workspace, &env.env)?;
         let (mut command, mut pass_fds) = (sandboxed.command, sandboxed.pass_fds);
         command
             .stdin(std::process::Stdio::null())
@@ -180,10 +221,12 @@ impl ShellProcess {
             .stderr(std::process::Stdio::piped());
         let program = command.get_program().to_string_lossy().into_owned();
         pass_fds.extend([(control_read, CONTROL_FD), (state_read, STATE_READ_FD), (state_write, STATE_WRITE_FD)]);
-        let mut child = spawn_session(command, pass_fds).await.map_err(|err| format!("cannot run {program}: {err}"))?;
-        let root = child.id().and_then(|id| i32::try_from(id).ok()).ok_or("the shell exited at once")?;
+        let mut child = spawn_session(command, pass_fds)
+            .await
+            .map_err(|source| ShellStartError::Spawn { program, source: source.into() })?;
+        let root = child.id().and_then(|id| i32::try_from(id).ok()).ok_or(ShellStartError::ExitedAtOnce)?;
         let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
-            return Err("the shell's output pipes are missing".into());
+            return Err(ShellStartError::NoPipes);
         };
         for fd in [out.as_raw_fd(), err.as_raw_fd()] {
             // SAFETY: F_SETPIPE_SZ on a pipe we own; failure only leaves the default size.
@@ -191,7 +234,7 @@ impl ShellProcess {
                 libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_SIZE);
             }
         }
-        let control = pipe::Sender::from_owned_fd(control_write).map_err(|err| err.to_string())?;
+        let control = pipe::Sender::from_owned_fd(control_write).map_err(ShellStartError::Control)?;
         let factory = |stream: &str| {
             let name = format!("between-calls.{stream}.txt");
             CaptureFactory {
@@ -244,7 +287,7 @@ impl ShellProcess {
 
     /// Runs `:` and, once the shell answers, records the processes that make up the shell
     /// itself (the sandbox's and the shell's own), which a timeout must spare.
-    async fn handshake(&mut self, root: i32) -> Result<(), String> {
+    async fn handshake(&mut self, root: i32) -> Result<(), ShellStartError> {
         let never = CancellationToken::new();
         let result = self.run_as(Origin::Internal, ":", "start", Instant::now() + START_TIMEOUT, &never).await;
         match result.ended {
@@ -258,7 +301,7 @@ impl ShellProcess {
             _ => {
                 let stderr = result.stderr.finish();
                 let text = String::from_utf8_lossy(stderr.whole().unwrap_or(&stderr.head)).trim().to_owned();
-                Err(if text.is_empty() { "the shell did not answer".to_owned() } else { text })
+                Err(if text.is_empty() { ShellStartError::NoAnswer } else { ShellStartError::Said(text) })
             }
         }
     }

@@ -72,7 +72,8 @@ async fn user_prompt_submit_blocks_the_prompt_before_any_request() {
     agent.close().await;
     assert_eq!(server.requests().len(), 0);
     assert_eq!(outcome.status.name(), "error");
-    assert_eq!(outcome.error_kind.as_deref(), Some("prompt_blocked"));
+    assert_eq!(outcome.error_kind, Some(tackle::StopKind::PromptBlocked));
+    assert_eq!(outcome.error_kind.map(|kind| kind.to_string()).as_deref(), Some("prompt_blocked"));
     assert!(outcome.final_result.contains("no secrets in prompts"), "{}", outcome.final_result);
 }
 
