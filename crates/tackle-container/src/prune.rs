@@ -26,9 +26,7 @@ pub struct Pruned {
 pub async fn prune(engine: &Engine, kept_too: bool) -> Result<Pruned, ContainerError> {
     let filters: HashMap<String, Vec<String>> =
         [("label".to_owned(), vec![format!("{}=tackle", labels::CREATED_BY)])].into_iter().collect();
-    let options = ListContainersOptions { all: true, filters: Some(filters), ..Default::default() };
-    let found =
-        engine.docker.list_containers(Some(options)).await.map_err(|err| engine.failed("list the containers", &err))?;
+    let found = list_with_retry(engine, filters).await.map_err(|err| engine.failed("list the containers", &err))?;
     let mut pruned = Pruned::default();
     for summary in found {
         let Some(id) = summary.id.clone() else { continue };
@@ -53,6 +51,37 @@ pub async fn prune(engine: &Engine, kept_too: bool) -> Result<Pruned, ContainerE
         }
     }
     Ok(pruned)
+}
+
+/// Lists Tackle's containers. Podman answers 500 "container not known" when a container is
+/// removed while it builds the list (another session ending at that moment); the list is asked
+/// again a few times before that counts as a failure.
+async fn list_with_retry(
+    engine: &Engine,
+    filters: HashMap<String, Vec<String>>,
+) -> Result<Vec<bollard::models::ContainerSummary>, bollard::errors::Error> {
+    const ATTEMPTS: u32 = 5;
+    let mut attempt = 1;
+    loop {
+        let options = ListContainersOptions { all: true, filters: Some(filters.clone()), ..Default::default() };
+        match engine.docker.list_containers(Some(options)).await {
+            Err(err) if attempt < ATTEMPTS && vanished_while_listing(&err) => {
+                attempt += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(50 * u64::from(attempt))).await;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Whether a list failed only because one of the containers went away meanwhile.
+fn vanished_while_listing(err: &bollard::errors::Error) -> bool {
+    match err {
+        bollard::errors::Error::DockerResponseServerError { status_code: 500, message } => {
+            message.contains("container not known") || message.contains("no such container")
+        }
+        _ => false,
+    }
 }
 
 /// Whether the container's image does not carry `tackle.created-by` (so the container's label
@@ -90,4 +119,24 @@ fn is_tackle_alive(pid: u32) -> bool {
         .ok()
         .and_then(|cmdline| cmdline.split(|b| *b == 0).next().map(|arg0| arg0.ends_with(b"tackle")))
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::vanished_while_listing;
+    use bollard::errors::Error;
+
+    fn server_error(status_code: u16, message: &str) -> Error {
+        Error::DockerResponseServerError { status_code, message: message.to_owned() }
+    }
+
+    #[test]
+    fn only_a_container_vanishing_mid_list_is_asked_again() {
+        assert!(vanished_while_listing(&server_error(
+            500,
+            "getting container from store \"58cf\": container not known"
+        )));
+        assert!(!vanished_while_listing(&server_error(500, "database is locked")));
+        assert!(!vanished_while_listing(&server_error(404, "container not known")));
+    }
 }
