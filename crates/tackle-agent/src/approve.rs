@@ -309,7 +309,7 @@ mod tests {
     }
 
     fn request<'a>(spec: &'a ToolSpec, args: &'a Value) -> PermissionRequest<'a> {
-        PermissionRequest { call_id: "c", spec, args, read_only: false, written_paths: &[], preview: None }
+        PermissionRequest::new("c", spec, args)
     }
 
     #[tokio::test]

@@ -33,14 +33,7 @@ fn decision(c: &mut Criterion) {
     let spec = ToolSpec::new("bash", "").alias("Bash").command_param("command");
     let command: Vec<String> = (0..20).map(|i| format!("FOO={i} timeout 5 cmd{i} \"arg {i}\" $(echo x) end")).collect();
     let args = json!({ "command": command.join(" && ") });
-    let request = PermissionRequest {
-        call_id: "c",
-        spec: &spec,
-        args: &args,
-        read_only: false,
-        written_paths: &[],
-        preview: None,
-    };
+    let request = PermissionRequest::new("c", &spec, &args);
     c.bench_function("decision_20_parts_200_rules", |b| b.iter(|| policy.decide(&request)));
     let command = args["command"].as_str().unwrap();
     // The same command's parse and walk alone: what the decision costs beyond the rules.

@@ -33,7 +33,13 @@ pub struct PermissionRequest<'a> {
     pub preview: Option<&'a str>,
 }
 
-impl PermissionRequest<'_> {
+impl<'a> PermissionRequest<'a> {
+    /// A request for the call `call_id` of `spec` with `args`, as yet not known to be
+    /// read-only, writing nothing beyond its path parameters, with no preview.
+    pub fn new(call_id: &'a str, spec: &'a ToolSpec, args: &'a Value) -> PermissionRequest<'a> {
+        PermissionRequest { call_id, spec, args, read_only: false, written_paths: &[], preview: None }
+    }
+
     /// Whether the call edits files (the `accept-edits` mode allows these).
     pub fn is_file_edit(&self) -> bool {
         self.spec.edits_files && !self.read_only

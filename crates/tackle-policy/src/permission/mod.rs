@@ -129,7 +129,7 @@ mod tests {
     use tackle_core::ToolSpec;
 
     fn request<'a>(spec: &'a ToolSpec, args: &'a Value, read_only: bool) -> PermissionRequest<'a> {
-        PermissionRequest { call_id: "c1", spec, args, read_only, written_paths: &[], preview: None }
+        PermissionRequest { read_only, ..PermissionRequest::new("c1", spec, args) }
     }
 
     #[test]

@@ -511,14 +511,7 @@ mod tests {
     fn outcome(book: &RuleBook, command: &str) -> Outcome {
         let spec = ToolSpec::new("bash", "").alias("Bash").command_param("command");
         let args = json!({ "command": command });
-        let request = PermissionRequest {
-            call_id: "c",
-            spec: &spec,
-            args: &args,
-            read_only: false,
-            written_paths: &[],
-            preview: None,
-        };
+        let request = PermissionRequest::new("c", &spec, &args);
         book.evaluate(&request, Path::new("/ws")).outcome
     }
 
@@ -542,14 +535,7 @@ mod tests {
     fn decision(book: RuleBook, mode: PermissionMode, command: &str) -> Decision {
         let spec = ToolSpec::new("bash", "").alias("Bash").command_param("command");
         let args = json!({ "command": command });
-        let request = PermissionRequest {
-            call_id: "c",
-            spec: &spec,
-            args: &args,
-            read_only: false,
-            written_paths: &[],
-            preview: None,
-        };
+        let request = PermissionRequest::new("c", &spec, &args);
         RulePolicy { book: Arc::new(book), mode, workspace: "/ws".into(), restrict_read_only: true }.check(&request).1
     }
 

@@ -244,14 +244,7 @@ fn no_command_of_the_corpus_slips_past_a_deny_rule() {
     let mut bypasses = Vec::new();
     for (command, expected) in CORPUS {
         let args = json!({ "command": command });
-        let request = PermissionRequest {
-            call_id: "c",
-            spec: &spec,
-            args: &args,
-            read_only: false,
-            written_paths: &[],
-            preview: None,
-        };
+        let request = PermissionRequest::new("c", &spec, &args);
         let (verdict, decision) = policy.check(&request);
         let got = match &decision {
             Decision::Allow | Decision::AllowReadOnly => "allow",

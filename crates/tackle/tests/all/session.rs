@@ -204,14 +204,7 @@ async fn a_child_mode_is_narrowed_never_widened() {
     let factory = session.session().state().existing::<Factory>().unwrap();
     let spec = ToolSpec::new("write_file", "").edits_files();
     let args = json!({"file_path": "a.txt", "content": "x"});
-    let write = PermissionRequest {
-        call_id: "c",
-        spec: &spec,
-        args: &args,
-        read_only: false,
-        written_paths: &[],
-        preview: None,
-    };
+    let write = PermissionRequest::new("c", &spec, &args);
     let decide = |mode: PermissionMode| {
         let factory = Arc::clone(&factory.0);
         async move {

@@ -218,14 +218,7 @@ fn reported(command: &str) -> Option<BTreeSet<String>> {
 fn decide(policy: &RulePolicy, command: &str) -> Decision {
     let spec = ToolSpec::new("bash", "").alias("Bash").command_param("command");
     let args = json!({ "command": command });
-    let request = PermissionRequest {
-        call_id: "c",
-        spec: &spec,
-        args: &args,
-        read_only: false,
-        written_paths: &[],
-        preview: None,
-    };
+    let request = PermissionRequest::new("c", &spec, &args);
     policy.check(&request).1
 }
 
