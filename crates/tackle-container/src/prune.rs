@@ -26,7 +26,18 @@ pub struct Pruned {
 pub async fn prune(engine: &Engine, kept_too: bool) -> Result<Pruned, ContainerError> {
     let filters: HashMap<String, Vec<String>> =
         [("label".to_owned(), vec![format!("{}=tackle", labels::CREATED_BY)])].into_iter().collect();
-    let found = list_with_retry(engine, filters).await.map_err(|err| engine.failed("list the containers", &err))?;
+    let found = list_with_retry(engine, filters).await.map_err(|err| {
+        let mut failure = engine.failed("list the containers", &err);
+        if let (ContainerError::Engine { detail, .. }, true) = (&mut failure, vanished_while_listing(&err)) {
+            // Still there after the retries: a container Podman left half-removed, which its
+            // list stumbles on until it is removed by hand.
+            detail.push_str(
+                "; a container the engine left half-removed blocks the list: `podman ps -a` shows it as Removing, \
+                 `podman rm -f ID` clears it",
+            );
+        }
+        failure
+    })?;
     let mut pruned = Pruned::default();
     for summary in found {
         let Some(id) = summary.id.clone() else { continue };
