@@ -80,7 +80,7 @@ pub enum StartError {
     Initialize {
         detail: String,
         #[source]
-        source: ClientInitializeError,
+        source: Box<ClientInitializeError>,
     },
     #[error("cannot build an HTTP client: {0}")]
     HttpClient(#[source] reqwest::Error),
@@ -283,7 +283,8 @@ impl Connection {
                 let running = side.serve(lines).await.map_err(|source| {
                     child.kill();
                     let reason = child.exit_reason().map(|r| format!(" ({r})")).unwrap_or_default();
-                    StartError::Initialize { detail: format!("{source}{reason}; its stderr is in {log}"), source }
+                    let detail = format!("{source}{reason}; its stderr is in {log}");
+                    StartError::Initialize { detail, source: Box::new(source) }
                 })?;
                 (running, Some(child), None)
             }
@@ -292,7 +293,7 @@ impl Connection {
                 let (lines, child) = ChildLines::over(opened, self.tap.clone());
                 let running = side.serve(lines).await.map_err(|source| {
                     let reason = child.exit_reason().map(|r| format!(" ({r})")).unwrap_or_default();
-                    StartError::Initialize { detail: format!("{source}{reason}"), source }
+                    StartError::Initialize { detail: format!("{source}{reason}"), source: Box::new(source) }
                 })?;
                 (running, Some(child), None)
             }
@@ -316,7 +317,7 @@ impl Connection {
                 );
                 let running = side.serve(transport).await.map_err(|source| StartError::Initialize {
                     detail: lost.reason().unwrap_or_else(|| transport::in_words(&source)),
-                    source,
+                    source: Box::new(source),
                 })?;
                 (running, None, Some(lost))
             }

@@ -205,8 +205,8 @@ impl ShellProcess {
         if let Err(err) = tackle_core::fs::state::TACKLE.open_dir(workspace, "", true) {
             err.notice();
         }
-        let (control_read, control_write) = pipe().map_err(|err| ShellStartError::Pipe(err.into()))?;
-        let (state_read, state_write) = pipe().map_err(|err| ShellStartError::Pipe(err.into()))?;
+        let (control_read, control_write) = pipe().map_err(ShellStartError::Pipe)?;
+        let (state_read, state_write) = pipe().map_err(ShellStartError::Pipe)?;
         let args = [
             std::ffi::OsStr::new("--noprofile"),
             std::ffi::OsStr::new("--norc"),
@@ -221,9 +221,8 @@ impl ShellProcess {
             .stderr(std::process::Stdio::piped());
         let program = command.get_program().to_string_lossy().into_owned();
         pass_fds.extend([(control_read, CONTROL_FD), (state_read, STATE_READ_FD), (state_write, STATE_WRITE_FD)]);
-        let mut child = spawn_session(command, pass_fds)
-            .await
-            .map_err(|source| ShellStartError::Spawn { program, source: source.into() })?;
+        let mut child =
+            spawn_session(command, pass_fds).await.map_err(|source| ShellStartError::Spawn { program, source })?;
         let root = child.id().and_then(|id| i32::try_from(id).ok()).ok_or(ShellStartError::ExitedAtOnce)?;
         let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
             return Err(ShellStartError::NoPipes);
