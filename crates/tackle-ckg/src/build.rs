@@ -148,7 +148,7 @@ pub fn process(tagger: &mut Tagger, root: &Path, job: &Job, max_bytes: u64, flag
     match extract(tagger, language, &rel, &bytes, Some(flag)) {
         Ok(extraction) => Outcome::Extracted { hash, extraction, language },
         Err(ExtractError::Cancelled) => Outcome::Skipped { hash: Some(hash), status: "timeout" },
-        Err(ExtractError::Query(err)) => {
+        Err(err @ (ExtractError::Query(_) | ExtractError::Grammar(_))) => {
             tracing::error!("ckg: {err}");
             Outcome::Skipped { hash: Some(hash), status: "unreadable" }
         }

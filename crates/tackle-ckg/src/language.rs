@@ -13,6 +13,17 @@ use std::sync::OnceLock;
 
 use crate::extract::TagsQuery;
 
+/// A language's tags query does not compile (a bug, caught by the tests).
+#[derive(Debug, thiserror::Error)]
+#[error("the {language} tags query does not compile: {source}")]
+pub struct QueryError {
+    /// The language's name.
+    pub language: &'static str,
+    /// Where tree-sitter stopped.
+    #[source]
+    pub source: tree_sitter::QueryError,
+}
+
 /// A language with a grammar and a tags query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Language {
@@ -94,15 +105,15 @@ impl Language {
     }
 
     /// The compiled tags query (compiled on first use).
-    pub fn tags(self) -> Result<&'static TagsQuery, &'static str> {
-        static QUERIES: [OnceLock<Result<TagsQuery, String>>; 9] = [const { OnceLock::new() }; 9];
+    pub fn tags(self) -> Result<&'static TagsQuery, &'static QueryError> {
+        static QUERIES: [OnceLock<Result<TagsQuery, QueryError>>; 9] = [const { OnceLock::new() }; 9];
         let slot = &QUERIES[self as usize];
-        slot.get_or_init(|| self.compile()).as_ref().map_err(String::as_str)
+        slot.get_or_init(|| self.compile()).as_ref()
     }
 
-    fn compile(self) -> Result<TagsQuery, String> {
+    fn compile(self) -> Result<TagsQuery, QueryError> {
         let (grammar, query) = self.grammar_and_query();
-        TagsQuery::new(grammar, &query).map_err(|err| format!("the {} tags query does not compile: {err}", self.name()))
+        TagsQuery::new(grammar, &query).map_err(|source| QueryError { language: self.name(), source })
     }
 
     /// The grammar and the whole tags query: ours first, then the grammar's own.

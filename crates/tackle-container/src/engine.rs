@@ -60,21 +60,21 @@ impl Engine {
         )))
     }
 
-    async fn try_one(address: &str) -> Result<Engine, String> {
+    async fn try_one(address: &str) -> Result<Engine, ProbeError> {
         let local = address.starts_with("unix://") || address.starts_with('/');
         let address = if address.starts_with('/') { format!("unix://{address}") } else { address.to_owned() };
         if let Some(path) = address.strip_prefix("unix://")
             && !std::path::Path::new(path).exists()
         {
-            return Err("no such socket".to_owned());
+            return Err(ProbeError::NoSocket);
         }
         let docker = Docker::connect_with_host(&address)
-            .map_err(|err| err.to_string())?
+            .map_err(ProbeError::Client)?
             .with_timeout(Duration::from_secs(REQUEST_TIMEOUT_S));
         match tokio::time::timeout(PING_TIMEOUT, docker.ping()).await {
             Ok(Ok(_)) => Ok(Engine { docker, address, local }),
-            Ok(Err(err)) => Err(in_words(&err)),
-            Err(_) => Err(format!("no answer within {} s", PING_TIMEOUT.as_secs())),
+            Ok(Err(err)) => Err(ProbeError::Ping(err)),
+            Err(_) => Err(ProbeError::Silent(PING_TIMEOUT)),
         }
     }
 
@@ -82,6 +82,22 @@ impl Engine {
     pub fn failed(&self, action: &str, err: &bollard::errors::Error) -> ContainerError {
         ContainerError::Engine { engine: self.address.clone(), action: action.to_owned(), detail: in_words(err) }
     }
+}
+
+/// Why one address did not give an engine; the text goes in the list of sockets tried.
+#[derive(Debug, thiserror::Error)]
+enum ProbeError {
+    #[error("no such socket")]
+    NoSocket,
+    /// The address cannot make a client.
+    #[error("{0}")]
+    Client(#[source] bollard::errors::Error),
+    /// The ping failed.
+    #[error("{}", in_words(.0))]
+    Ping(#[source] bollard::errors::Error),
+    /// The ping was not answered in time.
+    #[error("no answer within {} s", .0.as_secs())]
+    Silent(Duration),
 }
 
 /// A bollard error in words: the engine's own message when it sent one.

@@ -21,12 +21,30 @@ const PIPE_BYTES: usize = 256 * 1024;
 /// The most stderr bytes of the server inside kept for a message.
 const STDERR_KEPT: usize = 4096;
 
+/// Why the tool server inside could not be started; the text is for the person.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The container stopped or was removed, or the engine did not answer ([`gone`]'s words).
+    #[error("{0}")]
+    Gone(String),
+    /// The engine refused the exec.
+    #[error("cannot start tackle in the container {container}: {}", in_words(.source))]
+    Exec {
+        container: String,
+        #[source]
+        source: bollard::errors::Error,
+    },
+    /// The engine started the exec without attaching its stdio.
+    #[error("the container engine started tackle detached")]
+    Detached,
+}
+
 /// An opener of the tool server in `container`.
 pub fn opener(container: Container) -> StreamOpener {
     let container = Arc::new(container);
     StreamOpener(Arc::new(move || {
         let container = Arc::clone(&container);
-        Box::pin(async move { open(&container).await })
+        Box::pin(async move { open(&container).await.map_err(Into::into) })
     }))
 }
 
@@ -68,9 +86,9 @@ fn server_command(container: &Container) -> Vec<String> {
     cmd
 }
 
-async fn open(container: &Container) -> Result<OpenedStream, String> {
+async fn open(container: &Container) -> Result<OpenedStream, OpenError> {
     if let Some(reason) = gone(container).await {
-        return Err(reason);
+        return Err(OpenError::Gone(reason));
     }
     let docker = &container.engine.docker;
     let config = ExecConfig {
@@ -86,14 +104,14 @@ async fn open(container: &Container) -> Result<OpenedStream, String> {
     let exec = docker
         .create_exec(&container.id, config)
         .await
-        .map_err(|err| format!("cannot start tackle in the container {}: {}", container.name, in_words(&err)))?;
+        .map_err(|source| OpenError::Exec { container: container.name.clone(), source })?;
     let options = StartExecOptions { detach: false, tty: false, output_capacity: Some(PIPE_BYTES) };
     let started = docker
         .start_exec(&exec.id, Some(options))
         .await
-        .map_err(|err| format!("cannot start tackle in the container {}: {}", container.name, in_words(&err)))?;
+        .map_err(|source| OpenError::Exec { container: container.name.clone(), source })?;
     let StartExecResults::Attached { mut output, mut input } = started else {
-        return Err("the container engine started tackle detached".to_owned());
+        return Err(OpenError::Detached);
     };
     // The client's writes go through a pipe, so that its end (the client closing stdin) is a
     // half-close the engine passes on as end of input, which ends the server inside.

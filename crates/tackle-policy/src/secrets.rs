@@ -115,7 +115,47 @@ pub enum Isolation {
 /// The secrets passed by the parent Tackle could not be taken over.
 #[derive(Debug, thiserror::Error)]
 #[error("{SECRETS_FD_VAR} does not name the secrets a Tackle process passed on ({0}); unset it and run again")]
-pub struct ReceiveError(String);
+pub struct ReceiveError(#[source] TransferError);
+
+/// What is wrong with the memfd [`SECRETS_FD_VAR`] names.
+#[derive(Debug, thiserror::Error)]
+pub enum TransferError {
+    /// The variable's value is not a descriptor number.
+    #[error("{0:?} is not a file descriptor number")]
+    NotAnFd(OsString),
+    /// No such descriptor is open.
+    #[error("file descriptor {fd} is not open: {source}")]
+    NotOpen {
+        /// The descriptor.
+        fd: i32,
+        /// Why its /proc link cannot be read.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The descriptor is open but is something else.
+    #[error("file descriptor {fd} is {}, not Tackle's memfd", .target.display())]
+    NotOurs {
+        /// The descriptor.
+        fd: i32,
+        /// What its /proc link names.
+        target: std::path::PathBuf,
+    },
+    /// The memfd's seals cannot be read.
+    #[error("cannot read its seals: {0}")]
+    Seals(#[source] rustix::io::Errno),
+    /// The memfd could still be written.
+    #[error("the memfd is not sealed against writes")]
+    Unsealed,
+    /// The memfd cannot be read.
+    #[error("cannot read it: {0}")]
+    Read(#[source] std::io::Error),
+    /// The bytes do not end a `name NUL value NUL` pair.
+    #[error("the data is cut short")]
+    CutShort,
+    /// Not Linux.
+    #[error("this platform has no memfd")]
+    NoMemfd,
+}
 
 /// Moves the stripped variables out of this process's environment block, re-executing Tackle
 /// when there are any (see the module docs). Returns only when there was nothing to strip,
@@ -157,14 +197,14 @@ fn encode(pairs: &[(OsString, OsString)]) -> Vec<u8> {
     out
 }
 
-fn decode(bytes: &[u8]) -> Result<Vec<(OsString, OsString)>, String> {
+fn decode(bytes: &[u8]) -> Result<Vec<(OsString, OsString)>, TransferError> {
     use std::os::unix::ffi::OsStrExt as _;
     let Some(body) = bytes.strip_suffix(&[0]) else {
-        return if bytes.is_empty() { Ok(Vec::new()) } else { Err("the data is cut short".to_owned()) };
+        return if bytes.is_empty() { Ok(Vec::new()) } else { Err(TransferError::CutShort) };
     };
     let fields: Vec<&[u8]> = body.split(|b| *b == 0).collect();
     if !fields.len().is_multiple_of(2) {
-        return Err("the data is cut short".to_owned());
+        return Err(TransferError::CutShort);
     }
     Ok(fields
         .chunks(2)
@@ -183,7 +223,7 @@ mod transfer {
 
     use rustix::fs::{MemfdFlags, SealFlags};
 
-    use super::{MAX_PAYLOAD_BYTES, MEMFD_NAME, SECRETS_FD_VAR};
+    use super::{MAX_PAYLOAD_BYTES, MEMFD_NAME, SECRETS_FD_VAR, TransferError};
 
     /// Writes the secrets to a sealed memfd that survives `exec` and re-executes this program
     /// with `kept` as its whole environment. Returns only on failure, saying why.
@@ -221,31 +261,31 @@ mod transfer {
     }
 
     /// Takes over the memfd named by `fd_text`, reads the secrets and closes it.
-    pub(super) fn receive(fd_text: &OsStr) -> Result<Vec<(OsString, OsString)>, String> {
+    pub(super) fn receive(fd_text: &OsStr) -> Result<Vec<(OsString, OsString)>, TransferError> {
         let fd: i32 = fd_text
             .to_str()
             .and_then(|text| text.parse().ok())
             .filter(|fd| *fd >= 0)
-            .ok_or_else(|| format!("{fd_text:?} is not a file descriptor number"))?;
+            .ok_or_else(|| TransferError::NotAnFd(fd_text.to_owned()))?;
         // Only an open memfd of ours is taken over: its /proc link names it.
         let target = std::fs::read_link(format!("/proc/self/fd/{fd}"))
-            .map_err(|err| format!("file descriptor {fd} is not open: {err}"))?;
+            .map_err(|source| TransferError::NotOpen { fd, source })?;
         if !target.to_string_lossy().starts_with(&format!("/memfd:{MEMFD_NAME}")) {
-            return Err(format!("file descriptor {fd} is {}, not Tackle's memfd", target.display()));
+            return Err(TransferError::NotOurs { fd, target });
         }
         // SAFETY: the descriptor is open (its /proc link exists) and is the memfd the parent
         // left for this process; nothing else in this process owns it, and it is closed
         // when `owned` drops below.
         let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-        let seals = rustix::fs::fcntl_get_seals(&owned).map_err(|err| format!("cannot read its seals: {err}"))?;
+        let seals = rustix::fs::fcntl_get_seals(&owned).map_err(TransferError::Seals)?;
         if !seals.contains(SealFlags::WRITE) {
-            return Err("the memfd is not sealed against writes".to_owned());
+            return Err(TransferError::Unsealed);
         }
         let mut file = std::fs::File::from(owned);
-        file.rewind().map_err(|err| format!("cannot read it: {err}"))?;
+        file.rewind().map_err(TransferError::Read)?;
         let mut bytes = Vec::new();
         // Reading through `take` consumes the file, so the descriptor is closed right after.
-        file.take(MAX_PAYLOAD_BYTES).read_to_end(&mut bytes).map_err(|err| format!("cannot read it: {err}"))?;
+        file.take(MAX_PAYLOAD_BYTES).read_to_end(&mut bytes).map_err(TransferError::Read)?;
         super::decode(&bytes)
     }
 }
@@ -258,8 +298,8 @@ mod transfer {
         "this platform has no memfd".to_owned()
     }
 
-    pub(super) fn receive(_: &OsStr) -> Result<Vec<(OsString, OsString)>, String> {
-        Err("this platform has no memfd".to_owned())
+    pub(super) fn receive(_: &OsStr) -> Result<Vec<(OsString, OsString)>, super::TransferError> {
+        Err(super::TransferError::NoMemfd)
     }
 }
 

@@ -52,8 +52,8 @@ pub enum CheckError {
     #[error("{0}")]
     UnknownTool(String),
     /// The arguments do not match the tool's schema (the validator's message).
-    #[error("{0}")]
-    InvalidArgs(String),
+    #[error(transparent)]
+    InvalidArgs(#[from] tackle_core::schema::ValidationError),
     /// The tool refuses the arguments before any permission check (its message).
     #[error("{0}")]
     Refused(String),

@@ -90,6 +90,8 @@ pub use tackle_agent::{CallFormat, Observer, RunOutcome, RunStatus, StopKind};
 /// ([`TackleSession::session`], [`Agent::session`]).
 pub use tackle_core::ToolSession;
 pub use tackle_core::permission::{Approver, PermissionMode};
+/// The schema validator's refusal inside [`CheckError::InvalidArgs`].
+pub use tackle_core::schema::ValidationError;
 pub use tackle_core::spec::PathAccess;
 pub use tackle_core::{
     Access, BoxFuture, Dialect, DynTool, ErrorKind, OutputMeta, Tool, ToolCall, ToolContext, ToolError, ToolOutput,

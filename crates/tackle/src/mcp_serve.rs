@@ -2,6 +2,6 @@
 //! server, its options and bearer token, and the tool selection it offers (docs/mcp.md).
 
 pub use tackle_mcp::server::{
-    AuthToken, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, MakeSession, McpServer, ServeError, ServerOptions,
-    check_loopback, names_imported_tools, selection,
+    AuthToken, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, HttpAddressError, MakeSession, McpServer, ServeError,
+    ServerOptions, SessionError, check_loopback, names_imported_tools, selection,
 };

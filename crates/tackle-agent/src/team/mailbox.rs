@@ -302,29 +302,46 @@ fn skip_line(reader: &mut impl std::io::BufRead) -> std::io::Result<Option<usize
     }
 }
 
+/// What is wrong with a mailbox line; the text follows "the line at byte N".
+#[derive(Debug, thiserror::Error)]
+enum LineProblem {
+    #[error("is not UTF-8")]
+    NotUtf8,
+    #[error("is empty")]
+    Empty,
+    #[error("is not a message ({})", tackle_core::text::json_error(.0))]
+    NotAMessage(#[source] serde_json::Error),
+    #[error("holds an id that is not 16 hex digits")]
+    BadId,
+    /// A sender or recipient that is not a member's name (what is wrong with it).
+    #[error("names a bad member ({0})")]
+    BadMember(String),
+    #[error("holds more than {MAX_CONTENT_BYTES} bytes of content")]
+    TooLong,
+}
+
 /// One line as a message, or what is wrong with it.
-fn parse(line: &[u8]) -> Result<TeamMessage, String> {
-    let text = std::str::from_utf8(line).map_err(|_| "is not UTF-8".to_owned())?;
+fn parse(line: &[u8]) -> Result<TeamMessage, LineProblem> {
+    let text = std::str::from_utf8(line).map_err(|_| LineProblem::NotUtf8)?;
     if text.trim().is_empty() {
-        return Err("is empty".to_owned());
+        return Err(LineProblem::Empty);
     }
-    let message: TeamMessage = serde_json::from_str(text)
-        .map_err(|err| format!("is not a message ({})", tackle_core::text::json_error(&err)))?;
+    let message: TeamMessage = serde_json::from_str(text).map_err(LineProblem::NotAMessage)?;
     // Ids are Tackle's own (16 hex digits): a forged one could carry a megabyte of text into
     // a prompt or a notification.
     let plain_id = |id: &str| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit());
     if !plain_id(&message.id) || message.in_reply_to.as_deref().is_some_and(|id| !plain_id(id)) {
-        return Err("holds an id that is not 16 hex digits".to_owned());
+        return Err(LineProblem::BadId);
     }
     for name in [&message.from, &message.to] {
         if name != MAIN
             && let Some(problem) = name_problem(name)
         {
-            return Err(format!("names a bad member ({problem})"));
+            return Err(LineProblem::BadMember(problem));
         }
     }
     if message.content.len() > MAX_CONTENT_BYTES {
-        return Err(format!("holds more than {MAX_CONTENT_BYTES} bytes of content"));
+        return Err(LineProblem::TooLong);
     }
     Ok(message)
 }
@@ -371,6 +388,26 @@ mod tests {
         let again = boxes.read("alice", batch.messages[0].1, 1).unwrap();
         assert_eq!(again.messages.len(), 1);
         assert_eq!(again.messages[0].0, second);
+    }
+
+    #[test]
+    fn each_bad_line_says_what_is_wrong_with_it() {
+        let problem = |line: &[u8]| parse(line).unwrap_err().to_string();
+        assert_eq!(problem(b"\xff\n"), "is not UTF-8");
+        assert_eq!(problem(b"  \n"), "is empty");
+        assert!(problem(b"[1]\n").starts_with("is not a message ("), "{}", problem(b"[1]\n"));
+        let message = |id: &str, from: &str, content: usize| {
+            let line = serde_json::json!({"id": id, "from": from, "to": "alice", "content": "c".repeat(content),
+                "type": "request", "timestamp": "t"});
+            line.to_string().into_bytes()
+        };
+        assert!(parse(&message("0123456789abcdef", MAIN, 1)).is_ok());
+        assert_eq!(problem(&message("0123", MAIN, 1)), "holds an id that is not 16 hex digits");
+        assert!(matches!(parse(&message("0123456789abcdef", "a/b", 1)), Err(LineProblem::BadMember(_))));
+        assert_eq!(
+            problem(&message("0123456789abcdef", MAIN, MAX_CONTENT_BYTES + 1)),
+            format!("holds more than {MAX_CONTENT_BYTES} bytes of content")
+        );
     }
 
     #[test]

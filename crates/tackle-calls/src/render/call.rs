@@ -38,7 +38,7 @@ pub fn render_call(
 ) -> Result<String, RenderError> {
     let refuse = |reason: &str| RenderError { tool: name.to_owned(), format, reason: reason.to_owned() };
     let text = match format {
-        TextFormat::Markdown => markdown(tools, name, args).map_err(|reason| refuse(&reason))?,
+        TextFormat::Markdown => markdown(tools, name, args).map_err(|why| refuse(&why.to_string()))?,
         TextFormat::Xml => xml(tools, name, args, id),
         TextFormat::Tool => {
             let json = serde_json::to_string(args).map_err(|err| refuse(&err.to_string()))?;
@@ -67,22 +67,43 @@ pub(crate) fn fence_for(body: &str) -> String {
     "`".repeat(if len == 6 { 7 } else { len })
 }
 
-fn markdown(tools: &ToolIndex, name: &str, args: &Map<String, Value>) -> Result<String, String> {
-    let spec = tools.resolve(name).ok_or("the tool is not loaded")?;
+/// Why a call has no markdown block; the text is a [`RenderError`]'s reason.
+#[derive(Debug, thiserror::Error)]
+enum NoBlock {
+    #[error("the tool is not loaded")]
+    NotLoaded,
+    /// An argument the tool's block cannot carry.
+    #[error(
+        "a ```{langtag} block carries only `{body}`{}, not `{other}`; use the xml or tool format",
+        .words.as_ref().map(|w| format!(" and `{w}`")).unwrap_or_default()
+    )]
+    Unblockable { langtag: String, body: String, words: Option<String>, other: String },
+    /// The body parameter is not a string.
+    #[error("`{0}` must be a string")]
+    BodyNotString(String),
+    #[error("the langtag words must be a non-empty string")]
+    BadWords,
+    /// A tool without a mapping whose arguments do not serialize.
+    #[error("{0}")]
+    Json(#[source] serde_json::Error),
+}
+
+fn markdown(tools: &ToolIndex, name: &str, args: &Map<String, Value>) -> Result<String, NoBlock> {
+    let spec = tools.resolve(name).ok_or(NoBlock::NotLoaded)?;
     let (langtag, body) = match spec.mapping() {
         Some(mapping) => {
             let allowed = |key: &String| *key == mapping.body_param || mapping.words_param.as_ref() == Some(key);
             if let Some(other) = args.keys().find(|k| !allowed(k)) {
-                return Err(format!(
-                    "a ```{} block carries only `{}`{}, not `{other}`; use the xml or tool format",
-                    mapping.langtags.first().unwrap_or(&spec.name),
-                    mapping.body_param,
-                    mapping.words_param.as_ref().map(|w| format!(" and `{w}`")).unwrap_or_default(),
-                ));
+                return Err(NoBlock::Unblockable {
+                    langtag: mapping.langtags.first().unwrap_or(&spec.name).clone(),
+                    body: mapping.body_param.clone(),
+                    words: mapping.words_param.clone(),
+                    other: other.clone(),
+                });
             }
             let body = match args.get(&mapping.body_param) {
                 Some(Value::String(body)) => body.clone(),
-                _ => return Err(format!("`{}` must be a string", mapping.body_param)),
+                _ => return Err(NoBlock::BodyNotString(mapping.body_param.clone())),
             };
             let body = if mapping.strip_prompt && body.starts_with("$ ") { format!("$ {body}") } else { body };
             let mut langtag = mapping.langtags.first().unwrap_or(&spec.name).clone();
@@ -92,13 +113,13 @@ fn markdown(tools: &ToolIndex, name: &str, args: &Map<String, Value>) -> Result<
                         langtag.push(' ');
                         langtag.push_str(words);
                     }
-                    _ => return Err("the langtag words must be a non-empty string".to_owned()),
+                    _ => return Err(NoBlock::BadWords),
                 }
             }
             (langtag, body)
         }
         None => {
-            let body = serde_json::to_string_pretty(args).map_err(|err| err.to_string())?;
+            let body = serde_json::to_string_pretty(args).map_err(NoBlock::Json)?;
             (spec.name.clone(), body)
         }
     };

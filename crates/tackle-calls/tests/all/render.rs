@@ -209,6 +209,17 @@ fn markdown_refuses_what_a_block_cannot_carry() {
     let args = Map::from_iter([("command".into(), json!("echo it's"))]);
     let err = render_call(TextFormat::Markdown, &tools, "bash", &args, "x").unwrap_err();
     assert!(err.reason.contains("would not parse back"), "{err}");
+    let reason = |name: &str, args: Value| {
+        let Value::Object(args) = args else { unreachable!() };
+        render_call(TextFormat::Markdown, &tools, name, &args, "x").unwrap_err().reason
+    };
+    assert_eq!(
+        reason("save", json!({"path": "a", "content": "x", "mode": "w"})),
+        "a ```save block carries only `content` and `path`, not `mode`; use the xml or tool format"
+    );
+    assert_eq!(reason("save", json!({"path": "a", "content": 5})), "`content` must be a string");
+    assert_eq!(reason("save", json!({"path": "", "content": "x"})), "the langtag words must be a non-empty string");
+    assert_eq!(reason("nope", json!({})), "the tool is not loaded");
 }
 
 #[test]

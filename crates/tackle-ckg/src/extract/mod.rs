@@ -21,7 +21,7 @@ use std::sync::atomic::AtomicUsize;
 
 use serde::Serialize;
 
-use crate::language::Language;
+use crate::language::{Language, QueryError};
 
 /// What a definition is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -193,8 +193,11 @@ pub enum ExtractError {
     #[error("extraction was stopped (time limit)")]
     Cancelled,
     /// The language's query does not compile (a bug, caught by the tests).
-    #[error("{0}")]
-    Query(String),
+    #[error(transparent)]
+    Query(&'static QueryError),
+    /// The parser refuses the language's grammar (a version mismatch, caught by the tests).
+    #[error(transparent)]
+    Grammar(tree_sitter::LanguageError),
 }
 
 /// One tag of a tags query, with its text.
@@ -219,7 +222,7 @@ pub fn extract(
     source: &[u8],
     cancel: Option<&AtomicUsize>,
 ) -> Result<Extraction, ExtractError> {
-    let query = language.tags().map_err(|err| ExtractError::Query(err.to_owned()))?;
+    let query = language.tags().map_err(ExtractError::Query)?;
     let (tags, partial) = tagger.run(query, source, cancel)?;
     let mut extraction = shape::build(language, path, source, tags);
     extraction.partial = partial;

@@ -106,7 +106,7 @@ impl Tagger {
         cancel: Option<&AtomicUsize>,
     ) -> Result<(Vec<RawTag>, bool), ExtractError> {
         let stopped = || cancel.is_some_and(|flag| flag.load(Ordering::Relaxed) != 0);
-        self.parser.set_language(&tags.language).map_err(|err| ExtractError::Query(err.to_string()))?;
+        self.parser.set_language(&tags.language).map_err(ExtractError::Grammar)?;
         self.parser.reset();
         let mut parse_progress =
             |_: &tree_sitter::ParseState| if stopped() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) };

@@ -67,7 +67,8 @@ fn auth_token(flag: Option<server::AuthToken>) -> Result<Option<server::AuthToke
 
 /// `tackle mcp serve`.
 pub async fn serve(args: ServeArgs) -> CommandResult {
-    let http = args.http.as_deref().map(server::check_loopback).transpose().map_err(Failure::usage)?;
+    let http =
+        args.http.as_deref().map(server::check_loopback).transpose().map_err(|err| Failure::usage(err.to_string()))?;
     let workspace = session::workspace(args.workspace.as_ref())?;
     let config = session::config(&workspace, args.trust_workspace, false)?;
     let settings = serve_settings(&config)?;

@@ -330,7 +330,7 @@ impl Executor {
         let spec = handle.spec();
         let decoded = decode::decode(spec, raw, session.json_text_params(&spec.name))
             .map_err(|err| ToolError::InvalidInput(err.to_string()))?;
-        handle.validator().check(spec, &decoded.args).map_err(ToolError::InvalidInput)?;
+        handle.validator().check(spec, &decoded.args).map_err(|err| ToolError::InvalidInput(err.into_message()))?;
         // `prepare` runs tool code too (a command classifier, a timeout rule): a panic there
         // is caught like one in `call`.
         let prepared = std::panic::catch_unwind(AssertUnwindSafe(|| handle.tool.prepare(&decoded.args)));

@@ -15,6 +15,7 @@ pub(crate) mod validate;
 pub use dialect::{Dialect, UnknownDialect, render_tool, render_tools};
 pub use sanitize::{SanitizeWarning, sanitize};
 pub use strict::{StrictSchema, strict_schema, strict_violations};
+pub use validate::ValidationError;
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;

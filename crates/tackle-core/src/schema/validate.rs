@@ -6,6 +6,26 @@ use serde_json::Value;
 
 use crate::spec::{HintOn, ToolSpec};
 
+/// Arguments that do not match a tool's schema. The message is composed from every problem
+/// the validator found, ordered and worded for the model, and is shown to it as is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ValidationError {
+    message: String,
+}
+
+impl ValidationError {
+    /// The model-facing message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The model-facing message, owned.
+    pub fn into_message(self) -> String {
+        self.message
+    }
+}
+
 /// A tool's compiled input schema.
 pub struct CompiledSchema {
     validator: Option<jsonschema::Validator>,
@@ -26,10 +46,8 @@ impl CompiledSchema {
         }
     }
 
-    /// Checks `args`; the error is the model-facing message.
-    // A string: the message is composed from every problem the validator found, ordered and
-    // worded for the model, and is shown to it as is; no caller branches on its parts.
-    pub fn check(&self, spec: &ToolSpec, args: &Value) -> Result<(), String> {
+    /// Checks `args`.
+    pub fn check(&self, spec: &ToolSpec, args: &Value) -> Result<(), ValidationError> {
         let Some(validator) = &self.validator else {
             return Ok(());
         };
@@ -43,7 +61,7 @@ impl CompiledSchema {
             if let ValidationErrorKind::Required { property } = error.kind() {
                 let name = property.as_str().map(str::to_owned).unwrap_or_else(|| property.to_string());
                 if pointer.is_empty() {
-                    return Err(format!("No {name} provided for the {} tool", spec.name));
+                    return Err(ValidationError { message: format!("No {name} provided for the {} tool", spec.name) });
                 }
                 problems.push(Problem::new(root_param(&pointer), format!("{path}.{name} is required")));
                 continue;
@@ -84,7 +102,7 @@ impl CompiledSchema {
                 text[last] = format!("{}; {wording}", text[last]);
             }
         }
-        Err(format!("Invalid parameters for tool '{}': {}", spec.name, text.join("; ")))
+        Err(ValidationError { message: format!("Invalid parameters for tool '{}': {}", spec.name, text.join("; ")) })
     }
 }
 
@@ -271,7 +289,7 @@ mod tests {
             .param_hint("range", "Parameter `range` should be a list of integers.")
             .param_hint_above_maximum("timeout", "use run_in_background for longer commands");
         let schema = CompiledSchema::compile(&spec.input_schema);
-        let check = |args: Value| schema.check(&spec, &args).unwrap_err();
+        let check = |args: Value| schema.check(&spec, &args).unwrap_err().into_message();
         assert_eq!(
             check(json!({"range": ["a", "b"]})),
             "Invalid parameters for tool 't': range[0] should be integer; range[1] should be integer; \

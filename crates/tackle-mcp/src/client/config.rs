@@ -208,7 +208,7 @@ pub fn candidates(config: &Config, workspace: &Path) -> (BTreeMap<String, Vec<Ca
     }
     match read_mcp_json(config, workspace) {
         Ok(servers) => add(servers, Origin::McpJson),
-        Err(err) => notices.push(err),
+        Err(err) => notices.push(err.to_string()),
     }
     match config.user_section::<McpSection>("mcp") {
         Ok(section) => add(section.map(|s| s.servers).unwrap_or_default(), Origin::User),
@@ -217,28 +217,64 @@ pub fn candidates(config: &Config, workspace: &Path) -> (BTreeMap<String, Vec<Ca
     (by_name, notices)
 }
 
+/// Why `.mcp.json` is ignored; its text is the notice for the person.
+#[derive(Debug, thiserror::Error)]
+pub enum McpJsonError {
+    /// The file cannot be used as a settings file (a directory, a link out).
+    #[error("ignoring {}: {why}", .path.display())]
+    Unusable { path: PathBuf, why: String },
+    /// The file is not `.mcp.json`'s JSON.
+    #[error("ignoring {}: it is not valid ({source})", MCP_JSON)]
+    Invalid {
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 /// The servers of `.mcp.json` as the configuration's snapshot holds it (the bytes consent is
 /// bound to, never a second read of the file).
-fn read_mcp_json(config: &Config, workspace: &Path) -> Result<BTreeMap<String, RawServer>, String> {
+fn read_mcp_json(config: &Config, workspace: &Path) -> Result<BTreeMap<String, RawServer>, McpJsonError> {
     let bytes = match config.snapshot().file(MCP_JSON) {
         SettingsFile::Absent => return Ok(BTreeMap::new()),
         SettingsFile::Present(bytes) => bytes,
-        SettingsFile::Unusable(why) => return Err(format!("ignoring {}: {why}", workspace.join(MCP_JSON).display())),
+        SettingsFile::Unusable(why) => {
+            return Err(McpJsonError::Unusable { path: workspace.join(MCP_JSON), why: why.clone() });
+        }
     };
     serde_json::from_slice::<McpJson>(bytes)
         .map(|file| file.mcp_servers)
-        .map_err(|err| format!("ignoring {MCP_JSON}: it is not valid ({err})"))
+        .map_err(|source| McpJsonError::Invalid { source })
+}
+
+/// Why a server definition cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DefinitionError {
+    /// `${` without its `}` (the text as written).
+    #[error("unterminated ${{ in '{0}'")]
+    Unterminated(String),
+    /// `${NAME}` of a variable that is not set, without a default.
+    #[error("environment variable {0} is not set")]
+    UnsetVariable(String),
+    #[error("a stdio server needs \"command\"")]
+    NoCommand,
+    #[error("an http server needs \"url\"")]
+    NoUrl,
+    #[error("the legacy HTTP+SSE transport (type \"sse\") is not supported; use \"http\"")]
+    LegacySse,
+    /// A `type` other than stdio and http.
+    #[error("unknown server type '{0}'; use \"stdio\" or \"http\"")]
+    UnknownType(String),
 }
 
 /// Expands `${VAR}` and `${VAR:-default}` with `lookup`. An unset variable without a
 /// default is an error naming it.
-pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, DefinitionError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after.find('}').ok_or_else(|| format!("unterminated ${{ in '{text}'"))?;
+        let end = after.find('}').ok_or_else(|| DefinitionError::Unterminated(text.to_owned()))?;
         let inner = &after[..end];
         let (name, default) = match inner.split_once(":-") {
             Some((name, default)) => (name, Some(default)),
@@ -247,7 +283,7 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Str
         match (lookup(name).filter(|v| !v.is_empty() || default.is_none()), default) {
             (Some(value), _) => out.push_str(&value),
             (None, Some(default)) => out.push_str(default),
-            (None, None) => return Err(format!("environment variable {name} is not set")),
+            (None, None) => return Err(DefinitionError::UnsetVariable(name.to_owned())),
         }
         rest = &after[end + 1..];
     }
@@ -261,18 +297,18 @@ pub fn resolve(
     workspace: &Path,
     defaults: Defaults,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<ServerConfig>, String> {
+) -> Result<Option<ServerConfig>, DefinitionError> {
     let raw = &candidate.raw;
     if raw.enabled == Some(false) {
         return Ok(None);
     }
-    let expand_all = |map: &BTreeMap<String, String>| -> Result<BTreeMap<String, String>, String> {
+    let expand_all = |map: &BTreeMap<String, String>| -> Result<BTreeMap<String, String>, DefinitionError> {
         map.iter().map(|(k, v)| Ok((k.clone(), expand(v, lookup)?))).collect()
     };
     let kind = raw.kind.as_deref().unwrap_or(if raw.url.is_some() && raw.command.is_none() { "http" } else { "stdio" });
     let endpoint = match kind {
         "stdio" => {
-            let command = raw.command.as_deref().ok_or("a stdio server needs \"command\"")?;
+            let command = raw.command.as_deref().ok_or(DefinitionError::NoCommand)?;
             let cwd = match &raw.cwd {
                 Some(cwd) => {
                     let cwd = PathBuf::from(expand(cwd, lookup)?);
@@ -288,11 +324,11 @@ pub fn resolve(
             }
         }
         "http" | "streamable-http" | "streamableHttp" => {
-            let url = raw.url.as_deref().ok_or("an http server needs \"url\"")?;
+            let url = raw.url.as_deref().ok_or(DefinitionError::NoUrl)?;
             Endpoint::Http { url: expand(url, lookup)?, headers: expand_all(&raw.headers)? }
         }
-        "sse" => return Err("the legacy HTTP+SSE transport (type \"sse\") is not supported; use \"http\"".into()),
-        other => return Err(format!("unknown server type '{other}'; use \"stdio\" or \"http\"")),
+        "sse" => return Err(DefinitionError::LegacySse),
+        other => return Err(DefinitionError::UnknownType(other.to_owned())),
     };
     let defer = match raw.defer {
         Some(DeferSetting::Flag(true)) => Defer::Always,
@@ -348,8 +384,8 @@ mod tests {
         assert_eq!(expand("${EMPTY:-fallback}", &env).unwrap(), "fallback");
         assert_eq!(expand("${EMPTY}", &env).unwrap(), "");
         assert_eq!(expand("$HOME and $$ stay", &env).unwrap(), "$HOME and $$ stay");
-        assert_eq!(expand("${TOKEN}", &env).unwrap_err(), "environment variable TOKEN is not set");
-        assert!(expand("${HOME", &env).unwrap_err().contains("unterminated"));
+        assert_eq!(expand("${TOKEN}", &env).unwrap_err().to_string(), "environment variable TOKEN is not set");
+        assert_eq!(expand("${HOME", &env).unwrap_err().to_string(), "unterminated ${ in '${HOME'");
     }
 
     fn candidate(json: &str) -> Candidate {
@@ -415,14 +451,17 @@ mod tests {
         assert!(
             resolve(&candidate(r#"{"type": "sse", "url": "http://x"}"#), ws, DEFAULTS, &env)
                 .unwrap_err()
+                .to_string()
                 .contains("not supported")
         );
         assert_eq!(
-            resolve(&candidate(r#"{"args": ["a"]}"#), ws, DEFAULTS, &env).unwrap_err(),
+            resolve(&candidate(r#"{"args": ["a"]}"#), ws, DEFAULTS, &env).unwrap_err().to_string(),
             "a stdio server needs \"command\""
         );
         assert_eq!(
-            resolve(&candidate(r#"{"command": "x", "env": {"A": "${NOPE}"}}"#), ws, DEFAULTS, &env).unwrap_err(),
+            resolve(&candidate(r#"{"command": "x", "env": {"A": "${NOPE}"}}"#), ws, DEFAULTS, &env)
+                .unwrap_err()
+                .to_string(),
             "environment variable NOPE is not set"
         );
     }

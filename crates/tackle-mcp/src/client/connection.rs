@@ -20,7 +20,9 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
     PaginatedRequestParams, ProgressNotificationParam, ServerResult, Tool,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService, ServiceError};
+use rmcp::service::{
+    ClientInitializeError, NotificationContext, PeerRequestOptions, RoleClient, RunningService, ServiceError,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, ServiceExt as _};
@@ -29,7 +31,7 @@ use tackle_core::{Progress, ToolContext, ToolError, ToolOutput};
 
 use super::config::{Endpoint, ServerConfig};
 use super::result;
-use super::transport::{self, ChildLines, ChildProcess, Launch, Lost, TapClient, TaskTap};
+use super::transport::{self, ChildLines, ChildProcess, Launch, Lost, OpenError, TapClient, TaskTap};
 
 /// Backoff before the 1st, 2nd and 3rd restart.
 pub const BACKOFF: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(4)];
@@ -48,6 +50,52 @@ const PROGRESS_TRAIL: Duration = Duration::from_millis(20);
 
 /// How long a crashed stdio server is given to report its exit status.
 const EXIT_REPORT_WAIT: Duration = Duration::from_secs(1);
+
+/// Why a server did not start or its tools could not be listed; the text is for the person
+/// (it follows "MCP server 'NAME' was left out: ").
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Initialize and the first listing took longer than the startup timeout.
+    #[error("it did not start within {} ms", .0.as_millis())]
+    StartTimeout(Duration),
+    /// A relisting found the server down.
+    #[error("the server is not running")]
+    NotRunning,
+    /// A relisting took longer than the startup timeout.
+    #[error("tools/list did not answer within {} ms", .0.as_millis())]
+    ListTimeout(Duration),
+    /// A stdio server's program could not be started.
+    #[error("cannot start '{command}': {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A stream to the server could not be opened (the opener's own words).
+    #[error(transparent)]
+    Open(OpenError),
+    /// `initialize` failed; `detail` says how, with the server's exit and where its stderr is
+    /// when known.
+    #[error("initialize failed: {detail}")]
+    Initialize {
+        detail: String,
+        #[source]
+        source: Box<ClientInitializeError>,
+    },
+    #[error("cannot build an HTTP client: {0}")]
+    HttpClient(#[source] reqwest::Error),
+    #[error("bad header name '{name}': {source}")]
+    HeaderName {
+        name: String,
+        #[source]
+        source: http::header::InvalidHeaderName,
+    },
+    #[error("bad header value: {0}")]
+    HeaderValue(#[source] http::header::InvalidHeaderValue),
+    /// `tools/list` was answered with an error, or not at all.
+    #[error("tools/list failed: {0}")]
+    List(#[source] ServiceError),
+}
 
 /// The client side of the protocol: Tackle declares no roots, sampling or elicitation.
 #[derive(Clone)]
@@ -188,12 +236,12 @@ impl Connection {
     }
 
     /// Starts the server and lists its tools, within the startup timeout.
-    pub async fn start(&self) -> Result<Listing, String> {
+    pub async fn start(&self) -> Result<Listing, StartError> {
         let startup = self.config.startup_timeout;
         let started = tokio::time::timeout(startup, async {
             let live = self.connect().await?;
             let listing = self.list(&live).await?;
-            Ok::<_, String>((live, listing))
+            Ok::<_, StartError>((live, listing))
         })
         .await;
         match started {
@@ -202,20 +250,20 @@ impl Connection {
                 Ok(listing)
             }
             Ok(Err(err)) => Err(err),
-            Err(_) => Err(format!("it did not start within {} ms", startup.as_millis())),
+            Err(_) => Err(StartError::StartTimeout(startup)),
         }
     }
 
     /// Lists the tools again (after `notifications/tools/list_changed`).
-    pub async fn relist(&self) -> Result<Listing, String> {
+    pub async fn relist(&self) -> Result<Listing, StartError> {
         self.changed.store(false, Ordering::SeqCst);
         let live = match &*self.slot.lock().await {
             Slot::Up(live) if !live.is_gone() => Arc::clone(live),
-            _ => return Err("the server is not running".to_owned()),
+            _ => return Err(StartError::NotRunning),
         };
         tokio::time::timeout(self.config.startup_timeout, self.list(&live))
             .await
-            .map_err(|_| format!("tools/list did not answer within {} ms", self.config.startup_timeout.as_millis()))?
+            .map_err(|_| StartError::ListTimeout(self.config.startup_timeout))?
     }
 
     /// Whether the server said its tools changed since the last listing.
@@ -223,7 +271,7 @@ impl Connection {
         self.changed.load(Ordering::SeqCst)
     }
 
-    async fn connect(&self) -> Result<Arc<Live>, String> {
+    async fn connect(&self) -> Result<Arc<Live>, StartError> {
         let side = ClientSide { progress: ProgressDispatcher::new(), changed: Arc::clone(&self.changed) };
         let progress = side.progress.clone();
         let (running, child, lost) = match &self.config.endpoint {
@@ -231,32 +279,32 @@ impl Connection {
                 let log = transport::log_rel(&self.config.name);
                 let launch = Launch { command, args, env, cwd, workspace: &self.workspace, server: &self.config.name };
                 let (lines, child) = transport::spawn(&launch, self.tap.clone())
-                    .map_err(|err| format!("cannot start '{command}': {err}"))?;
-                let running = side.serve(lines).await.map_err(|err| {
+                    .map_err(|source| StartError::Spawn { command: command.clone(), source })?;
+                let running = side.serve(lines).await.map_err(|source| {
                     child.kill();
                     let reason = child.exit_reason().map(|r| format!(" ({r})")).unwrap_or_default();
-                    format!("initialize failed: {err}{reason}; its stderr is in {log}")
+                    let detail = format!("{source}{reason}; its stderr is in {log}");
+                    StartError::Initialize { detail, source: Box::new(source) }
                 })?;
                 (running, Some(child), None)
             }
             Endpoint::Stream(opener) => {
-                let opened = (opener.0)().await?;
+                let opened = (opener.0)().await.map_err(StartError::Open)?;
                 let (lines, child) = ChildLines::over(opened, self.tap.clone());
-                let running = side.serve(lines).await.map_err(|err| {
+                let running = side.serve(lines).await.map_err(|source| {
                     let reason = child.exit_reason().map(|r| format!(" ({r})")).unwrap_or_default();
-                    format!("initialize failed: {err}{reason}")
+                    StartError::Initialize { detail: format!("{source}{reason}"), source: Box::new(source) }
                 })?;
                 (running, Some(child), None)
             }
             Endpoint::Http { url, headers } => {
                 crate::ensure_tls_provider();
-                let client =
-                    reqwest::Client::builder().build().map_err(|err| format!("cannot build an HTTP client: {err}"))?;
+                let client = reqwest::Client::builder().build().map_err(StartError::HttpClient)?;
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 for (name, value) in headers {
-                    let name =
-                        http::HeaderName::from_str(name).map_err(|err| format!("bad header name '{name}': {err}"))?;
-                    let value = http::HeaderValue::from_str(value).map_err(|err| format!("bad header value: {err}"))?;
+                    let name = http::HeaderName::from_str(name)
+                        .map_err(|source| StartError::HeaderName { name: name.clone(), source })?;
+                    let value = http::HeaderValue::from_str(value).map_err(StartError::HeaderValue)?;
                     config.custom_headers.insert(name, value);
                 }
                 // A session the server forgot is a lost connection, reconnected on the next
@@ -267,8 +315,9 @@ impl Connection {
                     TapClient::new(client, self.tap.clone(), lost.clone()),
                     config,
                 );
-                let running = side.serve(transport).await.map_err(|err| {
-                    format!("initialize failed: {}", lost.reason().unwrap_or_else(|| transport::in_words(&err)))
+                let running = side.serve(transport).await.map_err(|source| StartError::Initialize {
+                    detail: lost.reason().unwrap_or_else(|| transport::in_words(&source)),
+                    source: Box::new(source),
                 })?;
                 (running, None, Some(lost))
             }
@@ -279,7 +328,7 @@ impl Connection {
 
     /// Every tool, following cursors (at most 100 pages; a repeated cursor stops the listing;
     /// either is the listing's `cut`).
-    async fn list(&self, live: &Live) -> Result<Listing, String> {
+    async fn list(&self, live: &Live) -> Result<Listing, StartError> {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
@@ -287,7 +336,7 @@ impl Connection {
         for pages in 1.. {
             let mut params = PaginatedRequestParams::default();
             params.cursor = cursor.clone();
-            let page = live.peer.list_tools(Some(params)).await.map_err(|err| format!("tools/list failed: {err}"))?;
+            let page = live.peer.list_tools(Some(params)).await.map_err(StartError::List)?;
             tools.extend(page.tools);
             match page.next_cursor {
                 None => break,
@@ -346,7 +395,8 @@ impl Connection {
                         self.changed.store(true, Ordering::SeqCst);
                         Ok(live)
                     }
-                    Ok(Err(reason)) => {
+                    Ok(Err(err)) => {
+                        let reason = err.to_string();
                         *slot = self.record_failure(reason.clone());
                         Err(self.unavailable(&reason))
                     }

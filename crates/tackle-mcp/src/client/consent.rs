@@ -93,10 +93,25 @@ pub fn listed_trust(config: &Config, workspace: &Path, allow_project_flag: bool)
     (decision.trusted, decision.notices)
 }
 
+/// A server the workspace defines was refused for want of consent; the text is the one-line
+/// notice for the person.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "MCP server '{server}' from {origin} was not started: servers defined by the workspace need your consent. Allow \
+     them with --allow-project-mcp, TACKLE_ALLOW_PROJECT_MCP=1, or by trusting the workspace (--trust-workspace, or \
+     [mcp] trusted_workspaces in {}).",
+    tackle_policy::config::user_config_shown()
+)]
+pub struct NoConsent {
+    /// The server's name.
+    pub server: String,
+    /// Where it is defined (`.mcp.json`, `tackle.toml`).
+    pub origin: &'static str,
+}
+
 impl ConsentPolicy<'_> {
-    /// Whether `candidate` (defined by `workspace`) may start; `Err` carries the one-line
-    /// notice for the person.
-    pub fn decide(&self, candidate: &Candidate, workspace: &Path) -> Result<(), String> {
+    /// Whether `candidate` (defined by `workspace`) may start.
+    pub fn decide(&self, candidate: &Candidate, workspace: &Path) -> Result<(), NoConsent> {
         if !candidate.origin.is_workspace()
             || self.allow_project_flag
             || allowed_by_env()
@@ -122,14 +137,7 @@ impl ConsentPolicy<'_> {
             }
             return Ok(());
         }
-        Err(format!(
-            "MCP server '{}' from {} was not started: servers defined by the workspace need your consent. Allow them \
-             with --allow-project-mcp, TACKLE_ALLOW_PROJECT_MCP=1, or by trusting the workspace (--trust-workspace, \
-             or [mcp] trusted_workspaces in {}).",
-            candidate.name,
-            candidate.origin.label(),
-            tackle_policy::config::user_config_shown()
-        ))
+        Err(NoConsent { server: candidate.name.clone(), origin: candidate.origin.label() })
     }
 }
 
@@ -152,7 +160,7 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let refused = ConsentPolicy::default();
         assert!(refused.decide(&candidate(Origin::User, "x"), ws.path()).is_ok());
-        let notice = refused.decide(&candidate(Origin::McpJson, "x"), ws.path()).unwrap_err();
+        let notice = refused.decide(&candidate(Origin::McpJson, "x"), ws.path()).unwrap_err().to_string();
         assert_eq!(
             notice,
             format!(
@@ -163,7 +171,11 @@ mod tests {
             )
         );
         assert!(
-            refused.decide(&candidate(Origin::WorkspaceToml, "x"), ws.path()).unwrap_err().contains("from tackle.toml")
+            refused
+                .decide(&candidate(Origin::WorkspaceToml, "x"), ws.path())
+                .unwrap_err()
+                .to_string()
+                .contains("from tackle.toml")
         );
         let flag = ConsentPolicy { allow_project_flag: true, ..ConsentPolicy::default() };
         assert!(flag.decide(&candidate(Origin::McpJson, "x"), ws.path()).is_ok());

@@ -63,7 +63,7 @@ pub fn servers(
             candidates.iter().find(|candidate| match consent.decide(candidate, workspace) {
                 Ok(()) => true,
                 Err(notice) => {
-                    notices.push(notice);
+                    notices.push(notice.to_string());
                     false
                 }
             });
@@ -178,7 +178,7 @@ impl McpHub {
                 Err(reason) => {
                     notices.push(format!("MCP server '{}' was left out: {reason}", connection.name()));
                     connection.shutdown().await;
-                    left_out.push((connection.name().to_owned(), reason.clone()));
+                    left_out.push((connection.name().to_owned(), reason.to_string()));
                 }
             }
         }

@@ -71,10 +71,14 @@ pub struct OpenedStream {
     pub exit: watch::Receiver<Option<String>>,
 }
 
-/// Opens a stream to a server (again after a crash); the error is in words for the person.
+/// Why a stream could not be opened: the opener's own error, whose text is in words for the
+/// person (the connection shows it as is).
+pub type OpenError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Opens a stream to a server (again after a crash).
 #[derive(Clone)]
 pub struct StreamOpener(
-    pub Arc<dyn Fn() -> tackle_core::BoxFuture<'static, Result<OpenedStream, String>> + Send + Sync>,
+    pub Arc<dyn Fn() -> tackle_core::BoxFuture<'static, Result<OpenedStream, OpenError>> + Send + Sync>,
 );
 
 impl std::fmt::Debug for StreamOpener {

@@ -58,18 +58,31 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// The hosts of the browser origins allowed to reach the server (any port, http or https).
 const LOOPBACK_ORIGIN_HOSTS: &[&str] = &["127.0.0.1", "localhost", "[::1]"];
 
+/// An `--http ADDR` that is refused; the text says why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpAddressError {
+    /// Not an address with a port.
+    #[error("--http takes a loopback address such as 127.0.0.1:PORT (port 0 picks one), not '{0}'")]
+    Malformed(String),
+    /// An address of another machine, or of every interface.
+    #[error(
+        "--http takes a loopback address such as 127.0.0.1:PORT (port 0 picks one), not '{0}'; serving beyond this \
+         machine is not supported"
+    )]
+    NotLoopback(String),
+}
+
 /// Parses `--http ADDR`: a loopback address with a port (`127.0.0.1:PORT`, `[::1]:PORT`,
-/// `localhost:PORT`). Anything else is refused with a message saying why.
-pub fn check_loopback(addr: &str) -> Result<SocketAddr, String> {
-    let usage = || format!("--http takes a loopback address such as 127.0.0.1:PORT (port 0 picks one), not '{addr}'");
+/// `localhost:PORT`). Anything else is refused.
+pub fn check_loopback(addr: &str) -> Result<SocketAddr, HttpAddressError> {
     let parsed = match addr.strip_prefix("localhost:") {
         Some(port) => port.parse::<u16>().map(|port| SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)).ok(),
         None => addr.parse::<SocketAddr>().ok(),
     };
     match parsed {
         Some(socket) if socket.ip().is_loopback() => Ok(socket),
-        Some(_) => Err(format!("{}; serving beyond this machine is not supported", usage())),
-        None => Err(usage()),
+        Some(_) => Err(HttpAddressError::NotLoopback(addr.to_owned())),
+        None => Err(HttpAddressError::Malformed(addr.to_owned())),
     }
 }
 
@@ -251,7 +264,7 @@ impl Guard {
                     Ok(slot) => Sessions::admitted(slot, next.run(request)).await,
                     Err(busy) => json_response(
                         StatusCode::SERVICE_UNAVAILABLE,
-                        &gate::error_response(&id, gate::code::SERVER_BUSY, &busy),
+                        &gate::error_response(&id, gate::code::SERVER_BUSY, &busy.to_string()),
                     ),
                 }
             }
@@ -355,7 +368,13 @@ mod tests {
         for bad in ["0.0.0.0:80", "192.168.1.2:80", "example.com:80", "127.0.0.1", "localhost", ""] {
             assert!(check_loopback(bad).is_err(), "{bad}");
         }
-        assert!(check_loopback("0.0.0.0:80").unwrap_err().contains("beyond this machine"));
+        assert_eq!(
+            check_loopback("0.0.0.0:80").unwrap_err().to_string(),
+            "--http takes a loopback address such as 127.0.0.1:PORT (port 0 picks one), not '0.0.0.0:80'; serving \
+             beyond this machine is not supported"
+        );
+        assert_eq!(check_loopback("localhost").unwrap_err(), HttpAddressError::Malformed("localhost".to_owned()));
+        assert_eq!(check_loopback("[::]:80").unwrap_err(), HttpAddressError::NotLoopback("[::]:80".to_owned()));
     }
 
     #[test]

@@ -22,7 +22,7 @@ mod stdio;
 
 pub use auth::AuthToken;
 pub use handler::SUPPORTED_VERSIONS;
-pub use http::{HttpServer, check_loopback};
+pub use http::{HttpAddressError, HttpServer, check_loopback};
 pub use progress::Limiter as ProgressLimiter;
 pub use result::call_result_json;
 pub use stdio::LineTransport;
@@ -39,8 +39,12 @@ use self::handler::Handler;
 use self::intake::{InFlight, Intake};
 use self::live::{LiveSession, Tracker};
 
-/// Makes a fresh tool session; the error is shown to the client.
-pub type MakeSession = Arc<dyn Fn() -> Result<ToolSession, String> + Send + Sync>;
+/// Why a fresh tool session could not be made: the maker's own error, whose text is shown to
+/// the client.
+pub type SessionError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Makes a fresh tool session.
+pub type MakeSession = Arc<dyn Fn() -> Result<ToolSession, SessionError> + Send + Sync>;
 
 /// The default idle timeout of an HTTP session (`[mcp.serve] idle_timeout_s`).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -81,7 +85,7 @@ impl Default for ServerOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error("cannot open a tool session: {0}")]
-    Session(String),
+    Session(#[source] SessionError),
     #[error("the MCP session ended before it was initialized: {0}")]
     Handshake(String),
     #[error("{0}")]

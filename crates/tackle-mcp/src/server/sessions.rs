@@ -43,6 +43,17 @@ struct Entry {
     _slot: Slot,
 }
 
+/// Every session slot is taken and no session is idle; the text answers `initialize`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Server busy: all {max} sessions are in use and none is idle. End a session (HTTP DELETE) or try again later; \
+     `tackle mcp serve --max-sessions N` allows more."
+)]
+pub struct Busy {
+    /// The most sessions alive at once.
+    pub max: usize,
+}
+
 /// Room for one more session, reserved by [`Sessions::admit`] for an `initialize`.
 pub struct Slot(#[allow(dead_code)] OwnedSemaphorePermit);
 
@@ -56,8 +67,8 @@ tokio::task_local! {
 pub enum SessionsError {
     #[error(transparent)]
     Local(#[from] LocalSessionManagerError),
-    #[error("{0}")]
-    Full(String),
+    #[error(transparent)]
+    Full(#[from] Busy),
     #[error("Session not found: {0}")]
     NotFound(SessionId),
 }
@@ -83,7 +94,7 @@ impl Sessions {
 
     /// Room for one more session: a free slot, or the slot of the session idle the longest,
     /// which ends. Without either, the message to answer `initialize` with.
-    pub async fn admit(&self) -> Result<Slot, String> {
+    pub async fn admit(&self) -> Result<Slot, Busy> {
         let (slot, evicted) = {
             let mut table = self.lock();
             match Arc::clone(&self.slots).try_acquire_owned() {
@@ -107,12 +118,8 @@ impl Sessions {
         Ok(Slot(slot))
     }
 
-    fn full(&self) -> String {
-        format!(
-            "Server busy: all {} sessions are in use and none is idle. End a session (HTTP DELETE) or try again \
-             later; `tackle mcp serve --max-sessions N` allows more.",
-            self.max
-        )
+    fn full(&self) -> Busy {
+        Busy { max: self.max }
     }
 
     /// Serves `serve` (the request that opens a session) with `slot` for its session.
@@ -168,7 +175,7 @@ impl SessionManager for Sessions {
         let handed = ADMITTED.try_with(|slot| slot.borrow_mut().take()).ok().flatten();
         let slot = match handed {
             Some(slot) => slot,
-            None => self.admit().await.map_err(SessionsError::Full)?,
+            None => self.admit().await?,
         };
         let id = hex_session_id();
         let (handle, worker) = create_local_session(id.clone(), self.inner.session_config.clone());

@@ -154,7 +154,8 @@ fn event_entries(event: &str, value: &Json, file: &str) -> Result<Vec<HookEntry>
             Some(Json::String(m)) => m.clone(),
             Some(other) => return Err(error(file, format!("{at}.matcher must be a string, not {other}"))),
         };
-        let regex = compile_matcher(&matcher).map_err(|why| error(file, format!("{at}.matcher '{matcher}': {why}")))?;
+        let regex = compile_matcher(&matcher)
+            .map_err(|err| error(file, format!("{at}.matcher '{matcher}': not a valid regex: {err}")))?;
         let commands: Vec<&serde_json::Map<String, Json>> = match group.get("hooks") {
             Some(Json::Array(list)) => list
                 .iter()
@@ -204,9 +205,9 @@ fn event_entries(event: &str, value: &Json, file: &str) -> Result<Vec<HookEntry>
 }
 
 /// `""` and `"*"` match everything; anything else is an anchored regex.
-fn compile_matcher(matcher: &str) -> Result<Option<Regex>, String> {
+fn compile_matcher(matcher: &str) -> Result<Option<Regex>, regex::Error> {
     if matcher.is_empty() || matcher == "*" {
         return Ok(None);
     }
-    Regex::new(&format!("^(?:{matcher})$")).map(Some).map_err(|err| format!("not a valid regex: {err}"))
+    Regex::new(&format!("^(?:{matcher})$")).map(Some)
 }

@@ -28,6 +28,29 @@ pub struct RuleError {
     pub why: String,
 }
 
+/// What is wrong with a rule's specifier (the part inside the parentheses).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PatternError {
+    /// `:*` before the end of a command pattern.
+    #[error("':*' is allowed only at the end")]
+    PrefixNotAtEnd,
+    /// `:*` alone.
+    #[error("a prefix rule needs a command before ':*'")]
+    EmptyPrefix,
+    /// `~/p` without a known home directory.
+    #[error("'~/' needs a home directory, and none is known")]
+    NoHome,
+    /// Nothing left of the path pattern.
+    #[error("the path pattern is empty")]
+    EmptyPath,
+    /// The pattern is not a glob.
+    #[error("the path pattern is not a valid glob: {}", .0.kind())]
+    Glob(#[source] globset::Error),
+    /// The globs do not build into a set.
+    #[error("the path pattern is not a valid glob: {0}")]
+    GlobSet(#[source] globset::Error),
+}
+
 /// The tools a rule names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolClass {
@@ -126,9 +149,11 @@ impl Rule {
             (Some(_), ToolClass::McpServer(_)) => {
                 return Err(error("an MCP server rule takes no parentheses; name the tool: mcp__SERVER__TOOL"));
             }
-            (Some(inner), ToolClass::Shell) => Specifier::Command(command_pattern(inner).map_err(|why| error(&why))?),
+            (Some(inner), ToolClass::Shell) => {
+                Specifier::Command(command_pattern(inner).map_err(|why| error(&why.to_string()))?)
+            }
             (Some(inner), ToolClass::Read | ToolClass::Edit) => {
-                Specifier::Path(Arc::new(path_pattern(inner, base).map_err(|why| error(&why))?))
+                Specifier::Path(Arc::new(path_pattern(inner, base).map_err(|why| error(&why.to_string()))?))
             }
             (Some(inner), ToolClass::Named(_)) => Specifier::Value(inner.to_owned()),
         };
@@ -136,19 +161,19 @@ impl Rule {
     }
 }
 
-fn command_pattern(inner: &str) -> Result<CommandPattern, String> {
+fn command_pattern(inner: &str) -> Result<CommandPattern, PatternError> {
     let collapsed = inner.split_whitespace().collect::<Vec<_>>().join(" ");
     if let Some(prefix) = collapsed.strip_suffix(":*") {
         if prefix.contains(":*") {
-            return Err("':*' is allowed only at the end".to_owned());
+            return Err(PatternError::PrefixNotAtEnd);
         }
         if prefix.trim().is_empty() {
-            return Err("a prefix rule needs a command before ':*'".to_owned());
+            return Err(PatternError::EmptyPrefix);
         }
         return Ok(CommandPattern::Prefix(prefix.trim_end().to_owned()));
     }
     if collapsed.contains(":*") {
-        return Err("':*' is allowed only at the end".to_owned());
+        return Err(PatternError::PrefixNotAtEnd);
     }
     Ok(if collapsed.contains('*') { CommandPattern::Wildcard(collapsed) } else { CommandPattern::Exact(collapsed) })
 }
@@ -213,11 +238,11 @@ pub fn first_word(text: &str) -> &str {
 /// A gitignore-style path pattern as absolute globs: `//abs`, `~/p`, `/p` (from the rule's
 /// file), `p` or `./p` (from the workspace); a pattern without a `/` matches at any depth,
 /// and a pattern that names a directory covers everything below it.
-fn path_pattern(inner: &str, base: &RuleBase) -> Result<GlobSet, String> {
+fn path_pattern(inner: &str, base: &RuleBase) -> Result<GlobSet, PatternError> {
     let (root, pattern) = if let Some(abs) = inner.strip_prefix("//") {
         (PathBuf::from("/"), abs.to_owned())
     } else if let Some(home) = inner.strip_prefix("~/") {
-        let Some(dir) = &base.home else { return Err("'~/' needs a home directory, and none is known".to_owned()) };
+        let Some(dir) = &base.home else { return Err(PatternError::NoHome) };
         (dir.clone(), home.to_owned())
     } else if let Some(rel) = inner.strip_prefix('/') {
         (base.rule_dir.clone(), rel.to_owned())
@@ -232,7 +257,7 @@ fn path_pattern(inner: &str, base: &RuleBase) -> Result<GlobSet, String> {
     };
     let pattern = pattern.trim_end_matches('/');
     if pattern.is_empty() {
-        return Err("the path pattern is empty".to_owned());
+        return Err(PatternError::EmptyPath);
     }
     let root = escape_glob(&root.to_string_lossy());
     let full = format!("{}/{pattern}", root.trim_end_matches('/'));
@@ -242,10 +267,10 @@ fn path_pattern(inner: &str, base: &RuleBase) -> Result<GlobSet, String> {
             .literal_separator(true)
             .backslash_escape(true)
             .build()
-            .map_err(|err| format!("the path pattern is not a valid glob: {}", err.kind()))?;
+            .map_err(PatternError::Glob)?;
         set.add(glob);
     }
-    set.build().map_err(|err| format!("the path pattern is not a valid glob: {err}"))
+    set.build().map_err(PatternError::GlobSet)
 }
 
 /// `text` with glob metacharacters made literal.
@@ -310,6 +335,23 @@ mod tests {
         assert_eq!(pattern("git * main").program(), Some("git"));
         assert_eq!(pattern("npm run test:*").program(), Some("npm"));
         assert_eq!(pattern("gi*").program(), None);
+    }
+
+    #[test]
+    fn a_bad_specifier_is_named_in_the_rule_error() {
+        let why = |rule: &str, base: &RuleBase| Rule::parse(rule, base).unwrap_err().why;
+        assert_eq!(why("Bash(a:*b)", &base()), "':*' is allowed only at the end");
+        assert_eq!(why("Bash(a:* b:*)", &base()), "':*' is allowed only at the end");
+        assert_eq!(why("Bash( :*)", &base()), "a prefix rule needs a command before ':*'");
+        assert_eq!(why("Read(./)", &base()), "the path pattern is empty");
+        let homeless = RuleBase { home: None, ..base() };
+        assert_eq!(why("Read(~/x)", &homeless), "'~/' needs a home directory, and none is known");
+        assert!(matches!(path_pattern("a[", &base()), Err(PatternError::Glob(_))));
+        assert!(
+            why("Edit(a[)", &base()).starts_with("the path pattern is not a valid glob: "),
+            "{}",
+            why("Edit(a[)", &base())
+        );
     }
 
     #[test]

@@ -110,7 +110,7 @@ pub fn load(config: &Config, workspace: &Path, flags: &RuleFlags) -> Result<Load
 
     if let Some(store) = ProjectRules::in_user_config() {
         let file = store.path.display().to_string();
-        for text in store.rules(workspace).map_err(|why| SourceError { file: file.clone(), why })? {
+        for text in store.rules(workspace).map_err(|err| SourceError { file: file.clone(), why: err.to_string() })? {
             add(&loaded.book, RuleKind::Allow, &text, &base(workspace), &format!("project rules ({file})"))?;
         }
     }
@@ -306,6 +306,31 @@ fn add(book: &RuleBook, kind: RuleKind, text: &str, base: &RuleBase, source: &st
     Ok(())
 }
 
+/// Why the "always for this project" store cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectRulesError {
+    /// The file cannot be read.
+    #[error("cannot read it: {0}")]
+    Read(#[source] std::io::Error),
+    /// The file is not TOML.
+    #[error("not valid TOML: {0}")]
+    NotToml(#[source] toml::de::Error),
+    /// A workspace's entry has no `allow` list.
+    #[error("[\"{workspace}\"] needs allow = [rules]")]
+    NoAllowList {
+        /// The entry's key, the workspace path.
+        workspace: String,
+    },
+    /// A workspace's `allow` list holds something else than a string.
+    #[error("[\"{workspace}\"] allow holds {value}, which is not a rule string")]
+    NotARule {
+        /// The entry's key, the workspace path.
+        workspace: String,
+        /// What it holds.
+        value: toml::Value,
+    },
+}
+
 /// The "always for this project" rules, kept in the user config dir and keyed by the
 /// workspace path: a command in the workspace cannot write them.
 #[derive(Debug, Clone)]
@@ -320,29 +345,29 @@ impl ProjectRules {
         user_config_dir().map(|dir| ProjectRules { path: dir.join(PROJECT_RULES_FILE) })
     }
 
-    fn read(&self) -> Result<Table, String> {
+    fn read(&self) -> Result<Table, ProjectRulesError> {
         match std::fs::read_to_string(&self.path) {
-            Ok(text) => text.parse::<Table>().map_err(|err| format!("not valid TOML: {err}")),
+            Ok(text) => text.parse::<Table>().map_err(ProjectRulesError::NotToml),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Table::new()),
-            Err(err) => Err(format!("cannot read it: {err}")),
+            Err(err) => Err(ProjectRulesError::Read(err)),
         }
     }
 
     /// The allow rules saved for `workspace`.
-    pub fn rules(&self, workspace: &Path) -> Result<Vec<String>, String> {
+    pub fn rules(&self, workspace: &Path) -> Result<Vec<String>, ProjectRulesError> {
         let table = self.read()?;
         let key = workspace.display().to_string();
         let Some(entry) = table.get(&key) else { return Ok(Vec::new()) };
         let allow = entry
             .get("allow")
             .and_then(toml::Value::as_array)
-            .ok_or_else(|| format!("[\"{key}\"] needs allow = [rules]"))?;
+            .ok_or_else(|| ProjectRulesError::NoAllowList { workspace: key.clone() })?;
         allow
             .iter()
             .map(|v| {
                 v.as_str()
                     .map(str::to_owned)
-                    .ok_or_else(|| format!("[\"{key}\"] allow holds {v}, which is not a rule string"))
+                    .ok_or_else(|| ProjectRulesError::NotARule { workspace: key.clone(), value: v.clone() })
             })
             .collect()
     }
@@ -368,5 +393,27 @@ impl ProjectRules {
         let temp = self.path.with_extension("toml.tmp");
         std::fs::write(&temp, text)?;
         std::fs::rename(&temp, &self.path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_project_store_says_which_entry_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ProjectRules { path: dir.path().join("rules.toml") };
+        assert_eq!(store.rules(Path::new("/ws")).unwrap(), Vec::<String>::new(), "no file, no rules");
+        std::fs::write(&store.path, "[\"/ws\"]\nallow = [\"Bash(ls)\", 3]\n[\"/other\"]\ndeny = []\n").unwrap();
+        let err = store.rules(Path::new("/ws")).unwrap_err();
+        assert!(matches!(&err, ProjectRulesError::NotARule { workspace, .. } if workspace == "/ws"), "{err:?}");
+        assert_eq!(err.to_string(), "[\"/ws\"] allow holds 3, which is not a rule string");
+        assert_eq!(store.rules(Path::new("/other")).unwrap_err().to_string(), "[\"/other\"] needs allow = [rules]");
+        std::fs::write(&store.path, "allow = [").unwrap();
+        let err = store.rules(Path::new("/ws")).unwrap_err();
+        assert!(matches!(err, ProjectRulesError::NotToml(_)) && err.to_string().starts_with("not valid TOML: "));
+        let err = store.save(Path::new("/ws"), "Bash(ls)").unwrap_err();
+        assert!(err.to_string().starts_with("not valid TOML: "), "{err}");
     }
 }

@@ -6,6 +6,29 @@
 //! know what an unknown option does, so an error means "not read-only" (or, for a wrapper,
 //! "unanalyzable").
 
+/// A command line the table cannot read; the analysis cannot know what it does.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    /// `--word` is a prefix of more than one long option.
+    #[error("the option `--{0}` is ambiguous")]
+    Ambiguous(String),
+    /// `--word` is no long option's prefix.
+    #[error("the option `--{0}` is not known")]
+    UnknownLong(String),
+    /// `--name=value` for an option without an argument.
+    #[error("the option `--{0}` takes no argument")]
+    TakesNoArgument(&'static str),
+    /// `--name` last, without its argument.
+    #[error("`--{0}` needs an argument")]
+    LongNeedsArgument(&'static str),
+    /// `-x` is not in the table.
+    #[error("the option `-{0}` is not known")]
+    UnknownShort(char),
+    /// `-x` last, without its argument.
+    #[error("`-{0}` needs an argument")]
+    ShortNeedsArgument(char),
+}
+
 /// The options of one program.
 #[derive(Debug, Clone, Copy)]
 pub struct OptionTable {
@@ -65,7 +88,7 @@ impl OptionTable {
     }
 
     /// Resolves `--word` (without the dashes) to one long option.
-    fn resolve_long(&self, word: &str) -> Result<(&'static str, Takes), String> {
+    fn resolve_long(&self, word: &str) -> Result<(&'static str, Takes), OptionError> {
         let split = |entry: &'static str| -> (&'static str, Takes) {
             if let Some(name) = entry.strip_suffix('=') {
                 (name, Takes::Required)
@@ -81,13 +104,13 @@ impl OptionTable {
         let mut found = self.long.iter().map(|e| split(e)).filter(|(name, _)| name.starts_with(word));
         match (found.next(), found.next()) {
             (Some(one), None) if !word.is_empty() => Ok(one),
-            (Some(_), Some(_)) => Err(format!("the option `--{word}` is ambiguous")),
-            _ => Err(format!("the option `--{word}` is not known")),
+            (Some(_), Some(_)) => Err(OptionError::Ambiguous(word.to_owned())),
+            _ => Err(OptionError::UnknownLong(word.to_owned())),
         }
     }
 
     /// Reads `args` (the words after the program name).
-    pub fn read(&self, args: &[String]) -> Result<Read, String> {
+    pub fn read(&self, args: &[String]) -> Result<Read, OptionError> {
         let mut out = Read::default();
         let mut at = 0;
         while at < args.len() {
@@ -108,9 +131,9 @@ impl OptionTable {
                 };
                 let (name, takes) = self.resolve_long(word)?;
                 let value = match (takes, glued) {
-                    (Takes::Nothing, Some(_)) => return Err(format!("the option `--{name}` takes no argument")),
+                    (Takes::Nothing, Some(_)) => return Err(OptionError::TakesNoArgument(name)),
                     (Takes::Required, None) => {
-                        let value = args.get(at).cloned().ok_or_else(|| format!("`--{name}` needs an argument"))?;
+                        let value = args.get(at).cloned().ok_or(OptionError::LongNeedsArgument(name))?;
                         at += 1;
                         Some(value)
                     }
@@ -120,8 +143,7 @@ impl OptionTable {
             } else if arg.len() > 1 && arg.starts_with('-') {
                 let letters = &arg[1..];
                 for (offset, letter) in letters.char_indices() {
-                    let takes =
-                        self.short_takes(letter).ok_or_else(|| format!("the option `-{letter}` is not known"))?;
+                    let takes = self.short_takes(letter).ok_or(OptionError::UnknownShort(letter))?;
                     let glued = &letters[offset + letter.len_utf8()..];
                     match takes {
                         Takes::Nothing => out.items.push(Item::Option { name: format!("-{letter}"), value: None }),
@@ -132,8 +154,7 @@ impl OptionTable {
                         }
                         Takes::Required => {
                             let value = if glued.is_empty() {
-                                let value =
-                                    args.get(at).cloned().ok_or_else(|| format!("`-{letter}` needs an argument"))?;
+                                let value = args.get(at).cloned().ok_or(OptionError::ShortNeedsArgument(letter))?;
                                 at += 1;
                                 value
                             } else {
@@ -166,7 +187,7 @@ mod tests {
         stop_at_operand: false,
     };
 
-    fn read(table: &OptionTable, line: &str) -> Result<Vec<Item>, String> {
+    fn read(table: &OptionTable, line: &str) -> Result<Vec<Item>, OptionError> {
         let args: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
         table.read(&args).map(|r| r.items)
     }
@@ -184,8 +205,9 @@ mod tests {
         assert_eq!(read(&SED, "-ne1p").unwrap(), vec![option("-n", None), option("-e", Some("1p"))]);
         assert_eq!(read(&SED, "-i.bak x").unwrap(), vec![option("-i", Some(".bak")), Item::Operand("x".into())]);
         assert_eq!(read(&SED, "-i x").unwrap(), vec![option("-i", None), Item::Operand("x".into())]);
-        assert!(read(&SED, "-nq").is_err());
-        assert!(read(&SED, "-e").is_err());
+        assert_eq!(read(&SED, "-nq"), Err(OptionError::UnknownShort('q')));
+        assert_eq!(read(&SED, "-e"), Err(OptionError::ShortNeedsArgument('e')));
+        assert_eq!(read(&SED, "-e").unwrap_err().to_string(), "`-e` needs an argument");
     }
 
     #[test]
@@ -194,9 +216,12 @@ mod tests {
         assert_eq!(read(&SED, "--exp 1e").unwrap(), vec![option("--expression", Some("1e"))]);
         assert_eq!(read(&SED, "--i").unwrap(), vec![option("--in-place", None)]);
         assert_eq!(read(&SED, "--quiet").unwrap(), vec![option("--quiet", None)]);
-        assert!(read(&SED, "--s").is_err(), "ambiguous");
-        assert!(read(&SED, "--sandboxx").is_err(), "unknown");
-        assert!(read(&SED, "--quiet=1").is_err());
+        assert_eq!(read(&SED, "--s"), Err(OptionError::Ambiguous("s".into())));
+        assert_eq!(read(&SED, "--s").unwrap_err().to_string(), "the option `--s` is ambiguous");
+        assert_eq!(read(&SED, "--sandboxx"), Err(OptionError::UnknownLong("sandboxx".into())));
+        assert_eq!(read(&SED, "--quiet=1"), Err(OptionError::TakesNoArgument("quiet")));
+        assert_eq!(read(&SED, "--quiet=1").unwrap_err().to_string(), "the option `--quiet` takes no argument");
+        assert_eq!(read(&SED, "--exp"), Err(OptionError::LongNeedsArgument("expression")));
         assert_eq!(read(&SED, "-- -i").unwrap(), vec![Item::Operand("-i".into())]);
     }
 

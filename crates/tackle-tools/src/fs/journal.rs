@@ -277,7 +277,7 @@ fn find(ctx: &ToolContext, entry: &Entry) -> Found {
         Err(err) => return conflict(err.to_string()),
     };
     let state = match hash_of(&dir, name) {
-        Err(reason) => State::Conflict(reason),
+        Err(err) => State::Conflict(err.to_string()),
         Ok(current) if current == entry.after => State::Done,
         Ok(current) if current != entry.before => State::Conflict("changed since".to_owned()),
         Ok(_) => match &temp {
@@ -291,21 +291,34 @@ fn find(ctx: &ToolContext, entry: &Entry) -> Found {
     Found { at: Some((dir, name.to_owned())), temp, state }
 }
 
+/// Why a journaled file's content cannot be hashed; the text is the conflict's reason.
+#[derive(Debug, thiserror::Error)]
+enum HashError {
+    #[error("{0}")]
+    Open(#[source] rustix::io::Errno),
+    #[error("{0}")]
+    Read(#[source] std::io::Error),
+    #[error("not a regular file")]
+    NotAFile,
+    #[error("larger than any file apply_patch writes")]
+    TooLarge,
+}
+
 /// The content hash of the regular file `name` in `dir` (`None`: absent), never following a
 /// link and never blocking.
-fn hash_of(dir: &OwnedFd, name: &OsStr) -> Result<Option<u64>, String> {
+fn hash_of(dir: &OwnedFd, name: &OsStr) -> Result<Option<u64>, HashError> {
     let fd = match rustix::fs::openat(dir, name, READ | OFlags::NOFOLLOW, Mode::empty()) {
         Ok(fd) => fd,
         Err(rustix::io::Errno::NOENT) => return Ok(None),
-        Err(errno) => return Err(errno.to_string()),
+        Err(errno) => return Err(HashError::Open(errno)),
     };
     let mut file = File::from(fd);
-    let meta = file.metadata().map_err(|err| err.to_string())?;
+    let meta = file.metadata().map_err(HashError::Read)?;
     if !meta.is_file() {
-        return Err("not a regular file".to_owned());
+        return Err(HashError::NotAFile);
     }
     if meta.len() > MAX_EDIT_BYTES {
-        return Err("larger than any file apply_patch writes".to_owned());
+        return Err(HashError::TooLarge);
     }
     let mut hasher = StreamHasher::default();
     let mut buf = vec![0u8; 64 * 1024];
@@ -314,7 +327,7 @@ fn hash_of(dir: &OwnedFd, name: &OsStr) -> Result<Option<u64>, String> {
             Ok(0) => return Ok(Some(hasher.finish())),
             Ok(n) => hasher.update(&buf[..n]),
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(err) => return Err(err.to_string()),
+            Err(err) => return Err(HashError::Read(err)),
         }
     }
 }

@@ -48,6 +48,7 @@ struct Vfs<'p> {
 }
 
 impl Vfs<'_> {
+    // A string: part of the model-facing failure message `apply_op` composes.
     fn slot(&mut self, raw: &str) -> Result<&mut Slot, String> {
         let target = self.targets.get(raw).ok_or_else(|| format!("{raw}: internal error (path not resolved)"))?;
         let key = target.path.clone();
@@ -168,6 +169,8 @@ fn resolve_paths<'p>(files: &Files<'_>, patch: &'p ParsedPatch) -> Result<HashMa
     Ok(targets)
 }
 
+// A string: the reason is the model's feedback as is, after "apply_patch failed" (ToolError::Failed);
+// no caller branches on it.
 fn apply_op(vfs: &mut Vfs<'_>, op: &FileOp, summary: &mut Summary) -> Result<(), String> {
     match op {
         FileOp::Add { path, lines } => {
@@ -257,6 +260,7 @@ fn split(text: &str) -> Vec<Line<'_>> {
 /// The new content of a file after its hunks. Lines the patch does not change keep their
 /// exact text and ending (a context line matched loosely stays as the file has it); added
 /// lines take the file's dominant ending; the file ends with a line break.
+// A string: part of the model-facing failure message `apply_op` composes.
 fn update(text: &str, hunks: &[Hunk]) -> Result<String, String> {
     let ending = dominant_ending(text).as_str();
     let lines = split(text);

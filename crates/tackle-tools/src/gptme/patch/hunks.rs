@@ -29,6 +29,8 @@ pub(crate) struct Hunk {
 }
 
 /// The hunks of a patch block, or the message for a malformed one.
+// A string: the message is the model's feedback as is (ToolError::InvalidInput); no caller
+// branches on it.
 pub(crate) fn parse(patch: &str) -> Result<Vec<Hunk>, String> {
     let text = patch.replace("\r\n", "\n");
     let lines: Vec<&str> = text.split('\n').collect();
@@ -67,6 +69,8 @@ pub(crate) fn parse(patch: &str) -> Result<Vec<Hunk>, String> {
 
 /// `text` with every hunk applied in order, or the message for the first that fails.
 /// `shown` is the path as the model wrote it.
+// A string: the message is the model's feedback as is (ToolError::Failed), composed with the
+// hunk's label and the closest text found; no caller branches on it.
 pub(crate) fn apply(text: &str, hunks: &[Hunk], shown: &str) -> Result<String, String> {
     let n = hunks.len();
     let mut content = text.to_owned();
@@ -119,6 +123,7 @@ fn split_placeholders(side: &str) -> Vec<String> {
 }
 
 /// `content` with the one occurrence of `original` replaced by `updated`.
+// A string: part of `apply`'s model-facing message.
 fn replace_one(content: &str, original: &str, updated: &str, label: &str, shown: &str) -> Result<String, String> {
     let crlf = dominant_ending(content) == LineEnding::CrLf;
     let in_ending = |text: &str| if crlf { lf_to_crlf(text).into_owned() } else { text.to_owned() };
