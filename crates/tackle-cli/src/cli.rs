@@ -183,6 +183,10 @@ pub struct PermissionsListArgs {
 pub enum McpCommand {
     /// Serve the tools over MCP: stdio by default, streamable HTTP with --http.
     Serve(ServeArgs),
+    /// Sign in to an HTTP MCP server with OAuth and keep its tokens in the user config dir.
+    Login(crate::commands::mcp_login::SignInArgs),
+    /// Forget the stored sign-in of an HTTP MCP server.
+    Logout(crate::commands::mcp_login::SignInArgs),
 }
 
 #[derive(Debug, Args)]
