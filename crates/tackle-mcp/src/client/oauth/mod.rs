@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use http::{HeaderName, HeaderValue};
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, OAuthClientConfig,
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession, OAuthClientConfig,
     WWWAuthenticateParams,
 };
 use rmcp::transport::streamable_http_client::{SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse};
@@ -92,6 +92,10 @@ impl SignIn {
     /// secret, for refreshes), or empty when there are no tokens.
     pub async fn session_manager(&self) -> Result<AuthorizationManager, String> {
         let mut manager = self.manager().await?;
+        if self.store.read().ok().flatten().is_some_and(|c| c.token_response.is_some()) {
+            let metadata = self.discover(&manager, None).await?;
+            manager.set_metadata(metadata);
+        }
         let stored = manager.initialize_from_store().await.map_err(|err| format!("cannot use the stored sign-in: {err}"))?;
         if stored
             && let (Some(id), Some(secret)) = (&self.settings.client_id, &self.settings.client_secret)
@@ -112,13 +116,9 @@ impl SignIn {
             Some(challenge) => Some(challenge),
             None => probe(&self.url).await?,
         };
-        let manager = self.manager().await?;
-        let resolution = manager
-            .resolve_metadata_from_challenge(challenge.as_deref())
-            .await
-            .map_err(|err| format!("cannot discover how to sign in: {err}"))?;
-        let mut manager = manager;
-        manager.set_metadata(resolution.metadata);
+        let mut manager = self.manager().await?;
+        let metadata = self.discover(&manager, challenge.as_deref()).await?;
+        manager.set_metadata(metadata);
         let callback = Callback::bind(self.settings.callback_port.unwrap_or(0)).await?;
         let mut request = AuthorizationRequest::new(callback.redirect_uri()).with_client_name(CLIENT_NAME);
         if let Some(id) = &self.settings.client_id {
@@ -144,6 +144,22 @@ impl SignIn {
         let redirect = callback.wait(&state, SIGN_IN_WINDOW).await?;
         session.handle_callback_url(&redirect.url).await.map_err(|err| format!("the sign-in failed: {err}"))?;
         Ok(session.auth_manager)
+    }
+
+    /// The authorization server's metadata, by rmcp's discovery; see [`legacy_metadata`] for
+    /// the one case where Tackle accepts what rmcp refuses.
+    async fn discover(&self, manager: &AuthorizationManager, challenge: Option<&str>) -> Result<AuthorizationMetadata, String> {
+        match manager.resolve_metadata_from_challenge(challenge).await {
+            Ok(resolution) => Ok(resolution.metadata),
+            Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }) => {
+                legacy_metadata(&self.url, &expected_issuer, &received_issuer).await.map_err(|why| {
+                    format!(
+                        "cannot discover how to sign in: the authorization server says it is {received_issuer}, not {expected_issuer} ({why})"
+                    )
+                })
+            }
+            Err(err) => Err(format!("cannot discover how to sign in: {err}")),
+        }
     }
 
     /// The scopes to ask for: the configured ones; at a step-up, what was granted plus what
@@ -180,6 +196,41 @@ impl SignIn {
         }
         self.authorize(Some(challenge), step_up).await
     }
+}
+
+/// The 2025-03-26 back-compatibility path where the conformance suite and a strict RFC 8414
+/// issuer check disagree: a server without protected-resource metadata whose own origin
+/// serves `/.well-known/oauth-authorization-server` with an `issuer` of that origin plus a
+/// path (`https://mcp.example/oauth`). RFC 8414 would ask for the metadata at
+/// `/.well-known/oauth-authorization-server/oauth`; the 2025-03-26 spec looked only at the
+/// root. Tackle accepts the root document, on that path only: the expected issuer is the
+/// server's own origin (no protected-resource metadata named another), and the issuer and
+/// every endpoint of the document are on that same origin, so nothing leaves the origin the
+/// person configured.
+async fn legacy_metadata(url: &str, expected: &str, received: &str) -> Result<AuthorizationMetadata, String> {
+    let server = reqwest::Url::parse(url).map_err(|err| err.to_string())?;
+    let same_origin = |other: &str| reqwest::Url::parse(other).is_ok_and(|other| other.origin() == server.origin());
+    let root = server.join("/").map_err(|err| err.to_string())?;
+    if expected.trim_end_matches('/') != root.as_str().trim_end_matches('/') || !same_origin(received) {
+        return Err("only a server's own origin may differ in path".to_owned());
+    }
+    crate::ensure_tls_provider();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|err| err.to_string())?;
+    let address = root.join(".well-known/oauth-authorization-server").map_err(|err| err.to_string())?;
+    let response = client.get(address).send().await.map_err(|err| super::transport::in_words(&err))?;
+    if !response.status().is_success() {
+        return Err(format!("its metadata answered {}", response.status()));
+    }
+    let metadata: AuthorizationMetadata = response.json().await.map_err(|err| format!("its metadata is unusable: {err}"))?;
+    let endpoints = [Some(&metadata.authorization_endpoint), Some(&metadata.token_endpoint), metadata.registration_endpoint.as_ref()];
+    let issuer_ok = metadata.issuer.as_deref() == Some(received);
+    if !issuer_ok || !endpoints.into_iter().flatten().all(|endpoint| same_origin(endpoint)) {
+        return Err("its metadata names another origin".to_owned());
+    }
+    Ok(metadata)
 }
 
 /// The sign-in of a session's connection to `config`'s server: for an HTTP server without a
