@@ -20,6 +20,7 @@ mod day_one;
 mod file_tools_cli;
 mod front_door;
 mod hostile_cli;
+mod mcp_conformance;
 mod mcp_import;
 mod mcp_serve;
 mod mcp_serve_bounds;
