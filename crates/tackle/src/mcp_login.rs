@@ -63,7 +63,9 @@ impl McpSignIn<'_> {
             return Err(format!("MCP server '{name}' is not an HTTP server"));
         };
         if oauth::has_static_authorization(headers) {
-            return Err(format!("MCP server '{name}' has an Authorization header in its definition; it does not sign in"));
+            return Err(format!(
+                "MCP server '{name}' has an Authorization header in its definition; it does not sign in"
+            ));
         }
         let store = TokenStore::for_user(&url, self.workspace)?;
         let path = store.path().to_path_buf();

@@ -22,6 +22,7 @@ mod front_door;
 mod hostile_cli;
 mod mcp_conformance;
 mod mcp_import;
+mod mcp_oauth;
 mod mcp_serve;
 mod mcp_serve_bounds;
 mod parse_cli;

@@ -31,10 +31,14 @@ fn scenario(name: &str) {
     let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let summary = report.lines().find(|line| line.starts_with("Passed: ")).unwrap_or("no summary");
     let clean = summary.ends_with(", 0 failed, 0 warnings")
-        && summary.strip_prefix("Passed: ").and_then(|s| s.split(',').next()).is_some_and(|ratio| {
-            ratio.split_once('/').is_some_and(|(passed, all)| passed == all && passed != "0")
-        });
-    assert!(clean && report.contains("OVERALL: PASSED") && out.status.success(), "scenario {name}: {summary}\n{report}");
+        && summary
+            .strip_prefix("Passed: ")
+            .and_then(|s| s.split(',').next())
+            .is_some_and(|ratio| ratio.split_once('/').is_some_and(|(passed, all)| passed == all && passed != "0"));
+    assert!(
+        clean && report.contains("OVERALL: PASSED") && out.status.success(),
+        "scenario {name}: {summary}\n{report}"
+    );
 }
 
 macro_rules! scenarios {

@@ -102,7 +102,11 @@ impl SandboxPolicy {
             mode: SandboxMode::Auto,
             network: false,
             writable_roots: vec![workspace.clone()],
-            hide: DEFAULT_HIDE.iter().map(|entry| expand(entry, &workspace)).collect(),
+            hide: DEFAULT_HIDE
+                .iter()
+                .map(|entry| expand(entry, &workspace))
+                .chain(user_config_dir_resolved())
+                .collect(),
             workspace,
             extra_writable: Vec::new(),
             protect_git: true,
@@ -125,6 +129,7 @@ impl SandboxPolicy {
             }
             if let Some(hide) = user.hide {
                 policy.hide = hide.iter().map(|p| expand(p, workspace)).collect();
+                policy.hide.extend(user_config_dir_resolved());
             }
         }
         let current = policy.mode.strength();
@@ -208,6 +213,15 @@ impl SandboxPolicy {
 
 /// Makes a configured path absolute: `~/` is the home directory, a relative path is relative
 /// to the workspace; `.` and `..` are removed lexically.
+/// The user config directory as Tackle resolved it (`$TACKLE_CONFIG_DIR`,
+/// `$XDG_CONFIG_HOME/tackle`, else `~/.config/tackle`), links followed: besides the settings
+/// only the user may change, it holds the MCP sign-in tokens (`mcp-oauth/`), so it is hidden
+/// whatever `hide` says, not only under its usual name.
+fn user_config_dir_resolved() -> Option<PathBuf> {
+    let dir = tackle_policy::config::user_config_dir()?;
+    Some(dir.canonicalize().unwrap_or(dir))
+}
+
 fn expand(raw: &str, workspace: &Path) -> PathBuf {
     let path = match raw.strip_prefix("~/").or(if raw == "~" { Some("") } else { None }) {
         Some(rest) => dirs::home_dir().unwrap_or_else(|| PathBuf::from("/")).join(rest),

@@ -51,7 +51,8 @@ impl Opener {
                 }
             };
         }
-        let display = ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
+        let display =
+            ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
         if display { Opener::Desktop } else { Opener::PrintOnly }
     }
 

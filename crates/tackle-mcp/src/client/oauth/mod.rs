@@ -24,10 +24,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use http::{HeaderName, HeaderValue};
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession, OAuthClientConfig,
-    WWWAuthenticateParams,
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession,
+    OAuthClientConfig, WWWAuthenticateParams,
 };
-use rmcp::transport::streamable_http_client::{SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse};
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+};
 
 use self::browser::Opener;
 use self::callback::{Callback, SIGN_IN_WINDOW};
@@ -59,7 +61,14 @@ pub struct SignIn {
 }
 
 impl SignIn {
-    pub fn new(server: &str, url: &str, settings: OAuthSettings, store: TokenStore, opener: Opener, interactive: bool) -> Self {
+    pub fn new(
+        server: &str,
+        url: &str,
+        settings: OAuthSettings,
+        store: TokenStore,
+        opener: Opener,
+        interactive: bool,
+    ) -> Self {
         SignIn {
             server: server.to_owned(),
             url: url.to_owned(),
@@ -96,7 +105,8 @@ impl SignIn {
             let metadata = self.discover(&manager, None).await?;
             manager.set_metadata(metadata);
         }
-        let stored = manager.initialize_from_store().await.map_err(|err| format!("cannot use the stored sign-in: {err}"))?;
+        let stored =
+            manager.initialize_from_store().await.map_err(|err| format!("cannot use the stored sign-in: {err}"))?;
         if stored
             && let (Some(id), Some(secret)) = (&self.settings.client_id, &self.settings.client_secret)
             && let Ok(Some(credentials)) = self.store.read()
@@ -148,7 +158,11 @@ impl SignIn {
 
     /// The authorization server's metadata, by rmcp's discovery; see [`legacy_metadata`] for
     /// the one case where Tackle accepts what rmcp refuses.
-    async fn discover(&self, manager: &AuthorizationManager, challenge: Option<&str>) -> Result<AuthorizationMetadata, String> {
+    async fn discover(
+        &self,
+        manager: &AuthorizationManager,
+        challenge: Option<&str>,
+    ) -> Result<AuthorizationMetadata, String> {
         match manager.resolve_metadata_from_challenge(challenge).await {
             Ok(resolution) => Ok(resolution.metadata),
             Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }) => {
@@ -224,8 +238,13 @@ async fn legacy_metadata(url: &str, expected: &str, received: &str) -> Result<Au
     if !response.status().is_success() {
         return Err(format!("its metadata answered {}", response.status()));
     }
-    let metadata: AuthorizationMetadata = response.json().await.map_err(|err| format!("its metadata is unusable: {err}"))?;
-    let endpoints = [Some(&metadata.authorization_endpoint), Some(&metadata.token_endpoint), metadata.registration_endpoint.as_ref()];
+    let metadata: AuthorizationMetadata =
+        response.json().await.map_err(|err| format!("its metadata is unusable: {err}"))?;
+    let endpoints = [
+        Some(&metadata.authorization_endpoint),
+        Some(&metadata.token_endpoint),
+        metadata.registration_endpoint.as_ref(),
+    ];
     let issuer_ok = metadata.issuer.as_deref() == Some(received);
     if !issuer_ok || !endpoints.into_iter().flatten().all(|endpoint| same_origin(endpoint)) {
         return Err("its metadata names another origin".to_owned());
@@ -315,7 +334,10 @@ impl SignedInClient {
 
     /// After a 401 or 403 challenge: runs the flow (when allowed) and installs the new
     /// manager, or the error for the caller.
-    async fn recover(&self, err: StreamableHttpError<reqwest::Error>) -> Result<(), StreamableHttpError<reqwest::Error>> {
+    async fn recover(
+        &self,
+        err: StreamableHttpError<reqwest::Error>,
+    ) -> Result<(), StreamableHttpError<reqwest::Error>> {
         let SignedInClient::OAuth { client, sign_in } = self else { return Err(err) };
         let (challenge, step_up) = match &err {
             StreamableHttpError::AuthRequired(e) => (e.www_authenticate_header.clone(), false),
