@@ -440,6 +440,46 @@ mod tests {
     }
 
     #[test]
+    fn the_oauth_table_resolves_with_expansion_and_bad_keys_are_errors() {
+        let ws = Path::new("/ws");
+        let lookup = |name: &str| match name {
+            "SECRET" => Some("s3cret".to_owned()),
+            _ => env(name),
+        };
+        let http = candidate(
+            r#"{"url": "https://mcp.example/mcp", "oauth": {"client_id": "tackle-${HOME}", "client_secret": "${SECRET}",
+                "scopes": ["read", "write"], "client_metadata_url": "https://tackle.example/client.json", "callback_port": 8765}}"#,
+        );
+        let Endpoint::Http { oauth, .. } = resolve(&http, ws, DEFAULTS, &lookup).unwrap().unwrap().endpoint else {
+            panic!("not http")
+        };
+        assert_eq!(
+            oauth,
+            OAuthSettings {
+                client_id: Some("tackle-/home/me".into()),
+                client_secret: Some("s3cret".into()),
+                scopes: vec!["read".into(), "write".into()],
+                client_metadata_url: Some("https://tackle.example/client.json".into()),
+                callback_port: Some(8765),
+            }
+        );
+        let plain = candidate(r#"{"url": "https://mcp.example/mcp"}"#);
+        let Endpoint::Http { oauth, .. } = resolve(&plain, ws, DEFAULTS, &env).unwrap().unwrap().endpoint else {
+            panic!("not http")
+        };
+        assert_eq!(oauth, OAuthSettings::default());
+        let secret_alone = candidate(r#"{"url": "https://x/mcp", "oauth": {"client_secret": "s"}}"#);
+        assert!(resolve(&secret_alone, ws, DEFAULTS, &env).unwrap_err().contains("without a client_id"));
+        let unset = candidate(r#"{"url": "https://x/mcp", "oauth": {"client_id": "a", "client_secret": "${NOPE}"}}"#);
+        assert_eq!(resolve(&unset, ws, DEFAULTS, &env).unwrap_err(), "environment variable NOPE is not set");
+        assert!(serde_json::from_str::<RawServer>(r#"{"url": "u", "oauth": {"token": "x"}}"#).is_err());
+        // The same table in TOML.
+        let table: toml::Table = "url = \"u\"\n[oauth]\nclient_id = \"c\"\ncallback_port = 1".parse().unwrap();
+        let raw: RawServer = table.try_into().unwrap();
+        assert_eq!(raw.oauth.unwrap().client_id.as_deref(), Some("c"));
+    }
+
+    #[test]
     fn tackle_keys_and_bad_definitions() {
         let ws = Path::new("/ws");
         let full = candidate(
