@@ -180,6 +180,8 @@ pub struct PermissionsListArgs {
 }
 
 #[derive(Debug, Subcommand)]
+// Parsed once per process: the size of the largest variant costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 pub enum McpCommand {
     /// Serve the tools over MCP: stdio by default, streamable HTTP with --http.
     Serve(ServeArgs),
