@@ -1,6 +1,7 @@
-//! The official MCP conformance suite (`@modelcontextprotocol/conformance`, client mode)
-//! against Tackle: every client scenario of the 2025-03-26, 2025-06-18 and 2025-11-25 specs
-//! that Tackle implements must pass with no failed check and no warning. The suite starts the
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance`) against Tackle.
+//! Client mode: every client scenario of the 2025-03-26, 2025-06-18 and 2025-11-25 specs
+//! that Tackle implements must pass with no failed check and no warning. Server mode
+//! ([`server_scenarios`]): the protocol scenarios that apply to `tackle mcp serve --http`. The suite starts the
 //! scenario's server (and authorization server) and runs
 //! `crates/tackle-cli/tests/peers/mcp_conformance_client.sh URL`, which points Tackle at it;
 //! sign-ins go to `BROWSER='curl -sL -o /dev/null'`, which follows the redirects back to
@@ -12,7 +13,19 @@ use std::process::Command;
 
 use crate::peers;
 
-/// Runs one scenario; panics with the suite's report unless every check passed.
+/// The suite's summary line and whether it is clean: every check passed, none failed, and at
+/// most `warnings` warnings.
+fn verdict(report: &str, warnings: usize) -> (String, bool) {
+    let summary = report.lines().find(|line| line.starts_with("Passed: ")).unwrap_or("no summary").to_owned();
+    let clean = summary.ends_with(&format!(", 0 failed, {warnings} warnings"))
+        && summary
+            .strip_prefix("Passed: ")
+            .and_then(|s| s.split(',').next())
+            .is_some_and(|ratio| ratio.split_once('/').is_some_and(|(passed, all)| passed == all && passed != "0"));
+    (summary, clean)
+}
+
+/// Runs one client scenario; panics with the suite's report unless every check passed.
 fn scenario(name: &str) {
     let (node, cli) = require!(peers::conformance(), "the MCP conformance suite");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/mcp_conformance_client.sh");
@@ -72,4 +85,34 @@ scenarios! {
     auth_pre_registration => "auth/pre-registration",
     auth_2025_03_26_oauth_metadata_backcompat => "auth/2025-03-26-oauth-metadata-backcompat",
     auth_2025_03_26_oauth_endpoint_fallback => "auth/2025-03-26-oauth-endpoint-fallback",
+}
+
+/// `tackle mcp serve --http` against the suite's server scenarios that apply to it. One
+/// warning is known and allowed: `server-sse-polling`'s `server-sse-disconnect-resume` (a
+/// SHOULD: the server does not close an SSE stream mid-call for the client to resume).
+#[test]
+fn server_scenarios() {
+    let (node, cli) = require!(peers::conformance(), "the MCP conformance suite");
+    let workspace = tempfile::tempdir().unwrap();
+    let serve = crate::support::serve::HttpServe::start(workspace.path(), &[]);
+    let mut failures = Vec::new();
+    for (name, warnings) in [
+        ("server-initialize", 0),
+        ("ping", 0),
+        ("logging-set-level", 0),
+        ("tools-list", 0),
+        ("dns-rebinding-protection", 0),
+        ("server-sse-polling", 1),
+        ("server-sse-multiple-streams", 0),
+    ] {
+        let out =
+            Command::new(&node).arg(&cli).args(["server", "--url", &serve.url, "--scenario", name]).output().unwrap();
+        let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let (summary, clean) = verdict(&report, warnings);
+        if !clean {
+            failures.push(format!("{name}: {summary}\n{report}"));
+        }
+    }
+    serve.stop();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
