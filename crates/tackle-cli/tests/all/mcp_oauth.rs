@@ -177,7 +177,8 @@ fn a_workspace_server_needs_consent_before_any_sign_in() {
     assert_eq!(setup.token_files().len(), 1);
 }
 
-/// A loopback server that answers 401 to everything and records each request's head.
+/// A loopback server that answers 401 (without a challenge, as 2025-03-26 servers might) to
+/// everything and records each request's head.
 fn recording_server() -> (String, std::sync::mpsc::Receiver<String>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -191,7 +192,7 @@ fn recording_server() -> (String, std::sync::mpsc::Receiver<String>) {
                 head.push(byte[0]);
             }
             let _ = tx.send(String::from_utf8_lossy(&head).to_lowercase());
-            let _ = stream.write_all(b"HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer realm=\"elsewhere\"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+            let _ = stream.write_all(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
         }
     });
     (url, rx)

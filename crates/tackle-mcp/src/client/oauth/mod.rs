@@ -28,7 +28,7 @@ use rmcp::transport::auth::{
     OAuthClientConfig, WWWAuthenticateParams,
 };
 use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    AuthRequiredError, SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
 };
 
 use self::browser::Opener;
@@ -56,6 +56,8 @@ pub struct SignIn {
     /// Whether flows may run by themselves during a session (a terminal or `$BROWSER`).
     pub interactive: bool,
     flows: AtomicU32,
+    /// Flows completed: a request refused before the latest one is sent again without another.
+    completed: AtomicU32,
     /// One flow at a time.
     running: tokio::sync::Mutex<()>,
 }
@@ -77,6 +79,7 @@ impl SignIn {
             opener,
             interactive,
             flows: AtomicU32::new(0),
+            completed: AtomicU32::new(0),
             running: tokio::sync::Mutex::new(()),
         }
     }
@@ -334,9 +337,12 @@ impl SignedInClient {
 
     /// After a 401 or 403 challenge: runs the flow (when allowed) and installs the new
     /// manager, or the error for the caller.
+    /// `seen` is the count of completed flows when the refused request was sent: if another
+    /// request's flow completed since, the request is only sent again.
     async fn recover(
         &self,
         err: StreamableHttpError<reqwest::Error>,
+        seen: u32,
     ) -> Result<(), StreamableHttpError<reqwest::Error>> {
         let SignedInClient::OAuth { client, sign_in } = self else { return Err(err) };
         let (challenge, step_up) = match &err {
@@ -345,13 +351,29 @@ impl SignedInClient {
             _ => return Err(err),
         };
         let _one_at_a_time = sign_in.running.lock().await;
+        if sign_in.completed.load(Ordering::SeqCst) != seen {
+            return Ok(());
+        }
         match sign_in.reauthorize(challenge, step_up).await {
             Ok(manager) => {
                 *client.auth_manager.lock().await = manager;
+                sign_in.completed.fetch_add(1, Ordering::SeqCst);
                 Ok(())
             }
             Err(message) => Err(StreamableHttpError::Auth(AuthError::AuthorizationFailed(message))),
         }
+    }
+}
+
+/// A `401` without `WWW-Authenticate` (which 2025-03-26 servers may send) asks for a sign-in
+/// all the same; rmcp reports it as an unexpected answer. Discovery then starts from the
+/// well-known URLs.
+fn bare_401_as_challenge(err: StreamableHttpError<reqwest::Error>) -> StreamableHttpError<reqwest::Error> {
+    match err {
+        StreamableHttpError::UnexpectedServerResponse(message) if message.starts_with("HTTP 401") => {
+            StreamableHttpError::AuthRequired(AuthRequiredError::new(String::new()))
+        }
+        other => other,
     }
 }
 
@@ -367,6 +389,10 @@ impl StreamableHttpClient for SignedInClient {
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         loop {
+            let seen = match self {
+                SignedInClient::OAuth { sign_in, .. } => sign_in.completed.load(Ordering::SeqCst),
+                SignedInClient::Plain(_) => 0,
+            };
             let result = match self {
                 SignedInClient::Plain(http) => {
                     return http.post_message(uri, message, session_id, auth_header, custom_headers).await;
@@ -377,9 +403,9 @@ impl StreamableHttpClient for SignedInClient {
                         .await
                 }
             };
-            match result {
+            match result.map_err(bare_401_as_challenge) {
                 Err(err @ (StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_))) => {
-                    self.recover(err).await?;
+                    self.recover(err, seen).await?;
                 }
                 other => return other,
             }
