@@ -24,12 +24,18 @@ struct PyServer {
 
 impl PyServer {
     fn start(python: &Path, access_ttl_s: u32) -> PyServer {
+        PyServer::start_with(python, access_ttl_s, &[])
+    }
+
+    /// With a pre-registered client: `[client_id, client_secret, callback_port]`.
+    fn start_with(python: &Path, access_ttl_s: u32, client: &[&str]) -> PyServer {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("server.log");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/oauth_server.py");
         let mut child = Command::new(python)
             .arg(script)
             .arg(access_ttl_s.to_string())
+            .args(client)
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
@@ -135,6 +141,37 @@ fn login_call_refresh_and_logout_with_the_python_sdk() {
     assert_ne!(out.status.code(), Some(0));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("MCP server py needs sign-in (it answered 401): run `tackle mcp login py`"), "{stderr}");
+}
+
+#[test]
+fn a_pre_registered_confidential_client_signs_in_and_refreshes_with_its_secret() {
+    let python = require!(peers::python(), "the Python MCP SDK (.venv-mcp)");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+    let server = PyServer::start_with(&python, 2, &["tackle-pre", "pre-s3cret", &port]);
+    let setup = Setup::new(&format!(
+        "[mcp.servers.py]\nurl = \"{}\"\n[mcp.servers.py.oauth]\nclient_id = \"tackle-pre\"\n\
+         client_secret = \"${{PY_SECRET}}\"\ncallback_port = {port}\n",
+        server.url
+    ));
+    let run = |args: &[&str], browser: Option<&str>| {
+        let mut command = isolated::tackle(setup.workspace.path(), setup.user.path(), args);
+        command.env("PY_SECRET", "pre-s3cret").env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+        match browser {
+            Some(browser) => command.env("BROWSER", browser),
+            None => command.env_remove("BROWSER"),
+        };
+        command.output().unwrap()
+    };
+    let out = run(&["mcp", "login", "py"], Some(CURL));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!("redirect_uri=http%3A%2F%2F127.0.0.1%3A{port}%2Fcallback")));
+    assert!(!server.log().contains("registered"), "no dynamic registration: {}", server.log());
+    std::thread::sleep(Duration::from_millis(3000));
+    let out = run(&["tools", "call", "mcp__py__whoami", "{}"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(server.log().contains("refreshed for tackle-pre"), "{}", server.log());
+    let stored = std::fs::read_to_string(&setup.token_files()[0]).unwrap();
+    assert!(!stored.contains("pre-s3cret"), "the secret stays in the config, not the token file");
 }
 
 #[test]

@@ -5,7 +5,11 @@ provider approves every authorization at once (the "browser" is curl) and issues
 tokens that live ACCESS_TTL seconds, so a test can see a refresh. Tool `whoami` answers with
 the token's scopes. Prints the server URL once it listens; logs the grants on stderr.
 
-Usage: python oauth_server.py ACCESS_TTL
+Usage: python oauth_server.py ACCESS_TTL [CLIENT_ID CLIENT_SECRET CALLBACK_PORT]
+With a client given, it is registered beforehand as a confidential client
+(client_secret_post) whose redirect is http://127.0.0.1:CALLBACK_PORT/callback, and the
+metadata offers client_secret_post only: the SDK advertises client_secret_basic too but wants
+client_id in the form body even then, which a client using Basic (RFC 6749 2.3.1) does not send.
 """
 
 import secrets
@@ -18,7 +22,7 @@ import uvicorn
 from mcp.server.auth.provider import AccessToken, AuthorizationCode, RefreshToken, construct_redirect_uri
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.mcpserver import MCPServer
-from mcp.shared.auth import OAuthToken
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 ACCESS_TTL = int(sys.argv[1]) if len(sys.argv) > 1 else 3600
 
@@ -30,6 +34,16 @@ def log(line):
 class Provider:
     def __init__(self):
         self.clients, self.codes, self.access, self.refresh = {}, {}, {}, {}
+        if len(sys.argv) > 4:
+            client_id, secret, port = sys.argv[2:5]
+            self.clients[client_id] = OAuthClientInformationFull(
+                client_id=client_id,
+                client_secret=secret,
+                redirect_uris=[f"http://127.0.0.1:{port}/callback"],
+                token_endpoint_auth_method="client_secret_post",
+                grant_types=["authorization_code", "refresh_token"],
+                scope="mcp",
+            )
 
     async def get_client(self, client_id):
         return self.clients.get(client_id)
@@ -76,7 +90,7 @@ class Provider:
 
     async def exchange_refresh_token(self, client, token, scopes):
         del self.refresh[token.token]
-        log("refreshed")
+        log(f"refreshed for {client.client_id}")
         return self._issue(client.client_id, scopes or token.scopes, token.resource)
 
     async def load_access_token(self, token):
@@ -90,7 +104,22 @@ class Provider:
         self.refresh.pop(token.token, None)
 
 
+def only_secret_post():
+    import mcp.server.auth.routes as routes
+
+    build = routes.build_metadata
+
+    def build_metadata(*args, **kwargs):
+        metadata = build(*args, **kwargs)
+        metadata.token_endpoint_auth_methods_supported = ["client_secret_post"]
+        return metadata
+
+    routes.build_metadata = build_metadata
+
+
 def main():
+    if len(sys.argv) > 4:
+        only_secret_post()
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)  # connections wait in the backlog until uvicorn accepts them

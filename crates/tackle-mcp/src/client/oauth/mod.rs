@@ -115,7 +115,7 @@ impl SignIn {
             && let Ok(Some(credentials)) = self.store.read()
             && &credentials.client_id == id
         {
-            let mut config = OAuthClientConfig::new(id.clone(), String::new());
+            let mut config = OAuthClientConfig::new(id.clone(), self.url.clone());
             config = config.with_client_secret(secret.clone());
             let _ = manager.configure_client(config);
         }
