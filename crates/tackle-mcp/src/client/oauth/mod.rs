@@ -117,7 +117,9 @@ impl SignIn {
         {
             let mut config = OAuthClientConfig::new(id.clone(), self.url.clone());
             config = config.with_client_secret(secret.clone());
-            let _ = manager.configure_client(config);
+            if let Err(err) = manager.configure_client(config) {
+                tracing::warn!(server = %self.server, "the configured client secret cannot be used for refreshes: {err}");
+            }
         }
         Ok(manager)
     }
