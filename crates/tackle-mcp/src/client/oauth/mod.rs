@@ -55,6 +55,7 @@ pub struct SignIn {
     pub opener: Opener,
     /// Whether flows may run by themselves during a session (a terminal or `$BROWSER`).
     pub interactive: bool,
+    /// Flows started (at most [`MAX_FLOWS`]).
     flows: AtomicU32,
     /// Flows completed: a request refused before the latest one is sent again without another.
     completed: AtomicU32,
@@ -63,6 +64,7 @@ pub struct SignIn {
 }
 
 impl SignIn {
+    /// The sign-in of server `server` at `url`.
     pub fn new(
         server: &str,
         url: &str,
@@ -333,7 +335,18 @@ impl SignedInClient {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|err| format!("cannot build an HTTP client: {err}"))?;
-        let manager = sign_in.session_manager().await?;
+        let manager = match sign_in.session_manager().await {
+            Ok(manager) => manager,
+            // Without stored tokens nothing is lost: the server is reached as it was before
+            // OAuth existed, and a 401 says what happened.
+            Err(err) if sign_in.store.read().ok().flatten().is_none() => {
+                tracing::debug!(server = %sign_in.server, "no OAuth for this connection: {err}");
+                let plain =
+                    reqwest::Client::builder().build().map_err(|err| format!("cannot build an HTTP client: {err}"))?;
+                return Ok(SignedInClient::Plain(plain));
+            }
+            Err(err) => return Err(err),
+        };
         Ok(SignedInClient::OAuth { client: AuthClient::new(http, manager), sign_in })
     }
 
