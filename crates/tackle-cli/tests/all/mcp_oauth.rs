@@ -2,7 +2,8 @@
 //! `tackle mcp login` / `logout` against the official Python SDK's OAuth support
 //! (crates/tackle-cli/tests/peers/oauth_server.py), the token file's mode, a refresh after the
 //! access token expires, the error that names `tackle mcp login` when no one can sign in,
-//! consent before a workspace server's sign-in, a token that never goes to another server, and
+//! consent before a workspace server's sign-in, a token that never goes to another server, an
+//! authorization URL that is neither https nor loopback never opened, and
 //! the token directory hidden from sandboxed commands (bubblewrap) but not under Landlock.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -289,4 +290,97 @@ fn the_token_directory_is_hidden_from_commands_under_bubblewrap_not_landlock() {
         return;
     }
     assert!(stdout.contains("SECRET-TOKEN"), "{stdout}\n{stderr}");
+}
+
+/// A loopback MCP server whose authorization server sends the person to `authorize_at`:
+/// protected-resource metadata, authorization-server metadata and registration, enough for
+/// Tackle to build the authorization URL.
+fn server_authorizing_at(authorize_at: &'static str) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let url = format!("{base}/mcp");
+    let (base_in, url_in) = (base.clone(), url.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let head = String::from_utf8_lossy(&head).to_string();
+            let length: usize = head
+                .lines()
+                .find_map(|line| {
+                    line.to_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            let mut body = vec![0u8; length];
+            let _ = stream.read_exact(&mut body);
+            let target = head.split(' ').nth(1).unwrap_or("").to_owned();
+            let json = |value: serde_json::Value| (200, value.to_string(), String::new());
+            let (status, body, extra) = match target.as_str() {
+                "/mcp" => (
+                    401,
+                    String::new(),
+                    format!(
+                        "www-authenticate: Bearer resource_metadata=\"{base_in}/.well-known/oauth-protected-resource/mcp\"\r\n"
+                    ),
+                ),
+                "/.well-known/oauth-protected-resource/mcp" => {
+                    json(serde_json::json!({"resource": url_in, "authorization_servers": [base_in]}))
+                }
+                "/.well-known/oauth-authorization-server" => json(serde_json::json!({
+                    "issuer": base_in, "authorization_endpoint": authorize_at,
+                    "token_endpoint": format!("{base_in}/token"), "registration_endpoint": format!("{base_in}/register"),
+                    "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": ["none"]
+                })),
+                "/register" => (
+                    201,
+                    serde_json::json!({"client_id": "c1", "redirect_uris": ["http://127.0.0.1/callback"]}).to_string(),
+                    String::new(),
+                ),
+                _ => (404, String::new(), String::new()),
+            };
+            let reply = format!(
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    url
+}
+
+#[test]
+fn an_authorization_url_that_is_not_https_or_loopback_is_never_opened() {
+    for hostile in ["http://auth.example.com/authorize", "file:///etc/passwd", "javascript:alert(1)"] {
+        let url = server_authorizing_at(hostile);
+        let setup = Setup::new(&format!("[mcp.servers.s]\nurl = \"{url}\"\n"));
+        let marker = setup.user.path().join("browser-ran");
+        let out = setup.run(&["mcp", "login", "s"], Some(&format!("touch {}", marker.display())));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{hostile}: {stderr}");
+        assert!(stderr.contains("neither https: nor http: to a loopback address"), "{hostile}: {stderr}");
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!marker.exists(), "{hostile}: the browser was started");
+        assert!(setup.token_files().is_empty());
+    }
+    // The same server with an https authorization endpoint does reach the browser.
+    let url = server_authorizing_at("https://auth.example.com/authorize");
+    let setup = Setup::new(&format!("[mcp.servers.s]\nurl = \"{url}\"\n"));
+    let marker = setup.user.path().join("browser-ran");
+    let mut child = isolated::tackle(setup.workspace.path(), setup.user.path(), &["mcp", "login", "s"])
+        .env("BROWSER", format!("touch {}", marker.display()))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !marker.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(marker.exists(), "an https authorization URL is opened");
 }
