@@ -284,6 +284,15 @@ fn the_token_directory_is_hidden_from_commands_under_bubblewrap_not_landlock() {
     }
     assert!(!stdout.contains("SECRET-TOKEN"), "bubblewrap hides the token directory: {stdout}");
     assert!(stdout.contains("No such file"), "{stdout}");
+    // A workspace inside the config dir stays usable: then only the token directory is hidden.
+    let inner = real.join("ws");
+    std::fs::create_dir_all(&inner).unwrap();
+    std::fs::write(inner.join("mine.txt"), "MINE").unwrap();
+    let both =
+        serde_json::json!({"command": format!("cat mine.txt {}/t.json 2>&1; true", tokens.display())}).to_string();
+    let out = isolated::tackle(&inner, &link, &["tools", "call", "bash", &both]).output().unwrap();
+    let inside = text(&out.stdout);
+    assert!(inside.contains("MINE") && !inside.contains("SECRET-TOKEN"), "{inside}\n{}", text(&out.stderr));
     // Landlock cannot hide a path (docs/reference/safety.md says so): the file stays readable.
     let (stdout, stderr) = run("landlock");
     if stderr.contains("is not available here") {
