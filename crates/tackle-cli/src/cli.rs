@@ -180,9 +180,15 @@ pub struct PermissionsListArgs {
 }
 
 #[derive(Debug, Subcommand)]
+// Parsed once per process: the size of the largest variant costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 pub enum McpCommand {
     /// Serve the tools over MCP: stdio by default, streamable HTTP with --http.
     Serve(ServeArgs),
+    /// Sign in to an HTTP MCP server with OAuth and keep its tokens in the user config dir.
+    Login(crate::commands::mcp_login::SignInArgs),
+    /// Forget the stored sign-in of an HTTP MCP server.
+    Logout(crate::commands::mcp_login::SignInArgs),
 }
 
 #[derive(Debug, Args)]

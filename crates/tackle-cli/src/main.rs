@@ -66,6 +66,8 @@ fn main() -> ExitCode {
             },
             Command::Mcp { command } => match command {
                 McpCommand::Serve(args) => commands::mcp::serve(args).await,
+                McpCommand::Login(args) => commands::mcp_login::login(args).await,
+                McpCommand::Logout(args) => commands::mcp_login::logout(args),
             },
             Command::Parse(args) => commands::parse::run(args),
             Command::Ckg { command } => commands::ckg::run(command),

@@ -107,7 +107,7 @@ pub fn tools_builder(args: &SessionArgs) -> Result<SessionBuilder, Failure> {
 }
 
 /// The terminal prompt for a workspace MCP server (the answer is remembered).
-fn ask_consent(candidate: &Candidate) -> bool {
+pub fn ask_consent(candidate: &Candidate) -> bool {
     let what = match (&candidate.raw.command, &candidate.raw.url) {
         (Some(command), _) => std::iter::once(command.as_str())
             .chain(candidate.raw.args.iter().map(String::as_str))

@@ -58,6 +58,7 @@ pub mod config;
 mod container;
 mod error;
 pub mod llm;
+pub mod mcp_login;
 pub mod mcp_serve;
 mod mcp_wanted;
 mod notice;

@@ -56,6 +56,42 @@ pub struct RawServer {
     pub trusted: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub defer: Option<DeferSetting>,
+    /// `[mcp.servers.NAME.oauth]` / `"oauth": {…}`: how an HTTP server's sign-in identifies
+    /// Tackle (docs/mcp.md#remote-servers-and-sign-in).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<RawOAuth>,
+}
+
+/// The `oauth` table of a server as written. Every key is optional: without any, Tackle
+/// registers itself dynamically and picks the scopes the server names.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawOAuth {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback_port: Option<u16>,
+}
+
+/// A server's `oauth` table, expanded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OAuthSettings {
+    /// A client registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    /// Scopes to ask for instead of the ones the server names.
+    pub scopes: Vec<String>,
+    /// The HTTPS URL of Tackle's client ID metadata document, used when the authorization
+    /// server supports them and no client ID is configured.
+    pub client_metadata_url: Option<String>,
+    /// The loopback port of the redirect URI (default: any free port).
+    pub callback_port: Option<u16>,
 }
 
 /// `defer = true | false | "auto"`.
@@ -106,8 +142,8 @@ struct McpJson {
 pub enum Endpoint {
     /// A child process speaking newline-delimited JSON-RPC on stdio.
     Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: PathBuf },
-    /// Streamable HTTP.
-    Http { url: String, headers: BTreeMap<String, String> },
+    /// Streamable HTTP, signed in with OAuth when the server asks for it.
+    Http { url: String, headers: BTreeMap<String, String>, oauth: OAuthSettings },
     /// Newline-delimited JSON-RPC over a byte stream the embedder opens (a process inside a
     /// container, started through the container engine's API).
     Stream(super::transport::StreamOpener),
@@ -259,6 +295,8 @@ pub enum DefinitionError {
     NoCommand,
     #[error("an http server needs \"url\"")]
     NoUrl,
+    #[error("\"oauth\" has a client_secret without a client_id")]
+    SecretWithoutClientId,
     #[error("the legacy HTTP+SSE transport (type \"sse\") is not supported; use \"http\"")]
     LegacySse,
     /// A `type` other than stdio and http.
@@ -325,7 +363,19 @@ pub fn resolve(
         }
         "http" | "streamable-http" | "streamableHttp" => {
             let url = raw.url.as_deref().ok_or(DefinitionError::NoUrl)?;
-            Endpoint::Http { url: expand(url, lookup)?, headers: expand_all(&raw.headers)? }
+            let oauth = raw.oauth.clone().unwrap_or_default();
+            let expand_opt = |value: &Option<String>| value.as_deref().map(|v| expand(v, lookup)).transpose();
+            let oauth = OAuthSettings {
+                client_id: expand_opt(&oauth.client_id)?,
+                client_secret: expand_opt(&oauth.client_secret)?,
+                scopes: oauth.scopes.unwrap_or_default(),
+                client_metadata_url: expand_opt(&oauth.client_metadata_url)?,
+                callback_port: oauth.callback_port,
+            };
+            if oauth.client_secret.is_some() && oauth.client_id.is_none() {
+                return Err(DefinitionError::SecretWithoutClientId);
+            }
+            Endpoint::Http { url: expand(url, lookup)?, headers: expand_all(&raw.headers)?, oauth }
         }
         "sse" => return Err(DefinitionError::LegacySse),
         other => return Err(DefinitionError::UnknownType(other.to_owned())),
@@ -421,9 +471,53 @@ mod tests {
             resolve(&http, ws, DEFAULTS, &env).unwrap().unwrap().endpoint,
             Endpoint::Http {
                 url: "http://127.0.0.1:3901/mcp".into(),
-                headers: [("Authorization".to_owned(), "Bearer ".to_owned())].into()
+                headers: [("Authorization".to_owned(), "Bearer ".to_owned())].into(),
+                oauth: OAuthSettings::default()
             }
         );
+    }
+
+    #[test]
+    fn the_oauth_table_resolves_with_expansion_and_bad_keys_are_errors() {
+        let ws = Path::new("/ws");
+        let lookup = |name: &str| match name {
+            "SECRET" => Some("s3cret".to_owned()),
+            _ => env(name),
+        };
+        let http = candidate(
+            r#"{"url": "https://mcp.example/mcp", "oauth": {"client_id": "tackle-${HOME}", "client_secret": "${SECRET}",
+                "scopes": ["read", "write"], "client_metadata_url": "https://tackle.example/client.json", "callback_port": 8765}}"#,
+        );
+        let Endpoint::Http { oauth, .. } = resolve(&http, ws, DEFAULTS, &lookup).unwrap().unwrap().endpoint else {
+            panic!("not http")
+        };
+        assert_eq!(
+            oauth,
+            OAuthSettings {
+                client_id: Some("tackle-/home/me".into()),
+                client_secret: Some("s3cret".into()),
+                scopes: vec!["read".into(), "write".into()],
+                client_metadata_url: Some("https://tackle.example/client.json".into()),
+                callback_port: Some(8765),
+            }
+        );
+        let plain = candidate(r#"{"url": "https://mcp.example/mcp"}"#);
+        let Endpoint::Http { oauth, .. } = resolve(&plain, ws, DEFAULTS, &env).unwrap().unwrap().endpoint else {
+            panic!("not http")
+        };
+        assert_eq!(oauth, OAuthSettings::default());
+        let secret_alone = candidate(r#"{"url": "https://x/mcp", "oauth": {"client_secret": "s"}}"#);
+        assert!(resolve(&secret_alone, ws, DEFAULTS, &env).unwrap_err().to_string().contains("without a client_id"));
+        let unset = candidate(r#"{"url": "https://x/mcp", "oauth": {"client_id": "a", "client_secret": "${NOPE}"}}"#);
+        assert_eq!(
+            resolve(&unset, ws, DEFAULTS, &env).unwrap_err().to_string(),
+            "environment variable NOPE is not set"
+        );
+        assert!(serde_json::from_str::<RawServer>(r#"{"url": "u", "oauth": {"token": "x"}}"#).is_err());
+        // The same table in TOML.
+        let table: toml::Table = "url = \"u\"\n[oauth]\nclient_id = \"c\"\ncallback_port = 1".parse().unwrap();
+        let raw: RawServer = table.try_into().unwrap();
+        assert_eq!(raw.oauth.unwrap().client_id.as_deref(), Some("c"));
     }
 
     #[test]

@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 use tackle_core::{Progress, ToolContext, ToolError, ToolOutput};
 
 use super::config::{Endpoint, ServerConfig};
+use super::oauth::{self, SignIn, SignedInClient};
 use super::result;
 use super::transport::{self, ChildLines, ChildProcess, Launch, Lost, OpenError, TapClient, TaskTap};
 
@@ -84,6 +85,9 @@ pub enum StartError {
     },
     #[error("cannot build an HTTP client: {0}")]
     HttpClient(#[source] reqwest::Error),
+    /// The server needs a sign-in that could not be had.
+    #[error(transparent)]
+    SignIn(crate::client::oauth::OAuthError),
     #[error("bad header name '{name}': {source}")]
     HeaderName {
         name: String,
@@ -188,6 +192,8 @@ pub struct Connection {
     failures: Mutex<Vec<Instant>>,
     changed: Arc<AtomicBool>,
     tap: TaskTap,
+    /// An HTTP server's OAuth sign-in (none with a static `Authorization` header).
+    sign_in: Option<Arc<SignIn>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -215,7 +221,9 @@ pub struct RemoteTool {
 impl Connection {
     /// A connection that is not started yet.
     pub fn new(config: ServerConfig, workspace: &Path) -> Self {
+        let sign_in = oauth::session_sign_in(&config, workspace);
         Connection {
+            sign_in,
             config,
             workspace: workspace.to_path_buf(),
             slot: tokio::sync::Mutex::new(Slot::Down(None)),
@@ -238,12 +246,13 @@ impl Connection {
     /// Starts the server and lists its tools, within the startup timeout.
     pub async fn start(&self) -> Result<Listing, StartError> {
         let startup = self.config.startup_timeout;
-        let started = tokio::time::timeout(startup, async {
-            let live = self.connect().await?;
-            let listing = self.list(&live).await?;
-            Ok::<_, StartError>((live, listing))
-        })
-        .await;
+        let started = self
+            .within_startup(async {
+                let live = self.connect().await?;
+                let listing = self.list(&live).await?;
+                Ok::<_, StartError>((live, listing))
+            })
+            .await;
         match started {
             Ok(Ok((live, listing))) => {
                 *self.slot.lock().await = Slot::Up(live);
@@ -251,6 +260,19 @@ impl Connection {
             }
             Ok(Err(err)) => Err(err),
             Err(_) => Err(StartError::StartTimeout(startup)),
+        }
+    }
+
+    /// Runs `work` within the startup timeout, which does not run while the person is signing
+    /// in (the sign-in has a window of its own).
+    async fn within_startup<T>(&self, work: impl Future<Output = T>) -> Result<T, tokio::time::error::Elapsed> {
+        let startup = self.config.startup_timeout;
+        let mut work = std::pin::pin!(work);
+        loop {
+            match tokio::time::timeout(startup, &mut work).await {
+                Err(_) if self.sign_in.as_ref().is_some_and(|s| s.signing_in()) => {}
+                done => return done,
+            }
         }
     }
 
@@ -297,9 +319,14 @@ impl Connection {
                 })?;
                 (running, Some(child), None)
             }
-            Endpoint::Http { url, headers } => {
+            Endpoint::Http { url, headers, .. } => {
                 crate::ensure_tls_provider();
-                let client = reqwest::Client::builder().build().map_err(StartError::HttpClient)?;
+                let client = match &self.sign_in {
+                    Some(sign_in) => {
+                        SignedInClient::signed_in(Arc::clone(sign_in)).await.map_err(StartError::SignIn)?
+                    }
+                    None => SignedInClient::Plain(reqwest::Client::builder().build().map_err(StartError::HttpClient)?),
+                };
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 for (name, value) in headers {
                     let name = http::HeaderName::from_str(name)
@@ -388,7 +415,7 @@ impl Connection {
                     }
                 }
                 tracing::info!(server = %self.config.name, "restarting the MCP server");
-                match tokio::time::timeout(self.config.startup_timeout, self.connect()).await {
+                match self.within_startup(self.connect()).await {
                     Ok(Ok(live)) => {
                         *slot = Slot::Up(Arc::clone(&live));
                         // Its tools may have changed while it was down.

@@ -10,6 +10,7 @@ pub mod config;
 pub mod connection;
 pub mod consent;
 pub mod naming;
+pub mod oauth;
 pub mod result;
 pub mod tool;
 pub mod transport;

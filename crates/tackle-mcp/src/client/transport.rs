@@ -348,6 +348,14 @@ impl Lost {
     }
 }
 
+/// A sign-in error in words: Tackle's own messages as they are, rmcp's prefixed.
+fn auth_in_words(err: &rmcp::transport::auth::AuthError) -> String {
+    match err {
+        rmcp::transport::auth::AuthError::AuthorizationFailed(message) => message.clone(),
+        other => format!("the sign-in failed: {other}"),
+    }
+}
+
 /// A transport error in words ("connection refused"), without the types it went through.
 pub fn in_words(err: &(dyn std::error::Error + 'static)) -> String {
     let mut innermost = err;
@@ -376,19 +384,19 @@ pub fn in_words(err: &(dyn std::error::Error + 'static)) -> String {
     }
 }
 
-/// reqwest with a tap on the raw SSE events, so `tools/list` results are seen whole, and a
+/// The HTTP client (signed in or not, [`super::oauth::SignedInClient`]) with a tap on the raw SSE events, so `tools/list` results are seen whole, and a
 /// [`Lost`] flag for the connection. A server that answers with a plain JSON body instead of
 /// an event stream is parsed by rmcp before Tackle sees it, so its task-only tools are not
 /// recognised (server-everything, like every TypeScript SDK server, answers with event streams).
 #[derive(Clone)]
 pub struct TapClient {
-    inner: reqwest::Client,
+    inner: super::oauth::SignedInClient,
     tap: TaskTap,
     lost: Lost,
 }
 
 impl TapClient {
-    pub fn new(inner: reqwest::Client, tap: TaskTap, lost: Lost) -> Self {
+    pub fn new(inner: super::oauth::SignedInClient, tap: TaskTap, lost: Lost) -> Self {
         TapClient { inner, tap, lost }
     }
 
@@ -403,6 +411,8 @@ impl TapClient {
             }
             StreamableHttpError::SessionExpired => self.lost.record(SESSION_GONE.to_owned()),
             StreamableHttpError::Io(err) => self.lost.record(in_words(err)),
+            // A sign-in that cannot happen (or failed): the connection cannot go on.
+            StreamableHttpError::Auth(err) => self.lost.record(auth_in_words(err)),
             // Other statuses (405 for no GET stream, 429, 5xx) fail one exchange only.
             _ => {}
         }

@@ -175,7 +175,8 @@ async fn imported_http_everything(script: &std::path::Path) -> (HttpEverything, 
     let port: u16 = server.url.rsplit(':').next().unwrap().trim_end_matches("/mcp").parse().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let mut config: ServerConfig = stdio("ev", "unused", &[], workspace.path());
-    config.endpoint = Endpoint::Http { url: server.url.clone(), headers: Default::default() };
+    config.endpoint =
+        Endpoint::Http { url: server.url.clone(), headers: Default::default(), oauth: Default::default() };
     config.call_timeout = Duration::from_secs(30);
     let imported = import_in(workspace, vec![config]).await;
     let (output, _) = imported.call("mcp__ev__echo", json!({"message": "before"})).await;
@@ -211,8 +212,11 @@ async fn everything_over_streamable_http() {
     let server = http_everything(&script).await;
     let workspace = tempfile::tempdir().unwrap();
     let mut config: ServerConfig = stdio("everything", "unused", &[], workspace.path());
-    config.endpoint =
-        Endpoint::Http { url: server.url.clone(), headers: [("X-Test".to_owned(), "1".to_owned())].into() };
+    config.endpoint = Endpoint::Http {
+        url: server.url.clone(),
+        headers: [("X-Test".to_owned(), "1".to_owned())].into(),
+        oauth: Default::default(),
+    };
     let imported = import_in(workspace, vec![config]).await;
     assert_eq!(
         imported.notices,

