@@ -66,6 +66,10 @@ fn main() -> ExitCode {
             },
             Command::Mcp { command } => match command {
                 McpCommand::Serve(args) => commands::mcp::serve(args).await,
+                McpCommand::Add(args) => commands::mcp_manage::add(args),
+                McpCommand::List(args) => commands::mcp_manage::list(args).await,
+                McpCommand::Get(args) => commands::mcp_manage::get(args).await,
+                McpCommand::Remove(args) => commands::mcp_manage::remove(args).await,
             },
             Command::Parse(args) => commands::parse::run(args),
             Command::Ckg { command } => commands::ckg::run(command),

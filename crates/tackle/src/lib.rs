@@ -59,6 +59,7 @@ mod container;
 mod error;
 pub mod llm;
 pub mod mcp_serve;
+pub mod mcp_servers;
 mod mcp_wanted;
 mod notice;
 pub mod permission;

@@ -5,6 +5,7 @@ pub mod ckg;
 pub mod containers;
 pub mod init;
 pub mod mcp;
+pub mod mcp_manage;
 pub mod parse;
 pub mod permissions;
 pub mod replay;

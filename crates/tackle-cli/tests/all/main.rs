@@ -21,6 +21,7 @@ mod file_tools_cli;
 mod front_door;
 mod hostile_cli;
 mod mcp_import;
+mod mcp_manage_cli;
 mod mcp_serve;
 mod mcp_serve_bounds;
 mod parse_cli;

@@ -255,6 +255,47 @@ impl StatePath {
         })
     }
 
+    /// Replaces this file whole with `bytes` (made, with its directories, when missing): a
+    /// temporary file beside it, renamed over it, so a reader sees the old text or the new,
+    /// never a mix. A link at the file's place (or on its directories) is refused, not
+    /// replaced: the rename would otherwise swap the person's link for a file.
+    pub fn replace(&self, workspace: &Path, bytes: &[u8]) -> Result<(), StateError> {
+        let (parent, name) = self.rel.rsplit_once('/').unwrap_or(("", self.rel));
+        let io = |what: &'static str| {
+            move |source: std::io::Error| StateError::Io { what, path: self.rel.to_owned(), source }
+        };
+        let dir = open_dir(workspace, parent, true)?.ok_or_else(|| StateError::Io {
+            what: "write",
+            path: self.rel.to_owned(),
+            source: Errno::NOENT.into(),
+        })?;
+        let mode = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink => {
+                return Err(StateError::Link { path: self.rel.to_owned(), what: "file" });
+            }
+            Ok(stat) if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile => {
+                return Err(StateError::NotPlain { path: self.rel.to_owned() });
+            }
+            Ok(stat) => Mode::from_raw_mode(stat.st_mode & 0o7777),
+            Err(Errno::NOENT) => Mode::from_raw_mode(0o644),
+            Err(errno) => return Err(io("write")(errno.into())),
+        };
+        let temp = format!(".{name}.tmp{}", std::process::id());
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&dir, temp.as_str(), flags, mode).map_err(|errno| io("write")(errno.into()))?;
+        // The mode asked for at creation is cut by the umask; the file keeps the old one.
+        let _ = rustix::fs::fchmod(&fd, mode);
+        let mut file = std::fs::File::from(fd);
+        let written = file.write_all(bytes).and_then(|()| file.sync_all()).map_err(io("write"));
+        let renamed = written.and_then(|()| {
+            rustix::fs::renameat(&dir, temp.as_str(), &dir, name).map_err(|errno| io("replace")(errno.into()))
+        });
+        if renamed.is_err() {
+            let _ = rustix::fs::unlinkat(&dir, temp.as_str(), AtFlags::empty());
+        }
+        renamed
+    }
+
     /// Whether a link sits anywhere on this path (a notice is given for it): callers that
     /// hand the path to a library that opens it by name check first.
     pub fn refuse_link(&self, workspace: &Path) -> Result<(), StateError> {

@@ -29,7 +29,7 @@ use tackle_core::{Progress, ToolContext, ToolError, ToolOutput};
 
 use super::config::{Endpoint, ServerConfig};
 use super::result;
-use super::transport::{self, ChildLines, ChildProcess, Launch, Lost, TapClient, TaskTap};
+use super::transport::{self, ChildLines, ChildProcess, Launch, LoginNeeded, Lost, TapClient, TaskTap};
 
 /// Backoff before the 1st, 2nd and 3rd restart.
 pub const BACKOFF: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(4)];
@@ -140,6 +140,7 @@ pub struct Connection {
     failures: Mutex<Vec<Instant>>,
     changed: Arc<AtomicBool>,
     tap: TaskTap,
+    login: LoginNeeded,
 }
 
 impl std::fmt::Debug for Connection {
@@ -174,6 +175,7 @@ impl Connection {
             failures: Mutex::new(Vec::new()),
             changed: Arc::new(AtomicBool::new(false)),
             tap: TaskTap::default(),
+            login: LoginNeeded::default(),
         }
     }
 
@@ -216,6 +218,11 @@ impl Connection {
         tokio::time::timeout(self.config.startup_timeout, self.list(&live))
             .await
             .map_err(|_| format!("tools/list did not answer within {} ms", self.config.startup_timeout.as_millis()))?
+    }
+
+    /// Whether the HTTP server answered 401 (a sign-in is needed; the seam for OAuth).
+    pub fn needs_login(&self) -> bool {
+        self.login.is_set()
     }
 
     /// Whether the server said its tools changed since the last listing.
@@ -264,7 +271,7 @@ impl Connection {
                 config.reinit_on_expired_session = false;
                 let lost = Lost::default();
                 let transport = StreamableHttpClientTransport::with_client(
-                    TapClient::new(client, self.tap.clone(), lost.clone()),
+                    TapClient::new(client, self.tap.clone(), lost.clone()).reporting_login(self.login.clone()),
                     config,
                 );
                 let running = side.serve(transport).await.map_err(|err| {

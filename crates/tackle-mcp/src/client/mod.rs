@@ -9,6 +9,8 @@
 pub mod config;
 pub mod connection;
 pub mod consent;
+pub mod health;
+pub mod manage;
 pub mod naming;
 pub mod result;
 pub mod tool;
