@@ -192,6 +192,8 @@ pub enum McpCommand {
     Get(crate::commands::mcp_manage::GetArgs),
     /// Remove an MCP server from the user config or the workspace's .mcp.json.
     Remove(crate::commands::mcp_manage::RemoveArgs),
+    /// Print an MCP server's prompt filled in with --arg k=v (without PROMPT: list its prompts).
+    Prompt(crate::commands::mcp_manage::PromptArgs),
 }
 
 #[derive(Debug, Args)]

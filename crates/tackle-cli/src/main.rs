@@ -70,6 +70,7 @@ fn main() -> ExitCode {
                 McpCommand::List(args) => commands::mcp_manage::list(args).await,
                 McpCommand::Get(args) => commands::mcp_manage::get(args).await,
                 McpCommand::Remove(args) => commands::mcp_manage::remove(args).await,
+                McpCommand::Prompt(args) => commands::mcp_manage::prompt(args).await,
             },
             Command::Parse(args) => commands::parse::run(args),
             Command::Ckg { command } => commands::ckg::run(command),

@@ -4,13 +4,19 @@
 
 use std::path::{Path, PathBuf};
 
+use tackle_core::ToolSession;
+use tackle_mcp::client::McpHub;
+use tackle_mcp::client::connection::Connection;
 use tackle_mcp::client::consent::{self, ConsentPolicy};
+use tackle_mcp::client::prompts;
 use tackle_policy::config::Config;
 use tackle_policy::config::consent::Consent;
+use tokio_util::sync::CancellationToken;
 
 pub use tackle_mcp::client::config::{Origin, RawServer};
 pub use tackle_mcp::client::health::{Health, Report, origin_label, target, transport};
 pub use tackle_mcp::client::manage::{ManageError, Scope, check_name};
+pub use tackle_mcp::client::prompts::ListedPrompt;
 
 /// The file a scope's definitions live in, for the person.
 pub fn place(scope: Scope) -> String {
@@ -96,4 +102,69 @@ pub async fn check(
     let (reports, more) = tackle_mcp::client::health::check(config, workspace, &policy, only, connect).await;
     notices.extend(more);
     (reports, notices)
+}
+
+/// `tackle mcp prompt`: starts `server` alone (with the consent run/chat would need, nobody
+/// asked), fills in its prompt `name` with `arguments` (`k=v`, or plain words in the prompt's
+/// order), and gives its messages as text. `name` empty: the server's prompts instead, one
+/// per line with their arguments.
+pub async fn prompt_text(
+    config: &Config,
+    workspace: &Path,
+    allow_project_mcp: bool,
+    server: &str,
+    name: &str,
+    arguments: &[String],
+) -> Result<String, String> {
+    let (listed_trusted, _) = consent::listed_trust(config, workspace, allow_project_mcp);
+    let policy = ConsentPolicy {
+        allow_project_flag: allow_project_mcp,
+        workspace_trusted: config.workspace_trusted,
+        listed_trusted,
+        store: consent::default_store(),
+        prompt: None,
+    };
+    let wanted = |names: &[String]| names.iter().filter(|n| *n == server).cloned().collect();
+    let (servers, notices) = tackle_mcp::client::servers(config, workspace, &policy, true, &wanted);
+    let Some(chosen) = servers.into_iter().next() else {
+        let why = notices.into_iter().find(|n| n.contains(&format!("'{server}'")));
+        return Err(why.unwrap_or_else(|| format!("no MCP server named '{server}' is defined")));
+    };
+    let connection = Connection::new(chosen, workspace);
+    let text = async {
+        connection.start().await.map_err(|why| format!("MCP server '{server}' did not start: {why}"))?;
+        let cancel = CancellationToken::new();
+        let listed = prompts::list(&connection, &cancel).await?;
+        if name.is_empty() {
+            return Ok(listed
+                .iter()
+                .map(|p| {
+                    let about = p.description.as_deref().map(|d| format!(" — {d}")).unwrap_or_default();
+                    format!("{} {}{about}", p.name, prompts::usage(p)).replace("  ", " ")
+                })
+                .collect::<Vec<_>>()
+                .join("\n"));
+        }
+        let prompt = listed.iter().find(|p| p.name == name).ok_or_else(|| {
+            let names: Vec<&str> = listed.iter().map(|p| p.name.as_str()).collect();
+            format!("MCP server '{server}' has no prompt '{name}' (its prompts: {})", names.join(", "))
+        })?;
+        let map = prompts::arguments(prompt, arguments)?;
+        prompts::get(&connection, name, map, &cancel).await
+    }
+    .await;
+    connection.shutdown().await;
+    text
+}
+
+/// Chat's `/mcp__SERVER__PROMPT ARGS`: the prompt of a server `session` imports, filled in
+/// with the words after the command, as the text of the next task. An error says why, or
+/// lists the prompts there are.
+pub async fn chat_prompt(session: &ToolSession, command: &str, rest: &str) -> Result<String, String> {
+    let hub = McpHub::of(session).ok_or_else(|| "this session imports no MCP servers".to_owned())?;
+    let cancel = CancellationToken::new();
+    let (connection, prompt) = prompts::find(&hub.connections(), command, &cancel).await?;
+    let words = prompts::split_words(rest)?;
+    let map = prompts::arguments(&prompt, &words)?;
+    prompts::get(&connection, &prompt.name, map, &cancel).await
 }

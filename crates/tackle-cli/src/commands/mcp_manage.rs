@@ -332,3 +332,41 @@ fn as_json(report: &Report) -> serde_json::Value {
         "reason": reason,
     })
 }
+
+#[derive(Debug, Args)]
+pub struct PromptArgs {
+    /// The server's name.
+    #[arg(value_name = "SERVER")]
+    pub server: String,
+    /// The prompt's name; without it, the server's prompts are listed.
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Option<String>,
+    /// An argument of the prompt, `k=v` (repeatable).
+    #[arg(long = "arg", short = 'a', value_name = "K=V")]
+    pub args: Vec<String>,
+    /// Start the server even when the workspace defines it and consent is not remembered
+    /// (also TACKLE_ALLOW_PROJECT_MCP=1).
+    #[arg(long)]
+    pub allow_project_mcp: bool,
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
+/// `tackle mcp prompt`.
+pub async fn prompt(args: PromptArgs) -> CommandResult {
+    for arg in &args.args {
+        if arg.split_once('=').is_none_or(|(key, _)| key.is_empty()) {
+            return Err(Failure::usage(format!("--arg '{arg}' is not K=V")));
+        }
+    }
+    let workspace = session::workspace(args.workspace.as_ref())?;
+    let config = session::config(&workspace, false, false)?;
+    let name = args.prompt.as_deref().unwrap_or_default();
+    let text = servers::prompt_text(&config, &workspace, args.allow_project_mcp, &args.server, name, &args.args)
+        .await
+        .map_err(Failure::failed)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}").map_err(write_failure)?;
+    Ok(ExitCode::from(OK))
+}

@@ -20,6 +20,7 @@ mod day_one;
 mod file_tools_cli;
 mod front_door;
 mod hostile_cli;
+mod mcp_extras_cli;
 mod mcp_import;
 mod mcp_manage_cli;
 mod mcp_serve;

@@ -481,6 +481,12 @@ impl Connection {
         }
     }
 
+    /// The live server's peer (restarted after a crash, as for a call), for requests other
+    /// than tool calls (resources, prompts: [`super::resources`], [`super::prompts`]).
+    pub async fn peer(&self, cancel: &tokio_util::sync::CancellationToken) -> Result<Peer<RoleClient>, ToolError> {
+        Ok(self.live(cancel).await?.peer.clone())
+    }
+
     /// The process id of a running stdio server.
     pub async fn pid(&self) -> Option<u32> {
         match &*self.slot.lock().await {

@@ -167,6 +167,7 @@ fn every_flag_of_every_command_is_in_the_command_line_reference() {
         &["mcp", "list"],
         &["mcp", "get"],
         &["mcp", "remove"],
+        &["mcp", "prompt"],
         &["containers", "prune"],
         &["ckg", "index"],
         &["ckg", "search"],

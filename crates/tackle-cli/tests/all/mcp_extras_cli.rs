@@ -1,0 +1,201 @@
+//! Resources, prompts and elicitation of imported servers, driving the real binary against a
+//! server on the official Python SDK (`tackle-mcp/tests/peers/sdk_extras.py`): the two resource
+//! tools (text, image, blob, template, hostile input), present only when a server offers
+//! resources and under the permission rules; `tackle mcp prompt`; chat's
+//! `/mcp__SERVER__PROMPT`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use tackle_testkit::{Expect, FakeLlm, Reply, Script, Turn};
+
+use crate::support::isolated;
+use crate::support::pty::{Controlling, Pty, Stdin};
+
+fn extras_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tackle-mcp/tests/peers/sdk_extras.py").canonicalize().unwrap()
+}
+
+/// The user config that imports the SDK server as `extras`, written to `user`.
+fn import_extras(user: &Path, python: &Path) {
+    let config = format!(
+        "[mcp.servers.extras]\ncommand = {:?}\nargs = [{:?}]\n",
+        python.display().to_string(),
+        extras_script().display().to_string()
+    );
+    std::fs::write(user.join("config.toml"), config).unwrap();
+}
+
+fn run(workspace: &Path, user: &Path, args: &[&str]) -> Output {
+    isolated::tackle(workspace, user, args).output().unwrap()
+}
+
+fn call(workspace: &Path, user: &Path, tool: &str, args: Value) -> Value {
+    let out = run(workspace, user, &["tools", "call", tool, &args.to_string(), "--json"]);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn the_resource_tools_list_and_read_text_images_blobs_and_templates() {
+    let python = require!(crate::peers::python(), "the Python MCP SDK (.venv-mcp)");
+    let (workspace, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    import_extras(user.path(), &python);
+    let (ws, user) = (workspace.path(), user.path());
+    let listed = call(ws, user, "list_mcp_resources", json!({}));
+    assert_eq!(listed["is_error"], false, "{listed}");
+    let entries: Vec<Value> = serde_json::from_str(listed["output"].as_str().unwrap()).unwrap();
+    let uris: Vec<&str> = entries.iter().map(|e| e["uri"].as_str().or(e["uriTemplate"].as_str()).unwrap()).collect();
+    assert_eq!(uris, ["notes://readme", "img://pixel", "bin://data", "notes://topics/{topic}"]);
+    assert!(entries.iter().all(|e| e["server"] == "extras"));
+    assert_eq!(entries[0]["description"], "The project's notes.");
+    let only = call(ws, user, "list_mcp_resources", json!({"server": "extras"}));
+    assert_eq!(only["output"], listed["output"]);
+    let text = call(ws, user, "read_mcp_resource", json!({"server": "extras", "uri": "notes://readme"}));
+    assert_eq!(text["output"], "Remember the milk.");
+    let templated = call(ws, user, "read_mcp_resource", json!({"server": "extras", "uri": "notes://topics/cats"}));
+    assert_eq!(templated["output"], "Notes on cats.");
+    let image = call(ws, user, "read_mcp_resource", json!({"server": "extras", "uri": "img://pixel"}));
+    assert_eq!(image["output"], "[image img://pixel: image/png, 70 bytes, attached]");
+    let blob = call(ws, user, "read_mcp_resource", json!({"server": "extras", "uri": "bin://data"}));
+    assert_eq!(blob["output"], "[blob bin://data: application/octet-stream, 4 bytes, base64]\nAAEC/w==");
+    // Hostile and wrong input: unknown servers and URIs, missing or extra fields.
+    let unknown = call(ws, user, "read_mcp_resource", json!({"server": "../extras", "uri": "notes://readme"}));
+    assert_eq!(unknown["is_error"], true);
+    let missing = call(ws, user, "read_mcp_resource", json!({"server": "extras", "uri": "file:///etc/passwd"}));
+    assert_eq!(missing["is_error"], true, "{missing}");
+    assert!(missing["output"].as_str().unwrap().starts_with("MCP server extras: resources/read failed"), "{missing}");
+    for bad in [json!({"server": "extras"}), json!({"uri": "x"}), json!({"server": "extras", "uri": "x", "more": 1})] {
+        let refused = call(ws, user, "read_mcp_resource", bad.clone());
+        assert_eq!(refused["is_error"], true, "{bad}: {refused}");
+    }
+    let bad_list = call(ws, user, "list_mcp_resources", json!({"server": "nope"}));
+    assert_eq!(bad_list["is_error"], true);
+}
+
+#[test]
+fn the_resource_tools_are_absent_without_a_server_that_offers_resources() {
+    let (workspace, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tackle-mcp/tests/peers/fake_server.py");
+    std::fs::write(
+        user.path().join("config.toml"),
+        format!("[mcp.servers.fake]\ncommand = \"python3\"\nargs = [\"-u\", {:?}]\n", fake.display().to_string()),
+    )
+    .unwrap();
+    let out = run(workspace.path(), user.path(), &["tools", "list", "--json"]);
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = listed.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"mcp__fake__echo"), "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("mcp_resource")), "{names:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_reads_resources_under_the_permission_rules() {
+    let python = require!(crate::peers::python(), "the Python MCP SDK (.venv-mcp)");
+    let script = || {
+        Script::new([
+            Turn::reply(Reply::text("").call("l1", "list_mcp_resources", json!({})).call(
+                "r1",
+                "read_mcp_resource",
+                json!({"server": "extras", "uri": "notes://readme"}),
+            )),
+            Turn::reply(Reply::text("Read.")),
+        ])
+    };
+    let result = |body: &Value, id: &str| -> String {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+            .map(|m| m["content"].to_string())
+            .unwrap()
+    };
+    for (extra, readable) in [(None, false), (Some("read_mcp_resource"), true)] {
+        let server = FakeLlm::start(script()).await;
+        let (workspace, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        import_extras(user.path(), &python);
+        let url = server.openai_base_url();
+        let mut args = vec!["run", "read the notes", "--model", "openai/fake", "--base-url", &url];
+        if let Some(rule) = extra {
+            args.extend(["--allow", rule]);
+        }
+        let out = isolated::tackle(workspace.path(), user.path(), &args).env("OPENAI_API_KEY", "k").output().unwrap();
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{}", String::from_utf8_lossy(&out.stderr));
+        let body = &requests[1].body;
+        // Listing is read-only: it runs in the default mode without a question.
+        assert!(result(body, "l1").contains("notes://readme"), "{}", result(body, "l1"));
+        // Reading asks, like any tool of a server that is not trusted; an allow rule lets it.
+        assert_eq!(result(body, "r1").contains("Remember the milk."), readable, "{}", result(body, "r1"));
+    }
+}
+
+#[test]
+fn mcp_prompt_prints_a_filled_in_prompt() {
+    let python = require!(crate::peers::python(), "the Python MCP SDK (.venv-mcp)");
+    let (workspace, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    import_extras(user.path(), &python);
+    let (ws, user) = (workspace.path(), user.path());
+    let out = run(ws, user, &["mcp", "prompt", "extras", "review", "--arg", "code=x = 1", "--arg", "focus=style"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Please review this code for style:\nx = 1\n");
+    let listed = run(ws, user, &["mcp", "prompt", "extras"]);
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "review code [focus] — Review some code.\n");
+    let missing = run(ws, user, &["mcp", "prompt", "extras", "review"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("needs code"));
+    let unknown = run(ws, user, &["mcp", "prompt", "extras", "nope"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("its prompts: review"));
+    let bad = run(ws, user, &["mcp", "prompt", "extras", "review", "--arg", "novalue"]);
+    assert_eq!(bad.status.code(), Some(2));
+    // A workspace server is not started for a prompt without consent.
+    std::fs::remove_file(user.join("config.toml")).unwrap();
+    let definition = json!({"mcpServers": {"extras": {"command": python, "args": [extras_script()]}}});
+    std::fs::write(ws.join(".mcp.json"), definition.to_string()).unwrap();
+    let refused = run(ws, user, &["mcp", "prompt", "extras", "review", "--arg", "code=x"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("need your consent"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let allowed = run(ws, user, &["mcp", "prompt", "extras", "review", "--arg", "code=x", "--allow-project-mcp"]);
+    assert_eq!(String::from_utf8_lossy(&allowed.stdout), "Please review this code for bugs:\nx\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_sends_a_server_prompt_as_the_task() {
+    let python = require!(crate::peers::python(), "the Python MCP SDK (.venv-mcp)");
+    let server = FakeLlm::start(Script::new([Turn::reply(Reply::text("Reviewed."))
+        .expect(Expect::last_user_contains("Please review this code for naming:\nfn main() {}"))]))
+    .await;
+    let workspace = tempfile::tempdir().unwrap();
+    let user = workspace.path().join(".test-user-config");
+    std::fs::create_dir_all(&user).unwrap();
+    import_extras(&user, &python);
+    let url = server.openai_base_url();
+    let path = workspace.path().to_owned();
+    let seen = tokio::task::spawn_blocking(move || {
+        let args = ["chat", "--model", "openai/fake", "--base-url", &url];
+        let mut pty = Pty::spawn(&path, &args, Stdin::Terminal, "", Controlling::Yes);
+        pty.expect("tackle> ", 1);
+        pty.type_line("/mcp__extras__nope");
+        pty.expect("/mcp__extras__review code [focus]", 1);
+        pty.type_line("/mcp__extras__review");
+        pty.expect("needs code", 1);
+        pty.type_line("/mcp__extras__review focus=naming code=\"fn main() {}\"");
+        pty.expect("Reviewed.", 1);
+        pty.type_line("/exit");
+        assert_eq!(pty.wait(), Some(0), "{}", pty.screen());
+        pty.screen()
+    })
+    .await
+    .unwrap();
+    let _ = seen;
+    server.assert_clean();
+}

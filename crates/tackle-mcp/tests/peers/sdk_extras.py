@@ -1,0 +1,68 @@
+"""A server on the official Python SDK (mcp 2.x, MCPServer) that offers what Tackle's client
+handles besides tools: resources (text, an image, a binary blob), a resource template, a
+prompt with arguments, and a tool that asks its client through elicitation. Used by the
+tackle-cli tests of resources, prompts and elicitation (docs/mcp.md#resources-and-prompts,
+#elicitation). Run: python sdk_extras.py (stdio)."""
+
+import base64
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+from mcp.server.mcpserver import Context, MCPServer
+
+server = MCPServer("extras")
+
+PIXEL = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+@server.resource("notes://readme", name="readme", description="The project's notes.", mime_type="text/plain")
+def readme() -> str:
+    return "Remember the milk."
+
+
+@server.resource("img://pixel", name="pixel", mime_type="image/png")
+def pixel() -> bytes:
+    return PIXEL
+
+
+@server.resource("bin://data", name="data", mime_type="application/octet-stream")
+def data() -> bytes:
+    return bytes([0, 1, 2, 255])
+
+
+@server.resource("notes://topics/{topic}", name="topic", description="Notes on one topic.")
+def topic(topic: str) -> str:
+    return f"Notes on {topic}."
+
+
+@server.prompt(description="Review some code.")
+def review(code: str, focus: str = "bugs") -> str:
+    return f"Please review this code for {focus}:\n{code}"
+
+
+class Room(str, Enum):
+    single = "single"
+    double = "double"
+
+
+class Booking(BaseModel):
+    guest: str = Field(description="Who stays")
+    nights: int = Field(default=2, description="How many nights")
+    room: Room = Field(default=Room.single, description="The kind of room")
+    breakfast: bool = Field(default=False, description="Breakfast included")
+
+
+@server.tool()
+async def book(ctx: Context) -> str:
+    """Books a room, asking the person for the details."""
+    result = await ctx.elicit("Book a room", Booking)
+    if result.action == "accept":
+        return f"accept: {result.data.model_dump_json()}"
+    return result.action
+
+
+if __name__ == "__main__":
+    server.run()
