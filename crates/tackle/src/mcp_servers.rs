@@ -14,6 +14,9 @@ use tackle_policy::config::consent::Consent;
 use tokio_util::sync::CancellationToken;
 
 pub use tackle_mcp::client::config::{Origin, RawServer};
+pub use tackle_mcp::client::elicitation::{
+    Answer as ElicitAnswer, Elicitor, Field as ElicitField, Form as ElicitForm, Unattended, shown,
+};
 pub use tackle_mcp::client::health::{Health, Report, origin_label, target, transport};
 pub use tackle_mcp::client::manage::{ManageError, Scope, check_name};
 pub use tackle_mcp::client::prompts::ListedPrompt;

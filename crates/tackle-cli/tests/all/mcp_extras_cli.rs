@@ -199,3 +199,103 @@ async fn chat_sends_a_server_prompt_as_the_task() {
     let _ = seen;
     server.assert_clean();
 }
+
+#[test]
+fn unattended_forms_are_declined_or_take_their_defaults_as_the_user_config_says() {
+    let python = require!(crate::peers::python(), "the Python MCP SDK (.venv-mcp)");
+    let (workspace, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    import_extras(user.path(), &python);
+    let (ws, user) = (workspace.path(), user.path());
+    let output = |tool: &str, extra: &[&str]| {
+        let mut args = vec!["tools", "call", tool, "{}"];
+        args.extend(extra);
+        let out = run(ws, user, &args);
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    // Nobody to ask and nothing configured: declined.
+    assert_eq!(output("mcp__extras__book", &[]), "decline");
+    // A workspace cannot choose the answer, even a trusted one.
+    std::fs::write(ws.join("tackle.toml"), "[mcp]\nelicitation = \"accept-defaults\"\n").unwrap();
+    assert_eq!(output("mcp__extras__book", &["--trust-workspace"]), "decline");
+    // The person's own config can: every field takes its default.
+    let config = std::fs::read_to_string(user.join("config.toml")).unwrap();
+    std::fs::write(user.join("config.toml"), format!("[mcp]\nelicitation = \"accept-defaults\"\n{config}")).unwrap();
+    assert_eq!(
+        output("mcp__extras__book", &[]),
+        r#"accept: {"guest":"Ada","nights":2,"room":"single","breakfast":false}"#
+    );
+    // A required field without a default cannot be filled in: declined.
+    assert_eq!(output("mcp__extras__subscribe", &[]), "decline");
+    // A value it does not know is an error naming the key.
+    std::fs::write(user.join("config.toml"), format!("[mcp]\nelicitation = \"accept-all\"\n{config}")).unwrap();
+    let out = run(ws, user, &["tools", "call", "mcp__extras__book", "{}"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("elicitation"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_a_terminal_the_person_fills_the_form_in_or_declines_it() {
+    let python = require!(crate::peers::python(), "the Python MCP SDK (.venv-mcp)");
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call("b1", "mcp__extras__book", json!({}))),
+        Turn::reply(Reply::text("").call("b2", "mcp__extras__book", json!({}))),
+        Turn::reply(Reply::text("").call("b3", "mcp__extras__book", json!({}))),
+        Turn::reply(Reply::text("Booked.")),
+    ]))
+    .await;
+    let workspace = tempfile::tempdir().unwrap();
+    let user = workspace.path().join(".test-user-config");
+    std::fs::create_dir_all(&user).unwrap();
+    import_extras(&user, &python);
+    let url = server.openai_base_url();
+    let path = workspace.path().to_owned();
+    let seen = tokio::task::spawn_blocking(move || {
+        let args = ["run", "book a room", "--model", "openai/fake", "--base-url", &url, "--allow", "mcp__extras__book"];
+        let mut pty = Pty::spawn(&path, &args, Stdin::Terminal, "", Controlling::Yes);
+        pty.expect("Fill it in? [y]es, [n]o (decline), [c]ancel: ", 1);
+        pty.type_line("y");
+        pty.expect("Guest [Enter: Ada]: ", 1);
+        pty.type_line("Bob");
+        pty.expect("Nights [Enter: 2]: ", 1);
+        pty.type_line("three");
+        pty.expect("type a whole number", 1);
+        pty.type_line("3");
+        pty.expect("Room [Enter: single]: ", 1);
+        pty.type_line("2");
+        pty.expect("Breakfast [Enter: false]: ", 1);
+        pty.type_line("");
+        pty.expect("was sent", 1);
+        pty.expect("Fill it in?", 2);
+        pty.type_line("n");
+        pty.expect("was declined", 1);
+        pty.expect("Fill it in?", 3);
+        pty.type_line("c");
+        pty.expect("was cancelled", 1);
+        pty.expect("Booked.", 1);
+        let code = pty.wait();
+        (code, pty.screen(), pty.raw())
+    })
+    .await
+    .unwrap();
+    let (code, screen, raw) = seen;
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(raw.contains("MCP server 'extras' asks for input:"), "{raw}");
+    assert!(raw.contains("• Guest (text): Who stays [default: Ada]"), "{raw}");
+    assert!(
+        raw.contains("• Room (one of the choices): The kind of room — 1) single  2) double [default: single]"),
+        "{raw}"
+    );
+    let requests = server.requests();
+    let result = |index: usize, id: &str| -> String {
+        requests[index].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+            .map(|m| m["content"].as_str().map_or_else(|| m["content"].to_string(), str::to_owned))
+            .unwrap()
+    };
+    assert_eq!(result(1, "b1"), r#"accept: {"guest":"Bob","nights":3,"room":"double","breakfast":false}"#);
+    assert_eq!(result(2, "b2"), "decline");
+    assert_eq!(result(3, "b3"), "cancel");
+}

@@ -20,7 +20,10 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
     PaginatedRequestParams, ProgressNotificationParam, ServerResult, Tool,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService, ServiceError};
+use rmcp::model::{ElicitRequestParams, ElicitResult};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RequestContext, RoleClient, RunningService, ServiceError,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, ServiceExt as _};
@@ -28,6 +31,7 @@ use serde_json::{Value, json};
 use tackle_core::{Progress, ToolContext, ToolError, ToolOutput};
 
 use super::config::{Endpoint, ServerConfig};
+use super::elicitation::{Answer, Elicitor, Form, Unattended};
 use super::result;
 use super::transport::{self, ChildLines, ChildProcess, Launch, LoginNeeded, Lost, TapClient, TaskTap};
 
@@ -49,21 +53,41 @@ const PROGRESS_TRAIL: Duration = Duration::from_millis(20);
 /// How long a crashed stdio server is given to report its exit status.
 const EXIT_REPORT_WAIT: Duration = Duration::from_secs(1);
 
-/// The client side of the protocol: Tackle declares no roots, sampling or elicitation.
+/// The client side of the protocol: Tackle declares elicitation (form mode, answered by
+/// the connection's [`Elicitor`]), no roots or sampling.
 #[derive(Clone)]
 struct ClientSide {
     progress: ProgressDispatcher,
     changed: Arc<AtomicBool>,
+    server: String,
+    elicitor: Arc<dyn Elicitor>,
 }
 
 impl ClientHandler for ClientSide {
     fn get_info(&self) -> ClientConfig {
         let info = json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": {},
+            "capabilities": {"elicitation": {"form": {}}},
             "clientInfo": {"name": "tackle", "version": env!("CARGO_PKG_VERSION")}
         });
         serde_json::from_value(info).unwrap_or_default()
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let wire = serde_json::to_value(&request).unwrap_or_default();
+        let answer = if wire.get("mode").and_then(Value::as_str) == Some("url") {
+            // Tackle opens no links on a server's behalf.
+            Answer::Decline
+        } else {
+            let message = wire.get("message").and_then(Value::as_str).unwrap_or_default();
+            let schema = wire.get("requestedSchema").cloned().unwrap_or_default();
+            self.elicitor.elicit(Form::from_schema(&self.server, message, &schema)).await
+        };
+        serde_json::from_value(answer.to_wire()).map_err(|err| rmcp::ErrorData::internal_error(err.to_string(), None))
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
@@ -141,6 +165,7 @@ pub struct Connection {
     changed: Arc<AtomicBool>,
     tap: TaskTap,
     login: LoginNeeded,
+    elicitor: Arc<dyn Elicitor>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -176,7 +201,15 @@ impl Connection {
             changed: Arc::new(AtomicBool::new(false)),
             tap: TaskTap::default(),
             login: LoginNeeded::default(),
+            elicitor: Arc::new(Unattended::Decline),
         }
+    }
+
+    /// The connection with `elicitor` answering the server's forms (by default every form is
+    /// declined).
+    pub fn with_elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> Self {
+        self.elicitor = elicitor;
+        self
     }
 
     /// The server's name.
@@ -231,7 +264,12 @@ impl Connection {
     }
 
     async fn connect(&self) -> Result<Arc<Live>, String> {
-        let side = ClientSide { progress: ProgressDispatcher::new(), changed: Arc::clone(&self.changed) };
+        let side = ClientSide {
+            progress: ProgressDispatcher::new(),
+            changed: Arc::clone(&self.changed),
+            server: self.config.name.clone(),
+            elicitor: Arc::clone(&self.elicitor),
+        };
         let progress = side.progress.clone();
         let (running, child, lost) = match &self.config.endpoint {
             Endpoint::Stdio { command, args, env, cwd } => {

@@ -9,6 +9,7 @@
 pub mod config;
 pub mod connection;
 pub mod consent;
+pub mod elicitation;
 pub mod health;
 pub mod manage;
 pub mod naming;
@@ -165,16 +166,31 @@ impl McpHub {
 
     /// Starts every server concurrently and imports their tools; a server that fails or is
     /// late is left out with a notice (its tools are absent). `registry` gives the names
-    /// already taken.
+    /// already taken. Every form a server asks to fill in is declined
+    /// ([`McpHub::start_eliciting`] says who answers).
     pub async fn start(
         configs: Vec<ServerConfig>,
         workspace: &Path,
         registry: &Registry,
         defer_threshold: usize,
     ) -> (McpHub, Vec<String>) {
+        let decline: Arc<dyn elicitation::Elicitor> = Arc::new(elicitation::Unattended::Decline);
+        McpHub::start_eliciting(configs, workspace, registry, defer_threshold, decline).await
+    }
+
+    /// [`McpHub::start`], with `elicitor` answering the servers' forms.
+    pub async fn start_eliciting(
+        configs: Vec<ServerConfig>,
+        workspace: &Path,
+        registry: &Registry,
+        defer_threshold: usize,
+        elicitor: Arc<dyn elicitation::Elicitor>,
+    ) -> (McpHub, Vec<String>) {
         let reserved: HashSet<String> = registry.entries().iter().map(|e| e.spec.name.clone()).collect();
-        let connections: Vec<Arc<Connection>> =
-            configs.into_iter().map(|config| Arc::new(Connection::new(config, workspace))).collect();
+        let connections: Vec<Arc<Connection>> = configs
+            .into_iter()
+            .map(|config| Arc::new(Connection::new(config, workspace).with_elicitor(Arc::clone(&elicitor))))
+            .collect();
         let started = futures::future::join_all(connections.iter().map(|c| c.start())).await;
         let mut notices = Vec::new();
         let mut listed = Vec::new();

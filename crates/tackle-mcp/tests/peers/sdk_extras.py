@@ -5,7 +5,7 @@ tackle-cli tests of resources, prompts and elicitation (docs/mcp.md#resources-an
 #elicitation). Run: python sdk_extras.py (stdio)."""
 
 import base64
-from enum import Enum
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -43,15 +43,10 @@ def review(code: str, focus: str = "bugs") -> str:
     return f"Please review this code for {focus}:\n{code}"
 
 
-class Room(str, Enum):
-    single = "single"
-    double = "double"
-
-
 class Booking(BaseModel):
-    guest: str = Field(description="Who stays")
+    guest: str = Field(default="Ada", description="Who stays")
     nights: int = Field(default=2, description="How many nights")
-    room: Room = Field(default=Room.single, description="The kind of room")
+    room: Literal["single", "double"] = Field(default="single", description="The kind of room")
     breakfast: bool = Field(default=False, description="Breakfast included")
 
 
@@ -59,6 +54,19 @@ class Booking(BaseModel):
 async def book(ctx: Context) -> str:
     """Books a room, asking the person for the details."""
     result = await ctx.elicit("Book a room", Booking)
+    if result.action == "accept":
+        return f"accept: {result.data.model_dump_json()}"
+    return result.action
+
+
+class Subscription(BaseModel):
+    email: str = Field(description="Where the news goes")
+
+
+@server.tool()
+async def subscribe(ctx: Context) -> str:
+    """Subscribes, asking for an address that has no default."""
+    result = await ctx.elicit("Subscribe to the news", Subscription)
     if result.action == "accept":
         return f"accept: {result.data.model_dump_json()}"
     return result.action
