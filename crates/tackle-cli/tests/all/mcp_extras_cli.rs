@@ -299,3 +299,39 @@ async fn on_a_terminal_the_person_fills_the_form_in_or_declines_it() {
     assert_eq!(result(2, "b2"), "decline");
     assert_eq!(result(3, "b3"), "cancel");
 }
+
+#[test]
+fn the_reference_server_everything_lists_reads_and_prompts() {
+    let everything = require!(
+        crate::peers::npm_file("@modelcontextprotocol/server-everything/dist/index.js"),
+        "server-everything (.mcp-peers)"
+    );
+    let (workspace, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(
+        user.path().join("config.toml"),
+        format!(
+            "[mcp.servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+            everything.display().to_string()
+        ),
+    )
+    .unwrap();
+    let (ws, user) = (workspace.path(), user.path());
+    let listed = call(ws, user, "list_mcp_resources", json!({"server": "everything"}));
+    let entries: Vec<Value> = serde_json::from_str(listed["output"].as_str().unwrap()).unwrap();
+    assert!(entries.iter().any(|e| e["uriTemplate"] == "demo://resource/dynamic/blob/{resourceId}"), "{entries:?}");
+    assert!(entries.iter().any(|e| e["uri"].as_str().is_some_and(|u| u.ends_with("architecture.md"))), "{entries:?}");
+    let blob =
+        call(ws, user, "read_mcp_resource", json!({"server": "everything", "uri": "demo://resource/dynamic/blob/1"}));
+    let text = blob["output"].as_str().unwrap();
+    let (head, data) = text.split_once('\n').unwrap();
+    assert!(head.starts_with("[blob demo://resource/dynamic/blob/1: "), "{text}");
+    // "Resource 1: " in base64.
+    assert!(data.starts_with("UmVzb3VyY2UgMTog"), "{text}");
+    let out = run(
+        ws,
+        user,
+        &["mcp", "prompt", "everything", "resource-prompt", "--arg", "resourceType=Text", "--arg", "resourceId=1"],
+    );
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(printed.contains("--- demo://resource/dynamic/text/1 ---\nResource 1: "), "{printed}");
+}

@@ -59,7 +59,11 @@ pub async fn list(connection: &Connection, cancel: &CancellationToken) -> Result
     if !offers_prompts(&peer) {
         return Ok(Vec::new());
     }
-    let prompts = answered(connection, cancel, "prompts/list", peer.list_all_prompts()).await?;
+    let listing = super::resources::paged(|params| {
+        let peer = peer.clone();
+        async move { peer.list_prompts(params).await.map(|page| (page.prompts, page.next_cursor)) }
+    });
+    let prompts = answered(connection, cancel, "prompts/list", listing).await?;
     Ok(prompts
         .into_iter()
         .map(|prompt| ListedPrompt {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use rmcp::model::ReadResourceRequestParams;
+use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams};
 use rmcp::service::{RoleClient, ServiceError};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -153,11 +153,47 @@ where
     }
 }
 
+/// Every page of a listing (`resources/list`, `resources/templates/list`, `prompts/list`),
+/// following cursors: at most [`super::connection::MAX_PAGES`] pages, and a repeated cursor
+/// ends the listing (rmcp's own `list_all_*` would follow a hostile server's cursors for
+/// ever, gathering what it sends until the timeout).
+pub async fn paged<T, F, Fut>(mut page: F) -> Result<Vec<T>, ServiceError>
+where
+    F: FnMut(Option<PaginatedRequestParams>) -> Fut,
+    Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>), ServiceError>>,
+{
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..super::connection::MAX_PAGES {
+        let params = cursor.clone().map(|cursor| {
+            let mut params = PaginatedRequestParams::default();
+            params.cursor = Some(cursor);
+            params
+        });
+        let (more, next) = page(params).await?;
+        items.extend(more);
+        match next {
+            Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+            _ => break,
+        }
+    }
+    Ok(items)
+}
+
 /// One server's resources and templates, each as an entry naming the server.
 async fn listing(server: &Connection, cancel: &CancellationToken) -> Vec<Value> {
     let name = server.name();
     let mut entries = Vec::new();
-    match request(server, cancel, "resources/list", |peer| async move { peer.list_all_resources().await }).await {
+    let resources = request(server, cancel, "resources/list", |peer| async move {
+        paged(|params| {
+            let peer = peer.clone();
+            async move { peer.list_resources(params).await.map(|page| (page.resources, page.next_cursor)) }
+        })
+        .await
+    })
+    .await;
+    match resources {
         Ok(resources) => {
             for resource in resources {
                 let mut entry = serde_json::to_value(&resource).unwrap_or_default();
@@ -303,6 +339,35 @@ pub fn contents_output(result: &Value) -> ToolOutput {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[tokio::test]
+    async fn a_listing_stops_at_a_repeated_cursor_and_at_the_page_limit() {
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let looping = paged(|_| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async { Ok((vec![1], Some("again".to_owned()))) }
+        })
+        .await
+        .unwrap();
+        assert_eq!((looping.len(), calls.load(std::sync::atomic::Ordering::SeqCst)), (2, 2));
+        let counter = std::sync::atomic::AtomicUsize::new(0);
+        let endless = paged(|_| {
+            let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move { Ok((vec![n], Some(format!("c{n}")))) }
+        })
+        .await
+        .unwrap();
+        assert_eq!(endless.len(), crate::client::connection::MAX_PAGES);
+        let two = std::sync::atomic::AtomicUsize::new(0);
+        let finite = paged(|params| {
+            let n = two.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            assert_eq!(params.is_some(), n > 0);
+            async move { Ok((vec![n], (n == 0).then(|| "next".to_owned()))) }
+        })
+        .await
+        .unwrap();
+        assert_eq!(finite, [0, 1]);
+    }
 
     #[test]
     fn texts_images_and_other_blobs() {
