@@ -179,6 +179,7 @@ pub async fn chat(args: ChatArgs) -> CommandResult {
             _ if command.starts_with("/mcp__") => {
                 match tackle::mcp_servers::chat_prompt(agent.session(), command, rest).await {
                     Ok(task) => {
+                        diagln!("(sending the prompt {command}: {} characters)", task.chars().count());
                         run_task(&mut agent, &task, &current, &ui, &mut task_interrupted).await;
                     }
                     Err(why) => diagln!("tackle: {why}"),

@@ -119,6 +119,19 @@ pub fn add(args: AddArgs) -> CommandResult {
         diagln!(
             "It is shared with whoever uses this workspace; others are asked before it starts, you are not (you added it)."
         );
+        let literal: Vec<&str> = server
+            .env
+            .iter()
+            .chain(&server.headers)
+            .filter(|(_, value)| !value.is_empty() && !value.contains("${"))
+            .map(|(key, _)| key.as_str())
+            .collect();
+        if !literal.is_empty() {
+            diagln!(
+                "tackle: {} written into .mcp.json as given; a secret there is shared with the repository: write it as ${{VAR}} (quoted) to take it from the environment instead.",
+                literal.join(", ")
+            );
+        }
     }
     Ok(ExitCode::from(OK))
 }

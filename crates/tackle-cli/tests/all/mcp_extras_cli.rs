@@ -335,3 +335,39 @@ fn the_reference_server_everything_lists_reads_and_prompts() {
     let printed = String::from_utf8_lossy(&out.stdout);
     assert!(printed.contains("--- demo://resource/dynamic/text/1 ---\nResource 1: "), "{printed}");
 }
+
+#[test]
+fn a_form_out_of_the_blue_and_a_url_form_are_declined() {
+    let python = require!(crate::peers::python(), "the Python MCP SDK (.venv-mcp)");
+    let (workspace, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    import_extras(user.path(), &python);
+    // With accept-defaults, a form asked during a call is accepted; the others are not.
+    let config = std::fs::read_to_string(user.path().join("config.toml")).unwrap();
+    std::fs::write(user.path().join("config.toml"), format!("[mcp]\nelicitation = \"accept-defaults\"\n{config}"))
+        .unwrap();
+    let lines = [
+        json!({"name": "mcp__extras__late", "args": {}}),
+        json!({"name": "bash", "args": {"command": "sleep 1.5"}}),
+        json!({"name": "mcp__extras__late_result", "args": {}}),
+        json!({"name": "mcp__extras__url_form", "args": {}}),
+        json!({"name": "mcp__extras__book", "args": {}}),
+    ];
+    let input: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let mut child = isolated::tackle(workspace.path(), user.path(), &["tools", "batch", "--permission-mode", "bypass"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let outputs: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["output"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(outputs[0], "scheduled");
+    assert_eq!(outputs[2], "decline", "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(outputs[3], "decline");
+    assert!(outputs[4].starts_with("accept: "), "{outputs:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("asked for a form while Tackle had asked it nothing"));
+}

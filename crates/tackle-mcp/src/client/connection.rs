@@ -61,6 +61,8 @@ struct ClientSide {
     changed: Arc<AtomicBool>,
     server: String,
     elicitor: Arc<dyn Elicitor>,
+    /// Requests of Tackle's in flight to this server ([`Connection::in_request`]).
+    busy: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl ClientHandler for ClientSide {
@@ -81,6 +83,11 @@ impl ClientHandler for ClientSide {
         let wire = serde_json::to_value(&request).unwrap_or_default();
         let answer = if wire.get("mode").and_then(Value::as_str) == Some("url") {
             // Tackle opens no links on a server's behalf.
+            Answer::Decline
+        } else if self.busy.load(Ordering::SeqCst) == 0 {
+            // A form is an answer to something Tackle asked (a call, a read): one out of the
+            // blue would take the terminal from whatever holds it (chat's prompt).
+            tracing::warn!("MCP server '{}' asked for a form while Tackle had asked it nothing; declined", self.server);
             Answer::Decline
         } else {
             let message = wire.get("message").and_then(Value::as_str).unwrap_or_default();
@@ -166,6 +173,16 @@ pub struct Connection {
     tap: TaskTap,
     login: LoginNeeded,
     elicitor: Arc<dyn Elicitor>,
+    busy: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// A request of Tackle's to a server in flight, while it lives ([`Connection::in_request`]).
+pub struct InRequest(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for InRequest {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl std::fmt::Debug for Connection {
@@ -202,7 +219,15 @@ impl Connection {
             tap: TaskTap::default(),
             login: LoginNeeded::default(),
             elicitor: Arc::new(Unattended::Decline),
+            busy: Arc::default(),
         }
+    }
+
+    /// Marks a request of Tackle's in flight until the guard is dropped: only then may the
+    /// server ask for a form.
+    pub fn in_request(&self) -> InRequest {
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        InRequest(Arc::clone(&self.busy))
     }
 
     /// The connection with `elicitor` answering the server's forms (by default every form is
@@ -269,6 +294,7 @@ impl Connection {
             changed: Arc::clone(&self.changed),
             server: self.config.name.clone(),
             elicitor: Arc::clone(&self.elicitor),
+            busy: Arc::clone(&self.busy),
         };
         let progress = side.progress.clone();
         let (running, child, lost) = match &self.config.endpoint {
@@ -452,6 +478,7 @@ impl Connection {
     /// Calls `raw_name` with `args`; progress goes to `ctx`, and `ctx`'s cancellation is
     /// sent to the server.
     pub async fn call(&self, raw_name: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let _in_flight = self.in_request();
         let live = self.live(ctx.cancel_token()).await?;
         let mut params = CallToolRequestParams::new(raw_name.to_owned());
         if let Value::Object(map) = args {

@@ -41,6 +41,7 @@ async fn answered<T>(
     what: &str,
     request: impl std::future::Future<Output = Result<T, ServiceError>>,
 ) -> Result<T, String> {
+    let _in_flight = connection.in_request();
     let timeout = connection.config().call_timeout;
     tokio::select! {
         answer = tokio::time::timeout(timeout, request) => match answer {

@@ -140,6 +140,7 @@ where
     F: FnOnce(rmcp::Peer<RoleClient>) -> Fut,
     Fut: std::future::Future<Output = Result<T, ServiceError>>,
 {
+    let _in_flight = server.in_request();
     let peer = server.peer(cancel).await.map_err(|err| err.to_string())?;
     let timeout = server.config().call_timeout;
     tokio::select! {

@@ -4,6 +4,7 @@ prompt with arguments, and a tool that asks its client through elicitation. Used
 tackle-cli tests of resources, prompts and elicitation (docs/mcp.md#resources-and-prompts,
 #elicitation). Run: python sdk_extras.py (stdio)."""
 
+import asyncio
 import base64
 from typing import Literal
 
@@ -69,6 +70,37 @@ async def subscribe(ctx: Context) -> str:
     result = await ctx.elicit("Subscribe to the news", Subscription)
     if result.action == "accept":
         return f"accept: {result.data.model_dump_json()}"
+    return result.action
+
+
+LATE = {"action": "none yet"}
+
+
+@server.tool()
+async def late(ctx: Context) -> str:
+    """Asks for a form half a second after answering: out of the blue, with no call in flight."""
+    session = ctx.session
+
+    async def ask_later():
+        await asyncio.sleep(0.5)
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean", "default": True}}}
+        result = await session.elicit_form("Out of the blue", schema)
+        LATE["action"] = result.action
+
+    asyncio.get_running_loop().create_task(ask_later())
+    return "scheduled"
+
+
+@server.tool()
+async def late_result() -> str:
+    """What the form of `late` got."""
+    return LATE["action"]
+
+
+@server.tool()
+async def url_form(ctx: Context) -> str:
+    """Asks the client to open a URL (URL-mode elicitation)."""
+    result = await ctx.session.elicit_url("Sign in", "https://example.invalid/", "e1", related_request_id=ctx.request_id)
     return result.action
 
 
