@@ -568,6 +568,34 @@ mod tests {
         Setup { _dir: dir, ws, outside }
     }
 
+    #[test]
+    fn replace_swaps_the_file_whole_keeps_its_mode_and_refuses_links_and_fifos() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let s = setup();
+        MCP_JSON.replace(&s.ws, b"{}\n").unwrap();
+        assert_eq!(std::fs::read_to_string(s.ws.join(".mcp.json")).unwrap(), "{}\n");
+        std::fs::set_permissions(s.ws.join(".mcp.json"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        MCP_JSON.replace(&s.ws, b"{\"a\": 1}").unwrap();
+        assert_eq!(std::fs::read_to_string(s.ws.join(".mcp.json")).unwrap(), "{\"a\": 1}");
+        let mode = std::fs::metadata(s.ws.join(".mcp.json")).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // Nothing but the file is left in the directory.
+        let names: Vec<_> = std::fs::read_dir(&s.ws).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [std::ffi::OsString::from(".mcp.json")]);
+        // A link at its place, or a linked directory on its way, is refused; the target stays.
+        std::fs::remove_file(s.ws.join(".mcp.json")).unwrap();
+        symlink(s.outside.join("secret"), s.ws.join(".mcp.json")).unwrap();
+        assert!(MCP_JSON.replace(&s.ws, b"x").unwrap_err().is_link());
+        assert_eq!(std::fs::read_to_string(s.outside.join("secret")).unwrap(), "secret");
+        assert!(std::fs::symlink_metadata(s.ws.join(".mcp.json")).unwrap().file_type().is_symlink());
+        symlink(&s.outside, s.ws.join(".tackle")).unwrap();
+        assert!(TASKS.replace(&s.ws, b"x").unwrap_err().is_link());
+        assert!(!s.outside.join("tasks.json").exists());
+        std::fs::remove_file(s.ws.join(".mcp.json")).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(s.ws.join(".mcp.json")).status().unwrap().success());
+        assert!(matches!(MCP_JSON.replace(&s.ws, b"x"), Err(StateError::NotPlain { .. })));
+    }
+
     fn age(path: &Path) {
         let old = std::fs::FileTimes::new().set_modified(SystemTime::now() - Duration::from_secs(30 * 24 * 3600));
         std::fs::File::open(path).unwrap().set_times(old).unwrap();
