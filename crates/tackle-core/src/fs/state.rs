@@ -92,7 +92,8 @@ pub const GIT_EXCLUDE: StatePath = file(".git/info/exclude", "run/chat add /.tac
 /// The workspace's settings.
 pub const TACKLE_TOML: StatePath = file("tackle.toml", "settings (every command); tackle init writes it");
 /// The workspace's MCP servers.
-pub const MCP_JSON: StatePath = file(".mcp.json", "MCP servers (every command that connects them)");
+pub const MCP_JSON: StatePath =
+    file(".mcp.json", "MCP servers (every command that connects them; tackle mcp add/remove --scope project write it)");
 /// Claude Code's shared settings.
 pub const CLAUDE_SETTINGS: StatePath = file(".claude/settings.json", "Claude Code settings (permissions, hooks)");
 /// Claude Code's local settings.

@@ -149,7 +149,8 @@ pub async fn check(
         let outcome = connection.start().await;
         connection.shutdown().await;
         match outcome {
-            Ok(listing) => Health::Connected { tools: listing.tools.len() },
+            // Task-only tools are not imported (docs/mcp.md#listing), so not counted.
+            Ok(listing) => Health::Connected { tools: listing.tools.iter().filter(|t| !t.task_only).count() },
             Err(_) if connection.needs_login() => Health::NeedsLogin,
             Err(why) => Health::Failed(why),
         }
