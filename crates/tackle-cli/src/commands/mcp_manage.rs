@@ -264,11 +264,11 @@ pub async fn list(args: ListArgs) -> CommandResult {
         writeln!(
             out,
             "{}: {} ({}, {}) - {}",
-            report.name,
-            report.target(),
+            escaped(&report.name),
+            escaped(&report.target()),
             servers::origin_label(report.chosen.origin),
-            report.transport(),
-            report.health.phrase()
+            escaped(&report.transport()),
+            escaped(&report.health.phrase())
         )
         .map_err(write_failure)?;
     }
@@ -296,18 +296,18 @@ pub async fn get(args: GetArgs) -> CommandResult {
     }
     let raw = &report.chosen.raw;
     let mut lines = vec![
-        report.name.clone(),
+        escaped(&report.name),
         format!("  scope: {}", servers::origin_label(report.chosen.origin)),
-        format!("  transport: {}", report.transport()),
+        format!("  transport: {}", escaped(&report.transport())),
     ];
     if report.transport() == "stdio" {
-        lines.push(format!("  command: {}", report.target()));
-        lines.extend(raw.env.iter().map(|(k, v)| format!("  env: {k}={}", escaped(v))));
+        lines.push(format!("  command: {}", escaped(&report.target())));
+        lines.extend(raw.env.iter().map(|(k, v)| format!("  env: {}={}", escaped(k), escaped(v))));
     } else {
         lines.push(format!("  url: {}", escaped(&report.target())));
         lines.extend(raw.headers.iter().map(|(k, v)| format!("  header: {}: {}", escaped(k), escaped(v))));
     }
-    lines.push(format!("  status: {}", report.health.phrase()));
+    lines.push(format!("  status: {}", escaped(&report.health.phrase())));
     for other in report.definitions.iter().filter(|d| d.origin != report.chosen.origin) {
         lines.push(format!("  also defined in: {} (not used)", servers::origin_label(other.origin)));
     }
@@ -315,7 +315,8 @@ pub async fn get(args: GetArgs) -> CommandResult {
     Ok(ExitCode::from(OK))
 }
 
-/// A value from a definition, its control characters escaped.
+/// A value from a definition or a server, its control characters escaped (a workspace's
+/// `.mcp.json` or a server's answer cannot draw on the terminal).
 fn escaped(text: &str) -> String {
     text.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
 }
@@ -379,6 +380,12 @@ pub async fn prompt(args: PromptArgs) -> CommandResult {
     let text = servers::prompt_text(&config, &workspace, args.allow_project_mcp, &args.server, name, &args.args)
         .await
         .map_err(Failure::failed)?;
+    // The server's text, control characters escaped (new lines and tabs kept).
+    let text: String = text
+        .split('\n')
+        .map(|line| line.split('\t').map(escaped).collect::<Vec<_>>().join("\t"))
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut out = std::io::stdout().lock();
     writeln!(out, "{text}").map_err(write_failure)?;
     Ok(ExitCode::from(OK))

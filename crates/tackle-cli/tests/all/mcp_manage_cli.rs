@@ -244,3 +244,18 @@ fn bad_input_is_refused_before_anything_is_written() {
     assert!(!setup.config_path().exists());
     assert!(!setup.ws().join(".mcp.json").exists());
 }
+
+#[test]
+fn a_hostile_mcp_json_cannot_draw_on_the_terminal_through_list_or_get() {
+    let setup = Setup::new();
+    let evil = "evil\u{1b}[2J\nfake: ok (user, stdio) - connected";
+    let file = json!({"mcpServers": {evil: {"command": "true\u{1b}]0;title\u{7}", "env": {"K\u{1b}": "v\r"}}}});
+    std::fs::write(setup.ws().join(".mcp.json"), file.to_string()).unwrap();
+    let listed = setup.ok(&["mcp", "list"]);
+    assert!(!listed.contains('\u{1b}') && !listed.contains('\u{7}'), "{listed:?}");
+    assert_eq!(listed.lines().count(), 1, "{listed:?}");
+    assert!(listed.contains("not approved"), "{listed}");
+    let got = setup.ok(&["mcp", "get", evil]);
+    assert!(!got.contains('\u{1b}') && !got.contains('\r') && !got.contains('\u{7}'), "{got:?}");
+    assert!(got.starts_with("evil\\u{1b}[2J\\nfake"), "{got}");
+}

@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 use tackle_core::{Progress, ToolContext, ToolError, ToolOutput};
 
 use super::config::{Endpoint, ServerConfig};
-use super::elicitation::{Answer, Elicitor, Form, Unattended};
+use super::elicitation::{Answer, Elicitor, Form, MAX_FIELDS, Unattended};
 use super::result;
 use super::transport::{self, ChildLines, ChildProcess, Launch, LoginNeeded, Lost, TapClient, TaskTap};
 
@@ -92,7 +92,17 @@ impl ClientHandler for ClientSide {
         } else {
             let message = wire.get("message").and_then(Value::as_str).unwrap_or_default();
             let schema = wire.get("requestedSchema").cloned().unwrap_or_default();
-            self.elicitor.elicit(Form::from_schema(&self.server, message, &schema)).await
+            let form = Form::from_schema(&self.server, message, &schema);
+            if form.fields.len() > MAX_FIELDS {
+                tracing::warn!(
+                    "MCP server '{}' asked for a form of {} fields, more than {MAX_FIELDS}; declined",
+                    self.server,
+                    form.fields.len()
+                );
+                Answer::Decline
+            } else {
+                self.elicitor.elicit(form).await
+            }
         };
         serde_json::from_value(answer.to_wire()).map_err(|err| rmcp::ErrorData::internal_error(err.to_string(), None))
     }

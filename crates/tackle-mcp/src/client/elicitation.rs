@@ -15,6 +15,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tackle_core::BoxFuture;
 
+/// The most fields a form may have; a larger one is declined unseen (a server cannot flood the
+/// terminal).
+pub const MAX_FIELDS: usize = 64;
+
 /// What happens to a form when nobody can be asked (`[mcp] elicitation` in the user config;
 /// never taken from a workspace).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

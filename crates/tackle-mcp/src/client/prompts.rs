@@ -113,7 +113,8 @@ pub async fn find(
             if name == command {
                 return Ok((std::sync::Arc::clone(connection), prompt));
             }
-            known.push(format!("{name} {}", usage(&prompt)).trim_end().to_owned());
+            let usage = super::elicitation::shown(&usage(&prompt), 200).replace('\n', " ");
+            known.push(format!("{name} {usage}").trim_end().to_owned());
         }
     }
     if known.is_empty() {

@@ -26,6 +26,10 @@ pub const LIST_RESOURCES: &str = "list_mcp_resources";
 /// The reading tool's name.
 pub const READ_RESOURCE: &str = "read_mcp_resource";
 
+/// The largest image attached for the model (providers refuse larger ones; Anthropic's limit
+/// is 5 MB): a larger one is described, not attached.
+pub const MAX_IMAGE_BYTES: usize = 5 << 20;
+
 /// The source the two tools are registered under (no server can be named `*` in a listing the
 /// person reads as a name, and a server that is gives way to them: they are registered last).
 pub const RESOURCES_SOURCE: &str = "*";
@@ -317,6 +321,11 @@ pub fn contents_output(result: &Value) -> ToolOutput {
                 let bytes = STANDARD.decode(blob.trim()).map(|b| b.len());
                 match bytes {
                     Err(_) => texts.push(format!("[{uri}: a blob that is not valid base64]")),
+                    Ok(len) if mime.starts_with("image/") && len > MAX_IMAGE_BYTES => {
+                        texts.push(format!(
+                            "[image {uri}: {mime}, {len} bytes: larger than the {MAX_IMAGE_BYTES} bytes attached, so left out]"
+                        ));
+                    }
                     Ok(len) if mime.starts_with("image/") => {
                         texts.push(format!("[image {uri}: {mime}, {len} bytes, attached]"));
                         images.push(ContentPart::Image { mime_type: mime.to_owned(), data: blob.trim().to_owned() });
@@ -387,5 +396,11 @@ mod tests {
         );
         assert_eq!(many.content[1], ContentPart::Image { mime_type: "image/png".into(), data: "aGVsbG8=".into() });
         assert_eq!(contents_output(&json!({})).text_content(), "The resource has no contents.");
+        // An image too large for providers is described, not attached.
+        let big = STANDARD.encode(vec![0u8; MAX_IMAGE_BYTES + 1]);
+        let output =
+            contents_output(&json!({"contents": [{"uri": "img://big", "mimeType": "image/png", "blob": big}]}));
+        assert_eq!(output.content.len(), 1);
+        assert!(output.text_content().contains("left out"), "{}", output.text_content());
     }
 }
