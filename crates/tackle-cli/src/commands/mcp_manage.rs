@@ -32,15 +32,30 @@ impl From<ScopeArg> for Scope {
     }
 }
 
+/// `--transport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TransportArg {
+    /// A command speaking MCP on stdio.
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+    /// The legacy HTTP+SSE transport (refused).
+    Sse,
+}
+
 #[derive(Debug, Args)]
 pub struct AddArgs {
     /// The server's name (letters, digits, '-', '_'); its tools become mcp__NAME__TOOL.
     #[arg(value_name = "NAME")]
     pub name: String,
-    /// The command that starts a stdio server and its arguments, after `--`
-    /// (`tackle mcp add git -- uvx mcp-server-git`).
-    #[arg(last = true, value_name = "COMMAND")]
+    /// The command that starts a stdio server and its arguments, best after `--`
+    /// (`tackle mcp add git -- uvx mcp-server-git`); with `--transport http`, the URL.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+    /// stdio (a command) or http (a URL: `--transport http NAME URL`, as `claude mcp add`
+    /// takes it); sse is not supported.
+    #[arg(long, short = 't', value_enum)]
+    pub transport: Option<TransportArg>,
     /// The URL of a streamable HTTP server, instead of a command.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
@@ -140,7 +155,31 @@ pub fn add(args: AddArgs) -> CommandResult {
 fn definition(args: &AddArgs) -> Result<RawServer, Failure> {
     servers::check_name(&args.name).map_err(|err| Failure::usage(err.to_string()))?;
     let mut server = RawServer::default();
-    match (&args.url, args.command.split_first()) {
+    let positional_url;
+    let (url, command): (Option<&String>, &[String]) = match args.transport {
+        Some(TransportArg::Sse) => {
+            return Err(Failure::usage(
+                "the legacy HTTP+SSE transport is not supported; most servers also speak streamable HTTP (--transport http)",
+            ));
+        }
+        Some(TransportArg::Http) if args.url.is_none() => match args.command.as_slice() {
+            [url] => {
+                positional_url = url.clone();
+                (Some(&positional_url), &[])
+            }
+            _ => {
+                return Err(Failure::usage(format!(
+                    "--transport http takes one URL: tackle mcp add --transport http {} https://…/mcp",
+                    args.name
+                )));
+            }
+        },
+        Some(TransportArg::Stdio) if args.url.is_some() => {
+            return Err(Failure::usage("--transport stdio takes a command, not --url"));
+        }
+        _ => (args.url.as_ref(), args.command.as_slice()),
+    };
+    match (url, command.split_first()) {
         (Some(_), Some(_)) => {
             return Err(Failure::usage("give either --url URL or a command after `--`, not both"));
         }

@@ -236,6 +236,10 @@ fn bad_input_is_refused_before_anything_is_written() {
         &["mcp", "add", "../x", "--", "cmd"],
         &["mcp", "add", "a\u{1b}b", "--", "cmd"],
         &["mcp", "add", "x", "--scope", "local", "--", "cmd"],
+        &["mcp", "add", "--transport", "sse", "x", "http://h/sse"],
+        &["mcp", "add", "--transport", "http", "x", "http://h/mcp", "extra"],
+        &["mcp", "add", "--transport", "http", "x"],
+        &["mcp", "add", "--transport", "stdio", "x", "--url", "http://h/mcp"],
     ];
     for args in cases {
         let out = setup.run(args);
@@ -243,6 +247,15 @@ fn bad_input_is_refused_before_anything_is_written() {
     }
     assert!(!setup.config_path().exists());
     assert!(!setup.ws().join(".mcp.json").exists());
+    // Claude Code's spellings: `--transport http NAME URL`, and a command without `--` (its
+    // own flags stay its own).
+    setup.ok(&["mcp", "add", "--transport", "http", "-H", "X-A: 1", "web", "https://example.com/mcp"]);
+    setup.ok(&["mcp", "add", "git", "uvx", "mcp-server-git", "--repository", "."]);
+    assert_eq!(
+        std::fs::read_to_string(setup.config_path()).unwrap(),
+        "[mcp.servers.web]\ntype = \"http\"\nurl = \"https://example.com/mcp\"\n\n[mcp.servers.web.headers]\nX-A = \"1\"\n\n\
+         [mcp.servers.git]\ncommand = \"uvx\"\nargs = [\"mcp-server-git\", \"--repository\", \".\"]\n"
+    );
 }
 
 #[test]
