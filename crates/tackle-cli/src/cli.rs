@@ -39,7 +39,8 @@ pub enum Command {
     },
     /// Find the tool calls (or the code blocks) in a model message read from stdin.
     Parse(ParseArgs),
-    /// Serve Tackle's tools to MCP clients (Claude Code, Codex, Cursor, ...).
+    /// Serve Tackle's tools to MCP clients (Claude Code, Codex, Cursor, ...), and manage the
+    /// MCP servers Tackle imports.
     Mcp {
         #[command(subcommand)]
         command: McpCommand,
@@ -189,6 +190,16 @@ pub enum McpCommand {
     Login(crate::commands::mcp_login::SignInArgs),
     /// Forget the stored sign-in of an HTTP MCP server.
     Logout(crate::commands::mcp_login::SignInArgs),
+    /// Add an MCP server to import: `tackle mcp add NAME -- COMMAND ARGS…` or `--url URL`.
+    Add(crate::commands::mcp_manage::AddArgs),
+    /// List the MCP servers defined for this workspace, connecting to each.
+    List(crate::commands::mcp_manage::ListArgs),
+    /// Show one MCP server's definition and whether it connects.
+    Get(crate::commands::mcp_manage::GetArgs),
+    /// Remove an MCP server from the user config or the workspace's .mcp.json.
+    Remove(crate::commands::mcp_manage::RemoveArgs),
+    /// Print an MCP server's prompt filled in with --arg k=v (without PROMPT: list its prompts).
+    Prompt(crate::commands::mcp_manage::PromptArgs),
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@
 mod diag;
 mod cli;
 mod commands;
+mod elicit;
 mod exit;
 mod secrets;
 mod session;
@@ -68,6 +69,11 @@ fn main() -> ExitCode {
                 McpCommand::Serve(args) => commands::mcp::serve(args).await,
                 McpCommand::Login(args) => commands::mcp_login::login(args).await,
                 McpCommand::Logout(args) => commands::mcp_login::logout(args),
+                McpCommand::Add(args) => commands::mcp_manage::add(args),
+                McpCommand::List(args) => commands::mcp_manage::list(args).await,
+                McpCommand::Get(args) => commands::mcp_manage::get(args).await,
+                McpCommand::Remove(args) => commands::mcp_manage::remove(args).await,
+                McpCommand::Prompt(args) => commands::mcp_manage::prompt(args).await,
             },
             Command::Parse(args) => commands::parse::run(args),
             Command::Ckg { command } => commands::ckg::run(command),

@@ -63,6 +63,20 @@ impl RunUi {
         }
     }
 
+    /// Hides the spinners and the todo list while the person is asked something that takes
+    /// several lines (an MCP server's form), and draws them again after.
+    pub fn hold_bars(&self, hold: bool) {
+        if self.mode != Mode::Rich {
+            return;
+        }
+        if hold {
+            let _ = self.multi.clear();
+            self.multi.set_draw_target(ProgressDrawTarget::hidden());
+        } else {
+            self.multi.set_draw_target(ProgressDrawTarget::stderr());
+        }
+    }
+
     /// Whether the todo list or a spinner is drawn.
     fn bars_drawn(&self) -> bool {
         self.todos.lock().is_ok_and(|todos| todos.is_some())

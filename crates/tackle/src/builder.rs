@@ -88,6 +88,7 @@ pub struct SessionBuilder {
     allow_project_mcp: bool,
     consent_prompt: Option<ConsentPrompt>,
     mcp_required: bool,
+    elicitor: Option<Arc<dyn tackle_mcp::client::elicitation::Elicitor>>,
     notice: Notice,
     enforce_read_before_edit: bool,
     container: Option<ContainerStart>,
@@ -122,6 +123,7 @@ impl SessionBuilder {
             allow_project_mcp: false,
             consent_prompt: None,
             mcp_required: true,
+            elicitor: None,
             notice: Notice::default(),
             enforce_read_before_edit: true,
             container: None,
@@ -250,6 +252,14 @@ impl SessionBuilder {
         self
     }
 
+    /// Who fills in the forms imported MCP servers ask for (elicitation). Default: the user
+    /// config's `[mcp] elicitation` (`decline`, the default, or `accept-defaults`), never the
+    /// workspace's.
+    pub fn mcp_elicitor(mut self, elicitor: Arc<dyn crate::mcp_servers::Elicitor>) -> Self {
+        self.elicitor = Some(elicitor);
+        self
+    }
+
     /// Where notices for the person go (a library never prints; default: logged).
     pub fn on_notice(mut self, callback: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.notice = Notice::new(callback);
@@ -363,8 +373,17 @@ impl SessionBuilder {
                     ),
                     Choice::Rule(_) => names.iter().cloned().collect(),
                 };
-                let hub =
-                    start_mcp(&mut registry, &config, &workspace, &consent, import, &wanted, &self.notice).await?;
+                let hub = start_mcp(
+                    &mut registry,
+                    &config,
+                    &workspace,
+                    &consent,
+                    import,
+                    &wanted,
+                    self.elicitor.clone(),
+                    &self.notice,
+                )
+                .await?;
                 if self.mcp_required
                     && let Some((server, reason)) = hub.left_out().first().cloned()
                 {
@@ -471,6 +490,8 @@ pub(crate) fn base_registry(extra: &[Arc<dyn DynTool>]) -> Result<Registry, Buil
 }
 
 /// Starts the MCP servers `import` names and registers their tools; notices go to the person.
+/// Their forms go to `elicitor`, else as the user config's `[mcp] elicitation` says.
+#[allow(clippy::too_many_arguments)]
 async fn start_mcp(
     registry: &mut Registry,
     config: &Config,
@@ -478,13 +499,16 @@ async fn start_mcp(
     consent: &ConsentPolicy<'_>,
     import: McpImport,
     wanted: &dyn Fn(&[String]) -> std::collections::BTreeSet<String>,
+    elicitor: Option<Arc<dyn crate::mcp_servers::Elicitor>>,
     notice: &Notice,
 ) -> Result<McpHub, BuildError> {
     let section = tackle_mcp::client::user_section(config)?;
     let (servers, notices) =
         tackle_mcp::client::servers(config, workspace, consent, import == McpImport::UserAndWorkspace, wanted);
     let threshold = section.defer_threshold.unwrap_or(DEFAULT_DEFER_THRESHOLD);
-    let (hub, started) = McpHub::start(servers, workspace, registry, threshold).await;
+    let unattended = section.elicitation.unwrap_or_default();
+    let elicitor = elicitor.unwrap_or_else(|| Arc::new(unattended));
+    let (hub, started) = McpHub::start_eliciting(servers, workspace, registry, threshold, elicitor).await;
     for line in notices.iter().chain(&started) {
         notice.say(line);
     }

@@ -60,6 +60,7 @@ mod error;
 pub mod llm;
 pub mod mcp_login;
 pub mod mcp_serve;
+pub mod mcp_servers;
 mod mcp_wanted;
 mod notice;
 pub mod permission;

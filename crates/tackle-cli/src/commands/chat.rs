@@ -40,6 +40,9 @@ Type a task and press Enter; the conversation carries on from task to task.
   /tools          list the session's tools
   /permissions    show the permission mode and rules; /permissions MODE changes
                   the mode (default, accept-edits, plan, dont-ask, bypass)
+  /mcp__SERVER__PROMPT [ARGS]
+                  send an MCP server's prompt as the task (ARGS: k=v words, or words
+                  in the prompt's order); /mcp__ alone lists the prompts
   /exit           leave (also Ctrl-D, or Ctrl-C twice at the prompt)
 Shift-Tab cycles the mode: default, accept-edits, plan.
 Ctrl-C while a task runs cancels it (the conversation keeps what it did); a second
@@ -173,18 +176,36 @@ pub async fn chat(args: ChatArgs) -> CommandResult {
                 }
                 Err(err) => diagln!("tackle: {err}"),
             },
-            _ if command.starts_with('/') => diagln!("Unknown command {command}; /help lists the commands."),
-            _ => {
-                let cancel = CancellationToken::new();
-                if let Ok(mut slot) = current.lock() {
-                    *slot = cancel.clone();
+            _ if command.starts_with("/mcp__") => {
+                match tackle::mcp_servers::chat_prompt(agent.session(), command, rest).await {
+                    Ok(task) => {
+                        diagln!("(sending the prompt {command}: {} characters)", task.chars().count());
+                        run_task(&mut agent, &task, &current, &ui, &mut task_interrupted).await;
+                    }
+                    Err(why) => diagln!("tackle: {why}"),
                 }
-                let outcome = agent.run_with_cancel(line, &cancel).await;
-                ui.finish(&outcome);
-                task_interrupted = (outcome.status == RunStatus::Interrupted).then(Instant::now);
             }
+            _ if command.starts_with('/') => diagln!("Unknown command {command}; /help lists the commands."),
+            _ => run_task(&mut agent, line, &current, &ui, &mut task_interrupted).await,
         }
     }
     agent.close().await;
     Ok(ExitCode::from(exit))
+}
+
+/// Runs one task of the conversation; Ctrl-C cancels it.
+async fn run_task(
+    agent: &mut tackle::Agent,
+    task: &str,
+    current: &Mutex<CancellationToken>,
+    ui: &RunUi,
+    task_interrupted: &mut Option<Instant>,
+) {
+    let cancel = CancellationToken::new();
+    if let Ok(mut slot) = current.lock() {
+        *slot = cancel.clone();
+    }
+    let outcome = agent.run_with_cancel(task, &cancel).await;
+    ui.finish(&outcome);
+    *task_interrupted = (outcome.status == RunStatus::Interrupted).then(Instant::now);
 }

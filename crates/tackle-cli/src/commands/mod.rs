@@ -6,6 +6,7 @@ pub mod containers;
 pub mod init;
 pub mod mcp;
 pub mod mcp_login;
+pub mod mcp_manage;
 pub mod parse;
 pub mod permissions;
 pub mod replay;

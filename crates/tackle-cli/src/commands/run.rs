@@ -98,9 +98,10 @@ pub async fn build_agent(
     workspace: &Path,
     config: tackle::Config,
     interactive: bool,
-    observer: Arc<dyn Observer>,
+    ui: Arc<RunUi>,
     history: Vec<tackle::llm::Message>,
 ) -> Result<Agent, Failure> {
+    let observer: Arc<dyn Observer> = ui.clone();
     let client = model_client(&config, args.model.as_deref(), args.base_url.as_deref(), !args.no_stream)?;
     let approver: Arc<dyn Approver> = if args.yes {
         Arc::new(AutoApprover)
@@ -123,6 +124,15 @@ pub async fn build_agent(
     };
     let selection = ToolSelection { tools: args.tools.clone(), allow_project_mcp: args.allow_project_mcp };
     let builder = session::builder(workspace, config, &selection);
+    // On a terminal, an imported server's forms are filled in there; otherwise the user
+    // config's `[mcp] elicitation` answers them (the builder's default).
+    let builder = if interactive {
+        let hold: Arc<dyn Fn(bool) + Send + Sync> = Arc::new(move |hold| ui.hold_bars(hold));
+        builder
+            .mcp_elicitor(Arc::new(crate::elicit::TerminalElicitor::new(Arc::new(crate::tty::TerminalPrompter), hold)))
+    } else {
+        builder
+    };
     let tackle = crate::commands::containers::apply(builder, &args.container, workspace)
         .default_tools(default)
         .permission_mode(args.permission_mode)

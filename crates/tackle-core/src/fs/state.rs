@@ -92,7 +92,8 @@ pub const GIT_EXCLUDE: StatePath = file(".git/info/exclude", "run/chat add /.tac
 /// The workspace's settings.
 pub const TACKLE_TOML: StatePath = file("tackle.toml", "settings (every command); tackle init writes it");
 /// The workspace's MCP servers.
-pub const MCP_JSON: StatePath = file(".mcp.json", "MCP servers (every command that connects them)");
+pub const MCP_JSON: StatePath =
+    file(".mcp.json", "MCP servers (every command that connects them; tackle mcp add/remove --scope project write it)");
 /// Claude Code's shared settings.
 pub const CLAUDE_SETTINGS: StatePath = file(".claude/settings.json", "Claude Code settings (permissions, hooks)");
 /// Claude Code's local settings.
@@ -253,6 +254,47 @@ impl StatePath {
             path: self.rel.to_owned(),
             source,
         })
+    }
+
+    /// Replaces this file whole with `bytes` (made, with its directories, when missing): a
+    /// temporary file beside it, renamed over it, so a reader sees the old text or the new,
+    /// never a mix. A link at the file's place (or on its directories) is refused, not
+    /// replaced: the rename would otherwise swap the person's link for a file.
+    pub fn replace(&self, workspace: &Path, bytes: &[u8]) -> Result<(), StateError> {
+        let (parent, name) = self.rel.rsplit_once('/').unwrap_or(("", self.rel));
+        let io = |what: &'static str| {
+            move |source: std::io::Error| StateError::Io { what, path: self.rel.to_owned(), source }
+        };
+        let dir = open_dir(workspace, parent, true)?.ok_or_else(|| StateError::Io {
+            what: "write",
+            path: self.rel.to_owned(),
+            source: Errno::NOENT.into(),
+        })?;
+        let mode = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink => {
+                return Err(StateError::Link { path: self.rel.to_owned(), what: "file" });
+            }
+            Ok(stat) if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile => {
+                return Err(StateError::NotPlain { path: self.rel.to_owned() });
+            }
+            Ok(stat) => Mode::from_raw_mode(stat.st_mode & 0o7777),
+            Err(Errno::NOENT) => Mode::from_raw_mode(0o644),
+            Err(errno) => return Err(io("write")(errno.into())),
+        };
+        let temp = format!(".{name}.tmp{}", std::process::id());
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&dir, temp.as_str(), flags, mode).map_err(|errno| io("write")(errno.into()))?;
+        // The mode asked for at creation is cut by the umask; the file keeps the old one.
+        let _ = rustix::fs::fchmod(&fd, mode);
+        let mut file = std::fs::File::from(fd);
+        let written = file.write_all(bytes).and_then(|()| file.sync_all()).map_err(io("write"));
+        let renamed = written.and_then(|()| {
+            rustix::fs::renameat(&dir, temp.as_str(), &dir, name).map_err(|errno| io("replace")(errno.into()))
+        });
+        if renamed.is_err() {
+            let _ = rustix::fs::unlinkat(&dir, temp.as_str(), AtFlags::empty());
+        }
+        renamed
     }
 
     /// Whether a link sits anywhere on this path (a notice is given for it): callers that
@@ -525,6 +567,34 @@ mod tests {
         std::fs::write(outside.join("project/keep"), "keep").unwrap();
         std::fs::write(outside.join("secret"), "secret").unwrap();
         Setup { _dir: dir, ws, outside }
+    }
+
+    #[test]
+    fn replace_swaps_the_file_whole_keeps_its_mode_and_refuses_links_and_fifos() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let s = setup();
+        MCP_JSON.replace(&s.ws, b"{}\n").unwrap();
+        assert_eq!(std::fs::read_to_string(s.ws.join(".mcp.json")).unwrap(), "{}\n");
+        std::fs::set_permissions(s.ws.join(".mcp.json"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        MCP_JSON.replace(&s.ws, b"{\"a\": 1}").unwrap();
+        assert_eq!(std::fs::read_to_string(s.ws.join(".mcp.json")).unwrap(), "{\"a\": 1}");
+        let mode = std::fs::metadata(s.ws.join(".mcp.json")).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // Nothing but the file is left in the directory.
+        let names: Vec<_> = std::fs::read_dir(&s.ws).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [std::ffi::OsString::from(".mcp.json")]);
+        // A link at its place, or a linked directory on its way, is refused; the target stays.
+        std::fs::remove_file(s.ws.join(".mcp.json")).unwrap();
+        symlink(s.outside.join("secret"), s.ws.join(".mcp.json")).unwrap();
+        assert!(MCP_JSON.replace(&s.ws, b"x").unwrap_err().is_link());
+        assert_eq!(std::fs::read_to_string(s.outside.join("secret")).unwrap(), "secret");
+        assert!(std::fs::symlink_metadata(s.ws.join(".mcp.json")).unwrap().file_type().is_symlink());
+        symlink(&s.outside, s.ws.join(".tackle")).unwrap();
+        assert!(TASKS.replace(&s.ws, b"x").unwrap_err().is_link());
+        assert!(!s.outside.join("tasks.json").exists());
+        std::fs::remove_file(s.ws.join(".mcp.json")).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(s.ws.join(".mcp.json")).status().unwrap().success());
+        assert!(matches!(MCP_JSON.replace(&s.ws, b"x"), Err(StateError::NotPlain { .. })));
     }
 
     fn age(path: &Path) {

@@ -128,6 +128,8 @@ pub struct McpSection {
     pub trusted_workspaces: Vec<String>,
     /// `[mcp.serve]`, owned by `tackle mcp serve`.
     pub serve: Option<serde::de::IgnoredAny>,
+    /// Who answers a server's form when nobody can be asked (read from the user config only).
+    pub elicitation: Option<super::elicitation::Unattended>,
 }
 
 /// `.mcp.json`.

@@ -20,8 +20,10 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
     PaginatedRequestParams, ProgressNotificationParam, ServerResult, Tool,
 };
+use rmcp::model::{ElicitRequestParams, ElicitResult};
 use rmcp::service::{
-    ClientInitializeError, NotificationContext, PeerRequestOptions, RoleClient, RunningService, ServiceError,
+    ClientInitializeError, NotificationContext, PeerRequestOptions, RequestContext, RoleClient, RunningService,
+    ServiceError,
 };
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -30,9 +32,10 @@ use serde_json::{Value, json};
 use tackle_core::{Progress, ToolContext, ToolError, ToolOutput};
 
 use super::config::{Endpoint, ServerConfig};
+use super::elicitation::{Answer, Elicitor, Form, MAX_FIELDS, Unattended};
 use super::oauth::{self, SignIn, SignedInClient};
 use super::result;
-use super::transport::{self, ChildLines, ChildProcess, Launch, Lost, OpenError, TapClient, TaskTap};
+use super::transport::{self, ChildLines, ChildProcess, Launch, LoginNeeded, Lost, OpenError, TapClient, TaskTap};
 
 /// Backoff before the 1st, 2nd and 3rd restart.
 pub const BACKOFF: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(4)];
@@ -101,21 +104,58 @@ pub enum StartError {
     List(#[source] ServiceError),
 }
 
-/// The client side of the protocol: Tackle declares no roots, sampling or elicitation.
+/// The client side of the protocol: Tackle declares elicitation (form mode, answered by
+/// the connection's [`Elicitor`]), no roots or sampling.
 #[derive(Clone)]
 struct ClientSide {
     progress: ProgressDispatcher,
     changed: Arc<AtomicBool>,
+    server: String,
+    elicitor: Arc<dyn Elicitor>,
+    /// Requests of Tackle's in flight to this server ([`Connection::in_request`]).
+    busy: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl ClientHandler for ClientSide {
     fn get_info(&self) -> ClientConfig {
         let info = json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": {},
+            "capabilities": {"elicitation": {"form": {}}},
             "clientInfo": {"name": "tackle", "version": env!("CARGO_PKG_VERSION")}
         });
         serde_json::from_value(info).unwrap_or_default()
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let wire = serde_json::to_value(&request).unwrap_or_default();
+        let answer = if wire.get("mode").and_then(Value::as_str) == Some("url") {
+            // Tackle opens no links on a server's behalf.
+            Answer::Decline
+        } else if self.busy.load(Ordering::SeqCst) == 0 {
+            // A form is an answer to something Tackle asked (a call, a read): one out of the
+            // blue would take the terminal from whatever holds it (chat's prompt).
+            tracing::warn!("MCP server '{}' asked for a form while Tackle had asked it nothing; declined", self.server);
+            Answer::Decline
+        } else {
+            let message = wire.get("message").and_then(Value::as_str).unwrap_or_default();
+            let schema = wire.get("requestedSchema").cloned().unwrap_or_default();
+            let form = Form::from_schema(&self.server, message, &schema);
+            if form.fields.len() > MAX_FIELDS {
+                tracing::warn!(
+                    "MCP server '{}' asked for a form of {} fields, more than {MAX_FIELDS}; declined",
+                    self.server,
+                    form.fields.len()
+                );
+                Answer::Decline
+            } else {
+                self.elicitor.elicit(form).await
+            }
+        };
+        serde_json::from_value(answer.to_wire()).map_err(|err| rmcp::ErrorData::internal_error(err.to_string(), None))
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
@@ -194,6 +234,18 @@ pub struct Connection {
     tap: TaskTap,
     /// An HTTP server's OAuth sign-in (none with a static `Authorization` header).
     sign_in: Option<Arc<SignIn>>,
+    login: LoginNeeded,
+    elicitor: Arc<dyn Elicitor>,
+    busy: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// A request of Tackle's to a server in flight, while it lives ([`Connection::in_request`]).
+pub struct InRequest(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for InRequest {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl std::fmt::Debug for Connection {
@@ -230,7 +282,33 @@ impl Connection {
             failures: Mutex::new(Vec::new()),
             changed: Arc::new(AtomicBool::new(false)),
             tap: TaskTap::default(),
+            login: LoginNeeded::default(),
+            elicitor: Arc::new(Unattended::Decline),
+            busy: Arc::default(),
         }
+    }
+
+    /// The connection with sign-ins never started by themselves (`tackle mcp list` and `get`
+    /// only look: a server that asks for one shows "needs login").
+    pub fn without_sign_in_flows(mut self) -> Self {
+        self.sign_in = self.sign_in.map(|s| {
+            Arc::new(SignIn::new(&s.server, &s.url, s.settings.clone(), s.store.clone(), s.opener.clone(), false))
+        });
+        self
+    }
+
+    /// Marks a request of Tackle's in flight until the guard is dropped: only then may the
+    /// server ask for a form.
+    pub fn in_request(&self) -> InRequest {
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        InRequest(Arc::clone(&self.busy))
+    }
+
+    /// The connection with `elicitor` answering the server's forms (by default every form is
+    /// declined).
+    pub fn with_elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> Self {
+        self.elicitor = elicitor;
+        self
     }
 
     /// The server's name.
@@ -288,13 +366,24 @@ impl Connection {
             .map_err(|_| StartError::ListTimeout(self.config.startup_timeout))?
     }
 
+    /// Whether the HTTP server answered 401 (a sign-in is needed; the seam for OAuth).
+    pub fn needs_login(&self) -> bool {
+        self.login.is_set()
+    }
+
     /// Whether the server said its tools changed since the last listing.
     pub fn tools_changed(&self) -> bool {
         self.changed.load(Ordering::SeqCst)
     }
 
     async fn connect(&self) -> Result<Arc<Live>, StartError> {
-        let side = ClientSide { progress: ProgressDispatcher::new(), changed: Arc::clone(&self.changed) };
+        let side = ClientSide {
+            progress: ProgressDispatcher::new(),
+            changed: Arc::clone(&self.changed),
+            server: self.config.name.clone(),
+            elicitor: Arc::clone(&self.elicitor),
+            busy: Arc::clone(&self.busy),
+        };
         let progress = side.progress.clone();
         let (running, child, lost) = match &self.config.endpoint {
             Endpoint::Stdio { command, args, env, cwd } => {
@@ -339,7 +428,7 @@ impl Connection {
                 config.reinit_on_expired_session = false;
                 let lost = Lost::default();
                 let transport = StreamableHttpClientTransport::with_client(
-                    TapClient::new(client, self.tap.clone(), lost.clone()),
+                    TapClient::new(client, self.tap.clone(), lost.clone()).reporting_login(self.login.clone()),
                     config,
                 );
                 let running = side.serve(transport).await.map_err(|source| StartError::Initialize {
@@ -484,6 +573,7 @@ impl Connection {
     /// Calls `raw_name` with `args`; progress goes to `ctx`, and `ctx`'s cancellation is
     /// sent to the server.
     pub async fn call(&self, raw_name: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let _in_flight = self.in_request();
         let live = self.live(ctx.cancel_token()).await?;
         let mut params = CallToolRequestParams::new(raw_name.to_owned());
         if let Value::Object(map) = args {
@@ -549,6 +639,12 @@ impl Connection {
             Err(err @ ServiceError::TransportSend(_)) => Err(self.crashed(&live, &transport::in_words(&err)).await),
             Err(err) => Err(ToolError::Failed(format!("MCP tool {raw_name} failed: {err}"))),
         }
+    }
+
+    /// The live server's peer (restarted after a crash, as for a call), for requests other
+    /// than tool calls (resources, prompts: [`super::resources`], [`super::prompts`]).
+    pub async fn peer(&self, cancel: &tokio_util::sync::CancellationToken) -> Result<Peer<RoleClient>, ToolError> {
+        Ok(self.live(cancel).await?.peer.clone())
     }
 
     /// The process id of a running stdio server.

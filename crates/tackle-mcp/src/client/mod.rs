@@ -9,8 +9,13 @@
 pub mod config;
 pub mod connection;
 pub mod consent;
+pub mod elicitation;
+pub mod health;
+pub mod manage;
 pub mod naming;
 pub mod oauth;
+pub mod prompts;
+pub mod resources;
 pub mod result;
 pub mod tool;
 pub mod transport;
@@ -130,6 +135,8 @@ pub struct McpHub {
     /// Every change [`McpHub::refresh`] found, in order: each session sharing the hub catches
     /// up from where it stands ([`McpHub::catch_up`]), whichever of them relisted.
     log: Mutex<Vec<ToolChanges>>,
+    /// `list_mcp_resources` and `read_mcp_resource`, when some server offers resources.
+    resource_tools: Option<(Arc<resources::ListResources>, Arc<resources::ReadResource>)>,
 }
 
 /// How far into the hub's change log a session's tools are, kept in its state.
@@ -154,21 +161,37 @@ impl McpHub {
             said: Mutex::default(),
             pending: Mutex::default(),
             log: Mutex::default(),
+            resource_tools: None,
         }
     }
 
     /// Starts every server concurrently and imports their tools; a server that fails or is
     /// late is left out with a notice (its tools are absent). `registry` gives the names
-    /// already taken.
+    /// already taken. Every form a server asks to fill in is declined
+    /// ([`McpHub::start_eliciting`] says who answers).
     pub async fn start(
         configs: Vec<ServerConfig>,
         workspace: &Path,
         registry: &Registry,
         defer_threshold: usize,
     ) -> (McpHub, Vec<String>) {
+        let decline: Arc<dyn elicitation::Elicitor> = Arc::new(elicitation::Unattended::Decline);
+        McpHub::start_eliciting(configs, workspace, registry, defer_threshold, decline).await
+    }
+
+    /// [`McpHub::start`], with `elicitor` answering the servers' forms.
+    pub async fn start_eliciting(
+        configs: Vec<ServerConfig>,
+        workspace: &Path,
+        registry: &Registry,
+        defer_threshold: usize,
+        elicitor: Arc<dyn elicitation::Elicitor>,
+    ) -> (McpHub, Vec<String>) {
         let reserved: HashSet<String> = registry.entries().iter().map(|e| e.spec.name.clone()).collect();
-        let connections: Vec<Arc<Connection>> =
-            configs.into_iter().map(|config| Arc::new(Connection::new(config, workspace))).collect();
+        let connections: Vec<Arc<Connection>> = configs
+            .into_iter()
+            .map(|config| Arc::new(Connection::new(config, workspace).with_elicitor(Arc::clone(&elicitor))))
+            .collect();
         let started = futures::future::join_all(connections.iter().map(|c| c.start())).await;
         let mut notices = Vec::new();
         let mut listed = Vec::new();
@@ -191,7 +214,19 @@ impl McpHub {
             said: Mutex::default(),
             pending: Mutex::default(),
             log: Mutex::default(),
+            resource_tools: None,
         };
+        let offering = futures::future::join_all(listed.iter().map(|(connection, _)| async move {
+            let peer = connection.peer(&tokio_util::sync::CancellationToken::new()).await.ok();
+            peer.is_some_and(|peer| resources::offers_resources(&peer)).then(|| Arc::clone(connection))
+        }))
+        .await;
+        let offering: Vec<Arc<Connection>> = offering.into_iter().flatten().collect();
+        let names_free =
+            [resources::LIST_RESOURCES, resources::READ_RESOURCE].iter().all(|name| !hub.reserved.contains(*name));
+        if !offering.is_empty() && names_free {
+            hub.resource_tools = Some(resources::tools(offering));
+        }
         let mut taken = hub.reserved.clone();
         let total: usize = listed.iter().map(|(_, listing)| listing.tools.len()).sum();
         for (connection, listing) in listed {
@@ -221,6 +256,11 @@ impl McpHub {
         self.servers.iter().find(|s| s.connection.name() == server).map(|s| Arc::clone(&s.connection))
     }
 
+    /// Every started server's connection.
+    pub fn connections(&self) -> Vec<Arc<Connection>> {
+        self.servers.iter().map(|s| Arc::clone(&s.connection)).collect()
+    }
+
     /// Every imported tool, server by server.
     pub fn tools(&self) -> Vec<Arc<McpTool>> {
         self.servers.iter().flat_map(|s| lock(&s.tools).clone()).collect()
@@ -244,6 +284,13 @@ impl McpHub {
                     Arc::new(move || Arc::clone(&tool) as Arc<dyn DynTool>),
                 );
             }
+        }
+        if let Some((list, read)) = &self.resource_tools {
+            let source = ToolSource::Mcp(resources::RESOURCES_SOURCE.to_owned());
+            registry.remove_source(&source);
+            let (list, read) = (Arc::clone(list), Arc::clone(read));
+            registry.register_dyn(&toolsets, source.clone(), Arc::new(move || Arc::clone(&list) as Arc<dyn DynTool>));
+            registry.register_dyn(&toolsets, source, Arc::new(move || Arc::clone(&read) as Arc<dyn DynTool>));
         }
     }
 

@@ -393,17 +393,44 @@ pub struct TapClient {
     inner: super::oauth::SignedInClient,
     tap: TaskTap,
     lost: Lost,
+    login: LoginNeeded,
+}
+
+/// Set when the server answered 401 (or `403 insufficient_scope`): the server wants a sign-in
+/// Tackle has not done (`tackle mcp list` shows "needs login").
+#[derive(Debug, Clone, Default)]
+pub struct LoginNeeded(Arc<std::sync::atomic::AtomicBool>);
+
+impl LoginNeeded {
+    fn set(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the server asked for a sign-in.
+    pub fn is_set(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 impl TapClient {
     pub fn new(inner: super::oauth::SignedInClient, tap: TaskTap, lost: Lost) -> Self {
-        TapClient { inner, tap, lost }
+        TapClient { inner, tap, lost, login: LoginNeeded::default() }
+    }
+
+    /// Reports a server's request for a sign-in to `login`.
+    pub fn reporting_login(mut self, login: LoginNeeded) -> Self {
+        self.login = login;
+        self
     }
 
     /// Records a failed HTTP exchange that means the connection is lost.
     fn note_error(&self, err: &StreamableHttpError<reqwest::Error>) {
         const SESSION_GONE: &str = "the server no longer knows the session (HTTP 404)";
         match err {
+            StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_) => self.login.set(),
+            StreamableHttpError::Client(err) if err.status() == Some(http::StatusCode::UNAUTHORIZED) => {
+                self.login.set();
+            }
             // No status: the server could not be reached, or the exchange broke.
             StreamableHttpError::Client(err) if err.status().is_none() => self.lost.record(in_words(err)),
             StreamableHttpError::Client(err) if err.status() == Some(http::StatusCode::NOT_FOUND) => {
@@ -412,7 +439,10 @@ impl TapClient {
             StreamableHttpError::SessionExpired => self.lost.record(SESSION_GONE.to_owned()),
             StreamableHttpError::Io(err) => self.lost.record(in_words(err)),
             // A sign-in that cannot happen (or failed): the connection cannot go on.
-            StreamableHttpError::Auth(err) => self.lost.record(auth_in_words(err)),
+            StreamableHttpError::Auth(err) => {
+                self.login.set();
+                self.lost.record(auth_in_words(err));
+            }
             // Other statuses (405 for no GET stream, 429, 5xx) fail one exchange only.
             _ => {}
         }

@@ -72,7 +72,9 @@ async fn all_four_servers_import_with_the_expected_names() {
             "gzip-file-as-resource",
             "toggle-simulated-logging",
             "toggle-subscriber-updates",
-            "trigger-long-running-operation"
+            "trigger-long-running-operation",
+            // Offered to clients that declare elicitation, as Tackle does.
+            "trigger-elicitation-request"
         ]
     );
     assert!(names.contains(&"mcp__everything__get-sum".to_owned()), "a dash stays");
@@ -86,6 +88,9 @@ async fn all_four_servers_import_with_the_expected_names() {
 
     let (output, _) = imported.call("mcp__everything__echo", json!({"message": "hi"})).await;
     assert_eq!((output.is_error, output.text_content()), (false, "Echo: hi".to_owned()));
+    // Nobody to ask: the form is declined (the hub's default).
+    let (output, _) = imported.call("mcp__everything__trigger-elicitation-request", json!({})).await;
+    assert!(output.text_content().to_lowercase().contains("decline"), "{}", output.text_content());
     let (output, _) = imported.call("mcp__everything__get-sum", json!({"a": 2, "b": 3})).await;
     assert!(output.text_content().contains('5'), "{}", output.text_content());
     let (output, _) = imported.call("mcp__everything__get-sum", json!({"a": "x", "b": 3})).await;
@@ -224,7 +229,8 @@ async fn everything_over_streamable_http() {
             "MCP server 'everything': tool 'simulate-research-query' can only run as an MCP task, which Tackle does not support yet; it was skipped."
         ]
     );
-    assert_eq!(names_of(&imported.names(), "everything").len(), 12);
+    // 12, and trigger-elicitation-request (Tackle declares elicitation).
+    assert_eq!(names_of(&imported.names(), "everything").len(), 13);
     let (output, _) = imported.call("mcp__everything__echo", json!({"message": "over http"})).await;
     assert_eq!(output.text_content(), "Echo: over http");
     let (output, progress) =

@@ -81,6 +81,8 @@ pub const RULES: &[SettingRule] = &[
     // Consent itself is the person's, never the workspace's.
     rule("trusted_workspaces", Never, "tackle-core"),
     rule("mcp.trusted_workspaces", Never, "tackle-mcp"),
+    // What a server's forms are answered with when nobody is asked: the person's choice.
+    rule("mcp.elicitation", Never, "tackle-mcp"),
     // What runs or is reached on the person's behalf.
     rule("providers", Consent, "tackle-agent"),
     rule("mcp.servers", Consent, "tackle-mcp"),

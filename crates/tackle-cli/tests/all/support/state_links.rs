@@ -187,6 +187,13 @@ async fn every_command(ws: &Path, user: &Path, mcp_user: &Path, trajectory: &Pat
     let batch: String = batch.iter().map(|line| format!("{line}\n")).collect();
     note("tools batch", &tackle(ws, user, &["tools", "batch"], &batch));
     note("tools list (MCP)", &tackle(ws, mcp_user, &["tools", "list"], ""));
+    note("mcp list", &tackle(ws, mcp_user, &["mcp", "list"], ""));
+    note("mcp get", &tackle(ws, mcp_user, &["mcp", "get", "noisy"], ""));
+    note(
+        "mcp add --scope project",
+        &tackle(ws, user, &["mcp", "add", "--scope", "project", "added", "--", "true"], ""),
+    );
+    note("mcp remove --scope project", &tackle(ws, user, &["mcp", "remove", "--scope", "project", "added"], ""));
     note("tasks list", &tackle(ws, user, &["tasks", "list"], ""));
     note("tasks show", &tackle(ws, user, &["tasks", "show", "1"], ""));
     note("ckg index", &tackle(ws, user, &["ckg", "index"], ""));
