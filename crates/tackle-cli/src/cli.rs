@@ -401,6 +401,10 @@ pub struct RunArgs {
     /// Print one JSON object at the end instead of the transcript.
     #[arg(long)]
     pub json: bool,
+    /// The final answer must be one JSON value matching this JSON Schema (implies --json; the
+    /// value is the result's `output`; a mismatch is sent back once, then exits 1).
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
     #[command(flatten)]
     pub agent: AgentArgs,
 }

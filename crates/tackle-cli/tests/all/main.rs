@@ -23,6 +23,7 @@ mod hostile_cli;
 mod mcp_import;
 mod mcp_serve;
 mod mcp_serve_bounds;
+mod output_schema_cli;
 mod parse_cli;
 mod permissions_cli;
 mod planning_run;
