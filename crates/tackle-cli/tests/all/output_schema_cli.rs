@@ -83,6 +83,27 @@ async fn a_matching_answer_is_the_output_fenced_or_bare_or_with_task_done() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_text_call_format_takes_a_fenced_answer_and_still_runs_its_calls() {
+    // The markdown format's calls are fenced blocks too: a ```json answer is not a call, and a
+    // reply with a call is not the final answer.
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("Counting.\n```bash\nls\n```\n")).expect(told_the_schema()),
+        Turn::reply(Reply::text("```json\n{\"count\": 1, \"files\": [\"schema.json\"]}\n```"))
+            .expect(Expect::last_user_contains("schema.json")),
+    ]))
+    .await;
+    let dir = workspace(SCHEMA);
+    let out = tackle(
+        args(&server, Protocol::OpenAi, dir.path(), &["--call-format", "markdown", "--allow", "Bash(ls)"]),
+        vec![],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    server.assert_clean();
+    assert_eq!(printed(&out)["output"], json!({"count": 1, "files": ["schema.json"]}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_mismatch_is_sent_back_once_and_the_corrected_answer_is_the_output() {
     for protocol in PROTOCOLS {
         // Prose instead of JSON.
