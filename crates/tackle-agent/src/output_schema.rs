@@ -103,11 +103,6 @@ impl OutputSchema {
         Ok(OutputSchema { schema, validator })
     }
 
-    /// The schema as given.
-    pub fn schema(&self) -> &Value {
-        &self.schema
-    }
-
     /// The system prompt section that asks for the answer's shape.
     pub fn prompt_section(&self) -> String {
         let schema = serde_json::to_string_pretty(&self.schema).unwrap_or_else(|_| self.schema.to_string());
