@@ -26,6 +26,7 @@ use crate::events::{AgentEvent, Observer};
 use crate::format::CallFormat;
 use crate::lineage::{Delegation, Lineage};
 use crate::outcome::{INTERRUPTED, RunOutcome, RunStatus, StopKind};
+use crate::output_schema::OutputSchema;
 use crate::prompt::{BASE_PROMPT, system_prompt};
 use crate::refresh::ToolRefresh;
 use crate::trajectory::event::ResponseCall;
@@ -63,6 +64,10 @@ pub struct AgentConfig {
     /// The skills section of the system prompt (`# Skills` and one `- name: description`
     /// line per skill), made by whoever assembles the session (it knows where skills live).
     pub skills_prompt: Option<String>,
+    /// The JSON Schema the final answer must match (`tackle run --output-schema`): the system
+    /// prompt says so, a mismatch is sent back once, then ends the run `schema_mismatch`
+    /// (docs/reference/cli.md#structured-final-answers). Never passed on to subagents.
+    pub output_schema: Option<Arc<OutputSchema>>,
 }
 
 impl Default for AgentConfig {
@@ -77,6 +82,7 @@ impl Default for AgentConfig {
             trajectory_full: false,
             base_prompt: None,
             skills_prompt: None,
+            output_schema: None,
         }
     }
 }
@@ -248,6 +254,7 @@ impl Agent {
         self.record(if self.runs == 1 { start } else { TrajectoryEvent::Task { task: task.to_owned() } });
         self.delegate(cancel);
         let mut denied = DeniedCalls::default();
+        let mut output = None;
         let stop = match self.submit(task).await {
             Err(stop) => stop,
             Ok(()) => {
@@ -256,10 +263,35 @@ impl Agent {
                 // lets it stop after a few blocks in a row).
                 // A subagent's end fires SubagentStop instead (Claude Code's events).
                 let event = if self.lineage.depth > 0 { "SubagentStop" } else { "Stop" };
+                let mut corrected = false;
                 while stop.status == RunStatus::Success {
                     let outcome = self.fire(event, None, serde_json::json!({})).await;
-                    let Some(reason) = outcome.blocked else { break };
-                    self.history.push(Message::user_text(format!("{event} hook feedback:\n{reason}")));
+                    let feedback = match outcome.blocked {
+                        Some(reason) => format!("{event} hook feedback:\n{reason}"),
+                        None => {
+                            // An answer after denials ends `incomplete` (below) whatever its
+                            // shape: it is not checked.
+                            let Some(schema) = self.config.output_schema.clone() else { break };
+                            if !stop.task_done && denied.count() > 0 {
+                                break;
+                            }
+                            match schema.check(&stop.final_result) {
+                                Ok(value) => {
+                                    output = Some(value);
+                                    break;
+                                }
+                                Err(mismatch) if corrected => {
+                                    stop = Stop::error(StopKind::SchemaMismatch, mismatch.summary());
+                                    break;
+                                }
+                                Err(mismatch) => {
+                                    corrected = true;
+                                    mismatch.feedback()
+                                }
+                            }
+                        }
+                    };
+                    self.history.push(Message::user_text(feedback));
                     let prepared = self.prepare();
                     stop = self.steps(prepared, &mut steps, &mut usage, cancel, &mut denied).await;
                 }
@@ -295,6 +327,7 @@ impl Agent {
             trajectory: self.trajectory_path(),
             denied: u32::try_from(denied.count()).unwrap_or(u32::MAX),
             denied_calls: denied.calls().to_vec(),
+            output,
         }
     }
 
@@ -360,6 +393,10 @@ impl Agent {
             system.push('\n');
             system.push_str(skills.trim_end());
             system.push('\n');
+        }
+        if let Some(schema) = &self.config.output_schema {
+            system.push('\n');
+            system.push_str(&schema.prompt_section());
         }
         if let Some(delegation) = &self.delegation {
             delegation.set_tool_names(self.tool_names());

@@ -23,14 +23,15 @@ pub enum RunStatus {
     MaxSteps,
     /// Ctrl-C (the run's cancellation token) stopped it.
     Interrupted,
-    /// A provider error, a refusal, too many truncated or empty replies, or a blocked prompt
-    /// ([`RunOutcome::error_kind`] says which).
+    /// A provider error, a refusal, too many truncated or empty replies, a blocked prompt, or a
+    /// final answer that does not match the output schema ([`RunOutcome::error_kind`] says
+    /// which).
     Error,
 }
 
 /// What ended a run in [`RunStatus::Error`]. Written (trajectories, `--json`'s `error.kind`) by
 /// its [`StopKind::name`]: the provider error class's name, or `refused`, `truncated`,
-/// `empty_reply`, `prompt_blocked` (docs/reference/cli.md).
+/// `empty_reply`, `prompt_blocked`, `schema_mismatch` (docs/reference/cli.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StopKind {
     /// A provider request failed for good (after its retries).
@@ -43,6 +44,9 @@ pub enum StopKind {
     EmptyReply,
     /// A UserPromptSubmit hook blocked the prompt.
     PromptBlocked,
+    /// The final answer did not match the run's output schema, and neither did the answer
+    /// after the one correction the model was asked for.
+    SchemaMismatch,
 }
 
 impl StopKind {
@@ -54,6 +58,7 @@ impl StopKind {
             StopKind::Truncated => "truncated",
             StopKind::EmptyReply => "empty_reply",
             StopKind::PromptBlocked => "prompt_blocked",
+            StopKind::SchemaMismatch => "schema_mismatch",
         }
     }
 }
@@ -104,4 +109,9 @@ pub struct RunOutcome {
     pub denied: u32,
     /// The denied calls as rules would name them (`Bash(python3 -m pytest -q)`), in order.
     pub denied_calls: Vec<String>,
+    /// With an output schema ([`crate::AgentConfig::output_schema`]): the final answer's JSON
+    /// value, which matched it; `None` for every other run, and for a run that did not end
+    /// in `success`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<serde_json::Value>,
 }

@@ -418,6 +418,10 @@ pub struct RunArgs {
     /// Print one JSON object at the end instead of the transcript.
     #[arg(long)]
     pub json: bool,
+    /// The final answer must be one JSON value matching this JSON Schema (implies --json; the
+    /// value is the result's `output`; a mismatch is sent back once, then exits 1).
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
     #[command(flatten)]
     pub agent: AgentArgs,
 }
@@ -431,8 +435,8 @@ Environment:
   TACKLE_ALLOW_PROJECT_MCP=1         like --allow-project-mcp
   TACKLE_LOG                         log filter (default warn), e.g. debug
 
-Exit codes: 0 done, 1 the task failed, hit --max-steps or was incomplete (calls were denied),
-2 usage error, 130 interrupted.
+Exit codes: 0 done, 1 the task failed, hit --max-steps, was incomplete (calls were denied) or
+its answer did not match --output-schema, 2 usage error, 130 interrupted.
 In CI, allow the edits and the commands the task needs; anything else is denied and the run
 ends incomplete (exit 1):
   tackle run --permission-mode accept-edits --allow 'Bash(npm test:*)' --json \"TASK\"";

@@ -210,6 +210,9 @@ impl RunUi {
             if let Some(cost) = outcome.usage.cost {
                 object["cost_usd"] = serde_json::json!(cost);
             }
+            if let Some(output) = &outcome.output {
+                object["output"] = output.clone();
+            }
             if outcome.denied > 0 {
                 object["denied_calls"] = serde_json::json!(outcome.denied_calls);
             }

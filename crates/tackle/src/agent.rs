@@ -19,8 +19,8 @@ use crate::template::SessionTemplate;
 
 pub use tackle_agent::subagent::types::Definitions as AgentDefinitions;
 pub use tackle_agent::{
-    AgentConfig, AgentEvent, CallFormat, Observer, Prompter, RunOutcome, RunStatus, Silent, StdioPrompter, TASK_DONE,
-    TerminalApprover, Trajectory, UnknownCallFormat,
+    AgentConfig, AgentEvent, CallFormat, Observer, OutputSchema, OutputSchemaError, Prompter, RunOutcome, RunStatus,
+    Silent, StdioPrompter, TASK_DONE, TerminalApprover, Trajectory, UnknownCallFormat,
 };
 pub use tackle_core::{ExecEvent, TodoItem, TodoStatus};
 
@@ -54,6 +54,7 @@ pub struct AgentBuilder {
     trajectory: Option<PathBuf>,
     observer: Option<Arc<dyn Observer>>,
     history: Vec<tackle_llm::Message>,
+    output_schema: Option<serde_json::Value>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -151,6 +152,7 @@ impl AgentBuilder {
             trajectory: None,
             observer: None,
             history: Vec::new(),
+            output_schema: None,
         }
     }
 
@@ -198,8 +200,23 @@ impl AgentBuilder {
         self
     }
 
-    /// The agent. Fails only when the trajectory file cannot be created.
+    /// Requires the final answer to be one JSON value that matches `schema` (a JSON Schema;
+    /// docs/library.md#structured-final-answers): the system prompt shows it, an answer that
+    /// does not match is sent back once with its problems, and a second mismatch ends the run
+    /// in `error` with [`crate::StopKind::SchemaMismatch`]. The matching value is
+    /// [`RunOutcome::output`]. An invalid schema fails [`AgentBuilder::build`].
+    pub fn output_schema(mut self, schema: serde_json::Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// The agent. Fails when the output schema is invalid or the trajectory file cannot be
+    /// created.
     pub fn build(self) -> Result<Agent, BuildError> {
+        let output_schema = match self.output_schema {
+            Some(schema) => Some(Arc::new(OutputSchema::new(schema)?)),
+            None => None,
+        };
         let trajectory = match &self.trajectory {
             Some(path) => {
                 // In the workspace: one of Tackle's state files, never made through a link.
@@ -215,6 +232,7 @@ impl AgentBuilder {
         };
         let template = self.session.template().clone();
         let mut config = self.config;
+        config.output_schema = output_schema;
         config.permission_mode = template.permission_mode();
         config.sandbox = match template.sandbox() {
             None => "none (no shell tools)".to_owned(),

@@ -38,6 +38,9 @@ pub enum BuildError {
         /// Why it could not start.
         reason: String,
     },
+    /// The output schema (`AgentBuilder::output_schema`) cannot be used.
+    #[error("the output schema {0}")]
+    OutputSchema(#[from] tackle_agent::OutputSchemaError),
     /// The trajectory file cannot be created.
     #[error("cannot create the trajectory {path}: {source}")]
     Trajectory {

@@ -158,7 +158,8 @@ pub enum TrajectoryEvent {
     },
     /// What ended a run with `error`.
     Error {
-        /// A provider error class, `refused`, `truncated` or `empty_reply`.
+        /// A provider error class, `refused`, `truncated`, `empty_reply`, `prompt_blocked` or
+        /// `schema_mismatch`.
         #[serde(default)]
         kind: String,
         #[serde(default)]

@@ -80,7 +80,7 @@ pub async fn chat(args: ChatArgs) -> CommandResult {
     let config = session::config(&workspace, args.trust_workspace, true)?;
     let mode = if std::io::stdout().is_terminal() { Mode::Rich } else { Mode::Plain };
     let ui = Arc::new(RunUi::new(mode));
-    let mut agent = build_agent(&args, &workspace, config.clone(), true, ui.clone(), Vec::new()).await?;
+    let mut agent = build_agent(&args, &workspace, config.clone(), true, ui.clone(), Vec::new(), None).await?;
     let current = Arc::new(Mutex::new(CancellationToken::new()));
     let _interrupt = interrupt_handler(agent_hard_exit(&agent), Arc::clone(&current));
     let mut editor = crate::signals::keeping_sigint(DefaultEditor::new)

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tackle::Agent;
-use tackle::agent::{AgentBuilder, CallFormat, Observer, TerminalApprover, Trajectory};
+use tackle::agent::{AgentBuilder, CallFormat, Observer, OutputSchema, TerminalApprover, Trajectory};
 use tackle::llm::default_model;
 use tackle::permission::{AutoApprover, NonInteractiveApprover};
 use tackle::{Approver, KillSwitch, trajectory};
@@ -34,6 +34,8 @@ fn env(name: &str) -> Option<String> {
 /// `tackle run`.
 pub async fn run(args: RunArgs) -> CommandResult {
     let task = read_task(args.task.as_deref(), args.task_file.as_deref())?;
+    let output_schema = args.output_schema.as_deref().map(read_output_schema).transpose()?;
+    let json = args.json || output_schema.is_some();
     let workspace = session::workspace(args.agent.workspace.as_ref())?;
     let earlier = match (&args.resume, args.continue_latest) {
         (Some(path), _) => Some(path.clone()),
@@ -50,8 +52,8 @@ pub async fn run(args: RunArgs) -> CommandResult {
         None => Vec::new(),
     };
     // With stdin a pipe (`git diff | tackle run -`), approvals are asked on /dev/tty.
-    let interactive = !args.json && crate::tty::can_ask();
-    let ui_mode = if args.json {
+    let interactive = !json && crate::tty::can_ask();
+    let ui_mode = if json {
         Mode::Json
     } else if std::io::stdout().is_terminal() {
         Mode::Rich
@@ -60,7 +62,8 @@ pub async fn run(args: RunArgs) -> CommandResult {
     };
     let ui = Arc::new(RunUi::new(ui_mode));
     let config = session::config(&workspace, args.agent.trust_workspace, session::interactive())?;
-    let mut agent = build_agent(&args.agent, &workspace, config, interactive, ui.clone(), history).await?;
+    let mut agent =
+        build_agent(&args.agent, &workspace, config, interactive, ui.clone(), history, output_schema).await?;
     let cancel = CancellationToken::new();
     let _interrupt = interrupt_handler(agent_hard_exit(&agent), Arc::new(Mutex::new(cancel.clone())));
     crate::signals::cancel_on(cancel.clone(), &crate::signals::TERM_AND_HUP);
@@ -91,8 +94,29 @@ fn read_task(task: Option<&str>, file: Option<&Path>) -> Result<String, Failure>
     Ok(text)
 }
 
+/// The largest `--output-schema` file read.
+const MAX_OUTPUT_SCHEMA_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The schema of `--output-schema FILE`, checked before anything starts: a file that cannot be
+/// read, is not JSON or is not a usable JSON Schema is a usage error naming it.
+fn read_output_schema(path: &Path) -> Result<serde_json::Value, Failure> {
+    let fail = |why: String| Failure::usage(format!("--output-schema {}: {why}", path.display()));
+    let file = std::fs::File::open(path).map_err(|err| fail(format!("cannot read it: {err}")))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_OUTPUT_SCHEMA_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| fail(format!("cannot read it: {err}")))?;
+    if bytes.len() as u64 > MAX_OUTPUT_SCHEMA_FILE_BYTES {
+        return Err(fail(format!("larger than {MAX_OUTPUT_SCHEMA_FILE_BYTES} bytes")));
+    }
+    let schema: serde_json::Value = serde_json::from_slice(&bytes).map_err(|err| fail(format!("not JSON: {err}")))?;
+    OutputSchema::new(schema.clone()).map_err(|err| fail(format!("the schema {err}")))?;
+    Ok(schema)
+}
+
 /// The agent of `tackle run` and `tackle chat`: the provider, the session (built by the
-/// library's `SessionBuilder`), the trajectory and the observer, carrying on `history`.
+/// library's `SessionBuilder`), the trajectory and the observer, carrying on `history`, with
+/// the final answer held to `output_schema` when one is given.
 pub async fn build_agent(
     args: &AgentArgs,
     workspace: &Path,
@@ -100,6 +124,7 @@ pub async fn build_agent(
     interactive: bool,
     ui: Arc<RunUi>,
     history: Vec<tackle::llm::Message>,
+    output_schema: Option<serde_json::Value>,
 ) -> Result<Agent, Failure> {
     let observer: Arc<dyn Observer> = ui.clone();
     let client = model_client(&config, args.model.as_deref(), args.base_url.as_deref(), !args.no_stream)?;
@@ -167,6 +192,10 @@ pub async fn build_agent(
     let builder = AgentBuilder::new(Arc::new(client), tackle);
     let builder = match path {
         Some(path) => builder.trajectory(path),
+        None => builder,
+    };
+    let builder = match output_schema {
+        Some(schema) => builder.output_schema(schema),
         None => builder,
     };
     Ok(builder

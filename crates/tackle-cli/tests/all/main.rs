@@ -27,6 +27,7 @@ mod mcp_manage_cli;
 mod mcp_oauth;
 mod mcp_serve;
 mod mcp_serve_bounds;
+mod output_schema_cli;
 mod parse_cli;
 mod permissions_cli;
 mod planning_run;

@@ -18,7 +18,7 @@ fn thought(n: u32, next: bool) -> Value {
     json!({"thought": format!("step {n}"), "next_thought_needed": next, "thought_number": n, "total_thoughts": 2})
 }
 
-async fn tackle(args: Vec<String>, envs: Vec<(&'static str, &'static str)>) -> Output {
+pub(crate) async fn tackle(args: Vec<String>, envs: Vec<(&'static str, &'static str)>) -> Output {
     tokio::task::spawn_blocking(move || {
         let mut command = assert_cmd::Command::cargo_bin("tackle").unwrap();
         command.args(&args).env_remove("OPENAI_API_KEY").env_remove("ANTHROPIC_API_KEY").env_remove("TACKLE_MODEL");

@@ -10,6 +10,7 @@ mod support {
 mod examples;
 mod front_door;
 mod loop_hooks;
+mod output_schema;
 mod session;
 mod subagents;
 mod teams;
