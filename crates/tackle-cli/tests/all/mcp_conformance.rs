@@ -42,12 +42,7 @@ fn scenario(name: &str) {
         .output()
         .unwrap();
     let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let summary = report.lines().find(|line| line.starts_with("Passed: ")).unwrap_or("no summary");
-    let clean = summary.ends_with(", 0 failed, 0 warnings")
-        && summary
-            .strip_prefix("Passed: ")
-            .and_then(|s| s.split(',').next())
-            .is_some_and(|ratio| ratio.split_once('/').is_some_and(|(passed, all)| passed == all && passed != "0"));
+    let (summary, clean) = verdict(&report, 0);
     assert!(
         clean && report.contains("OVERALL: PASSED") && out.status.success(),
         "scenario {name}: {summary}\n{report}"
@@ -69,6 +64,7 @@ scenarios! {
     initialize => "initialize",
     tools_call => "tools_call",
     sse_retry => "sse-retry",
+    elicitation_sep1034_client_defaults => "elicitation-sep1034-client-defaults",
     auth_metadata_default => "auth/metadata-default",
     auth_metadata_var1 => "auth/metadata-var1",
     auth_metadata_var2 => "auth/metadata-var2",

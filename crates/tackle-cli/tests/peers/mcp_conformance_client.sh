@@ -17,6 +17,8 @@ context="${MCP_CONFORMANCE_CONTEXT:-{\}}"
 client_id="$(jq -r '.client_id // empty' <<<"$context")"
 client_secret="$(jq -r '.client_secret // empty' <<<"$context")"
 {
+  # The scenario checks that a form's defaults are applied: the unattended answer that does it.
+  if [[ "$scenario" == elicitation-* ]]; then printf '[mcp]\nelicitation = "accept-defaults"\n'; fi
   printf '[mcp.servers.conf]\nurl = %s\n' "$(jq -Rn --arg v "$url" '$v')"
   printf '[mcp.servers.conf.oauth]\n'
   # The suite's stand-in for Tackle's client ID metadata document (used only where the
