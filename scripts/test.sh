@@ -31,4 +31,9 @@ fi
 
 status=0
 cargo nextest run --workspace --no-fail-fast "$@" || status=$?
+# nextest does not run doctests: the front door's examples in its docs (crates/tackle/src/lib.rs)
+# are part of the contract (docs/library.md).
+if [[ $# -eq 0 ]]; then
+  cargo test --doc --workspace || status=$?
+fi
 exit "$status"
