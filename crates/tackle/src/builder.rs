@@ -348,18 +348,15 @@ impl SessionBuilder {
         let hub = match self.mcp {
             McpImport::None => None,
             import => {
-                let (listed_trusted, listed_notices) =
-                    tackle_mcp::client::consent::listed_trust(&config, &workspace, self.allow_project_mcp);
+                let (consent, listed_notices) = ConsentPolicy::for_workspace(
+                    &config,
+                    &workspace,
+                    self.allow_project_mcp,
+                    self.consent_prompt.as_deref(),
+                );
                 for line in &listed_notices {
                     self.notice.say(line);
                 }
-                let consent = ConsentPolicy {
-                    allow_project_flag: self.allow_project_mcp,
-                    workspace_trusted: config.workspace_trusted,
-                    listed_trusted,
-                    store: tackle_mcp::client::consent::default_store(),
-                    prompt: self.consent_prompt.as_deref(),
-                };
                 // Only the servers whose tools this session can select (none for a one-shot
                 // call of a built-in); a rule of the caller's may pick any of them.
                 let (choice, narrow_to, before) = (&self.choice, self.narrow_to.as_deref(), registry.clone());

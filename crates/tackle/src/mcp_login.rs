@@ -58,15 +58,8 @@ impl std::fmt::Debug for McpSignIn<'_> {
 impl McpSignIn<'_> {
     /// The HTTP server `name` with its URL, after consent.
     fn server(&self, name: &str) -> Result<(ServerConfig, String), SignInError> {
-        let (listed_trusted, notices) =
-            tackle_mcp::client::consent::listed_trust(self.config, self.workspace, self.allow_project_mcp);
-        let consent = ConsentPolicy {
-            allow_project_flag: self.allow_project_mcp,
-            workspace_trusted: self.config.workspace_trusted,
-            listed_trusted,
-            store: tackle_mcp::client::consent::default_store(),
-            prompt: self.prompt,
-        };
+        let (consent, notices) =
+            ConsentPolicy::for_workspace(self.config, self.workspace, self.allow_project_mcp, self.prompt);
         let wanted = |names: &[String]| names.iter().filter(|n| *n == name).cloned().collect();
         let (servers, more) = tackle_mcp::client::servers(self.config, self.workspace, &consent, true, &wanted);
         let Some(server) = servers.into_iter().next() else {

@@ -19,7 +19,44 @@ pub use tackle_mcp::client::elicitation::{
 };
 pub use tackle_mcp::client::health::{Health, Report, origin_label, target, transport};
 pub use tackle_mcp::client::manage::{ManageError, Scope, check_name};
-pub use tackle_mcp::client::prompts::ListedPrompt;
+pub use tackle_mcp::client::prompts::{ListedPrompt, PromptError};
+
+/// Why `tackle mcp prompt` or chat's `/mcp__SERVER__PROMPT` gave no prompt.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerPromptError {
+    /// No server of that name; `notice` says why one was left out, when it was.
+    #[error("{}", notice.clone().unwrap_or_else(|| format!("no MCP server named '{server}' is defined")))]
+    NoServer {
+        /// The name asked for.
+        server: String,
+        /// The notice that left a server of that name out.
+        notice: Option<String>,
+    },
+    /// The server did not start.
+    #[error("MCP server '{server}' did not start: {source}")]
+    Start {
+        /// Its name.
+        server: String,
+        /// Why.
+        source: tackle_mcp::client::connection::StartError,
+    },
+    /// The server has no prompt of that name.
+    #[error("MCP server '{server}' has no prompt '{name}' (its prompts: {})", names.join(", "))]
+    NoPrompt {
+        /// The server.
+        server: String,
+        /// The prompt asked for.
+        name: String,
+        /// The prompts it has.
+        names: Vec<String>,
+    },
+    /// The session imports no MCP servers.
+    #[error("this session imports no MCP servers")]
+    NoServers,
+    /// Listing or filling in the prompt failed.
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+}
 
 /// The file a scope's definitions live in, for the person.
 pub fn place(scope: Scope) -> String {
@@ -94,14 +131,7 @@ pub async fn check(
     only: Option<&str>,
     connect: bool,
 ) -> (Vec<Report>, Vec<String>) {
-    let (listed_trusted, mut notices) = consent::listed_trust(config, workspace, allow_project_mcp);
-    let policy = ConsentPolicy {
-        allow_project_flag: allow_project_mcp,
-        workspace_trusted: config.workspace_trusted,
-        listed_trusted,
-        store: consent::default_store(),
-        prompt: None,
-    };
+    let (policy, mut notices) = ConsentPolicy::for_workspace(config, workspace, allow_project_mcp, None);
     let (reports, more) = tackle_mcp::client::health::check(config, workspace, &policy, only, connect).await;
     notices.extend(more);
     (reports, notices)
@@ -118,24 +148,17 @@ pub async fn prompt_text(
     server: &str,
     name: &str,
     arguments: &[String],
-) -> Result<String, String> {
-    let (listed_trusted, _) = consent::listed_trust(config, workspace, allow_project_mcp);
-    let policy = ConsentPolicy {
-        allow_project_flag: allow_project_mcp,
-        workspace_trusted: config.workspace_trusted,
-        listed_trusted,
-        store: consent::default_store(),
-        prompt: None,
-    };
+) -> Result<String, ServerPromptError> {
+    let (policy, _) = ConsentPolicy::for_workspace(config, workspace, allow_project_mcp, None);
     let wanted = |names: &[String]| names.iter().filter(|n| *n == server).cloned().collect();
     let (servers, notices) = tackle_mcp::client::servers(config, workspace, &policy, true, &wanted);
     let Some(chosen) = servers.into_iter().next() else {
         let why = notices.into_iter().find(|n| n.contains(&format!("'{server}'")));
-        return Err(why.unwrap_or_else(|| format!("no MCP server named '{server}' is defined")));
+        return Err(ServerPromptError::NoServer { server: server.to_owned(), notice: why });
     };
     let connection = Connection::new(chosen, workspace);
     let text = async {
-        connection.start().await.map_err(|why| format!("MCP server '{server}' did not start: {why}"))?;
+        connection.start().await.map_err(|source| ServerPromptError::Start { server: server.to_owned(), source })?;
         let cancel = CancellationToken::new();
         let listed = prompts::list(&connection, &cancel).await?;
         if name.is_empty() {
@@ -148,12 +171,13 @@ pub async fn prompt_text(
                 .collect::<Vec<_>>()
                 .join("\n"));
         }
-        let prompt = listed.iter().find(|p| p.name == name).ok_or_else(|| {
-            let names: Vec<&str> = listed.iter().map(|p| p.name.as_str()).collect();
-            format!("MCP server '{server}' has no prompt '{name}' (its prompts: {})", names.join(", "))
+        let prompt = listed.iter().find(|p| p.name == name).ok_or_else(|| ServerPromptError::NoPrompt {
+            server: server.to_owned(),
+            name: name.to_owned(),
+            names: listed.iter().map(|p| p.name.clone()).collect(),
         })?;
         let map = prompts::arguments(prompt, arguments)?;
-        prompts::get(&connection, name, map, &cancel).await
+        Ok(prompts::get(&connection, name, map, &cancel).await?)
     }
     .await;
     connection.shutdown().await;
@@ -163,11 +187,11 @@ pub async fn prompt_text(
 /// Chat's `/mcp__SERVER__PROMPT ARGS`: the prompt of a server `session` imports, filled in
 /// with the words after the command, as the text of the next task. An error says why, or
 /// lists the prompts there are.
-pub async fn chat_prompt(session: &ToolSession, command: &str, rest: &str) -> Result<String, String> {
-    let hub = McpHub::of(session).ok_or_else(|| "this session imports no MCP servers".to_owned())?;
+pub async fn chat_prompt(session: &ToolSession, command: &str, rest: &str) -> Result<String, ServerPromptError> {
+    let hub = McpHub::of(session).ok_or(ServerPromptError::NoServers)?;
     let cancel = CancellationToken::new();
     let (connection, prompt) = prompts::find(&hub.connections(), command, &cancel).await?;
     let words = prompts::split_words(rest)?;
     let map = prompts::arguments(&prompt, &words)?;
-    prompts::get(&connection, &prompt.name, map, &cancel).await
+    Ok(prompts::get(&connection, &prompt.name, map, &cancel).await?)
 }

@@ -418,7 +418,7 @@ pub async fn prompt(args: PromptArgs) -> CommandResult {
     let name = args.prompt.as_deref().unwrap_or_default();
     let text = servers::prompt_text(&config, &workspace, args.allow_project_mcp, &args.server, name, &args.args)
         .await
-        .map_err(Failure::failed)?;
+        .map_err(|err| Failure::failed(err.to_string()))?;
     // The server's text, control characters escaped (new lines and tabs kept).
     let text: String = text
         .split('\n')

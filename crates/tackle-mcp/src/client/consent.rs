@@ -59,6 +59,28 @@ impl std::fmt::Debug for ConsentPolicy<'_> {
     }
 }
 
+impl<'a> ConsentPolicy<'a> {
+    /// The policy for `workspace` under `config`: the flag, the workspace's trust, the
+    /// `[mcp] trusted_workspaces` listing ([`listed_trust`], whose notices come back for the
+    /// person), the remembered answers of the user config dir, and `prompt` to ask.
+    pub fn for_workspace(
+        config: &Config,
+        workspace: &Path,
+        allow_project_flag: bool,
+        prompt: Option<Prompt<'a>>,
+    ) -> (ConsentPolicy<'a>, Vec<String>) {
+        let (listed_trusted, notices) = listed_trust(config, workspace, allow_project_flag);
+        let policy = ConsentPolicy {
+            allow_project_flag,
+            workspace_trusted: config.workspace_trusted,
+            listed_trusted,
+            store: default_store(),
+            prompt,
+        };
+        (policy, notices)
+    }
+}
+
 /// `TACKLE_ALLOW_PROJECT_MCP=1` (or `true`).
 pub fn allowed_by_env() -> bool {
     flag_from_env("TACKLE_ALLOW_PROJECT_MCP")

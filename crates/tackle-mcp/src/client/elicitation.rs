@@ -281,6 +281,7 @@ impl Field {
 
     /// The value of `answer` (one line): `Ok(None)` leaves the field out (Enter on an optional
     /// field without a default); Enter takes the default; an error says what is expected.
+    // A string: the error is only ever shown to the person, who is asked the field again.
     pub fn parse(&self, answer: &str) -> Result<Option<Value>, String> {
         let answer = answer.trim();
         if answer.is_empty() {
@@ -290,6 +291,7 @@ impl Field {
                 (None, true) => Err("this field is required".to_owned()),
             };
         }
+        // A string, as `parse`'s own error.
         let pick = |options: &[(String, String)], word: &str| -> Result<String, String> {
             let word = word.trim();
             if let Ok(index) = word.parse::<usize>()

@@ -15,6 +15,7 @@ pub mod manage;
 pub mod naming;
 pub mod oauth;
 pub mod prompts;
+pub mod request;
 pub mod resources;
 pub mod result;
 pub mod tool;

@@ -5,12 +5,12 @@
 //! their declared order (the last one takes the rest of the line), as Claude Code does.
 
 use rmcp::model::GetPromptRequestParams;
-use rmcp::service::ServiceError;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::connection::Connection;
 use super::naming::sanitize;
+use super::request::{RequestError, request};
 
 /// Whether a started server said it offers prompts.
 pub fn offers_prompts(peer: &rmcp::Peer<rmcp::service::RoleClient>) -> bool {
@@ -35,36 +35,40 @@ impl ListedPrompt {
     }
 }
 
-async fn answered<T>(
-    connection: &Connection,
-    cancel: &CancellationToken,
-    what: &str,
-    request: impl std::future::Future<Output = Result<T, ServiceError>>,
-) -> Result<T, String> {
-    let _in_flight = connection.in_request();
-    let timeout = connection.config().call_timeout;
-    tokio::select! {
-        answer = tokio::time::timeout(timeout, request) => match answer {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(ServiceError::McpError(error))) => Err(format!("{what}: MCP error {}: {}", error.code.0, error.message)),
-            Ok(Err(err)) => Err(format!("{what}: {err}")),
-            Err(_) => Err(format!("{what} did not answer within {} ms", timeout.as_millis())),
-        },
-        () = cancel.cancelled() => Err(format!("{what} was cancelled")),
-    }
+/// Why a prompt could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// No server offers the chat command's prompt (the command as typed).
+    #[error("no MCP server of this session offers a prompt {0}")]
+    NoneOffered(String),
+    /// The chat command names no prompt; `known` lists those there are, with their usage.
+    #[error("no MCP prompt {command}; the prompts there are:\n  {}", known.join("\n  "))]
+    Unknown { command: String, known: Vec<String> },
+    /// Words were given to a prompt (named) without arguments.
+    #[error("the prompt '{0}' takes no arguments")]
+    TakesNoArguments(String),
+    #[error("the prompt '{prompt}' needs {} (its arguments: {usage})", missing.join(", "))]
+    Missing { prompt: String, missing: Vec<String>, usage: String },
+    #[error("a quote is not closed")]
+    UnclosedQuote,
 }
 
 /// The server's prompts.
-pub async fn list(connection: &Connection, cancel: &CancellationToken) -> Result<Vec<ListedPrompt>, String> {
-    let peer = connection.peer(cancel).await.map_err(|err| err.to_string())?;
+pub async fn list(connection: &Connection, cancel: &CancellationToken) -> Result<Vec<ListedPrompt>, PromptError> {
+    let peer = connection.peer(cancel).await.map_err(RequestError::Unavailable)?;
     if !offers_prompts(&peer) {
         return Ok(Vec::new());
     }
-    let listing = super::resources::paged(|params| {
-        let peer = peer.clone();
-        async move { peer.list_prompts(params).await.map(|page| (page.prompts, page.next_cursor)) }
-    });
-    let prompts = answered(connection, cancel, "prompts/list", listing).await?;
+    let prompts = request(connection, cancel, "prompts/list", |peer| async move {
+        super::resources::paged(|params| {
+            let peer = peer.clone();
+            async move { peer.list_prompts(params).await.map(|page| (page.prompts, page.next_cursor)) }
+        })
+        .await
+    })
+    .await?;
     Ok(prompts
         .into_iter()
         .map(|prompt| ListedPrompt {
@@ -86,10 +90,10 @@ pub async fn get(
     name: &str,
     arguments: Map<String, Value>,
     cancel: &CancellationToken,
-) -> Result<String, String> {
-    let peer = connection.peer(cancel).await.map_err(|err| err.to_string())?;
+) -> Result<String, PromptError> {
     let params = GetPromptRequestParams::new(name).with_arguments(arguments);
-    let result = answered(connection, cancel, "prompts/get", peer.get_prompt(params)).await?;
+    let result =
+        request(connection, cancel, "prompts/get", |peer| async move { peer.get_prompt(params).await }).await?;
     Ok(messages_text(&serde_json::to_value(&result).unwrap_or_default()))
 }
 
@@ -99,7 +103,7 @@ pub async fn find(
     connections: &[std::sync::Arc<Connection>],
     command: &str,
     cancel: &CancellationToken,
-) -> Result<(std::sync::Arc<Connection>, ListedPrompt), String> {
+) -> Result<(std::sync::Arc<Connection>, ListedPrompt), PromptError> {
     let mut known = Vec::new();
     for connection in connections {
         let prefix = format!("/mcp__{}__", sanitize(connection.name()));
@@ -118,15 +122,15 @@ pub async fn find(
         }
     }
     if known.is_empty() {
-        return Err(format!("no MCP server of this session offers a prompt {command}"));
+        return Err(PromptError::NoneOffered(command.to_owned()));
     }
-    Err(format!("no MCP prompt {command}; the prompts there are:\n  {}", known.join("\n  ")))
+    Err(PromptError::Unknown { command: command.to_owned(), known })
 }
 
 /// The arguments of `prompt` from the words after its command: `k=v` words by name (every
 /// word must then be one), else the words in the arguments' order, the last argument taking
 /// the rest. A missing required argument, or an unknown name, is an error naming them.
-pub fn arguments(prompt: &ListedPrompt, words: &[String]) -> Result<Map<String, Value>, String> {
+pub fn arguments(prompt: &ListedPrompt, words: &[String]) -> Result<Map<String, Value>, PromptError> {
     let names: Vec<&str> = prompt.arguments.iter().map(|(name, _)| name.as_str()).collect();
     let by_name =
         !words.is_empty() && words.iter().all(|word| word.split_once('=').is_some_and(|(key, _)| names.contains(&key)));
@@ -150,29 +154,24 @@ pub fn arguments(prompt: &ListedPrompt, words: &[String]) -> Result<Map<String, 
             }
         }
         if names.is_empty() && !words.is_empty() {
-            return Err(format!("the prompt '{}' takes no arguments", prompt.name));
+            return Err(PromptError::TakesNoArguments(prompt.name.clone()));
         }
     }
-    let missing: Vec<&str> = prompt
+    let missing: Vec<String> = prompt
         .arguments
         .iter()
         .filter(|(name, required)| *required && !map.contains_key(name))
-        .map(|(name, _)| name.as_str())
+        .map(|(name, _)| name.clone())
         .collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "the prompt '{}' needs {} (its arguments: {})",
-            prompt.name,
-            missing.join(", "),
-            usage(prompt)
-        ));
+        return Err(PromptError::Missing { prompt: prompt.name.clone(), missing, usage: usage(prompt) });
     }
     Ok(map)
 }
 
 /// The words of a chat command's arguments: split at whitespace, a `"…"` or `'…'` group
 /// (anywhere in a word) kept whole without its quotes. An unterminated quote is an error.
-pub fn split_words(text: &str) -> Result<Vec<String>, String> {
+pub fn split_words(text: &str) -> Result<Vec<String>, PromptError> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut quote: Option<char> = None;
@@ -189,7 +188,7 @@ pub fn split_words(text: &str) -> Result<Vec<String>, String> {
         }
     }
     if quote.is_some() {
-        return Err("a quote is not closed".to_owned());
+        return Err(PromptError::UnclosedQuote);
     }
     words.extend(word);
     Ok(words)
@@ -268,11 +267,11 @@ mod tests {
         // A word with '=' whose key is no argument is a plain word.
         assert_eq!(arguments(&prompt, &words("a=b")).unwrap(), json!({"code": "a=b"}).as_object().unwrap().clone());
         assert_eq!(
-            arguments(&prompt, &[]).unwrap_err(),
+            arguments(&prompt, &[]).unwrap_err().to_string(),
             "the prompt 'review' needs code (its arguments: code [focus])"
         );
         assert_eq!(
-            arguments(&prompt, &words("focus=x")).unwrap_err(),
+            arguments(&prompt, &words("focus=x")).unwrap_err().to_string(),
             "the prompt 'review' needs code (its arguments: code [focus])"
         );
         let bare = ListedPrompt { name: "p".into(), description: None, arguments: vec![] };

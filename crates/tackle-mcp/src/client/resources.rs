@@ -19,6 +19,7 @@ use tackle_core::{BoxFuture, ContentPart, DynTool, PreparedCall, ToolError, Tool
 use tokio_util::sync::CancellationToken;
 
 use super::connection::Connection;
+use super::request::request;
 
 /// The listing tool's name.
 pub const LIST_RESOURCES: &str = "list_mcp_resources";
@@ -133,31 +134,6 @@ fn deadline(servers: &Servers) -> Duration {
     servers.iter().map(|s| s.config().call_timeout).max().unwrap_or_default() + Duration::from_secs(5)
 }
 
-/// Runs `request` on `server`'s peer within its call timeout, or until `cancel`.
-async fn request<T, F, Fut>(
-    server: &Connection,
-    cancel: &CancellationToken,
-    what: &str,
-    request: F,
-) -> Result<T, String>
-where
-    F: FnOnce(rmcp::Peer<RoleClient>) -> Fut,
-    Fut: std::future::Future<Output = Result<T, ServiceError>>,
-{
-    let _in_flight = server.in_request();
-    let peer = server.peer(cancel).await.map_err(|err| err.to_string())?;
-    let timeout = server.config().call_timeout;
-    tokio::select! {
-        answered = tokio::time::timeout(timeout, request(peer)) => match answered {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(ServiceError::McpError(error))) => Err(format!("{what} failed: MCP error {}: {}", error.code.0, error.message)),
-            Ok(Err(err)) => Err(format!("{what} failed: {err}")),
-            Err(_) => Err(format!("{what} did not answer within {} ms", timeout.as_millis())),
-        },
-        () = cancel.cancelled() => Err(format!("{what} was cancelled")),
-    }
-}
-
 /// Every page of a listing (`resources/list`, `resources/templates/list`, `prompts/list`),
 /// following cursors: at most [`super::connection::MAX_PAGES`] pages, and a repeated cursor
 /// ends the listing (rmcp's own `list_all_*` would follow a hostile server's cursors for
@@ -206,7 +182,7 @@ async fn listing(server: &Connection, cancel: &CancellationToken) -> Vec<Value> 
                 entries.push(entry);
             }
         }
-        Err(why) => entries.push(json!({"server": name, "error": why})),
+        Err(why) => entries.push(json!({"server": name, "error": why.to_string()})),
     }
     let templates =
         request(
@@ -225,8 +201,8 @@ async fn listing(server: &Connection, cancel: &CancellationToken) -> Vec<Value> 
             }
         }
         // A server with resources but no templates may not know the method.
-        Err(why) if why.contains("-32601") => {}
-        Err(why) => entries.push(json!({"server": name, "error": why})),
+        Err(why) if why.is_unknown_method() => {}
+        Err(why) => entries.push(json!({"server": name, "error": why.to_string()})),
     }
     entries
 }
