@@ -193,7 +193,7 @@ pub enum McpCommand {
     /// Add an MCP server to import: `tackle mcp add NAME -- COMMAND ARGS…` or `--url URL`.
     Add(crate::commands::mcp_manage::AddArgs),
     /// List the MCP servers defined for this workspace, connecting to each.
-    List(crate::commands::mcp_manage::ListArgs),
+    List(crate::commands::mcp_manage::McpListArgs),
     /// Show one MCP server's definition and whether it connects.
     Get(crate::commands::mcp_manage::GetArgs),
     /// Remove an MCP server from the user config or the workspace's .mcp.json.

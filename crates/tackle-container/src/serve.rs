@@ -23,7 +23,7 @@ const STDERR_KEPT: usize = 4096;
 
 /// Why the tool server inside could not be started; the text is for the person.
 #[derive(Debug, thiserror::Error)]
-pub enum OpenError {
+pub enum ServeStreamError {
     /// The container stopped or was removed, or the engine did not answer ([`gone`]'s words).
     #[error("{0}")]
     Gone(String),
@@ -86,9 +86,9 @@ fn server_command(container: &Container) -> Vec<String> {
     cmd
 }
 
-async fn open(container: &Container) -> Result<OpenedStream, OpenError> {
+async fn open(container: &Container) -> Result<OpenedStream, ServeStreamError> {
     if let Some(reason) = gone(container).await {
-        return Err(OpenError::Gone(reason));
+        return Err(ServeStreamError::Gone(reason));
     }
     let docker = &container.engine.docker;
     let config = ExecConfig {
@@ -104,14 +104,14 @@ async fn open(container: &Container) -> Result<OpenedStream, OpenError> {
     let exec = docker
         .create_exec(&container.id, config)
         .await
-        .map_err(|source| OpenError::Exec { container: container.name.clone(), source })?;
+        .map_err(|source| ServeStreamError::Exec { container: container.name.clone(), source })?;
     let options = StartExecOptions { detach: false, tty: false, output_capacity: Some(PIPE_BYTES) };
     let started = docker
         .start_exec(&exec.id, Some(options))
         .await
-        .map_err(|source| OpenError::Exec { container: container.name.clone(), source })?;
+        .map_err(|source| ServeStreamError::Exec { container: container.name.clone(), source })?;
     let StartExecResults::Attached { mut output, mut input } = started else {
-        return Err(OpenError::Detached);
+        return Err(ServeStreamError::Detached);
     };
     // The client's writes go through a pipe, so that its end (the client closing stdin) is a
     // half-close the engine passes on as end of input, which ends the server inside.

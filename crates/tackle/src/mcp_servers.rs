@@ -15,9 +15,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use tackle_mcp::client::config::{Origin, RawServer};
 pub use tackle_mcp::client::elicitation::{
-    Answer as ElicitAnswer, Elicitor, Field as ElicitField, Form as ElicitForm, Unattended, shown,
+    ElicitAnswer, Elicitor, Field as ElicitField, Form as ElicitForm, Unattended, shown,
 };
-pub use tackle_mcp::client::health::{Health, Report, origin_label, target, transport};
+pub use tackle_mcp::client::health::{Health, ServerReport, origin_label, target, transport};
 pub use tackle_mcp::client::manage::{ManageError, Scope, check_name};
 pub use tackle_mcp::client::prompts::{ListedPrompt, PromptError};
 
@@ -130,7 +130,7 @@ pub async fn check(
     allow_project_mcp: bool,
     only: Option<&str>,
     connect: bool,
-) -> (Vec<Report>, Vec<String>) {
+) -> (Vec<ServerReport>, Vec<String>) {
     let (policy, mut notices) = ConsentPolicy::for_workspace(config, workspace, allow_project_mcp, None);
     let (reports, more) = tackle_mcp::client::health::check(config, workspace, &policy, only, connect).await;
     notices.extend(more);

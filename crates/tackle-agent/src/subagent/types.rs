@@ -223,9 +223,9 @@ fn valid_name(name: &str) -> bool {
 /// out of it, and not when a `Read(...)` deny rule covers it
 /// (`tackle_core::fs::state::read_prompt_file`); a device or a FIFO planted as `x.md` is
 /// refused, not read forever.
-pub fn read_definition(file: &Path, root: &Path, hidden: &ReadRules) -> Result<AgentType, DefinitionError> {
+pub fn read_definition(file: &Path, root: &Path, hidden: &ReadRules) -> Result<AgentType, AgentDefinitionError> {
     let text = state::read_prompt_file(root, file, MAX_DEFINITION_BYTES, &|p| hidden.hides(p), Links::InRoot)?
-        .ok_or(DefinitionError::Gone)?;
+        .ok_or(AgentDefinitionError::Gone)?;
     parse_definition(&text).map(|mut agent| {
         agent.file = Some(file.to_owned());
         agent
@@ -235,7 +235,7 @@ pub fn read_definition(file: &Path, root: &Path, hidden: &ReadRules) -> Result<A
 /// Why an agent definition is left out; the text is the warning `tackle tools list` shows
 /// after the file's path.
 #[derive(Debug, thiserror::Error)]
-pub enum DefinitionError {
+pub enum AgentDefinitionError {
     /// The file was not read (hidden, a link out, too large, ...).
     #[error(transparent)]
     File(#[from] state::PromptFileError),
@@ -260,20 +260,20 @@ pub enum DefinitionError {
 }
 
 /// An agent definition from its text.
-pub fn parse_definition(text: &str) -> Result<AgentType, DefinitionError> {
+pub fn parse_definition(text: &str) -> Result<AgentType, AgentDefinitionError> {
     let (head, body) = frontmatter::parse::<Frontmatter>(text)?;
     if !valid_name(&head.name) {
-        return Err(DefinitionError::BadName(head.name.chars().take(80).collect()));
+        return Err(AgentDefinitionError::BadName(head.name.chars().take(80).collect()));
     }
     if head.description.trim().is_empty() {
-        return Err(DefinitionError::EmptyDescription);
+        return Err(AgentDefinitionError::EmptyDescription);
     }
     let mode = match head.permission_mode.as_deref() {
         None => None,
-        Some(text) => Some(text.parse::<PermissionMode>().map_err(DefinitionError::Mode)?),
+        Some(text) => Some(text.parse::<PermissionMode>().map_err(AgentDefinitionError::Mode)?),
     };
     if head.max_turns == Some(0) {
-        return Err(DefinitionError::NoTurns);
+        return Err(AgentDefinitionError::NoTurns);
     }
     let prompt = body.trim();
     Ok(AgentType {

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use serde_json::json;
-use tackle::mcp_servers::{self as servers, Health, RawServer, Report, Scope};
+use tackle::mcp_servers::{self as servers, Health, RawServer, Scope, ServerReport};
 
 use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED, write_failure};
 use crate::session;
@@ -75,7 +75,7 @@ pub struct AddArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub struct McpListArgs {
     /// Start the servers the workspace defines without consent remembered for them (also
     /// TACKLE_ALLOW_PROJECT_MCP=1); without it they are listed as not approved, not started.
     #[arg(long)]
@@ -277,7 +277,7 @@ async fn only_scope_defining(workspace: &std::path::Path, name: &str) -> Result<
 }
 
 /// `tackle mcp list`.
-pub async fn list(args: ListArgs) -> CommandResult {
+pub async fn list(args: McpListArgs) -> CommandResult {
     let workspace = session::workspace(args.workspace.as_ref())?;
     let config = session::config(&workspace, false, false)?;
     if !args.json {
@@ -360,7 +360,7 @@ fn escaped(text: &str) -> String {
     text.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
 }
 
-fn as_json(report: &Report) -> serde_json::Value {
+fn as_json(report: &ServerReport) -> serde_json::Value {
     let (status, tools, reason) = match &report.health {
         Health::Connected { tools } => ("connected", Some(*tools), None),
         Health::NeedsLogin => ("needs_login", None, None),

@@ -286,7 +286,7 @@ fn read_mcp_json(config: &Config, workspace: &Path) -> Result<BTreeMap<String, R
 
 /// Why a server definition cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DefinitionError {
+pub enum ServerDefinitionError {
     /// `${` without its `}` (the text as written).
     #[error("unterminated ${{ in '{0}'")]
     Unterminated(String),
@@ -308,13 +308,13 @@ pub enum DefinitionError {
 
 /// Expands `${VAR}` and `${VAR:-default}` with `lookup`. An unset variable without a
 /// default is an error naming it.
-pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, DefinitionError> {
+pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, ServerDefinitionError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after.find('}').ok_or_else(|| DefinitionError::Unterminated(text.to_owned()))?;
+        let end = after.find('}').ok_or_else(|| ServerDefinitionError::Unterminated(text.to_owned()))?;
         let inner = &after[..end];
         let (name, default) = match inner.split_once(":-") {
             Some((name, default)) => (name, Some(default)),
@@ -323,7 +323,7 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Str
         match (lookup(name).filter(|v| !v.is_empty() || default.is_none()), default) {
             (Some(value), _) => out.push_str(&value),
             (None, Some(default)) => out.push_str(default),
-            (None, None) => return Err(DefinitionError::UnsetVariable(name.to_owned())),
+            (None, None) => return Err(ServerDefinitionError::UnsetVariable(name.to_owned())),
         }
         rest = &after[end + 1..];
     }
@@ -337,18 +337,18 @@ pub fn resolve(
     workspace: &Path,
     defaults: Defaults,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<ServerConfig>, DefinitionError> {
+) -> Result<Option<ServerConfig>, ServerDefinitionError> {
     let raw = &candidate.raw;
     if raw.enabled == Some(false) {
         return Ok(None);
     }
-    let expand_all = |map: &BTreeMap<String, String>| -> Result<BTreeMap<String, String>, DefinitionError> {
+    let expand_all = |map: &BTreeMap<String, String>| -> Result<BTreeMap<String, String>, ServerDefinitionError> {
         map.iter().map(|(k, v)| Ok((k.clone(), expand(v, lookup)?))).collect()
     };
     let kind = raw.kind.as_deref().unwrap_or(if raw.url.is_some() && raw.command.is_none() { "http" } else { "stdio" });
     let endpoint = match kind {
         "stdio" => {
-            let command = raw.command.as_deref().ok_or(DefinitionError::NoCommand)?;
+            let command = raw.command.as_deref().ok_or(ServerDefinitionError::NoCommand)?;
             let cwd = match &raw.cwd {
                 Some(cwd) => {
                     let cwd = PathBuf::from(expand(cwd, lookup)?);
@@ -364,7 +364,7 @@ pub fn resolve(
             }
         }
         "http" | "streamable-http" | "streamableHttp" => {
-            let url = raw.url.as_deref().ok_or(DefinitionError::NoUrl)?;
+            let url = raw.url.as_deref().ok_or(ServerDefinitionError::NoUrl)?;
             let oauth = raw.oauth.clone().unwrap_or_default();
             let expand_opt = |value: &Option<String>| value.as_deref().map(|v| expand(v, lookup)).transpose();
             let oauth = OAuthSettings {
@@ -375,12 +375,12 @@ pub fn resolve(
                 callback_port: oauth.callback_port,
             };
             if oauth.client_secret.is_some() && oauth.client_id.is_none() {
-                return Err(DefinitionError::SecretWithoutClientId);
+                return Err(ServerDefinitionError::SecretWithoutClientId);
             }
             Endpoint::Http { url: expand(url, lookup)?, headers: expand_all(&raw.headers)?, oauth }
         }
-        "sse" => return Err(DefinitionError::LegacySse),
-        other => return Err(DefinitionError::UnknownType(other.to_owned())),
+        "sse" => return Err(ServerDefinitionError::LegacySse),
+        other => return Err(ServerDefinitionError::UnknownType(other.to_owned())),
     };
     let defer = match raw.defer {
         Some(DeferSetting::Flag(true)) => Defer::Always,

@@ -32,10 +32,12 @@ use serde_json::{Value, json};
 use tackle_core::{Progress, ToolContext, ToolError, ToolOutput};
 
 use super::config::{Endpoint, ServerConfig};
-use super::elicitation::{Answer, Elicitor, Form, MAX_FIELDS, Unattended};
+use super::elicitation::{ElicitAnswer, Elicitor, Form, MAX_FIELDS, Unattended};
 use super::oauth::{self, SignIn, SignedInClient};
 use super::result;
-use super::transport::{self, ChildLines, ChildProcess, Launch, LoginNeeded, Lost, OpenError, TapClient, TaskTap};
+use super::transport::{
+    self, ChildLines, ChildProcess, Launch, LoginNeeded, Lost, StreamOpenError, TapClient, TaskTap,
+};
 
 /// Backoff before the 1st, 2nd and 3rd restart.
 pub const BACKOFF: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(4)];
@@ -77,7 +79,7 @@ pub enum StartError {
     },
     /// A stream to the server could not be opened (the opener's own words).
     #[error(transparent)]
-    Open(OpenError),
+    Open(StreamOpenError),
     /// `initialize` failed; `detail` says how, with the server's exit and where its stderr is
     /// when known.
     #[error("initialize failed: {detail}")]
@@ -134,12 +136,12 @@ impl ClientHandler for ClientSide {
         let wire = serde_json::to_value(&request).unwrap_or_default();
         let answer = if wire.get("mode").and_then(Value::as_str) == Some("url") {
             // Tackle opens no links on a server's behalf.
-            Answer::Decline
+            ElicitAnswer::Decline
         } else if self.busy.load(Ordering::SeqCst) == 0 {
             // A form is an answer to something Tackle asked (a call, a read): one out of the
             // blue would take the terminal from whatever holds it (chat's prompt).
             tracing::warn!("MCP server '{}' asked for a form while Tackle had asked it nothing; declined", self.server);
-            Answer::Decline
+            ElicitAnswer::Decline
         } else {
             let message = wire.get("message").and_then(Value::as_str).unwrap_or_default();
             let schema = wire.get("requestedSchema").cloned().unwrap_or_default();
@@ -150,7 +152,7 @@ impl ClientHandler for ClientSide {
                     self.server,
                     form.fields.len()
                 );
-                Answer::Decline
+                ElicitAnswer::Decline
             } else {
                 self.elicitor.elicit(form).await
             }

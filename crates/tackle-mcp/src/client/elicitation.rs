@@ -34,7 +34,7 @@ pub enum Unattended {
 
 /// How the form was answered.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub enum ElicitAnswer {
     /// Filled in: the values by field name.
     Accept(Map<String, Value>),
     /// Refused.
@@ -43,13 +43,13 @@ pub enum Answer {
     Cancel,
 }
 
-impl Answer {
+impl ElicitAnswer {
     /// The `elicitation/create` result.
     pub fn to_wire(&self) -> Value {
         match self {
-            Answer::Accept(content) => json!({"action": "accept", "content": content}),
-            Answer::Decline => json!({"action": "decline"}),
-            Answer::Cancel => json!({"action": "cancel"}),
+            ElicitAnswer::Accept(content) => json!({"action": "accept", "content": content}),
+            ElicitAnswer::Decline => json!({"action": "decline"}),
+            ElicitAnswer::Cancel => json!({"action": "cancel"}),
         }
     }
 }
@@ -57,14 +57,14 @@ impl Answer {
 /// Who answers a server's form.
 pub trait Elicitor: Send + Sync {
     /// Answers `form`.
-    fn elicit(&self, form: Form) -> BoxFuture<'_, Answer>;
+    fn elicit(&self, form: Form) -> BoxFuture<'_, ElicitAnswer>;
 }
 
 impl Elicitor for Unattended {
-    fn elicit(&self, form: Form) -> BoxFuture<'_, Answer> {
+    fn elicit(&self, form: Form) -> BoxFuture<'_, ElicitAnswer> {
         let answer = match self {
-            Unattended::Decline => Answer::Decline,
-            Unattended::AcceptDefaults => form.defaults().map_or(Answer::Decline, Answer::Accept),
+            Unattended::Decline => ElicitAnswer::Decline,
+            Unattended::AcceptDefaults => form.defaults().map_or(ElicitAnswer::Decline, ElicitAnswer::Accept),
         };
         Box::pin(std::future::ready(answer))
     }
@@ -427,14 +427,14 @@ mod tests {
     #[tokio::test]
     async fn unattended_answers() {
         let mut form = booking();
-        assert_eq!(Unattended::Decline.elicit(form.clone()).await, Answer::Decline);
-        assert_eq!(Unattended::AcceptDefaults.elicit(form.clone()).await, Answer::Decline);
+        assert_eq!(Unattended::Decline.elicit(form.clone()).await, ElicitAnswer::Decline);
+        assert_eq!(Unattended::AcceptDefaults.elicit(form.clone()).await, ElicitAnswer::Decline);
         form.fields[0].default = Some(json!("guest"));
-        let Answer::Accept(content) = Unattended::AcceptDefaults.elicit(form).await else { panic!() };
+        let ElicitAnswer::Accept(content) = Unattended::AcceptDefaults.elicit(form).await else { panic!() };
         assert_eq!(
             Value::Object(content),
             json!({"guest": "guest", "nights": 2, "room": "single", "breakfast": false})
         );
-        assert_eq!(Answer::Decline.to_wire(), json!({"action": "decline"}));
+        assert_eq!(ElicitAnswer::Decline.to_wire(), json!({"action": "decline"}));
     }
 }

@@ -54,7 +54,7 @@ impl Health {
 
 /// One defined server.
 #[derive(Debug, Clone)]
-pub struct Report {
+pub struct ServerReport {
     /// Its name.
     pub name: String,
     /// The definition that counts (the highest-precedence one the person consented to, else
@@ -66,7 +66,7 @@ pub struct Report {
     pub health: Health,
 }
 
-impl Report {
+impl ServerReport {
     /// `stdio` or `http` (as written; `sse` too).
     pub fn transport(&self) -> String {
         transport(&self.chosen.raw)
@@ -120,7 +120,7 @@ pub async fn check(
     consent: &ConsentPolicy<'_>,
     only: Option<&str>,
     connect: bool,
-) -> (Vec<Report>, Vec<String>) {
+) -> (Vec<ServerReport>, Vec<String>) {
     let (by_name, notices) = config::candidates(config, workspace);
     let defaults = Defaults::from_env();
     let lookup = tackle_policy::secrets::var;
@@ -144,7 +144,7 @@ pub async fn check(
                 }
             },
         };
-        reports.push(Report { name, chosen, definitions, health: health.unwrap_or(Health::Unchecked) });
+        reports.push(ServerReport { name, chosen, definitions, health: health.unwrap_or(Health::Unchecked) });
     }
     let started = futures::future::join_all(to_start.iter().map(|(_, connection)| async move {
         let outcome = connection.start().await;

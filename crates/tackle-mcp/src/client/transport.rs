@@ -73,12 +73,12 @@ pub struct OpenedStream {
 
 /// Why a stream could not be opened: the opener's own error, whose text is in words for the
 /// person (the connection shows it as is).
-pub type OpenError = Box<dyn std::error::Error + Send + Sync>;
+pub type StreamOpenError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Opens a stream to a server (again after a crash).
 #[derive(Clone)]
 pub struct StreamOpener(
-    pub Arc<dyn Fn() -> tackle_core::BoxFuture<'static, Result<OpenedStream, OpenError>> + Send + Sync>,
+    pub Arc<dyn Fn() -> tackle_core::BoxFuture<'static, Result<OpenedStream, StreamOpenError>> + Send + Sync>,
 );
 
 impl std::fmt::Debug for StreamOpener {
