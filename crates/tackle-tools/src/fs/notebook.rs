@@ -54,7 +54,10 @@ pub struct Edit<'a> {
 /// A parsed nbformat 4 notebook, with the JSON style of its file.
 #[derive(Debug, Clone)]
 pub struct Notebook {
+    /// The top-level object; its `cells` entry is a placeholder while [`Notebook::cells`]
+    /// holds them (it keeps the key's place in the file's order).
     root: Map<String, Value>,
+    cells: Vec<Value>,
     /// Spaces of indent (0: the file was written on one line).
     indent: usize,
     final_newline: bool,
@@ -69,13 +72,13 @@ impl Notebook {
     /// or an array of strings.
     pub fn parse(text: &str) -> Result<Notebook, NotNotebook> {
         let value: Value = serde_json::from_str(text).map_err(|err| format!("it is not valid JSON ({err})"))?;
-        let Value::Object(root) = value else {
+        let Value::Object(mut root) = value else {
             return Err("its top level is not a JSON object".into());
         };
         if root.get("nbformat").and_then(Value::as_u64) != Some(4) {
             return Err("it is not nbformat 4 (`nbformat` is not 4)".into());
         }
-        let Some(Value::Array(cells)) = root.get("cells") else {
+        let Some(Value::Array(cells)) = root.get_mut("cells").map(Value::take) else {
             return Err("it has no `cells` array".into());
         };
         for (index, cell) in cells.iter().enumerate() {
@@ -90,18 +93,11 @@ impl Notebook {
             }
         }
         let indent = text.split('\n').nth(1).map_or(0, |line| line.len() - line.trim_start_matches(' ').len());
-        Ok(Notebook { root, indent, final_newline: text.ends_with('\n') })
+        Ok(Notebook { root, cells, indent, final_newline: text.ends_with('\n') })
     }
 
     fn cells(&self) -> &[Value] {
-        self.root.get("cells").and_then(Value::as_array).map_or(&[], Vec::as_slice)
-    }
-
-    fn cells_mut(&mut self) -> &mut Vec<Value> {
-        match self.root.get_mut("cells") {
-            Some(Value::Array(cells)) => cells,
-            _ => unreachable!("Notebook::parse checked the cells array"),
-        }
+        &self.cells
     }
 
     /// Whether the notebook's cells carry ids (nbformat 4.5 and later require them).
@@ -154,50 +150,44 @@ impl Notebook {
 
     /// Applies `edit`; returns what was done, for the model.
     pub fn edit(&mut self, edit: &Edit<'_>) -> Result<String, String> {
-        let found = match edit.cell_id {
-            Some(id) => Some(self.find(id)?),
-            None if edit.mode == EditMode::Insert => None,
-            None => return Err("cell_id is required to replace or delete a cell.".into()),
-        };
-        match (edit.mode, found) {
-            (EditMode::Insert, after) => {
+        let found = edit.cell_id.map(|id| self.find(id)).transpose()?;
+        let required = || "cell_id is required to replace or delete a cell.".to_owned();
+        match edit.mode {
+            EditMode::Insert => {
                 let cell_type = edit.cell_type.ok_or(
                     "cell_type is required when edit_mode is insert: give \"code\" or \"markdown\".".to_owned(),
                 )?;
                 let id = self.has_ids().then(|| self.fresh_id());
                 let cell = new_cell(cell_type, id.as_deref(), edit.new_source);
-                let at = after.map_or(0, |index| index + 1);
-                self.cells_mut().insert(at, cell);
-                let shown = Notebook::shown_id(&self.cells()[at], at);
+                let at = found.map_or(0, |index| index + 1);
+                self.cells.insert(at, cell);
+                let shown = Notebook::shown_id(&self.cells[at], at);
                 Ok(format!("Inserted {} cell {shown} at position {}.", cell_type.as_str(), at + 1))
             }
-            (EditMode::Delete, Some(index)) => {
-                let shown = Notebook::shown_id(&self.cells()[index], index);
-                self.cells_mut().remove(index);
+            EditMode::Delete => {
+                let index = found.ok_or_else(required)?;
+                let shown = Notebook::shown_id(&self.cells[index], index);
+                self.cells.remove(index);
                 Ok(format!("Deleted cell {shown}."))
             }
-            (EditMode::Replace, Some(index)) => {
-                let Value::Object(cell) = &mut self.cells_mut()[index] else {
-                    unreachable!("Notebook::parse checked that cells are objects")
-                };
+            EditMode::Replace => {
+                let index = found.ok_or_else(required)?;
+                let shown = Notebook::shown_id(&self.cells[index], index);
+                let cell = self.cells[index].as_object_mut().ok_or_else(|| format!("cell {index} is not an object"))?;
                 let as_string = cell.get("source").is_some_and(Value::is_string);
                 cell.insert("source".into(), source_value(edit.new_source, as_string));
                 if let Some(cell_type) = edit.cell_type {
                     cell.insert("cell_type".into(), cell_type.as_str().into());
                 }
-                match cell.get("cell_type").and_then(Value::as_str) {
-                    Some("code") => {
-                        cell.insert("execution_count".into(), Value::Null);
-                        cell.insert("outputs".into(), Value::Array(Vec::new()));
-                    }
-                    _ => {
-                        cell.remove("execution_count");
-                        cell.remove("outputs");
-                    }
+                if cell.get("cell_type").and_then(Value::as_str) == Some("code") {
+                    cell.insert("execution_count".into(), Value::Null);
+                    cell.insert("outputs".into(), Value::Array(Vec::new()));
+                } else {
+                    cell.remove("execution_count");
+                    cell.remove("outputs");
                 }
-                Ok(format!("Updated cell {}.", Notebook::shown_id(&self.cells()[index], index)))
+                Ok(format!("Updated cell {shown}."))
             }
-            (_, None) => unreachable!("replace and delete have a cell"),
         }
     }
 
@@ -215,7 +205,9 @@ impl Notebook {
                 let more = if cells.len() > 10 { format!(", … ({} cells)", cells.len()) } else { String::new() };
                 Err(match ids.is_empty() {
                     true => format!("Cell with ID \"{id}\" not found in notebook: it has no cells."),
-                    false => format!("Cell with ID \"{id}\" not found in notebook. Cell ids: {}{more}.", ids.join(", ")),
+                    false => {
+                        format!("Cell with ID \"{id}\" not found in notebook. Cell ids: {}{more}.", ids.join(", "))
+                    }
                 })
             }
             many => Err(format!(
@@ -239,21 +231,22 @@ impl Notebook {
 
     /// The notebook as its file holds it: the same indent (Jupyter writes one space), keys in
     /// their order, the final newline kept.
-    pub fn to_text(&self) -> String {
+    pub fn to_text(&self) -> Result<String, serde_json::Error> {
+        let mut root = self.root.clone();
+        root.insert("cells".into(), Value::Array(self.cells.clone()));
         let mut bytes = Vec::new();
-        let written = if self.indent == 0 {
-            serde_json::to_writer(&mut bytes, &self.root)
+        if self.indent == 0 {
+            serde_json::to_writer(&mut bytes, &root)?;
         } else {
             let indent = vec![b' '; self.indent];
             let formatter = serde_json::ser::PrettyFormatter::with_indent(&indent);
-            self.root.serialize(&mut serde_json::Serializer::with_formatter(&mut bytes, formatter))
-        };
-        written.expect("a JSON value always serialises");
-        let mut text = String::from_utf8(bytes).expect("serde_json writes UTF-8");
-        if self.final_newline {
-            text.push('\n');
+            root.serialize(&mut serde_json::Serializer::with_formatter(&mut bytes, formatter))?;
         }
-        text
+        if self.final_newline {
+            bytes.push(b'\n');
+        }
+        // serde_json writes UTF-8 only.
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 }
 

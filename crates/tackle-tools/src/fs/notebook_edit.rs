@@ -105,5 +105,6 @@ fn apply(text: &str, input: &NotebookEditInput, target: &Target) -> Result<(Stri
         mode: input.edit_mode.unwrap_or_default(),
     };
     let done = notebook.edit(&edit).map_err(ToolError::InvalidInput)?;
-    Ok((notebook.to_text(), done))
+    let text = notebook.to_text().map_err(|err| ToolError::Internal(format!("writing the notebook as JSON: {err}")))?;
+    Ok((text, done))
 }

@@ -190,7 +190,6 @@ async fn a_huge_notebook_is_shown_within_the_output_budget() {
     assert_eq!(cells_in(&ws)[0]["source"], json!("print('first')"));
 }
 
-
 #[tokio::test]
 async fn replace_clears_outputs_and_keeps_the_file_style() {
     let ws = Ws::new();
@@ -284,7 +283,10 @@ async fn edits_need_a_fresh_read() {
     let ws = Ws::new();
     ws.write("nb.ipynb", NOTEBOOK);
     let args = edit(Some("calc"), "1", "replace", None);
-    assert_eq!(ws.err("notebook_edit", args.clone()).await, "File has not been read yet. Read it first before writing to it.");
+    assert_eq!(
+        ws.err("notebook_edit", args.clone()).await,
+        "File has not been read yet. Read it first before writing to it."
+    );
     ws.ok("read_file", json!({"file_path": "nb.ipynb"})).await;
     ws.write("nb.ipynb", NOTEBOOK.replace("Some text", "Changed by someone"));
     let err = ws.err("notebook_edit", args.clone()).await;
@@ -301,8 +303,14 @@ async fn errors_the_model_can_act_on_and_nothing_written() {
     ws.write("nb.ipynb", NOTEBOOK);
     ws.ok("read_file", json!({"file_path": "nb.ipynb"})).await;
     let cases = [
-        (edit(Some("nope"), "x", "replace", None), "Cell with ID \"nope\" not found in notebook. Cell ids: intro, calc."),
-        (edit(None, "x", "insert", None), "cell_type is required when edit_mode is insert: give \"code\" or \"markdown\"."),
+        (
+            edit(Some("nope"), "x", "replace", None),
+            "Cell with ID \"nope\" not found in notebook. Cell ids: intro, calc.",
+        ),
+        (
+            edit(None, "x", "insert", None),
+            "cell_type is required when edit_mode is insert: give \"code\" or \"markdown\".",
+        ),
         (edit(None, "x", "replace", None), "cell_id is required to replace or delete a cell."),
         (edit(None, "x", "delete", None), "cell_id is required to replace or delete a cell."),
     ];
@@ -339,15 +347,16 @@ async fn hostile_notebooks_are_refused_with_nothing_written() {
         ("{\"nbformat\": 4, \"cells\": {}}", "it has no `cells` array"),
         ("{\"nbformat\": 4, \"cells\": [{\"cell_type\": \"code\", \"source\": [\"a\", 1]}]}", "the source of cell 0"),
     ];
+    // JSON nested past serde_json's depth limit is refused, not a stack overflow.
+    let deep =
+        format!("{{\"nbformat\": 4, \"cells\": [], \"metadata\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+    let cases =
+        cases.iter().map(|(content, why)| ((*content).to_owned(), *why)).chain([(deep, "it is not valid JSON")]);
     for (content, why) in cases {
-        ws.write("nb.ipynb", content);
-        ws.ok("read_file", json!({"file_path": "nb.ipynb"})).await;
+        ws.write("nb.ipynb", &content);
+        ws.ok("read_file", json!({"file_path": "nb.ipynb", "limit": 1})).await;
         let err = ws.err("notebook_edit", edit(None, "x", "insert", Some("code"))).await;
-        assert_eq!(
-            err.split(why).next().unwrap(),
-            "nb.ipynb cannot be edited as a notebook: ",
-            "{err}"
-        );
+        assert_eq!(err.split(why).next().unwrap(), "nb.ipynb cannot be edited as a notebook: ", "{err}");
         assert!(err.ends_with("Nothing was changed; read it with read_file and fix it with edit_file."), "{err}");
         assert_eq!(ws.read("nb.ipynb"), content);
     }
@@ -372,4 +381,18 @@ async fn a_notebook_outside_the_workspace_is_refused() {
     let err = ws.err("notebook_edit", args).await;
     assert!(err.contains("outside"), "{err}");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), NOTEBOOK);
+}
+
+#[tokio::test]
+async fn an_approval_shows_the_diff_of_the_cell_and_nothing_is_written() {
+    let mut ws = Ws::new();
+    ws.write("nb.ipynb", NOTEBOOK);
+    ws.ok("read_file", json!({"file_path": "nb.ipynb"})).await;
+    let approver = ws.asking();
+    let err = ws.err("notebook_edit", edit(Some("intro"), "# Renamed", "replace", None)).await;
+    assert!(err.contains("no"), "{err}");
+    let previews = approver.take();
+    let preview = previews.last().cloned().flatten().unwrap();
+    assert!(preview.contains("-   \"source\": \"# Title\\nSome text\"\n+   \"source\": \"# Renamed\""), "{preview}");
+    assert_eq!(ws.read("nb.ipynb"), NOTEBOOK);
 }
