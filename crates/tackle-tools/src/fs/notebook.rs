@@ -58,8 +58,11 @@ pub struct Notebook {
     /// holds them (it keeps the key's place in the file's order).
     root: Map<String, Value>,
     cells: Vec<Value>,
-    /// Spaces of indent (0: the file was written on one line).
-    indent: usize,
+    /// One level of indent (spaces or tabs, as the file's second line starts); `None`: the
+    /// file was written on one line.
+    indent: Option<String>,
+    /// The file's lines end in CRLF.
+    crlf: bool,
     final_newline: bool,
 }
 
@@ -92,8 +95,11 @@ impl Notebook {
                 return Err(format!("the source of cell {index} is not a string or an array of strings"));
             }
         }
-        let indent = text.split('\n').nth(1).map_or(0, |line| line.len() - line.trim_start_matches(' ').len());
-        Ok(Notebook { root, cells, indent, final_newline: text.ends_with('\n') })
+        let indent = text.split('\n').nth(1).map(|line| {
+            let level = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
+            if level.is_empty() { " ".to_owned() } else { level.to_owned() }
+        });
+        Ok(Notebook { root, cells, indent, crlf: text.contains("\r\n"), final_newline: text.ends_with('\n') })
     }
 
     fn cells(&self) -> &[Value] {
@@ -230,23 +236,25 @@ impl Notebook {
     }
 
     /// The notebook as its file holds it: the same indent (Jupyter writes one space), keys in
-    /// their order, the final newline kept.
+    /// their order, the same line endings, the final newline kept.
     pub fn to_text(&self) -> Result<String, serde_json::Error> {
         let mut root = self.root.clone();
         root.insert("cells".into(), Value::Array(self.cells.clone()));
         let mut bytes = Vec::new();
-        if self.indent == 0 {
-            serde_json::to_writer(&mut bytes, &root)?;
-        } else {
-            let indent = vec![b' '; self.indent];
-            let formatter = serde_json::ser::PrettyFormatter::with_indent(&indent);
-            root.serialize(&mut serde_json::Serializer::with_formatter(&mut bytes, formatter))?;
+        match &self.indent {
+            None => serde_json::to_writer(&mut bytes, &root)?,
+            Some(indent) => {
+                let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+                root.serialize(&mut serde_json::Serializer::with_formatter(&mut bytes, formatter))?;
+            }
         }
         if self.final_newline {
             bytes.push(b'\n');
         }
-        // serde_json writes UTF-8 only.
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
+        // serde_json writes UTF-8 only; a line break inside a JSON string is escaped, so every
+        // `\n` here ends a line.
+        let text = String::from_utf8_lossy(&bytes);
+        Ok(if self.crlf { text.replace('\n', "\r\n") } else { text.into_owned() })
     }
 }
 

@@ -188,6 +188,8 @@ async fn a_huge_notebook_is_shown_within_the_output_budget() {
     // The whole read counted: an edit is allowed.
     ws.ok("notebook_edit", edit(Some("c0"), "print('first')", "replace", None)).await;
     assert_eq!(cells_in(&ws)[0]["source"], json!("print('first')"));
+    // Written on one line, as it was.
+    assert!(!ws.read("nb.ipynb").contains('\n'));
 }
 
 #[tokio::test]
@@ -212,6 +214,25 @@ async fn replace_clears_outputs_and_keeps_the_file_style() {
     if let Some(python) = nbformat_python() {
         assert_valid(&python, &ws.path("nb.ipynb"));
     }
+}
+
+/// `text` with tabs for its one-space indent and CRLF line endings.
+fn tabs_and_crlf(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let spaces = line.len() - line.trim_start_matches(' ').len();
+            format!("{}{}\r\n", "\t".repeat(spaces), &line[spaces..])
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_tab_indented_crlf_notebook_keeps_its_style() {
+    let ws = Ws::new();
+    ws.write("nb.ipynb", tabs_and_crlf(NOTEBOOK));
+    ws.ok("read_file", json!({"file_path": "nb.ipynb"})).await;
+    ws.ok("notebook_edit", edit(Some("intro"), "# New", "replace", None)).await;
+    assert_eq!(ws.read("nb.ipynb"), tabs_and_crlf(&NOTEBOOK.replace("\"# Title\\nSome text\"", "\"# New\"")));
 }
 
 #[tokio::test]
