@@ -301,7 +301,8 @@ fn new_cell(cell_type: CellType, id: Option<&str>, source: &str) -> Value {
 
 fn render_cell(cell: &Value, index: usize) -> String {
     let cell_type = cell.get("cell_type").and_then(Value::as_str).unwrap_or("?");
-    let mut out = format!("<cell {} id={} type={cell_type}>\n", index + 1, Notebook::shown_id(cell, index));
+    let (id, cell_type) = (plain_or_quoted(&Notebook::shown_id(cell, index)), plain_or_quoted(cell_type));
+    let mut out = format!("<cell {} id={id} type={cell_type}>\n", index + 1);
     out.push_str(&multiline(cell.get("source")).unwrap_or_default());
     if !out.ends_with('\n') {
         out.push('\n');
@@ -314,6 +315,14 @@ fn render_cell(cell: &Value, index: usize) -> String {
     }
     out.push_str("</cell>");
     out
+}
+
+/// A value from the file for a cell's header line: as it is when it is what nbformat allows
+/// in an id (letters, digits, `-`, `_`), else as a JSON string, so an id or type holding a
+/// line break or a `>` cannot forge a cell boundary in what the model reads.
+fn plain_or_quoted(value: &str) -> String {
+    let plain = !value.is_empty() && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if plain { value.to_owned() } else { Value::String(value.to_owned()).to_string() }
 }
 
 fn render_output(output: &Value) -> String {
