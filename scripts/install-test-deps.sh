@@ -57,6 +57,12 @@ if ! "$GPTME_VENV/bin/python" -c 'import yaml' 2>/dev/null; then
   "$GPTME_VENV/bin/pip" install --quiet --disable-pip-version-check 'PyYAML==6.0.3'
 fi
 
+# nbformat in the same virtualenv: the notebook tests validate what notebook_edit writes
+# (crates/tackle-tools/tests/all/notebooks.rs).
+if ! "$GPTME_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("nbformat") != "5.10.4")' 2>/dev/null; then
+  "$GPTME_VENV/bin/pip" install --quiet --disable-pip-version-check 'nbformat==5.10.4'
+fi
+
 # The third-party fake LLM server for the end-to-end `tackle run` check (docs/reference/providers.md#cross-checks),
 # pinned, into a test-only directory.
 AIMOCK_VERSION=1.43.0

@@ -15,6 +15,7 @@ pub use control::{SequentialThinking, TaskDone};
 pub use fs::FsSettings;
 pub use fs::edit_file::EditFile;
 pub use fs::editor::Editor;
+pub use fs::notebook_edit::NotebookEdit;
 pub use fs::patch::ApplyPatch;
 pub use fs::read_file::ReadFile;
 pub use fs::write_file::WriteFile;
@@ -63,6 +64,7 @@ pub fn register_builtins(registry: &mut Registry) {
     registry.register(&[DEFAULT, BARE, CODEX, CODE], fs::read_file::ReadFile::default);
     registry.register(&[DEFAULT, BARE, CODE], fs::write_file::WriteFile::default);
     registry.register(&[DEFAULT, BARE, CODE], fs::edit_file::EditFile::default);
+    registry.register(&[DEFAULT, BARE, CODE], fs::notebook_edit::NotebookEdit::default);
     registry.register(&[CODEX], fs::patch::ApplyPatch::default);
     registry.register(&[DEFAULT, BARE, CODEX, CODE], search::glob::Glob::default);
     registry.register(&[DEFAULT, BARE, CODEX, CODE], search::grep::Grep::default);

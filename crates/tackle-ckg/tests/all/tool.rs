@@ -270,7 +270,7 @@ async fn the_code_toolset_is_the_file_tools_and_ckg() {
     let mut registry = tackle_tools::builtin_registry();
     tackle_ckg::register(&mut registry);
     let code = registry.select("code", "code").unwrap().names;
-    assert_eq!(code, ["read_file", "write_file", "edit_file", "glob", "grep", "ckg"]);
+    assert_eq!(code, ["read_file", "write_file", "edit_file", "notebook_edit", "glob", "grep", "ckg"]);
     assert!(!registry.select("default", "default").unwrap().names.contains(&"ckg".to_owned()));
     assert!(registry.select("all", "all").unwrap().names.contains(&"ckg".to_owned()));
 }

@@ -1,7 +1,8 @@
 //! The file tools and the machinery they share (docs/reference/tools.md#session-state).
 //!
 //! The tools: [`editor`] (`str_replace_based_edit_tool`), [`read_file`], [`write_file`],
-//! [`edit_file`], [`patch`] (`apply_patch`).
+//! [`edit_file`], [`patch`] (`apply_patch`), [`notebook_edit`] (with [`notebook`], which
+//! `read_file` uses to show `.ipynb` files).
 //!
 //! The shared pieces are public so that every tool that touches files behaves the same:
 //! - [`files`]: [`Files`], a tool's handle on its session (path policy, read ledger, edit
@@ -31,6 +32,8 @@ pub mod files;
 pub mod history;
 pub mod journal;
 pub mod ledger;
+pub mod notebook;
+pub mod notebook_edit;
 pub mod patch;
 pub mod read_file;
 pub mod reader;

@@ -1,17 +1,19 @@
 //! `read_file` (Claude Code's `Read`, docs/reference/tools.md#read_file): a file, or a window of its lines, as
 //! `cat -n` shows them. The tool keeps its own output within 50,000 characters (whole lines
 //! only), streams the file so a huge one is never loaded whole, and records the read in the
-//! ledger (a partial read counts).
+//! ledger (a partial read counts). A whole read of a `.ipynb` file shows its cells instead
+//! ([`crate::fs::notebook`]).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tackle_core::spec::PathAccess;
 use tackle_core::{Access, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
+use crate::fs::notebook::{Notebook, is_notebook_path};
 use crate::fs::reader::{Line, scan};
 use crate::fs::suggest::missing_file_message;
-use crate::fs::text::{binary_message, human_size, push_numbered};
-use crate::fs::{FileStamp, Files, LoadError, blocking, ledger, open_read};
+use crate::fs::text::{as_text, binary_message, human_size, push_numbered};
+use crate::fs::{FileStamp, Files, LoadError, Target, blocking, ledger, open_read, read_existing};
 
 /// The wire name.
 pub const NAME: &str = "read_file";
@@ -69,11 +71,55 @@ impl Tool for ReadFile {
 
 fn read(files: &Files<'_>, input: &ReadFileInput) -> Result<String, ToolError> {
     let target = files.target(&input.file_path, Access::Read)?;
+    let mut note = None;
+    if input.offset.is_none() && input.limit.is_none() && is_notebook_path(&target.path) {
+        match read_notebook(files, &target) {
+            NotebookRead::Cells(cells) => return Ok(cells),
+            NotebookRead::Malformed(why) => note = Some(why),
+            NotebookRead::AsText => {}
+        }
+    }
+    let lines = read_lines(files, &target, input)?;
+    Ok(match note {
+        Some(why) => format!("(not shown as a notebook: {why}; the raw text follows)\n{lines}"),
+        None => lines,
+    })
+}
+
+/// What a whole read of a `.ipynb` file gives.
+enum NotebookRead {
+    /// The cells, rendered.
+    Cells(String),
+    /// Not a notebook the tools understand (why): shown as text with a note.
+    Malformed(String),
+    /// Not loadable whole (missing, too large, binary…): the text read says why.
+    AsText,
+}
+
+/// Loads a notebook whole, records the read in the ledger, and renders its cells.
+fn read_notebook(files: &Files<'_>, target: &Target) -> NotebookRead {
+    let Ok(existing) = read_existing(target) else {
+        return NotebookRead::AsText;
+    };
+    let Some(text) = as_text(&existing.bytes) else {
+        return NotebookRead::AsText;
+    };
+    match Notebook::parse(text) {
+        Ok(notebook) => {
+            files.record_read(target, &existing.meta, &existing.bytes);
+            NotebookRead::Cells(notebook.render(MAX_OUTPUT_CHARS))
+        }
+        Err(why) => NotebookRead::Malformed(why),
+    }
+}
+
+/// The file's lines in the window `input` asks for, numbered.
+fn read_lines(files: &Files<'_>, target: &Target, input: &ReadFileInput) -> Result<String, ToolError> {
     let shown = &target.raw;
     let read_error = |err: std::io::Error| ToolError::Failed(format!("Ran into {err} while trying to read {shown}"));
-    let (mut file, meta) = match open_read(&target) {
+    let (mut file, meta) = match open_read(target) {
         Ok(opened) => opened,
-        Err(LoadError::NotFound) => return Err(ToolError::NotFound(missing_file_message(files.ctx(), &target))),
+        Err(LoadError::NotFound) => return Err(ToolError::NotFound(missing_file_message(files.ctx(), target))),
         Err(LoadError::Directory) => {
             return Err(ToolError::InvalidInput(format!("{shown} is a directory. Use glob, or bash ls, to list it.")));
         }
@@ -121,7 +167,7 @@ fn read(files: &Files<'_>, input: &ReadFileInput) -> Result<String, ToolError> {
         return Err(ToolError::Failed(binary_message(shown)));
     }
     if let Some(hash) = scanned.hash {
-        files.record_stamp(&target, FileStamp { size: scanned.size, mtime_ns: ledger::mtime_ns(&meta), hash });
+        files.record_stamp(target, FileStamp { size: scanned.size, mtime_ns: ledger::mtime_ns(&meta), hash });
     }
     if scanned.size == 0 {
         return Ok("(the file exists but is empty)".to_owned());

@@ -56,6 +56,7 @@ fn annotations_paths_and_budgets() {
         ("read_file", true, false, true, false, true, path("file_path", PathAccess::Read)),
         ("write_file", false, true, true, true, false, path("file_path", PathAccess::Write)),
         ("edit_file", false, true, false, true, false, path("file_path", PathAccess::Write)),
+        ("notebook_edit", false, true, false, true, false, path("notebook_path", PathAccess::Write)),
         ("apply_patch", false, true, false, true, false, vec![]),
         ("glob", true, false, true, false, false, path("path", PathAccess::Read)),
         ("grep", true, false, true, false, false, path("path", PathAccess::Read)),

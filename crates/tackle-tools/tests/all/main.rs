@@ -15,6 +15,7 @@ mod file_tool_specs;
 mod gptme_tools;
 mod jobs;
 mod json_edit;
+mod notebooks;
 mod patch_journal;
 mod planning_skills;
 mod planning_tasks;
