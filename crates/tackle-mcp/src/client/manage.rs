@@ -5,7 +5,7 @@
 //! written beneath the workspace root and never through a link (`tackle_core::fs::state`).
 
 use std::io::Write as _;
-use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -98,6 +98,7 @@ pub fn check_name(name: &str) -> Result<(), ManageError> {
 pub fn add_to_user_config(path: &Path, name: &str, server: &RawServer) -> Result<(), ManageError> {
     check_name(name)?;
     let target = followed(path)?;
+    let _one_writer = lock_beside(&target)?;
     let mut doc = read_toml(&target)?;
     let place = target.display().to_string();
     let servers = servers_table(&mut doc, &place, true)?.ok_or_else(|| unusable(&place, "no [mcp] table"))?;
@@ -133,6 +134,7 @@ pub fn remove_from_user_config(path: &Path, name: &str) -> Result<(), ManageErro
     if !target.exists() {
         return Err(not_found());
     }
+    let _one_writer = lock_beside(&target)?;
     let mut doc = read_toml(&target)?;
     let servers = servers_table(&mut doc, &place, false)?.ok_or_else(not_found)?;
     if servers.remove(name).is_none() {
@@ -227,6 +229,27 @@ fn servers_table<'a>(
     Ok(Some(table))
 }
 
+/// Holds an exclusive lock on `.NAME.lock` beside the user config `path` until dropped, so two
+/// `tackle mcp add`/`remove` at once each read what the other wrote (without it the second
+/// rename would drop the first one's server). The lock file stays, empty, in the user config
+/// dir (never in a workspace).
+fn lock_beside(path: &Path) -> Result<std::fs::File, ManageError> {
+    let io = |what: &'static str| move |source| ManageError::Io { what, path: path.to_owned(), source };
+    let dir = path.parent().ok_or_else(|| unusable(&path.display().to_string(), "it has no directory"))?;
+    std::fs::create_dir_all(dir).map_err(io("make the directory of"))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(dir.join(format!(".{name}.lock")))
+        .map_err(io("lock"))?;
+    lock.lock().map_err(io("lock"))?;
+    Ok(lock)
+}
+
 /// Replaces the user config whole: a temporary file beside it (with the old file's mode, or
 /// 0600 for a new one: it may hold tokens), renamed over it.
 fn write_replacing(path: &Path, bytes: &[u8]) -> Result<(), ManageError> {
@@ -287,6 +310,26 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    #[test]
+    fn adds_at_the_same_moment_all_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let before = "# mine\ndefault_tools = \"default\"\n";
+        std::fs::write(&path, before).unwrap();
+        let threads: Vec<_> = (0..12)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || add_to_user_config(&path, &format!("s{i}"), &stdio("true")).unwrap())
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let doc: toml::Table = text.parse().unwrap();
+        let servers = doc["mcp"]["servers"].as_table().unwrap();
+        assert_eq!(servers.len(), 12, "{text}");
+        assert!(text.starts_with(before), "{text}");
+    }
+
     fn stdio(command: &str) -> RawServer {
         RawServer {
             command: Some(command.to_owned()),
@@ -314,8 +357,10 @@ mod tests {
         remove_from_user_config(&path, "git").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
         assert!(matches!(remove_from_user_config(&path, "git"), Err(ManageError::NotFound { .. })));
-        // No temporary file is left beside it.
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // No temporary file is left beside it; the (empty) lock file stays.
+        let mut left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        left.sort();
+        assert_eq!(left, [".config.toml.lock", "config.toml"]);
     }
 
     #[test]
