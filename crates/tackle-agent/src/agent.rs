@@ -6,7 +6,8 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tackle_calls::{CallResult, ToolIndex};
@@ -15,17 +16,19 @@ use tackle_core::factory::Allowlists;
 use tackle_core::permission::{PermissionMode, PermissionPolicy};
 use tackle_core::{Executor, Notifications, TodoList, ToolOutput, ToolSession};
 use tackle_llm::{
-    AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, LlmEvent, Message, ToolResult, Usage, UserPart,
+    AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, LlmEvent, Message, Pricing, ToolResult, Usage,
+    UserPart,
 };
 use tackle_policy::hooks::protocol::{CommandHooks, EventOutcome};
 use tokio_util::sync::CancellationToken;
 
 use crate::approve::RecordingPolicy;
+use crate::budget::Budget;
 use crate::calls::{args_value, normalize_ids, to_tool_call};
 use crate::events::{AgentEvent, Observer};
 use crate::format::CallFormat;
 use crate::lineage::{Delegation, Lineage};
-use crate::outcome::{INTERRUPTED, RunOutcome, RunStatus, StopKind};
+use crate::outcome::{INTERRUPTED, RunOutcome, RunStatus, StopKind, TIMED_OUT};
 use crate::output_schema::OutputSchema;
 use crate::prompt::{BASE_PROMPT, system_prompt};
 use crate::refresh::ToolRefresh;
@@ -68,6 +71,15 @@ pub struct AgentConfig {
     /// prompt says so, a mismatch is sent back once, then ends the run `schema_mismatch`
     /// (docs/reference/cli.md#structured-final-answers). Never passed on to subagents.
     pub output_schema: Option<Arc<OutputSchema>>,
+    /// The run's wall-clock limit (`tackle run --timeout`): at it the run stops as Ctrl-C
+    /// stops it, with status `timeout`. Subagents stop with their parent.
+    pub time_limit: Option<Duration>,
+    /// The prices each response's usage is costed with when the provider does not say
+    /// (`RunOutcome::usage.cost`); `None` leaves unreported costs unknown.
+    pub pricing: Option<Arc<Pricing>>,
+    /// The run's spending limit (`--max-tokens`, `--max-cost`), shared with its subagents:
+    /// once reached, no further request is made and the run ends `budget`.
+    pub budget: Option<Arc<Budget>>,
 }
 
 impl Default for AgentConfig {
@@ -83,6 +95,9 @@ impl Default for AgentConfig {
             base_prompt: None,
             skills_prompt: None,
             output_schema: None,
+            time_limit: None,
+            pricing: None,
+            budget: None,
         }
     }
 }
@@ -231,6 +246,20 @@ impl Agent {
     /// cancelled, each call still gets an output, and the trajectory is closed.
     pub async fn run(&mut self, task: &str, cancel: &CancellationToken) -> RunOutcome {
         let started = Instant::now();
+        // The time limit cancels the run as Ctrl-C does, through a token of its own, so the
+        // end can tell the two apart.
+        let limited = cancel.child_token();
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let _timer = self.config.time_limit.map(|limit| {
+            let (token, timed_out) = (limited.clone(), Arc::clone(&timed_out));
+            let timer = tokio::spawn(async move {
+                tokio::time::sleep(limit).await;
+                timed_out.store(true, Ordering::SeqCst);
+                token.cancel();
+            });
+            tokio_util::task::AbortOnDropHandle::new(timer)
+        });
+        let cancel = &limited;
         let mut usage = Usage::default();
         let mut steps = 0u32;
         let prepared = self.prepare();
@@ -300,6 +329,14 @@ impl Agent {
         };
         // An answer after denied calls, without a task_done that heard of them, is not success.
         let mut stop = stop;
+        if stop.status == RunStatus::Interrupted && timed_out.load(Ordering::SeqCst) {
+            stop = Stop {
+                status: RunStatus::Timeout,
+                final_result: TIMED_OUT.to_owned(),
+                error_kind: None,
+                task_done: false,
+            };
+        }
         if stop.status == RunStatus::Success && !stop.task_done && denied.count() > 0 {
             stop.status = RunStatus::Incomplete;
         }
@@ -436,6 +473,8 @@ impl Agent {
             interrupt: cancel.clone(),
             loop_hooks: self.loop_hooks.clone(),
             refresh: self.refresh.clone(),
+            pricing: self.config.pricing.clone(),
+            budget: self.config.budget.clone(),
             allowlists: self.session.state().existing::<Allowlists>().map(|a| a.0.clone()).unwrap_or_default(),
         };
         self.delegation = Some(self.session.state().insert(delegation));
@@ -467,6 +506,9 @@ impl Agent {
                     error_kind: None,
                     task_done: false,
                 };
+            }
+            if let Some(reached) = self.config.budget.as_ref().and_then(|budget| budget.reached()) {
+                return Stop { status: RunStatus::Budget, final_result: reached, error_kind: None, task_done: false };
             }
             *steps += 1;
             let step = *steps;
@@ -501,8 +543,8 @@ impl Agent {
                 Some(Err(error)) => return Stop::error(StopKind::Provider(error.class), error.message),
                 Some(Ok(completion)) => completion,
             };
-            usage.add(&completion.usage);
-            let Completion { mut message, thinking, incomplete_calls, finish, usage: step_usage } = completion;
+            let Completion { mut message, thinking, incomplete_calls, finish, usage: mut step_usage } = completion;
+            self.spend(&mut step_usage, usage);
             let planned = self.extract_calls(step, &mut message);
             self.record(TrajectoryEvent::LlmResponse {
                 step,
@@ -577,6 +619,20 @@ impl Agent {
             } else {
                 truncations = 0;
             }
+        }
+    }
+
+    /// Counts one response's usage into the run's and the budget's, costed with the run's
+    /// prices when the provider did not say what it cost.
+    fn spend(&self, step_usage: &mut Usage, usage: &mut Usage) {
+        if step_usage.cost.is_none()
+            && let Some(price) = self.config.pricing.as_ref().and_then(|p| p.price(&self.model.info().model))
+        {
+            step_usage.cost = Some(price.cost(step_usage));
+        }
+        usage.add(step_usage);
+        if let Some(budget) = &self.config.budget {
+            budget.spend(step_usage);
         }
     }
 

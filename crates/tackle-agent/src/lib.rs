@@ -11,6 +11,7 @@
 
 mod agent;
 pub mod approve;
+mod budget;
 pub mod calls;
 pub mod diff;
 mod events;
@@ -31,6 +32,7 @@ mod turn;
 
 pub use agent::{Agent, AgentConfig, EMPTY_REPLY_MESSAGE, TRUNCATED_MESSAGE};
 pub use approve::{Prompter, StdioPrompter, TerminalApprover};
+pub use budget::Budget;
 pub use events::{AgentEvent, Observer, Silent, call_summary};
 pub use format::{CallFormat, UnknownCallFormat};
 pub use outcome::{RunOutcome, RunStatus, StopKind};

@@ -12,11 +12,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tackle_core::permission::PermissionMode;
-use tackle_llm::ChatModel;
+use tackle_llm::{ChatModel, Pricing};
 use tackle_policy::config::Config;
 use tackle_policy::hooks::protocol::CommandHooks;
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::Budget;
 use crate::events::Observer;
 use crate::format::CallFormat;
 use crate::refresh::ToolRefresh;
@@ -105,6 +106,10 @@ pub struct Delegation {
     pub interrupt: CancellationToken,
     /// The command hooks of the loop's events: a child fires `SubagentStop` when it ends.
     pub loop_hooks: Option<Arc<CommandHooks>>,
+    /// The prices the run's usage is costed with: a child's too.
+    pub pricing: Option<Arc<Pricing>>,
+    /// The run's spending limit: its children spend from it too.
+    pub budget: Option<Arc<Budget>>,
 }
 
 impl std::fmt::Debug for Delegation {

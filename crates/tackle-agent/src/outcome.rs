@@ -10,6 +10,9 @@ use tackle_llm::{ErrorClass, Usage};
 /// The final result of a run stopped by Ctrl-C.
 pub(crate) const INTERRUPTED: &str = "Interrupted by the user.";
 
+/// The final result of a run stopped by its time limit (`tackle run --timeout`).
+pub(crate) const TIMED_OUT: &str = "Stopped: the run reached its time limit (--timeout).";
+
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -21,6 +24,12 @@ pub enum RunStatus {
     Incomplete,
     /// The step limit was reached before the model answered.
     MaxSteps,
+    /// The run's time limit (`tackle run --timeout`) was reached: the running calls were
+    /// cancelled and answered, as for Ctrl-C.
+    Timeout,
+    /// The run's spending limit (`--max-tokens`, `--max-cost`) was reached: no further request
+    /// was made.
+    Budget,
     /// Ctrl-C (the run's cancellation token) stopped it.
     Interrupted,
     /// A provider error, a refusal, too many truncated or empty replies, a blocked prompt, or a
@@ -76,12 +85,20 @@ impl Serialize for StopKind {
 }
 
 impl RunStatus {
+    /// Whether a limit of the run ended it (steps, time, spending): the work may be unfinished,
+    /// and a harness may want to give it more.
+    pub fn is_limit(self) -> bool {
+        matches!(self, RunStatus::MaxSteps | RunStatus::Timeout | RunStatus::Budget)
+    }
+
     /// The name in trajectories and `--json`.
     pub fn name(self) -> &'static str {
         match self {
             RunStatus::Success => "success",
             RunStatus::Incomplete => "incomplete",
             RunStatus::MaxSteps => "max_steps",
+            RunStatus::Timeout => "timeout",
+            RunStatus::Budget => "budget",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Error => "error",
         }

@@ -423,7 +423,34 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub output_schema: Option<PathBuf>,
     #[command(flatten)]
+    pub limits: RunLimits,
+    #[command(flatten)]
     pub agent: AgentArgs,
+}
+
+/// The limits of one run besides its steps (docs/reference/cli.md#limits-and-budgets).
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunLimits {
+    /// Stop the run after this much wall-clock time (90s, 30m, 1h30m), calls answered and
+    /// processes killed: status `timeout`, exit 4.
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub timeout: Option<std::time::Duration>,
+    /// Stop once the run has cost this many US dollars (priced from [pricing] in the user
+    /// config or the built-in list): status `budget`, exit 4.
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_cost: Option<f64>,
+    /// Stop once the run has used this many tokens (input, cached input and output, summed
+    /// over every request): status `budget`, exit 4.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens: Option<u64>,
+}
+
+/// A positive, finite amount of US dollars.
+fn parse_usd(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!("'{text}' is not an amount of US dollars above zero, e.g. 2.50")),
+    }
 }
 
 /// The variables `tackle run --help` names.
@@ -435,8 +462,11 @@ Environment:
   TACKLE_ALLOW_PROJECT_MCP=1         like --allow-project-mcp
   TACKLE_LOG                         log filter (default warn), e.g. debug
 
-Exit codes: 0 done, 1 the task failed, hit --max-steps, was incomplete (calls were denied) or
-its answer did not match --output-schema, 2 usage error, 130 interrupted.
+Exit codes: 0 done; 1 the agent failed (an error, an empty reply, incomplete because calls were
+denied, an answer that did not match --output-schema); 2 usage error; 3 infrastructure, retry
+it (provider unreachable or 5xx after retries, rate limit exhausted, container engine or image
+failure); 4 a limit was reached (--max-steps, --timeout, --max-cost, --max-tokens);
+130 interrupted; 143 terminated (SIGTERM: the run ends cleanly, its result written).
 In CI, allow the edits and the commands the task needs; anything else is denied and the run
 ends incomplete (exit 1):
   tackle run --permission-mode accept-edits --allow 'Bash(npm test:*)' --json \"TASK\"";

@@ -1,10 +1,11 @@
-//! Exit codes of the command line (docs/reference/cli.md): 0 success; 1 the tool or task reported
-//! failure; 2 a failure before any tool ran (usage, unknown tool, invalid arguments, denial);
-//! 130 interrupted.
+//! Exit codes of the command line (docs/reference/cli.md#exit-codes): 0 success; 1 the tool or
+//! task reported failure; 2 a failure before any tool ran (usage, unknown tool, invalid
+//! arguments, denial); 3 infrastructure, worth a retry; 4 a limit of the run was reached;
+//! 130 interrupted; 143 terminated.
 
 use std::process::ExitCode;
 
-use tackle::RunStatus;
+use tackle::{RunOutcome, RunStatus, StopKind};
 
 /// Success.
 pub const OK: u8 = 0;
@@ -30,18 +31,37 @@ impl Failure {
     pub fn failed(message: impl Into<String>) -> Self {
         Failure { code: ExitCode::from(TOOL_FAILED), message: message.into() }
     }
+
+    /// A failure of the infrastructure, worth a retry (exit 3).
+    pub fn infra(message: impl Into<String>) -> Self {
+        Failure { code: ExitCode::from(INFRA), message: message.into() }
+    }
 }
 
 /// Interrupted (Ctrl-C, SIGTERM, SIGHUP): 128 + SIGINT, as shells report it.
 pub const INTERRUPTED: u8 = 130;
 
+/// The infrastructure failed, not the agent: the provider stayed unreachable or failing after
+/// its retries, the rate limit was exhausted, the container engine or image failed. A harness
+/// retries the task.
+pub const INFRA: u8 = 3;
+
+/// A limit of the run was reached (steps, time, spending): the work may be unfinished.
+pub const LIMIT: u8 = 4;
+
 /// The exit code of `tackle run` for how the run ended (docs/reference/cli.md#exit-codes):
-/// only an answer is success; an incomplete run, the step limit and an error fail a CI job.
-pub fn of_run(status: RunStatus) -> u8 {
-    match status {
+/// only an answer is success. `signal` is the exit code of the signal that stopped it, if one
+/// did (143 for SIGTERM: a preempted pod; Ctrl-C is 130).
+pub fn of_run(outcome: &RunOutcome, signal: Option<u8>) -> u8 {
+    match outcome.status {
         RunStatus::Success => OK,
-        RunStatus::Incomplete | RunStatus::MaxSteps | RunStatus::Error => TOOL_FAILED,
-        RunStatus::Interrupted => INTERRUPTED,
+        RunStatus::Incomplete => TOOL_FAILED,
+        status if status.is_limit() => LIMIT,
+        RunStatus::Interrupted => signal.unwrap_or(INTERRUPTED),
+        _ => match outcome.error_kind {
+            Some(StopKind::Provider(class)) if class.is_retryable() => INFRA,
+            _ => TOOL_FAILED,
+        },
     }
 }
 

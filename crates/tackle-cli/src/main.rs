@@ -8,6 +8,7 @@
 mod diag;
 mod cli;
 mod commands;
+mod duration;
 mod elicit;
 mod exit;
 mod secrets;

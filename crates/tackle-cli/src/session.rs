@@ -18,8 +18,12 @@ use crate::exit::Failure;
 pub const TOOLS_DEFAULT: &str = "all,mcp";
 
 impl From<BuildError> for Failure {
-    /// Nothing ran: a usage or configuration error (exit 2).
+    /// Nothing ran: a usage or configuration error (exit 2), or the container engine or image
+    /// failed (exit 3: worth a retry; docs/reference/cli.md#exit-codes).
     fn from(err: BuildError) -> Self {
+        if err.is_infrastructure() {
+            return Failure::infra(err.to_string());
+        }
         Failure::usage(err.to_string())
     }
 }

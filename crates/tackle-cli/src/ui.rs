@@ -185,7 +185,7 @@ impl RunUi {
 
     /// The final line (stderr), or the JSON object (stdout); in JSON mode a run that did not
     /// succeed also says why on stderr, with the error class.
-    pub fn finish(&self, outcome: &RunOutcome) {
+    pub fn finish(&self, outcome: &RunOutcome, end: &RunEnd) {
         // A reply cut off mid-line (Ctrl-C) ends its line before the summary.
         self.release_held();
         let open = self.reply.lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default();
@@ -209,6 +209,11 @@ impl RunUi {
             });
             if let Some(cost) = outcome.usage.cost {
                 object["cost_usd"] = serde_json::json!(cost);
+            }
+            object["usage"] = usage_object(&outcome.usage);
+            object["exit_code"] = serde_json::json!(end.exit_code);
+            if let Some(diff) = &end.diff {
+                object["diff"] = serde_json::json!(diff);
             }
             if let Some(output) = &outcome.output {
                 object["output"] = output.clone();
@@ -407,4 +412,29 @@ impl Observer for RunUi {
             _ => {}
         }
     }
+}
+
+/// What the command knows of a run's end besides its outcome.
+#[derive(Debug, Clone, Default)]
+pub struct RunEnd {
+    /// The exit code the command ends with.
+    pub exit_code: u8,
+    /// The workspace's changes since the run started (`--json`), if measured.
+    pub diff: Option<String>,
+}
+
+/// The `--json` result's `usage`: tokens, the cache's when the provider reports them, and the
+/// cost when it is known (docs/reference/cli.md#the-json-result).
+fn usage_object(usage: &tackle::llm::Usage) -> serde_json::Value {
+    let mut object = serde_json::json!({"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens});
+    if let Some(read) = usage.cache_read {
+        object["cache_read_tokens"] = serde_json::json!(read);
+    }
+    if let Some(write) = usage.cache_write {
+        object["cache_write_tokens"] = serde_json::json!(write);
+    }
+    if let Some(cost) = usage.cost {
+        object["cost_usd"] = serde_json::json!(cost);
+    }
+    object
 }

@@ -250,7 +250,11 @@ impl StreamAssembler {
                 }
             }
         }
-        Completion { message, thinking: thinking_text, incomplete_calls, finish, usage: self.usage }
+        // Anthropic counts cache reads and writes apart from `input_tokens`; Usage's input
+        // counts every input token, as OpenAI's `prompt_tokens` does (conversation.rs).
+        let mut usage = self.usage;
+        usage.input_tokens += usage.cache_read.unwrap_or(0) + usage.cache_write.unwrap_or(0);
+        Completion { message, thinking: thinking_text, incomplete_calls, finish, usage }
     }
 }
 

@@ -110,6 +110,8 @@ impl FinishReason {
 }
 
 /// Token counts of one response (or a run, summed), and the price when the provider says it.
+/// `input_tokens` counts every input token, the cached ones (`cache_read`, `cache_write`)
+/// included, on both wires (OpenAI's `prompt_tokens` does; Anthropic's figures are added up).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
@@ -141,7 +143,7 @@ impl Usage {
         self.cost = sum_reported(self.cost, other.cost);
     }
 
-    /// Input plus output tokens.
+    /// Input (cached input included) plus output tokens: what `--max-tokens` counts.
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }

@@ -12,6 +12,7 @@ mod conversation;
 mod error;
 mod model;
 pub mod openai;
+mod pricing;
 pub mod retry;
 pub mod sse;
 
@@ -21,4 +22,5 @@ pub use conversation::{
 };
 pub use error::{ErrorClass, LlmError, classify_status, provider_message};
 pub use model::{ChatModel, ModelInfo};
+pub use pricing::{Price, Pricing, PricingError};
 pub use retry::RetryPolicy;

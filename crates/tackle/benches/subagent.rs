@@ -36,6 +36,8 @@ fn delegation(tools: Vec<String>) -> Delegation {
         loop_hooks: None,
         refresh: None,
         allowlists: Vec::new(),
+        pricing: None,
+        budget: None,
     }
 }
 

@@ -55,6 +55,8 @@ pub struct AgentBuilder {
     observer: Option<Arc<dyn Observer>>,
     history: Vec<tackle_llm::Message>,
     output_schema: Option<serde_json::Value>,
+    max_tokens: Option<u64>,
+    max_cost_usd: Option<f64>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -153,6 +155,8 @@ impl AgentBuilder {
             observer: None,
             history: Vec::new(),
             output_schema: None,
+            max_tokens: None,
+            max_cost_usd: None,
         }
     }
 
@@ -210,8 +214,33 @@ impl AgentBuilder {
         self
     }
 
-    /// The agent. Fails when the output schema is invalid or the trajectory file cannot be
-    /// created.
+    /// Stops each run at `limit` of wall-clock time, as Ctrl-C stops it (the running calls are
+    /// cancelled and answered, the trajectory closed), with [`RunStatus::Timeout`].
+    pub fn time_limit(mut self, limit: std::time::Duration) -> Self {
+        self.config.time_limit = Some(limit);
+        self
+    }
+
+    /// Stops a run once it has used `max_tokens` tokens (input, cached input and output, summed
+    /// over every request, its subagents' included): no further request is made, and the run
+    /// ends [`RunStatus::Budget`]. The budget is the agent's: later tasks spend from it too.
+    pub fn max_tokens(mut self, max_tokens: u64) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Stops a run once it has cost `usd` US dollars, as [`AgentBuilder::max_tokens`] does.
+    /// The cost is the provider's figure, or the model's price from the user config's
+    /// `[pricing]` and the built-in list; [`AgentBuilder::build`] fails when the model has no
+    /// known price.
+    pub fn max_cost(mut self, usd: f64) -> Self {
+        self.max_cost_usd = Some(usd);
+        self
+    }
+
+    /// The agent. Fails when the output schema is invalid, the trajectory file cannot be
+    /// created, the user config's `[pricing]` is malformed, or `max_cost` is set for a model
+    /// without a price.
     pub fn build(self) -> Result<Agent, BuildError> {
         let output_schema = match self.output_schema {
             Some(schema) => Some(Arc::new(OutputSchema::new(schema)?)),
@@ -233,6 +262,17 @@ impl AgentBuilder {
         let template = self.session.template().clone();
         let mut config = self.config;
         config.output_schema = output_schema;
+        let pricing = pricing(template.config())?;
+        if self.max_cost_usd.is_some() {
+            let model = self.model.info().model;
+            if pricing.price(&model).is_none() {
+                return Err(BuildError::NoPrice { model });
+            }
+        }
+        config.pricing = Some(Arc::new(pricing));
+        if self.max_tokens.is_some() || self.max_cost_usd.is_some() {
+            config.budget = Some(Arc::new(tackle_agent::Budget::new(self.max_tokens, self.max_cost_usd)));
+        }
         config.permission_mode = template.permission_mode();
         config.sandbox = match template.sandbox() {
             None => "none (no shell tools)".to_owned(),
@@ -255,6 +295,13 @@ impl AgentBuilder {
         };
         Ok(Agent { inner: parts.build(), template })
     }
+}
+
+/// The prices runs are costed with: the built-in list under the user config's `[pricing]`
+/// (never the workspace's: a cloned repository must not make a run look free).
+fn pricing(config: &tackle_policy::config::Config) -> Result<tackle_llm::Pricing, BuildError> {
+    let section: Option<serde_json::Map<String, serde_json::Value>> = config.user_section("pricing")?;
+    Ok(tackle_llm::Pricing::from_section(section.as_ref())?)
 }
 
 /// Takes up MCP servers' tool-list changes before each model request.

@@ -53,7 +53,27 @@ pub enum BuildError {
     /// nothing was left running.
     #[error("{0}")]
     Container(#[from] tackle_container::ContainerError),
+    /// An entry of the user config's `[pricing]` cannot be used.
+    #[error(transparent)]
+    Pricing(#[from] tackle_llm::PricingError),
+    /// A cost limit was asked for a model whose price is unknown.
+    #[error(
+        "--max-cost: no price is known for the model '{model}'; add one to the user config: [pricing.\"{model}\"] input = 1.0, output = 2.0 (US dollars per million tokens)"
+    )]
+    NoPrice {
+        /// The model.
+        model: String,
+    },
     /// An extra tool's name is already taken.
     #[error("cannot add the tool '{0}': a tool of that name already exists")]
     DuplicateTool(String),
+}
+
+impl BuildError {
+    /// Whether the machinery failed rather than the settings: the container engine is not
+    /// reachable or failed, or the image could not be had. Trying again later may succeed.
+    pub fn is_infrastructure(&self) -> bool {
+        use tackle_container::ContainerError as E;
+        matches!(self, BuildError::Container(E::NoEngine(_) | E::NoImage { .. } | E::Engine { .. }))
+    }
 }

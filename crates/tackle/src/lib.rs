@@ -52,6 +52,7 @@
 
 pub mod agent;
 mod builder;
+pub mod changes;
 mod check;
 pub mod code_index;
 pub mod config;

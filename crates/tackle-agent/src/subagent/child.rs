@@ -115,6 +115,8 @@ impl Child {
             permission_mode: mode,
             sandbox: parent.sandbox.clone(),
             base_prompt: Some(kind.prompt.clone()),
+            pricing: parent.pricing.clone(),
+            budget: parent.budget.clone(),
             ..AgentConfig::default()
         };
         // The parent's refresh and loop hooks; the skills section the assembly finds.
@@ -193,6 +195,12 @@ impl Child {
                     outcome.steps,
                     last_text(self.agent.history())
                 ),
+                is_error: true,
+                status: AgentJobStatus::Failed,
+                answer: None,
+            },
+            RunStatus::Timeout | RunStatus::Budget => Report {
+                text: format!("Subagent {id} stopped: {}\n{footer}", outcome.final_result),
                 is_error: true,
                 status: AgentJobStatus::Failed,
                 answer: None,

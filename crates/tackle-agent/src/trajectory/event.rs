@@ -451,7 +451,9 @@ mod tests {
             assert_eq!(serde_json::to_value(source).unwrap(), source.name());
         }
         for status in
-            [RunStatus::Success, RunStatus::Incomplete, RunStatus::MaxSteps, RunStatus::Interrupted, RunStatus::Error]
+            [RunStatus::Success, RunStatus::Incomplete, RunStatus::MaxSteps, RunStatus::Timeout, RunStatus::Budget]
+                .into_iter()
+                .chain([RunStatus::Interrupted, RunStatus::Error])
         {
             assert_eq!(serde_json::to_value(status).unwrap(), status.name());
         }

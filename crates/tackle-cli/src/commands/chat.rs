@@ -80,7 +80,9 @@ pub async fn chat(args: ChatArgs) -> CommandResult {
     let config = session::config(&workspace, args.trust_workspace, true)?;
     let mode = if std::io::stdout().is_terminal() { Mode::Rich } else { Mode::Plain };
     let ui = Arc::new(RunUi::new(mode));
-    let mut agent = build_agent(&args, &workspace, config.clone(), true, ui.clone(), Vec::new(), None).await?;
+    let mut agent =
+        build_agent(&args, &workspace, config.clone(), true, ui.clone(), Vec::new(), super::run::RunOptions::none())
+            .await?;
     let current = Arc::new(Mutex::new(CancellationToken::new()));
     let _interrupt = interrupt_handler(agent_hard_exit(&agent), Arc::clone(&current));
     let mut editor = crate::signals::keeping_sigint(DefaultEditor::new)
@@ -206,6 +208,7 @@ async fn run_task(
         *slot = cancel.clone();
     }
     let outcome = agent.run_with_cancel(task, &cancel).await;
-    ui.finish(&outcome);
+    let exit_code = crate::exit::of_run(&outcome, None);
+    ui.finish(&outcome, &crate::ui::RunEnd { exit_code, diff: None });
     *task_interrupted = (outcome.status == RunStatus::Interrupted).then(Instant::now);
 }

@@ -33,6 +33,7 @@ fn env(name: &str) -> Option<String> {
 
 /// `tackle run`.
 pub async fn run(args: RunArgs) -> CommandResult {
+    let started = Instant::now();
     let task = read_task(args.task.as_deref(), args.task_file.as_deref())?;
     let output_schema = args.output_schema.as_deref().map(read_output_schema).transpose()?;
     let json = args.json || output_schema.is_some();
@@ -62,15 +63,60 @@ pub async fn run(args: RunArgs) -> CommandResult {
     };
     let ui = Arc::new(RunUi::new(ui_mode));
     let config = session::config(&workspace, args.agent.trust_workspace, session::interactive())?;
-    let mut agent =
-        build_agent(&args.agent, &workspace, config, interactive, ui.clone(), history, output_schema).await?;
     let cancel = CancellationToken::new();
+    // SIGTERM and SIGHUP from the start: a pod preempted while the session starts still ends
+    // with a result.
+    let signals = crate::signals::cancel_on(cancel.clone(), &crate::signals::TERM_AND_HUP);
+    // What the run changes is measured from before anything of the session started.
+    let baseline = json.then(|| tackle::changes::Baseline::take(&workspace));
+    let options = RunOptions { started, limits: args.limits.clone(), output_schema };
+    let mut agent = build_agent(&args.agent, &workspace, config, interactive, ui.clone(), history, options)
+        .await
+        .inspect_err(|failure| report_unstarted(json, failure, started))?;
     let _interrupt = interrupt_handler(agent_hard_exit(&agent), Arc::new(Mutex::new(cancel.clone())));
-    crate::signals::cancel_on(cancel.clone(), &crate::signals::TERM_AND_HUP);
     let outcome = agent.run_with_cancel(&task, &cancel).await;
     agent.close().await;
-    ui.finish(&outcome);
-    Ok(ExitCode::from(crate::exit::of_run(outcome.status)))
+    let code = crate::exit::of_run(&outcome, signals.exit_code());
+    let diff = baseline.map(|baseline| {
+        baseline.diff().unwrap_or_else(|err| {
+            diagln!("tackle: the workspace's changes could not be measured: {err}");
+            String::new()
+        })
+    });
+    ui.finish(&outcome, &crate::ui::RunEnd { exit_code: code, diff });
+    Ok(ExitCode::from(code))
+}
+
+/// With `--json`, a run that could not start still prints one result object (exit code and
+/// error), so a harness reads every task the same way.
+fn report_unstarted(json: bool, failure: &Failure, started: Instant) {
+    if !json {
+        return;
+    }
+    let code: u8 =
+        if failure.code == ExitCode::from(crate::exit::INFRA) { crate::exit::INFRA } else { crate::exit::USAGE };
+    let object = serde_json::json!({
+        "status": "error", "steps": 0, "exit_code": code,
+        "duration_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        "error": {"kind": if code == crate::exit::INFRA { "infrastructure" } else { "usage" }, "message": failure.message},
+    });
+    let _ = crate::stdout::print_json_line(&object);
+}
+
+/// What `tackle run` holds its runs to: the limits (time counted from the command's start)
+/// and the final answer's schema.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub started: Instant,
+    pub limits: crate::cli::RunLimits,
+    pub output_schema: Option<serde_json::Value>,
+}
+
+impl RunOptions {
+    /// No limits and no schema (`tackle chat`).
+    pub fn none() -> RunOptions {
+        RunOptions { started: Instant::now(), limits: crate::cli::RunLimits::default(), output_schema: None }
+    }
 }
 
 /// The task: the argument, stdin for `-`, or `--task-file`.
@@ -124,8 +170,9 @@ pub async fn build_agent(
     interactive: bool,
     ui: Arc<RunUi>,
     history: Vec<tackle::llm::Message>,
-    output_schema: Option<serde_json::Value>,
+    options: RunOptions,
 ) -> Result<Agent, Failure> {
+    let RunOptions { started, limits, output_schema } = options;
     let observer: Arc<dyn Observer> = ui.clone();
     let client = model_client(&config, args.model.as_deref(), args.base_url.as_deref(), !args.no_stream)?;
     let approver: Arc<dyn Approver> = if args.yes {
@@ -196,6 +243,19 @@ pub async fn build_agent(
     };
     let builder = match output_schema {
         Some(schema) => builder.output_schema(schema),
+        None => builder,
+    };
+    // The time limit counts from the command's start: the session's start-up is part of it.
+    let builder = match limits.timeout {
+        Some(timeout) => builder.time_limit(timeout.saturating_sub(started.elapsed())),
+        None => builder,
+    };
+    let builder = match limits.max_tokens {
+        Some(max) => builder.max_tokens(max),
+        None => builder,
+    };
+    let builder = match limits.max_cost {
+        Some(usd) => builder.max_cost(usd),
         None => builder,
     };
     Ok(builder

@@ -136,7 +136,7 @@ async fn a_failed_run_reports_its_error_in_json() {
         &["--json", "--max-steps", "1", "--tools", "sequentialthinking", "think"],
     );
     let out = tackle(workspace.path(), args, "").await;
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["error"], json!({"kind": "max_steps", "message": "Stopped after 1 step without finishing."}));
     assert_eq!(result["answer"], Value::Null);

@@ -32,6 +32,7 @@ mod parse_cli;
 mod permissions_cli;
 mod planning_run;
 mod run_cli;
+mod run_contract;
 mod secrets;
 mod shell_cli;
 mod tasks_cli;

@@ -79,7 +79,21 @@ async fn run_json_then_replay_check_and_rerun() {
         let result: Value = serde_json::from_slice(&out.stdout).unwrap();
         let mut keys: Vec<&str> = result.as_object().unwrap().keys().map(String::as_str).collect();
         keys.sort_unstable();
-        assert_eq!(keys, ["answer", "denied", "duration_ms", "status", "steps", "tokens", "trajectory"]);
+        assert_eq!(
+            keys,
+            [
+                "answer",
+                "denied",
+                "diff",
+                "duration_ms",
+                "exit_code",
+                "status",
+                "steps",
+                "tokens",
+                "trajectory",
+                "usage"
+            ]
+        );
         assert_eq!(
             (result["status"].clone(), result["steps"].clone(), result["tokens"].clone()),
             (json!("success"), json!(2), json!(40))
@@ -169,13 +183,13 @@ async fn plain_output_streams_lines_and_a_summary() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn stop_conditions_map_to_exit_codes() {
-    // max steps: 1
+    // max steps: 4, a limit (issue 29)
     let forever = Turn::reply(Reply::text("more").call("x", "sequentialthinking", thought(1, true)));
     let server = FakeLlm::start(Script::new([forever]).repeat_last()).await;
     let workspace = tempfile::tempdir().unwrap();
     let out =
         tackle(run_args(&server, Protocol::OpenAi, workspace.path(), &["--max-steps", "3", "--json"]), vec![]).await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(4));
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!((result["status"].clone(), result["steps"].clone()), (json!("max_steps"), json!(3)));
     // --json keeps stdout for the object; why the run failed goes to stderr.
@@ -402,7 +416,7 @@ fn has_output(events: &[Value], call_id: &str) -> bool {
 }
 
 /// The live processes whose environment carries this Tackle session id, as (pid, command line).
-fn processes_of_session(session_id: &str) -> Vec<(i32, String)> {
+pub(crate) fn processes_of_session(session_id: &str) -> Vec<(i32, String)> {
     let needle = format!("TACKLE_SESSION_ID={session_id}");
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {

@@ -83,6 +83,8 @@ pub const RULES: &[SettingRule] = &[
     rule("mcp.trusted_workspaces", Never, "tackle-mcp"),
     // What a server's forms are answered with when nobody is asked: the person's choice.
     rule("mcp.elicitation", Never, "tackle-mcp"),
+    // What a run's tokens cost (`--max-cost`): a workspace must not make a run look free.
+    rule("pricing", Never, "tackle-agent"),
     // What runs or is reached on the person's behalf.
     rule("providers", Consent, "tackle-agent"),
     rule("mcp.servers", Consent, "tackle-mcp"),

@@ -50,7 +50,7 @@ async fn a_server_that_is_not_running_is_retried_twice_and_named() {
     let started = Instant::now();
     let out = tackle(workspace.path(), run_args(&server, Protocol::OpenAi, &url, &["hi"]), "").await;
     let took = started.elapsed();
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     // Two retries: about 1 s and 2 s of backoff, not the 16 s of four.
     assert!(took < Duration::from_secs(8), "{took:?}");
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
