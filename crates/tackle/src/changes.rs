@@ -11,8 +11,9 @@
 //!   stay out as git users expect, and only changed files are read twice. The workspace's git
 //!   configuration is untrusted (a cloned repository's `.git` may come from anyone), so git
 //!   runs with nothing of it that executes: `core.fsmonitor` off, hooks off, every configured
-//!   filter driver's `clean`/`smudge`/`process` emptied, no external diff, no textconv, and
-//!   an environment without the caller's `GIT_*` variables.
+//!   filter driver's `clean`/`smudge`/`process` emptied, no external diff, no textconv, the
+//!   work tree pinned to the workspace (never `core.worktree`), and an environment without the
+//!   caller's `GIT_*` variables.
 //! - **Otherwise** a snapshot of the files' contents is kept in memory (files up to
 //!   [`SNAPSHOT_FILE_BYTES`], [`SNAPSHOT_TOTAL_BYTES`] in all; past those a file is compared
 //!   by size and hash and reported changed without its lines).
@@ -203,6 +204,8 @@ impl Git {
         }
         let objects = self.scratch.join("objects");
         command
+            // The workspace, whatever `core.worktree` the repository's configuration names.
+            .env("GIT_WORK_TREE", &self.workspace)
             .env("LC_ALL", "C")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_OPTIONAL_LOCKS", "0")
@@ -235,6 +238,7 @@ impl Git {
         for setting in &self.overrides {
             command.args(["-c", setting]);
         }
+        command.env("GIT_WORK_TREE", &self.workspace);
         let out = command.args(args).current_dir(&self.workspace).stdin(Stdio::null()).output()?;
         if !out.status.success() {
             return Err(ChangesError::Git { action, detail: stderr_of(&out) });
@@ -440,6 +444,8 @@ mod tests {
         std::fs::write(&script, format!("#!/bin/sh\ntouch {}\ncat\n", marker.display())).unwrap();
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         let evil = script.display().to_string();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "outside\n").unwrap();
         for (key, value) in [
             ("core.fsmonitor", evil.as_str()),
             ("filter.x.clean", evil.as_str()),
@@ -449,6 +455,8 @@ mod tests {
             ("diff.x.textconv", evil.as_str()),
             ("diff.x.command", evil.as_str()),
             ("core.hooksPath", dir.path().to_str().unwrap()),
+            // Files outside the workspace must not become the run's "changes".
+            ("core.worktree", outside.path().to_str().unwrap()),
         ] {
             run(dir.path(), &["config", key, value]);
         }
@@ -458,6 +466,7 @@ mod tests {
         change(dir.path());
         let diff = baseline.diff().unwrap();
         assert!(diff.contains("-two\n+TWO\n"), "{diff}");
+        assert!(!diff.contains("secret.txt"), "{diff}");
         assert!(!marker.exists(), "the repository's configuration ran a command");
     }
 
