@@ -65,6 +65,11 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::commands::tasks::TasksCommand,
     },
+    /// Run many tasks, each as `tackle run`, and collect their results (SWE-bench style).
+    Fleet {
+        #[command(subcommand)]
+        command: crate::commands::fleet::FleetCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -443,6 +448,11 @@ pub struct RunLimits {
     /// over every request): status `budget`, exit 4.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
+    /// Shell commands run with the bash tool in the workspace (or container) before the agent
+    /// starts, under the same sandbox, without asking: the task's own set-up. A failure ends
+    /// the command with exit 3 before any model request.
+    #[arg(long, value_name = "COMMANDS")]
+    pub setup: Option<String>,
 }
 
 /// A positive, finite amount of US dollars.

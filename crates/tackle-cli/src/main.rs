@@ -79,6 +79,10 @@ fn main() -> ExitCode {
             Command::Parse(args) => commands::parse::run(args),
             Command::Ckg { command } => commands::ckg::run(command),
             Command::Tasks { command } => commands::tasks::run(command),
+            Command::Fleet { command } => match command {
+                commands::fleet::FleetCommand::Run(args) => commands::fleet::run(args).await,
+                commands::fleet::FleetCommand::Collect(args) => commands::fleet::collect(args),
+            },
             Command::Permissions { command } => match command {
                 PermissionsCommand::Check(args) => commands::permissions::check(args).await,
                 PermissionsCommand::List(args) => commands::permissions::list(args).await,

@@ -11,6 +11,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::template::SessionTemplate;
 
+/// The longest a set-up command may run ([`TackleSession::run_setup`]): the `bash` tool's own
+/// ceiling, 10 minutes.
+pub const SETUP_TIMEOUT_MS: u64 = 600_000;
+
 /// A tool session ready to run calls.
 #[derive(Debug)]
 pub struct TackleSession {
@@ -75,6 +79,16 @@ impl TackleSession {
     pub async fn call_with_cancel(&self, name: &str, args: Value, cancel: &CancellationToken) -> ToolOutput {
         let id = format!("call_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
         self.executor.run(&self.session, ToolCall::new(id, name, args), cancel).await
+    }
+
+    /// Runs `command` with the session's `bash` tool, under its sandbox (and in its container),
+    /// without asking the permission rules: the person's own set-up of a task (`tackle run
+    /// --setup`, a fleet task's `setup`), never a call of the model's. Its output says how it
+    /// went; an error when the session has no `bash` tool.
+    pub async fn run_setup(&self, command: &str, cancel: &CancellationToken) -> ToolOutput {
+        let executor = self.executor.clone().with_policy(Arc::new(tackle_core::permission::AllowAll));
+        let args = serde_json::json!({"command": command, "timeout": SETUP_TIMEOUT_MS});
+        executor.run(&self.session, ToolCall::new("setup", "bash", args), cancel).await
     }
 
     /// Runs the calls of one model turn: concurrency-safe calls together, the others alone,

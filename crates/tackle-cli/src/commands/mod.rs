@@ -3,6 +3,7 @@
 pub mod chat;
 pub mod ckg;
 pub mod containers;
+pub mod fleet;
 pub mod init;
 pub mod mcp;
 pub mod mcp_login;

@@ -217,6 +217,16 @@ pub async fn build_agent(
         tackle.close().await;
         return Err(failure);
     }
+    if let Some(setup) = &limits.setup {
+        let output = tackle.run_setup(setup, &CancellationToken::new()).await;
+        if output.is_error {
+            tackle.close().await;
+            return Err(Failure::infra(format!(
+                "--setup failed, so the task did not start: {}",
+                output.text_content().trim_end()
+            )));
+        }
+    }
     exclude_tackle_dir(workspace);
     // The default trajectory is one of Tackle's state files: a linked `.tackle` or
     // `.tackle/trajectories` is refused with a notice, and the run goes on without one.

@@ -18,6 +18,7 @@ mod ckg_cli;
 mod containers;
 mod day_one;
 mod file_tools_cli;
+mod fleet_cli;
 mod front_door;
 mod hostile_cli;
 mod mcp_conformance;
