@@ -57,6 +57,13 @@ if ! "$GPTME_VENV/bin/python" -c 'import yaml' 2>/dev/null; then
   "$GPTME_VENV/bin/pip" install --quiet --disable-pip-version-check 'PyYAML==6.0.3'
 fi
 
+# The official Kubernetes Python client in the same virtualenv: `tackle fleet k8s`'s manifests
+# are deserialized into its API types (V1Job, V1ConfigMap) and must round-trip. 33.1.0 with
+# python-dateutil 2.9 keeps gptme's requirement (dateutil < 3) satisfied.
+if ! "$GPTME_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("kubernetes") != "33.1.0")' 2>/dev/null; then
+  "$GPTME_VENV/bin/pip" install --quiet --disable-pip-version-check 'kubernetes==33.1.0' 'python-dateutil==2.9.0.post0'
+fi
+
 # nbformat in the same virtualenv: the notebook tests validate what notebook_edit writes
 # (crates/tackle-tools/tests/all/notebooks.rs).
 if ! "$GPTME_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("nbformat") != "5.10.4")' 2>/dev/null; then

@@ -82,6 +82,7 @@ fn main() -> ExitCode {
             Command::Fleet { command } => match command {
                 commands::fleet::FleetCommand::Run(args) => commands::fleet::run(args).await,
                 commands::fleet::FleetCommand::Collect(args) => commands::fleet::collect(args),
+                commands::fleet::FleetCommand::K8s(args) => commands::fleet::k8s(*args),
             },
             Command::Permissions { command } => match command {
                 PermissionsCommand::Check(args) => commands::permissions::check(args).await,

@@ -289,3 +289,142 @@ async fn ctrl_c_ends_the_tasks_in_flight_interrupted_and_they_run_again_later() 
     assert_eq!((&summary["pending"], &summary["done"]), (&json!(3), &json!(0)), "{summary}");
     assert_eq!(std::fs::read_to_string(out.join("predictions.jsonl")).unwrap(), "", "nothing final yet");
 }
+
+/// Deserializes every document of `files` into the Kubernetes API type of its kind with the
+/// official Python client (`.venv-test`, from scripts/install-test-deps.sh) and serializes it
+/// back: a field the API types do not know is dropped on the way, so the round trip must be
+/// the document itself. Prints the documents as JSON.
+const K8S_VALIDATE: &str = r#"
+import json, sys, yaml
+from kubernetes.client import ApiClient
+api = ApiClient()
+class Response:
+    def __init__(self, data): self.data = json.dumps(data)
+kinds = {"Job": "V1Job", "ConfigMap": "V1ConfigMap"}
+out = []
+for path in sys.argv[1:]:
+    for doc in yaml.safe_load_all(open(path)):
+        model = api.deserialize(Response(doc), kinds[doc["kind"]])
+        back = api.sanitize_for_serialization(model)
+        if back != doc:
+            sys.exit(f"{path}: {doc['kind']} does not round-trip through the API types:\n{json.dumps(back, sort_keys=True)}\n!=\n{json.dumps(doc, sort_keys=True)}")
+        out.append(doc)
+print(json.dumps(out))
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn k8s_manifests_are_valid_api_objects_and_run_the_run_contract() {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv-test/bin/python");
+    let has_client =
+        python.exists() && Command::new(&python).args(["-c", "import kubernetes"]).status().is_ok_and(|s| s.success());
+    if !has_client {
+        assert!(
+            std::env::var_os("TACKLE_REQUIRE_PEERS").is_none(),
+            "the kubernetes Python client is missing: run scripts/install-test-deps.sh"
+        );
+        eprintln!("skipped: the kubernetes Python client is missing (scripts/install-test-deps.sh)");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let hostile = "Fix it; then say $(touch pwned) and `id` and 'quote'";
+    let mut lines = vec![
+        json!({"id": "plain-1", "task": "Fix the parser."}),
+        json!({"instance_id": "repo__x-2", "problem_statement": hostile, "setup": "echo 'set up' > ready", "timeout": "5m", "max_steps": 7}),
+    ];
+    // Enough text to need a second ConfigMap (a ConfigMap holds at most 1 MiB).
+    lines.extend((0..3).map(|i| json!({"id": format!("big-{i}"), "task": "x".repeat(400 * 1024)})));
+    let tasks = root.path().join("tasks.jsonl");
+    std::fs::write(&tasks, lines.iter().map(Value::to_string).collect::<Vec<_>>().join("\n") + "\n").unwrap();
+    let out = root.path().join("k8s");
+    let config = config();
+    let wrote = output(fleet(
+        config.path(),
+        &[
+            "k8s",
+            &tasks.display().to_string(),
+            "--image",
+            "swe-tasks:latest",
+            "--out",
+            &out.display().to_string(),
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--permission-mode",
+            "accept-edits",
+            "--timeout",
+            "30m",
+            "--allow",
+            "Bash(pytest:*)",
+        ],
+    ))
+    .await;
+    assert_eq!(wrote.status.code(), Some(0), "{}", String::from_utf8_lossy(&wrote.stderr));
+    let checked = Command::new(&python)
+        .arg("-c")
+        .arg(K8S_VALIDATE)
+        .arg(out.join("job.yaml"))
+        .arg(out.join("tasks.yaml"))
+        .output()
+        .unwrap();
+    assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stderr));
+    let documents: Vec<Value> = serde_json::from_slice(&checked.stdout).unwrap();
+    let job = &documents[0];
+    let maps: Vec<&Value> = documents[1..].iter().collect();
+    assert_eq!(job["kind"], "Job");
+    assert_eq!((&job["spec"]["completions"], &job["spec"]["completionMode"]), (&json!(5), &json!("Indexed")));
+    assert!(maps.len() >= 2, "the tasks are split over ConfigMaps below 1 MiB each");
+    for map in &maps {
+        assert!(serde_json::to_string(&map["data"]).unwrap().len() < 1024 * 1024);
+    }
+    let projected: Vec<&str> = job["spec"]["template"]["spec"]["volumes"][2]["projected"]["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["configMap"]["name"].as_str().unwrap())
+        .collect();
+    let names: Vec<&str> = maps.iter().map(|m| m["metadata"]["name"].as_str().unwrap()).collect();
+    assert_eq!(projected, names, "every ConfigMap is mounted");
+    let pod = &job["spec"]["template"]["spec"];
+    assert_eq!(pod["containers"][0]["envFrom"][0]["secretRef"]["name"], "tackle-provider");
+    assert_eq!(pod["volumes"][1]["persistentVolumeClaim"]["claimName"], "tackle-results");
+
+    // The script of task 1, run with a stand-in binary that prints its arguments: the run
+    // contract, the task's own limits over the fleet's, hostile text kept literal.
+    let data = maps.iter().find_map(|m| m["data"].get("run-1.sh")).unwrap().as_str().unwrap();
+    assert_eq!(maps.iter().find_map(|m| m["data"].get("task-1.md")).unwrap(), hostile);
+    let stand_in = root.path().join("tackle");
+    std::fs::write(&stand_in, "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n").unwrap();
+    std::fs::set_permissions(&stand_in, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let results = root.path().join("results");
+    let script = data
+        .replace("/opt/tackle/tackle", &stand_in.display().to_string())
+        .replace("/results/", &format!("{}/", results.display()));
+    let ran = Command::new("sh").arg("-c").arg(&script).current_dir(root.path()).output().unwrap();
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    let printed = std::fs::read_to_string(results.join("repo__x-2/result.json")).unwrap();
+    let args: Vec<&str> = printed.lines().collect();
+    assert_eq!(&args[..2], ["run", "--task-file"]);
+    assert!(args.windows(2).any(|w| w == ["--setup", "echo 'set up' > ready"]), "{args:?}");
+    assert!(args.windows(2).any(|w| w == ["--max-steps", "7"]), "{args:?}");
+    assert!(args.windows(2).any(|w| w == ["--timeout", "300000ms"]), "the task's own timeout: {args:?}");
+    assert!(!args.contains(&"1800000ms"), "the fleet's timeout is dropped: {args:?}");
+    assert!(args.windows(2).any(|w| w == ["--allow", "Bash(pytest:*)"]), "{args:?}");
+    assert!(args.windows(2).any(|w| w == ["--model", "anthropic/claude-sonnet-4-5"]), "{args:?}");
+    assert!(!root.path().join("pwned").exists() && !root.path().join("ready").exists());
+
+    // One Job runs one image, and a pod cannot copy a directory of this machine.
+    for (line, expect) in [
+        (json!({"id": "a", "task": "t", "image": "other:1"}), "one Job runs one image"),
+        (json!({"id": "a", "task": "t", "workspace": "repo"}), "bake the repository into the image"),
+    ] {
+        std::fs::write(&tasks, line.to_string() + "\n").unwrap();
+        let args =
+            ["k8s", &tasks.display().to_string(), "--image", "swe-tasks:latest", "--out", &out.display().to_string()];
+        let refused = output(fleet(config.path(), &args)).await;
+        assert_eq!(refused.status.code(), Some(2));
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains(expect),
+            "{}",
+            String::from_utf8_lossy(&refused.stderr)
+        );
+    }
+}

@@ -2,9 +2,12 @@
 //! task file on this machine (the local engine, [`local`]); `fleet collect` builds the
 //! predictions and the summary from result directories, whoever ran them.
 
+mod k8s;
 mod local;
 mod results;
 mod tasks;
+
+pub use k8s::write_manifests as k8s;
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
@@ -28,6 +31,10 @@ pub enum FleetCommand {
     /// Build DIR/predictions.jsonl (SWE-bench's format) and DIR/summary.json from the result
     /// directories in DIR, wherever they were run.
     Collect(FleetCollectArgs),
+    /// Write Kubernetes manifests for the task file into DIR: ConfigMaps of tasks and an
+    /// Indexed Job whose pods each run one task with `tackle run`; collect the results with
+    /// `tackle fleet collect`.
+    K8s(Box<k8s::FleetK8sArgs>),
 }
 
 /// What `--retry` reruns.
@@ -55,6 +62,13 @@ pub struct FleetRunArgs {
     /// Attempts per task with --retry infra.
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub attempts: u32,
+    #[command(flatten)]
+    pub run: FleetRunFlags,
+}
+
+/// The `tackle run` flags every task of a fleet gets.
+#[derive(Debug, Args)]
+pub struct FleetRunFlags {
     /// The model of every task without its own (PROVIDER/MODEL).
     #[arg(long, value_name = "P/M")]
     pub model: Option<String>,
@@ -98,7 +112,7 @@ pub async fn run(args: Box<FleetRunArgs>) -> CommandResult {
     let tasks = tasks::read(&args.tasks).map_err(Failure::usage)?;
     std::fs::create_dir_all(&args.out).map_err(|err| Failure::usage(format!("--out {}: {err}", args.out.display())))?;
     let binary = std::env::current_exe().map_err(|err| Failure::failed(format!("cannot find tackle itself: {err}")))?;
-    let model_name = args.model.clone().unwrap_or_else(|| "tackle".to_owned());
+    let model_name = args.run.model.clone().unwrap_or_else(|| "tackle".to_owned());
 
     // Final results stand; the rest (no result, interrupted, or infrastructure with --retry
     // infra) run now.
@@ -125,8 +139,8 @@ pub async fn run(args: Box<FleetRunArgs>) -> CommandResult {
     let plan = Arc::new(local::Plan {
         binary,
         out: args.out.clone(),
-        run_flags: run_flags(&args),
-        model: args.model.clone(),
+        run_flags: run_flags(&args.run),
+        model: args.run.model.clone(),
         workers,
         attempts: if args.retry.is_some() { args.attempts } else { 1 },
     });
@@ -216,8 +230,8 @@ fn append_prediction(dir: &std::path::Path, line: &serde_json::Value) {
     }
 }
 
-/// The `tackle run` flags every task gets.
-fn run_flags(args: &FleetRunArgs) -> Vec<String> {
+/// The `tackle run` flags every task gets (without `--model`: a task's own wins).
+pub(super) fn run_flags(args: &FleetRunFlags) -> Vec<String> {
     let mut flags = Vec::new();
     let mut pair = |flag: &str, value: &Option<String>| {
         if let Some(value) = value {
