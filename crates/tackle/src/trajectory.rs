@@ -4,6 +4,6 @@
 //! ([`atif`]).
 
 pub use tackle_agent::trajectory::{
-    CheckSummary, atif, Line, LineError, ResumeError, Violation, check, conversation, default_path, latest,
+    CheckSummary, Line, LineError, ResumeError, Violation, atif, check, conversation, default_path, latest,
 };
 pub use tackle_agent::{Trajectory, TrajectoryEvent};

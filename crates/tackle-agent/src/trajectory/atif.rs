@@ -95,7 +95,9 @@ pub fn to_atif(lines: &[(usize, Line)]) -> Result<AtifExport, AtifError> {
         let fail = |message: String| AtifError::Line { line: *number, message };
         let part = &mut parts[position];
         match (&line.event, part.start.is_some()) {
-            (TrajectoryEvent::SessionStart { .. }, true) => return Err(fail(format!("a second session_start of {agent}"))),
+            (TrajectoryEvent::SessionStart { .. }, true) => {
+                return Err(fail(format!("a second session_start of {agent}")));
+            }
             (TrajectoryEvent::SessionStart { .. }, false) => {}
             (TrajectoryEvent::Unknown, _) => {
                 if !unknown.contains(&line.kind) {
@@ -311,8 +313,10 @@ impl Part {
                 }
             }
             TrajectoryEvent::Permission { call_id, decision, source } => {
-                let &(index, place) =
-                    self.calls.get(call_id).ok_or_else(|| format!("permission for call_id {call_id} has no earlier call"))?;
+                let &(index, place) = self
+                    .calls
+                    .get(call_id)
+                    .ok_or_else(|| format!("permission for call_id {call_id} has no earlier call"))?;
                 let permission = json!({"decision": decision.name(), "source": source.name()});
                 self.steps[index].tool_calls[place].extra.insert("permission".into(), permission);
             }
@@ -331,14 +335,16 @@ impl Part {
                     extra: output_extra(*is_error, meta, structured.as_ref()),
                 };
                 let child = structured.as_ref().and_then(|s| s.get("agent_id")).and_then(Value::as_str);
-                if let Some(child) = child.filter(|c| parents.get(*c) == Some(&self.agent_id)) {
-                    if self.referenced.insert(child.to_owned()) {
-                        // The rest of what the call answered about the child (its type, a
-                        // teammate's name, `background`).
-                        let mut extra = structured.clone().and_then(object).unwrap_or_default();
-                        extra.remove("agent_id");
-                        result.subagent_trajectory_ref.push(SubagentRef { trajectory_id: child.to_owned(), extra });
-                    }
+                // Only the child's parent refers to it, once.
+                let started = |child: &&str| parents.get(*child) == Some(&self.agent_id);
+                if let Some(child) = child.filter(started)
+                    && self.referenced.insert(child.to_owned())
+                {
+                    // The rest of what the call answered about the child (its type, a
+                    // teammate's name, `background`).
+                    let mut extra = structured.clone().and_then(object).unwrap_or_default();
+                    extra.remove("agent_id");
+                    result.subagent_trajectory_ref.push(SubagentRef { trajectory_id: child.to_owned(), extra });
                 }
                 self.steps[index].results.push((place, result));
             }
@@ -480,7 +486,8 @@ fn tool_definitions(request: &Value) -> Option<Vec<Value>> {
                 return Some(tool.clone());
             }
             let name = tool.get("name")?;
-            let mut function = json!({"name": name, "parameters": tool.get("input_schema").cloned().unwrap_or(json!({}))});
+            let mut function =
+                json!({"name": name, "parameters": tool.get("input_schema").cloned().unwrap_or(json!({}))});
             if let (Some(description), Some(function)) = (tool.get("description"), function.as_object_mut()) {
                 function.insert("description".into(), description.clone());
             }
@@ -733,9 +740,10 @@ impl FinalMetrics {
             total_steps: steps.len(),
             unpriced: false,
         };
-        let own = steps.iter().filter_map(|s| s.metrics.as_ref()).map(|m| {
-            (m.prompt_tokens, m.completion_tokens, m.cached_tokens, m.cost_usd, m.cost_usd.is_none())
-        });
+        let own = steps
+            .iter()
+            .filter_map(|s| s.metrics.as_ref())
+            .map(|m| (m.prompt_tokens, m.completion_tokens, m.cached_tokens, m.cost_usd, m.cost_usd.is_none()));
         let children = embedded.iter().map(|d| &d.final_metrics).map(|f| {
             (f.total_prompt_tokens, f.total_completion_tokens, f.total_cached_tokens, f.total_cost_usd, f.unpriced)
         });
@@ -754,5 +762,396 @@ impl FinalMetrics {
             totals.total_cost_usd = None;
         }
         totals
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    const T: &str = "2026-01-02T03:04:05.678Z";
+
+    /// Numbered lines of `events` (`[agent, type, fields]`), with `seq` and `t` filled in.
+    fn lines(events: &[(&str, &str, Value)]) -> Vec<(usize, Line)> {
+        events
+            .iter()
+            .enumerate()
+            .map(|(index, (agent, kind, fields))| {
+                let mut line = json!({"seq": index, "t": T, "type": kind, "agent_id": agent});
+                line.as_object_mut().unwrap().extend(fields.as_object().cloned().unwrap_or_default());
+                (index + 1, Line::from_value(&line).unwrap())
+            })
+            .collect()
+    }
+
+    fn start(task: &str, provider: &str, session: &str) -> Value {
+        json!({"tackle_version": "0.1.0", "task": task, "provider": provider, "model": "m", "tools": ["read_file"],
+               "call_format": "native", "session_id": session})
+    }
+
+    fn response(step: u32, text: &str, calls: Value, usage: Value) -> Value {
+        json!({"step": step, "text": text, "tool_calls": calls, "finish_reason": "tool_calls", "usage": usage, "duration_ms": 7})
+    }
+
+    fn call(step: u32, id: &str, name: &str) -> Value {
+        json!({"step": step, "call_id": id, "name": name, "args": {}, "format": "native"})
+    }
+
+    fn output(id: &str, content: &str, is_error: bool, structured: Option<Value>) -> Value {
+        let mut output =
+            json!({"step": 1, "call_id": id, "content": content, "is_error": is_error, "meta": {"duration_ms": 3}});
+        if let Some(structured) = structured {
+            output["structured"] = structured;
+        }
+        output
+    }
+
+    fn end(status: &str) -> Value {
+        json!({"status": status, "steps": 1, "final_result": "done", "duration_ms": 9})
+    }
+
+    fn export(events: &[(&str, &str, Value)]) -> Value {
+        to_atif(&lines(events)).unwrap().document
+    }
+
+    #[test]
+    fn a_run_with_calls_an_error_usage_and_a_subagent_maps_step_by_step() {
+        let sub = json!({"agent_id": "agent-1", "subagent_type": "explore"});
+        let document = export(&[
+            ("main", "session_start", start("read it", "openai", "s-main")),
+            ("main", "llm_request", json!({"step": 1})),
+            ("main", "llm_retry", json!({"step": 1, "attempt": 1, "error_class": "server"})),
+            (
+                "main",
+                "llm_response",
+                json!({"step": 1, "text": "Reading.", "thinking": "hm", "finish_reason": "tool_calls", "duration_ms": 7,
+                       "usage": {"input_tokens": 100, "output_tokens": 20, "cache_read": 40, "cost": 0.5},
+                       "tool_calls": [{"id": "c1", "name": "Read", "args": {"file_path": "a"}},
+                                      {"id": "c2", "name": "subagent", "args": {"prompt": "p"}}]}),
+            ),
+            (
+                "main",
+                "tool_call",
+                json!({"step": 1, "call_id": "c1", "name": "read_file", "args": {"file_path": "a"}, "format": "native"}),
+            ),
+            ("main", "tool_call", call(1, "c2", "subagent")),
+            ("main", "permission", json!({"call_id": "c1", "decision": "deny", "source": "mode"})),
+            ("agent-1", "session_start", start("p", "openai", "s-child")),
+            ("agent-1", "llm_request", json!({"step": 1})),
+            (
+                "agent-1",
+                "llm_response",
+                response(1, "Child done.", json!([]), json!({"input_tokens": 10, "output_tokens": 1, "cost": 0.25})),
+            ),
+            ("agent-1", "session_end", end("success")),
+            // Outputs in finishing order; the observation keeps call order.
+            ("main", "tool_output", output("c2", "Child done.", false, Some(sub))),
+            ("main", "tool_output", output("c1", "Denied.", true, None)),
+            ("main", "error", json!({"kind": "server", "message": "down"})),
+            ("main", "session_end", end("error")),
+        ]);
+        assert_eq!(document["schema_version"], "ATIF-v1.7");
+        assert_eq!((&document["session_id"], &document["trajectory_id"]), (&json!("s-main"), &json!("main")));
+        assert_eq!(
+            (&document["agent"]["name"], &document["agent"]["version"], &document["agent"]["model_name"]),
+            (&json!("tackle"), &json!("0.1.0"), &json!("openai/m"))
+        );
+        let steps = document["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 2);
+        assert_eq!(steps[0], json!({"step_id": 1, "timestamp": T, "source": "user", "message": "read it"}));
+        let agent = &steps[1];
+        assert_eq!(
+            (&agent["step_id"], &agent["source"], &agent["message"]),
+            (&json!(2), &json!("agent"), &json!("Reading."))
+        );
+        assert_eq!(agent["reasoning_content"], "hm");
+        assert_eq!(agent["llm_call_count"], 1);
+        assert_eq!(
+            agent["metrics"],
+            json!({"prompt_tokens": 100, "completion_tokens": 20, "cached_tokens": 40, "cost_usd": 0.5,
+                   "extra": {"duration_ms": 7, "retries": 1}})
+        );
+        // The call as the model made it; the tool it resolved to and the decision beside it.
+        assert_eq!(
+            agent["tool_calls"][0],
+            json!({"tool_call_id": "c1", "function_name": "Read", "arguments": {"file_path": "a"},
+                   "extra": {"format": "native", "tool": "read_file", "permission": {"decision": "deny", "source": "mode"}}})
+        );
+        let results = agent["observation"]["results"].as_array().unwrap();
+        assert_eq!(
+            results[0],
+            json!({"source_call_id": "c1", "content": "Denied.", "extra": {"is_error": true, "duration_ms": 3}})
+        );
+        assert_eq!(results[1]["source_call_id"], "c2");
+        assert_eq!(
+            results[1]["subagent_trajectory_ref"],
+            json!([{"trajectory_id": "agent-1", "extra": {"subagent_type": "explore"}}])
+        );
+        let child = &document["subagent_trajectories"][0];
+        assert_eq!((&child["trajectory_id"], &child["session_id"]), (&json!("agent-1"), &json!("s-child")));
+        assert_eq!(child["steps"][1]["message"], "Child done.");
+        assert_eq!(
+            child["final_metrics"],
+            json!({"total_prompt_tokens": 10, "total_completion_tokens": 1, "total_cost_usd": 0.25, "total_steps": 2})
+        );
+        // The parent's totals include the child's.
+        assert_eq!(
+            document["final_metrics"],
+            json!({"total_prompt_tokens": 110, "total_completion_tokens": 21, "total_cached_tokens": 40, "total_cost_usd": 0.75, "total_steps": 2})
+        );
+        assert_eq!(
+            document["extra"]["runs"],
+            json!([{"status": "error", "steps": 1, "final_result": "done", "duration_ms": 9, "error": {"kind": "server", "message": "down"}}])
+        );
+        assert!(document["notes"].as_str().unwrap().contains("include the embedded trajectories' usage"));
+    }
+
+    #[test]
+    fn anthropic_usage_counts_cache_reads_and_writes_as_prompt_tokens() {
+        let usage = json!({"input_tokens": 5, "output_tokens": 2, "cache_read": 100, "cache_write": 30});
+        let document = export(&[
+            ("main", "session_start", start("t", "anthropic", "s")),
+            ("main", "llm_response", response(1, "a", json!([]), usage.clone())),
+            (
+                "main",
+                "llm_response",
+                response(2, "b", json!([]), json!({"input_tokens": 7, "output_tokens": 1, "cost": 0.1})),
+            ),
+        ]);
+        assert_eq!(
+            document["steps"][1]["metrics"],
+            json!({"prompt_tokens": 135, "completion_tokens": 2, "cached_tokens": 100, "extra": {"duration_ms": 7, "cache_write_tokens": 30}})
+        );
+        // One response has no price: a total of the others would pass for the whole cost.
+        assert_eq!(
+            document["final_metrics"],
+            json!({"total_prompt_tokens": 142, "total_completion_tokens": 3, "total_cached_tokens": 100, "total_steps": 3})
+        );
+        // A reply with cache writes is Anthropic's wire whatever the provider is called.
+        let custom = export(&[
+            ("main", "session_start", start("t", "work-proxy", "s")),
+            ("main", "llm_response", response(1, "a", json!([]), usage)),
+        ]);
+        assert_eq!(custom["steps"][1]["metrics"]["prompt_tokens"], 135);
+        // OpenAI's prompt_tokens already holds the cached ones.
+        let openai = export(&[
+            ("main", "session_start", start("t", "openai", "s")),
+            (
+                "main",
+                "llm_response",
+                response(1, "a", json!([]), json!({"input_tokens": 50, "output_tokens": 2, "cache_read": 40})),
+            ),
+        ]);
+        assert_eq!(
+            (&openai["steps"][1]["metrics"]["prompt_tokens"], &openai["steps"][1]["metrics"]["cached_tokens"]),
+            (&json!(50), &json!(40))
+        );
+    }
+
+    #[test]
+    fn lines_the_mapping_cannot_stand_on_are_refused_with_their_number() {
+        let s = || ("main", "session_start", start("t", "openai", "s"));
+        type Events = Vec<(&'static str, &'static str, Value)>;
+        let cases: Vec<(Events, AtifError)> = vec![
+            (
+                vec![("main", "llm_request", json!({"step": 1}))],
+                line_error(1, "llm_request of main before its session_start"),
+            ),
+            (vec![s(), s()], line_error(2, "a second session_start of main")),
+            (
+                vec![s(), ("agent-1", "tool_call", call(1, "c", "x"))],
+                line_error(2, "tool_call of agent-1 before its session_start"),
+            ),
+            (
+                vec![s(), ("main", "tool_output", output("zz", "x", false, None))],
+                line_error(2, "tool_output for call_id zz has no earlier tool_call"),
+            ),
+            (
+                vec![s(), ("main", "permission", json!({"call_id": "zz", "decision": "allow", "source": "mode"}))],
+                line_error(2, "permission for call_id zz has no earlier call"),
+            ),
+            (
+                vec![s(), ("main", "tool_call", call(1, "c", "x")), ("main", "tool_call", call(1, "c", "x"))],
+                line_error(3, "a second tool_call with call_id c"),
+            ),
+            (
+                vec![
+                    s(),
+                    ("main", "tool_call", call(1, "c", "x")),
+                    ("main", "tool_output", output("c", "a", false, None)),
+                    ("main", "tool_output", output("c", "b", false, None)),
+                ],
+                line_error(4, "a second tool_output for call_id c"),
+            ),
+            (vec![("agent-1", "session_start", start("t", "openai", "s"))], AtifError::NoMainAgent),
+            (vec![], AtifError::NoMainAgent),
+        ];
+        for (events, expected) in cases {
+            assert_eq!(to_atif(&lines(&events)).unwrap_err(), expected);
+        }
+    }
+
+    fn line_error(line: usize, message: &str) -> AtifError {
+        AtifError::Line { line, message: message.to_owned() }
+    }
+
+    #[test]
+    fn a_child_is_referenced_once_and_only_by_the_agent_that_started_it_before_it() {
+        let names = |id: &str| Some(json!({"agent_id": id}));
+        let document = export(&[
+            ("main", "session_start", start("t", "openai", "s")),
+            ("agent-1", "session_start", start("a", "openai", "s1")),
+            ("agent-2", "session_start", start("b", "openai", "s2")),
+            // agent-1 started agent-2 (nested); a later result naming it again adds no reference.
+            ("agent-1", "tool_call", call(1, "x1", "subagent")),
+            ("agent-1", "tool_output", output("x1", "", false, names("agent-2"))),
+            ("agent-1", "tool_call", call(1, "x2", "job_output")),
+            ("agent-1", "tool_output", output("x2", "", false, names("agent-2"))),
+            // Hostile or odd: naming itself, the main agent, an agent started before it, or none.
+            ("agent-2", "tool_call", call(1, "y1", "x")),
+            ("agent-2", "tool_output", output("y1", "", false, names("agent-1"))),
+            ("agent-2", "tool_call", call(1, "y2", "x")),
+            ("agent-2", "tool_output", output("y2", "", false, names("agent-2"))),
+            ("main", "tool_call", call(1, "m1", "x")),
+            ("main", "tool_output", output("m1", "", false, names("main"))),
+            ("main", "tool_call", call(1, "m2", "x")),
+            ("main", "tool_output", output("m2", "", false, names("agent-9"))),
+        ]);
+        let refs = |doc: &Value| -> Vec<Value> {
+            doc["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|s| s["observation"]["results"].as_array().cloned().unwrap_or_default())
+                .filter_map(|r| r.get("subagent_trajectory_ref").cloned())
+                .collect()
+        };
+        // agent-1 named by no one: embedded in the main trajectory, unreferenced.
+        assert_eq!(refs(&document), Vec::<Value>::new());
+        let embedded: Vec<&Value> = document["subagent_trajectories"].as_array().unwrap().iter().collect();
+        assert_eq!(embedded.iter().map(|d| d["trajectory_id"].clone()).collect::<Vec<_>>(), [json!("agent-1")]);
+        assert_eq!(refs(embedded[0]), [json!([{"trajectory_id": "agent-2"}])]);
+        let nested = &embedded[0]["subagent_trajectories"][0];
+        assert_eq!(nested["trajectory_id"], "agent-2");
+        assert_eq!(refs(nested), Vec::<Value>::new());
+    }
+
+    #[test]
+    fn a_teammate_s_later_tasks_and_notifications_are_steps_of_its_own() {
+        let document = export(&[
+            ("main", "session_start", start("lead", "openai", "s")),
+            ("main", "tool_call", call(1, "m1", "team_spawn")),
+            ("agent-1", "session_start", start("first", "openai", "s1")),
+            (
+                "main",
+                "tool_output",
+                output("m1", "Teammate ann started.", false, Some(json!({"name": "ann", "agent_id": "agent-1"}))),
+            ),
+            ("agent-1", "session_end", end("success")),
+            ("agent-1", "task", json!({"task": "second"})),
+            ("agent-1", "notification", json!({"text": "<notifications>x</notifications>"})),
+            ("agent-1", "session_end", end("success")),
+        ]);
+        let child = &document["subagent_trajectories"][0];
+        let steps: Vec<(&Value, &Value)> =
+            child["steps"].as_array().unwrap().iter().map(|s| (&s["source"], &s["message"])).collect();
+        assert_eq!(
+            steps,
+            [
+                (&json!("user"), &json!("first")),
+                (&json!("user"), &json!("second")),
+                (&json!("system"), &json!("<notifications>x</notifications>"))
+            ]
+        );
+        assert_eq!(child["extra"]["runs"].as_array().unwrap().len(), 2);
+        let reference = &document["steps"][1]["observation"]["results"][0]["subagent_trajectory_ref"];
+        assert_eq!(reference, &json!([{"trajectory_id": "agent-1", "extra": {"name": "ann"}}]));
+    }
+
+    #[test]
+    fn a_run_cut_short_converts_and_unknown_events_are_left_out_and_named() {
+        let export = to_atif(&lines(&[
+            ("main", "session_start", start("t", "openai", "s")),
+            ("main", "plan_update", json!({"plan": []})),
+            (
+                "main",
+                "llm_response",
+                response(
+                    1,
+                    "",
+                    json!([{"id": "c", "name": "bash", "args": "{not json"}]),
+                    json!({"input_tokens": 1, "output_tokens": 1}),
+                ),
+            ),
+            ("main", "tool_call", json!({"step": 1, "call_id": "c", "name": "bash", "args": "{not json"})),
+            ("main", "plan_update", json!({"plan": []})),
+        ]))
+        .unwrap();
+        assert_eq!(export.unknown, ["plan_update"]);
+        let document = export.document;
+        assert!(document["notes"].as_str().unwrap().contains("(plan_update)"), "{}", document["notes"]);
+        let step = &document["steps"][1];
+        assert_eq!(step["tool_calls"][0]["arguments"], json!({}));
+        assert_eq!(step["tool_calls"][0]["extra"]["raw_arguments"], "{not json");
+        assert!(step.get("observation").is_none());
+        assert!(document["extra"].get("runs").is_none());
+    }
+
+    #[test]
+    fn a_full_request_gives_the_system_prompt_and_the_tool_definitions() {
+        let openai = json!({"messages": [{"role": "system", "content": "You are Tackle."}, {"role": "user", "content": "t"}],
+            "tools": [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]});
+        let anthropic = json!({"system": [{"type": "text", "text": "You are Tackle."}], "messages": [],
+            "tools": [{"name": "read_file", "description": "Reads.", "input_schema": {"type": "object"}}]});
+        for (body, definition) in [
+            (openai, json!({"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}})),
+            (
+                anthropic,
+                json!({"type": "function", "function": {"name": "read_file", "description": "Reads.", "parameters": {"type": "object"}}}),
+            ),
+        ] {
+            let document = export(&[
+                ("main", "session_start", start("t", "openai", "s")),
+                ("main", "llm_request", json!({"step": 1, "request": body})),
+            ]);
+            assert_eq!(
+                document["steps"][0],
+                json!({"step_id": 1, "timestamp": T, "source": "system", "message": "You are Tackle."})
+            );
+            assert_eq!(document["steps"][1]["source"], "user");
+            assert_eq!(document["agent"]["tool_definitions"], json!([definition]));
+        }
+        let plain = export(&[
+            ("main", "session_start", start("t", "openai", "s")),
+            ("main", "llm_request", json!({"step": 1})),
+        ]);
+        assert_eq!(plain["steps"].as_array().unwrap().len(), 1);
+        assert!(plain["agent"].get("tool_definitions").is_none());
+    }
+
+    #[test]
+    fn only_rfc_3339_times_become_timestamps() {
+        for good in
+            ["2026-01-02T03:04:05.678Z", "2024-02-29T23:59:59Z", "2026-01-02T03:04:05+05:30", "2026-01-02t03:04:05.1z"]
+        {
+            assert_eq!(timestamp(good).as_deref(), Some(good));
+        }
+        for bad in [
+            "",
+            "x",
+            "2026-01-02",
+            "2026-01-02T03:04:05",
+            "2025-02-29T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-01-02T24:00:00Z",
+            "2026-01-02T03:04:05.Z",
+            "2026-01-02T03:04:05.1234567Z",
+            "2026-01-02T03:04:05+25:00",
+            "2026-01-02T03:04:05Zjunk",
+            "２０２６-01-02T03:04:05Z",
+        ] {
+            assert_eq!(timestamp(bad), None, "{bad}");
+        }
     }
 }

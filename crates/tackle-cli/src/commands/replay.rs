@@ -42,10 +42,7 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
     if args.format == ReplayFormat::Atif {
         let export = tackle::trajectory::atif::export_file(&args.file).map_err(|e| Failure::usage(e.to_string()))?;
         if !export.unknown.is_empty() {
-            diagln!(
-                "tackle: left out events of types this version does not know: {}",
-                export.unknown.join(", ")
-            );
+            diagln!("tackle: left out events of types this version does not know: {}", export.unknown.join(", "));
         }
         let mut json = serde_json::to_string_pretty(&export.document)
             .map_err(|e| Failure::failed(format!("cannot write the ATIF document: {e}")))?;

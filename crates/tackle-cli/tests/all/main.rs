@@ -31,6 +31,7 @@ mod output_schema_cli;
 mod parse_cli;
 mod permissions_cli;
 mod planning_run;
+mod replay_atif;
 mod run_cli;
 mod secrets;
 mod shell_cli;
