@@ -351,3 +351,26 @@ async fn a_malformed_trajectory_is_refused_naming_its_line() {
         assert_eq!(out.status.code(), Some(2), "{extra:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_of_version_0_1_0_exports_valid_atif() {
+    let validator = harbor_validator();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tackle-agent/tests/fixtures/trajectory-0.1.0.jsonl");
+    let (code, stdout, stderr) = export(&fixture).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let document: Value = serde_json::from_str(&stdout).unwrap();
+    // The task, four replies and the notification between them; five outputs in two steps.
+    let sources: Vec<String> = steps(&document).into_iter().map(|(source, _)| source).collect();
+    assert_eq!(sources, ["user", "agent", "system", "agent", "agent", "agent"]);
+    let answered: Vec<usize> = document["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["observation"]["results"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert_eq!(answered, [0, 3, 0, 2, 0, 0]);
+    assert_eq!(document["extra"]["runs"][0]["error"]["kind"], "empty_reply");
+    if let Some(validator) = &validator {
+        harbor_verdict(validator, &document).unwrap_or_else(|errors| panic!("{errors}\n{stdout}"));
+    }
+}
