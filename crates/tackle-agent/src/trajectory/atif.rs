@@ -25,13 +25,22 @@ const AGENT_NAME: &str = "tackle";
 /// The main agent's `agent_id` (also of lines written without one).
 const MAIN: &str = "main";
 
+/// How deep children are embedded in each other: far deeper than a run nests
+/// (`crate::lineage::MAX_DEPTH`), shallow enough that a hostile file of agents nested a
+/// million deep cannot exhaust the stack. A child deeper than this is embedded in the main
+/// trajectory, unreferenced.
+const MAX_NESTING: usize = 16;
+
+/// How many unknown event types are named (a hostile file could hold a million).
+const MAX_UNKNOWN_NAMED: usize = 32;
+
 /// A trajectory as ATIF.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AtifExport {
     /// The ATIF document: the main agent's trajectory, its children embedded.
     pub document: Value,
-    /// The types of events this version does not know (from a newer Tackle), each once: they
-    /// are left out, and the document's `notes` say so.
+    /// The types of events this version does not know (from a newer Tackle), each once, the
+    /// first [`MAX_UNKNOWN_NAMED`]: they are left out, and the document's `notes` say so.
     pub unknown: Vec<String>,
 }
 
@@ -82,16 +91,14 @@ pub fn export_file(path: &Path) -> Result<AtifExport, ExportError> {
 pub fn to_atif(lines: &[(usize, Line)]) -> Result<AtifExport, AtifError> {
     let parents = parents(lines);
     let mut parts: Vec<Part> = Vec::new();
+    let mut positions: HashMap<&str, usize> = HashMap::new();
     let mut unknown: Vec<String> = Vec::new();
     for (number, line) in lines {
         let agent = agent_of(line);
-        let position = match parts.iter().position(|part| part.agent_id == agent) {
-            Some(position) => position,
-            None => {
-                parts.push(Part::new(agent));
-                parts.len() - 1
-            }
-        };
+        let position = *positions.entry(agent).or_insert_with(|| {
+            parts.push(Part::new(agent));
+            parts.len() - 1
+        });
         let fail = |message: String| AtifError::Line { line: *number, message };
         let part = &mut parts[position];
         match (&line.event, part.start.is_some()) {
@@ -100,7 +107,7 @@ pub fn to_atif(lines: &[(usize, Line)]) -> Result<AtifExport, AtifError> {
             }
             (TrajectoryEvent::SessionStart { .. }, false) => {}
             (TrajectoryEvent::Unknown, _) => {
-                if !unknown.contains(&line.kind) {
+                if !unknown.contains(&line.kind) && unknown.len() < MAX_UNKNOWN_NAMED {
                     unknown.push(line.kind.clone());
                 }
                 continue;
@@ -143,7 +150,8 @@ fn agent_of(line: &Line) -> &str {
 
 /// The agent that started each child: the agent whose `tool_output` first names the child in
 /// `structured.agent_id` (what `subagent` and `team_spawn` answer), when the child is an agent
-/// of the file that started after it (so the links form a tree whatever the file says).
+/// of the file that started after it (so the links form a tree whatever the file says) and at
+/// most [`MAX_NESTING`] deep.
 fn parents(lines: &[(usize, Line)]) -> HashMap<String, String> {
     let mut started: HashMap<&str, usize> = HashMap::new();
     for (number, line) in lines {
@@ -159,6 +167,22 @@ fn parents(lines: &[(usize, Line)]) -> HashMap<String, String> {
         let in_order = matches!((started.get(parent), started.get(child)), (Some(p), Some(c)) if p < c);
         if child != MAIN && in_order && !parents.contains_key(child) {
             parents.insert(child.to_owned(), parent.to_owned());
+        }
+    }
+    // In starting order, a parent's depth is known before its children's.
+    let mut order: Vec<(&str, usize)> = started.into_iter().collect();
+    order.sort_by_key(|(_, line)| *line);
+    let mut depths: HashMap<&str, usize> = HashMap::new();
+    for (agent, _) in order {
+        let depth = match parents.get(agent) {
+            Some(parent) => depths.get(parent.as_str()).map_or(1, |d| d + 1),
+            None => 0,
+        };
+        if depth > MAX_NESTING {
+            parents.remove(agent);
+            depths.insert(agent, 1);
+        } else {
+            depths.insert(agent, depth);
         }
     }
     parents
@@ -182,6 +206,8 @@ struct Part {
     calls: HashMap<String, (usize, usize)>,
     /// The call ids that had a `tool_call` event.
     recorded: HashSet<String>,
+    /// The call ids that had a `tool_output` event.
+    answered: HashSet<String>,
     /// Retries of the request in flight.
     retries: u32,
     /// The first complete request body (`--trajectory-full`): the system prompt and tools.
@@ -201,6 +227,7 @@ impl Part {
             steps: Vec::new(),
             calls: HashMap::new(),
             recorded: HashSet::new(),
+            answered: HashSet::new(),
             retries: 0,
             request: None,
             runs: Vec::new(),
@@ -325,7 +352,7 @@ impl Part {
                     .calls
                     .get(call_id)
                     .ok_or_else(|| format!("tool_output for call_id {call_id} has no earlier tool_call"))?;
-                if self.steps[index].results.iter().any(|(p, _)| *p == place) {
+                if !self.answered.insert(call_id.clone()) {
                     return Err(format!("a second tool_output for call_id {call_id}"));
                 }
                 let mut result = ObservationResult {
@@ -1035,6 +1062,55 @@ mod tests {
         let nested = &embedded[0]["subagent_trajectories"][0];
         assert_eq!(nested["trajectory_id"], "agent-2");
         assert_eq!(refs(nested), Vec::<Value>::new());
+    }
+
+    #[test]
+    fn a_background_child_named_before_it_starts_is_still_referenced() {
+        let document = export(&[
+            ("main", "session_start", start("t", "openai", "s")),
+            ("main", "tool_call", call(1, "b1", "subagent")),
+            (
+                "main",
+                "tool_output",
+                output("b1", "started", false, Some(json!({"agent_id": "agent-1", "background": true}))),
+            ),
+            ("agent-1", "session_start", start("bg", "openai", "s1")),
+        ]);
+        let reference = &document["steps"][1]["observation"]["results"][0]["subagent_trajectory_ref"];
+        assert_eq!(reference, &json!([{"trajectory_id": "agent-1", "extra": {"background": true}}]));
+        assert_eq!(document["subagent_trajectories"][0]["steps"][0]["message"], "bg");
+    }
+
+    #[test]
+    fn children_nest_at_most_max_nesting_deep() {
+        // A chain of agents, each started by the one before: a hostile file's shape.
+        let count = MAX_NESTING + 5;
+        let mut events = vec![("main".to_owned(), "session_start", start("t", "openai", "s"))];
+        let id = |n: usize| if n == 0 { MAIN.to_owned() } else { format!("agent-{n}") };
+        for n in 1..=count {
+            events.push((id(n), "session_start", start("t", "openai", "s")));
+            events.push((id(n - 1), "tool_call", call(1, &format!("c{n}"), "subagent")));
+            events.push((
+                id(n - 1),
+                "tool_output",
+                output(&format!("c{n}"), "", false, Some(json!({"agent_id": id(n)}))),
+            ));
+        }
+        let borrowed: Vec<(&str, &str, Value)> = events.iter().map(|(a, k, v)| (a.as_str(), *k, v.clone())).collect();
+        let document = export(&borrowed);
+        let mut chain = Vec::new();
+        let mut at = &document;
+        while let Some(child) = at["subagent_trajectories"].as_array().and_then(|c| c.first()) {
+            chain.push(child["trajectory_id"].as_str().unwrap().to_owned());
+            at = child;
+        }
+        assert_eq!(chain, (1..=MAX_NESTING).map(id).collect::<Vec<_>>());
+        // The one past the limit moved up to the main trajectory, unreferenced; the chain goes
+        // on under it.
+        let top: Vec<&Value> =
+            document["subagent_trajectories"].as_array().unwrap().iter().map(|d| &d["trajectory_id"]).collect();
+        assert_eq!(top, [&json!("agent-1"), &json!(id(MAX_NESTING + 1))]);
+        assert_eq!(at["steps"][1]["observation"]["results"][0].get("subagent_trajectory_ref"), None);
     }
 
     #[test]
