@@ -40,7 +40,7 @@ pub struct AtifExport {
     /// The ATIF document: the main agent's trajectory, its children embedded.
     pub document: Value,
     /// The types of events this version does not know (from a newer Tackle), each once, the
-    /// first [`MAX_UNKNOWN_NAMED`]: they are left out, and the document's `notes` say so.
+    /// first 32: they are left out, and the document's `notes` say so.
     pub unknown: Vec<String>,
 }
 
