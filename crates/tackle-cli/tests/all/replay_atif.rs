@@ -374,3 +374,63 @@ async fn a_file_of_version_0_1_0_exports_valid_atif() {
         harbor_verdict(validator, &document).unwrap_or_else(|errors| panic!("{errors}\n{stdout}"));
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_teammate_s_turns_export_as_one_embedded_trajectory() {
+    let validator = harbor_validator();
+    // The main agent waits for each reply, so the teammate's requests (on the main agent's
+    // model) come in a fixed order between the main agent's.
+    let server = FakeLlm::start(Script::new([
+        Turn::reply(Reply::text("").call(
+            "s1",
+            "tool_search",
+            json!({"query": "select:team_spawn,team_send,team_list"}),
+        )),
+        Turn::reply(Reply::text("").call("t1", "team_spawn", json!({"name": "alice", "role": "arithmetic"}))),
+        Turn::reply(Reply::text("").call("m1", "team_send", json!({"to": "alice", "content": "What is 2+2?"}))),
+        Turn::reply(Reply::text("4").usage(30, 1)),
+        Turn::reply(Reply::text("").call("m2", "team_send", json!({"to": "alice", "content": "Times 3?"}))),
+        Turn::reply(Reply::text("12").usage(40, 1)),
+        Turn::reply(Reply::text("The team answered.")),
+    ]))
+    .await;
+    let workspace = tempfile::tempdir().unwrap();
+    let args: Vec<String> = ["run", "lead the team", "--model", "openai/fake", "--base-url"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain([server.base_url(Protocol::OpenAi), "--workspace".into(), workspace.path().display().to_string()])
+        .chain(["--json".to_owned(), "--permission-mode".to_owned(), "bypass".to_owned()])
+        .collect();
+    let out = tackle(args, vec![]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    server.assert_clean();
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (code, stdout, stderr) = export(Path::new(result["trajectory"].as_str().unwrap())).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let document: Value = serde_json::from_str(&stdout).unwrap();
+    let spawned = &document["steps"][2];
+    assert_eq!(spawned["tool_calls"][0]["function_name"], "team_spawn");
+    let reference = &spawned["observation"]["results"][0]["subagent_trajectory_ref"];
+    assert_eq!((&reference[0]["trajectory_id"], &reference[0]["extra"]["name"]), (&json!("agent-1"), &json!("alice")));
+    let children = document["subagent_trajectories"].as_array().unwrap();
+    assert_eq!(children.len(), 1);
+    // Both turns of the teammate, each request a user step, in one trajectory.
+    let turns: Vec<(String, String)> = steps(&children[0])
+        .into_iter()
+        .map(|(source, message)| (source, message.lines().last().unwrap_or_default().to_owned()))
+        .collect();
+    assert_eq!(
+        turns,
+        [
+            ("user".to_owned(), "What is 2+2?".to_owned()),
+            ("agent".to_owned(), "4".to_owned()),
+            ("user".to_owned(), "Times 3?".to_owned()),
+            ("agent".to_owned(), "12".to_owned())
+        ]
+    );
+    assert_eq!(children[0]["extra"]["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(children[0]["final_metrics"]["total_prompt_tokens"], 70);
+    if let Some(validator) = &validator {
+        harbor_verdict(validator, &document).unwrap_or_else(|errors| panic!("{errors}\n{stdout}"));
+    }
+}
