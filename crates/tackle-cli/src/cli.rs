@@ -30,7 +30,7 @@ pub enum Command {
     Init(InitArgs),
     /// Print a shell completion script (e.g. `tackle completions bash > ~/.local/share/bash-completion/completions/tackle`).
     Completions(CompletionsArgs),
-    /// Show, check or re-run a trajectory written by `tackle run`.
+    /// Show, check, re-run or export (as ATIF) a trajectory written by `tackle run`.
     Replay(ReplayArgs),
     /// List, describe and call tools.
     Tools {
