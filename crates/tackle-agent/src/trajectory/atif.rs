@@ -94,6 +94,13 @@ pub fn to_atif(lines: &[(usize, Line)]) -> Result<AtifExport, AtifError> {
     let mut positions: HashMap<&str, usize> = HashMap::new();
     let mut unknown: Vec<String> = Vec::new();
     for (number, line) in lines {
+        // Left out before anything else: an agent with only such events has no trajectory.
+        if matches!(line.event, TrajectoryEvent::Unknown) {
+            if !unknown.contains(&line.kind) && unknown.len() < MAX_UNKNOWN_NAMED {
+                unknown.push(line.kind.clone());
+            }
+            continue;
+        }
         let agent = agent_of(line);
         let position = *positions.entry(agent).or_insert_with(|| {
             parts.push(Part::new(agent));
@@ -106,12 +113,6 @@ pub fn to_atif(lines: &[(usize, Line)]) -> Result<AtifExport, AtifError> {
                 return Err(fail(format!("a second session_start of {agent}")));
             }
             (TrajectoryEvent::SessionStart { .. }, false) => {}
-            (TrajectoryEvent::Unknown, _) => {
-                if !unknown.contains(&line.kind) && unknown.len() < MAX_UNKNOWN_NAMED {
-                    unknown.push(line.kind.clone());
-                }
-                continue;
-            }
             (_, false) => return Err(fail(format!("{} of {agent} before its session_start", line.kind))),
             _ => {}
         }
@@ -1150,6 +1151,8 @@ mod tests {
         let export = to_atif(&lines(&[
             ("main", "session_start", start("t", "openai", "s")),
             ("main", "plan_update", json!({"plan": []})),
+            // An agent of a newer version's events only: no trajectory of its own.
+            ("agent-7", "plan_update", json!({})),
             (
                 "main",
                 "llm_response",
@@ -1172,6 +1175,7 @@ mod tests {
         assert_eq!(step["tool_calls"][0]["extra"]["raw_arguments"], "{not json");
         assert!(step.get("observation").is_none());
         assert!(document["extra"].get("runs").is_none());
+        assert!(document.get("subagent_trajectories").is_none(), "{document}");
     }
 
     #[test]
