@@ -525,8 +525,10 @@ fn tool_definitions(request: &Value) -> Option<Vec<Value>> {
     Some(definitions).filter(|d| !d.is_empty())
 }
 
-/// `t` when it is an RFC 3339 time with a zone (what the writer writes), which ISO 8601
-/// readers take; anything else is left out rather than exported as a time it is not.
+/// `t` when it is an RFC 3339 time with a zone, upper-case `T` and `Z` (what the writer
+/// writes), which ISO 8601 readers take (Python's `fromisoformat`, which Harbor's validator
+/// uses, refuses a lower-case `z`); anything else is left out rather than exported as a time
+/// it is not.
 fn timestamp(t: &str) -> Option<String> {
     let bytes = t.as_bytes();
     let digits = |range: std::ops::Range<usize>| -> Option<u32> {
@@ -540,8 +542,7 @@ fn timestamp(t: &str) -> Option<String> {
     let (month, day) = (digits(5..7)?, digits(8..10)?);
     let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
     let separators = [(4, b'-'), (7, b'-'), (13, b':'), (16, b':')];
-    if !separators.iter().all(|&(at, want)| bytes.get(at) == Some(&want)) || !matches!(bytes.get(10), Some(b'T' | b't'))
-    {
+    if !separators.iter().all(|&(at, want)| bytes.get(at) == Some(&want)) || bytes.get(10) != Some(&b'T') {
         return None;
     }
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
@@ -564,7 +565,7 @@ fn timestamp(t: &str) -> Option<String> {
         rest = &fraction[count..];
     }
     let zone_ok = match rest.as_bytes() {
-        [b'Z' | b'z'] => true,
+        [b'Z'] => true,
         [b'+' | b'-', h1, h2, b':', m1, m2] => {
             [h1, h2, m1, m2].iter().all(|b| b.is_ascii_digit())
                 && (h1 - b'0') * 10 + (h2 - b'0') < 24
@@ -1213,7 +1214,7 @@ mod tests {
     #[test]
     fn only_rfc_3339_times_become_timestamps() {
         for good in
-            ["2026-01-02T03:04:05.678Z", "2024-02-29T23:59:59Z", "2026-01-02T03:04:05+05:30", "2026-01-02t03:04:05.1z"]
+            ["2026-01-02T03:04:05.678Z", "2024-02-29T23:59:59Z", "2026-01-02T03:04:05+05:30", "2026-01-02T03:04:05.1Z"]
         {
             assert_eq!(timestamp(good).as_deref(), Some(good));
         }
@@ -1226,6 +1227,7 @@ mod tests {
             "2026-13-01T00:00:00Z",
             "2026-01-02T24:00:00Z",
             "2026-01-02T03:04:05.Z",
+            "2026-01-02t03:04:05.1z",
             "2026-01-02T03:04:05.1234567Z",
             "2026-01-02T03:04:05+25:00",
             "2026-01-02T03:04:05Zjunk",

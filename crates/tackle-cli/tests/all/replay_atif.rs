@@ -267,6 +267,10 @@ async fn odd_and_hostile_trajectories_still_export_valid_atif() {
             ("main", "session_start", start("t")),
             ("main", "plan_update", json!({"plan": ["a"]})),
             ("main", "notification", json!({"text": "job-1 finished"})),
+            // Times Harbor's reader (Python's fromisoformat) refuses, and one it takes.
+            ("main", "notification", json!({"text": "n1", "t": "2026-01-02t03:04:05.1z"})),
+            ("main", "notification", json!({"text": "n2", "t": "2026-02-30T00:00:00Z"})),
+            ("main", "notification", json!({"text": "n3", "t": "2026-01-02T03:04:05.123456+05:30"})),
             // A call no reply announced, with arguments that are no JSON, naming the main
             // agent as its child.
             ("main", "tool_call", call("m1")),
@@ -296,11 +300,16 @@ async fn odd_and_hostile_trajectories_still_export_valid_atif() {
         [
             ("user".to_owned(), "t".to_owned()),
             ("system".to_owned(), "job-1 finished".to_owned()),
+            ("system".to_owned(), "n1".to_owned()),
+            ("system".to_owned(), "n2".to_owned()),
+            ("system".to_owned(), "n3".to_owned()),
             ("agent".to_owned(), String::new()),
             ("agent".to_owned(), String::new())
         ]
     );
-    assert_eq!(document["steps"][2]["tool_calls"][0]["extra"]["raw_arguments"], "{not json");
+    let times: Vec<&Value> = (2..5).map(|i| &document["steps"][i]["timestamp"]).collect();
+    assert_eq!(times, [&Value::Null, &Value::Null, &json!("2026-01-02T03:04:05.123456+05:30")]);
+    assert_eq!(document["steps"][5]["tool_calls"][0]["extra"]["raw_arguments"], "{not json");
     assert!(!stdout.contains("subagent_trajectory_ref"), "{stdout}");
     assert_eq!(document["subagent_trajectories"][0]["trajectory_id"], "agent-1");
     if let Some(validator) = &validator {
