@@ -1,6 +1,7 @@
 //! `tackle replay --format atif` through the real binary: a scripted run with several steps,
 //! usage, a failing call and a subagent is exported and checked field by field, and the
-//! document (with hand-written edge cases) is validated by Harbor's own ATIF validator
+//! document (with hand-written edge cases, a teammate run, the 0.1.0 fixture, and 400 random
+//! event sequences: every one the export takes) is validated by Harbor's own ATIF validator
 //! (harbor 0.25.0's `harbor/utils/trajectory_validator.py`, unpacked under `.test-deps/harbor`
 //! by scripts/install-test-deps.sh). Without the validator the validation is skipped with a
 //! message, unless `TACKLE_REQUIRE_PEERS` is set (scripts/test.sh sets it).
@@ -442,4 +443,179 @@ async fn a_teammate_s_turns_export_as_one_embedded_trajectory() {
     if let Some(validator) = &validator {
         harbor_verdict(validator, &document).unwrap_or_else(|errors| panic!("{errors}\n{stdout}"));
     }
+}
+
+/// A small deterministic generator (xorshift), so a failing case can be found again.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+
+    fn pick<T: Clone>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())].clone()
+    }
+}
+
+/// One random event line of a random agent: calls and outputs over a few ids (mostly of calls
+/// that agent made, in `called`), children named in results, arguments of every JSON type,
+/// times good and bad, odd text.
+fn random_event(rng: &mut Rng, seq: usize, called: &mut Vec<(String, String)>, started: &[&str]) -> Value {
+    let agents = ["main", "main", "main", "agent-1", "agent-2", ""];
+    let ids = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    let mut agent = rng.pick(&agents);
+    // Mostly an agent that started (an event before its session_start is refused).
+    if !agent.is_empty() && !started.contains(&agent) && rng.below(10) > 0 {
+        agent = "main";
+    }
+    let owner = if agent.is_empty() { "main" } else { agent };
+    let mine: Vec<String> = called.iter().filter(|(a, _)| a == owner).map(|(_, id)| id.clone()).collect();
+    let earlier_call = |rng: &mut Rng| {
+        if !mine.is_empty() && rng.below(10) > 0 { rng.pick(&mine) } else { rng.pick(&ids).to_owned() }
+    };
+    let texts = ["", " ", "done", "é\u{0}\"<x>", "line\nline"];
+    let times = ["2026-01-02T03:04:05.678Z", "", "x", "2026-01-02t03:04:05z", "2026-01-02T03:04:05+01:00"];
+    let args = [json!({}), json!({"k": [1, {"n": null}]}), json!("{not json"), json!(null), json!(7), json!([1])];
+    let mut kind = rng.pick(&[
+        "task",
+        "notification",
+        "llm_request",
+        "llm_retry",
+        "llm_response",
+        "llm_response",
+        "tool_call",
+        "tool_call",
+        "permission",
+        "tool_output",
+        "tool_output",
+        "todos",
+        "error",
+        "session_end",
+        "conversation",
+        "plan_update",
+    ]);
+    // Mostly an output or decision for a call made before (else it is refused).
+    if matches!(kind, "tool_output" | "permission") && mine.is_empty() && rng.below(10) > 0 {
+        kind = "tool_call";
+    }
+    let fields = match kind {
+        "session_start" => {
+            json!({"task": rng.pick(&texts), "provider": rng.pick(&["openai", "anthropic", ""]), "model": rng.pick(&["m", ""]), "session_id": rng.pick(&["s", ""])})
+        }
+        "task" | "notification" => json!({"task": rng.pick(&texts), "text": rng.pick(&texts)}),
+        "llm_request" => {
+            let body = rng.pick(&[
+                json!(null),
+                json!({"messages": [{"role": "system", "content": "sys"}], "tools": [{"name": "x", "input_schema": {}}, 3]}),
+                json!({"system": [{"type": "text", "text": "s"}, 1], "tools": "no"}),
+            ]);
+            if body.is_null() { json!({"step": 1}) } else { json!({"step": 1, "request": body}) }
+        }
+        "llm_retry" => json!({"step": 1, "attempt": 1}),
+        "llm_response" => {
+            let calls: Vec<Value> = (0..rng.below(3))
+                .map(|_| json!({"id": rng.pick(&ids), "name": "x", "args": rng.pick(&args)}))
+                .collect();
+            let mut usage = json!({"input_tokens": rng.below(100), "output_tokens": rng.below(100)});
+            for key in ["cache_read", "cache_write"] {
+                if rng.below(2) == 0 {
+                    usage[key] = json!(rng.below(50));
+                }
+            }
+            if rng.below(2) == 0 {
+                usage["cost"] = json!(rng.below(100) as f64 / 1000.0);
+            }
+            json!({"step": 1, "text": rng.pick(&texts), "tool_calls": calls, "usage": usage, "thinking": rng.pick(&[json!(null), json!("t")])})
+        }
+        "tool_call" => {
+            // Mostly an id this agent has not used (a second call with one id is refused).
+            let fresh: Vec<&str> = ids.iter().copied().filter(|id| !mine.iter().any(|m| m == id)).collect();
+            let id = if !fresh.is_empty() && rng.below(10) > 0 { rng.pick(&fresh) } else { rng.pick(&ids) };
+            called.push((owner.to_owned(), id.to_owned()));
+            json!({"step": 1, "call_id": id, "name": rng.pick(&["x", "y", ""]), "args": rng.pick(&args), "format": "native"})
+        }
+        "permission" => json!({"call_id": earlier_call(rng), "decision": "allow", "source": "mode"}),
+        "tool_output" => {
+            let structured = rng.pick(&[
+                json!(null),
+                json!({"agent_id": "agent-1"}),
+                json!({"agent_id": "agent-2"}),
+                json!({"agent_id": "main"}),
+                json!([1]),
+            ]);
+            let mut output = json!({"step": 1, "call_id": earlier_call(rng), "is_error": rng.below(2) == 0, "content": rng.pick(&texts), "meta": {"duration_ms": null}});
+            if !structured.is_null() {
+                output["structured"] = structured;
+            }
+            output
+        }
+        "todos" => json!({"step": 1, "todos": [{"content": "c", "status": "pending"}]}),
+        "error" => json!({"kind": "server", "message": rng.pick(&texts)}),
+        "session_end" => json!({"status": rng.pick(&["success", "error", "max_steps"])}),
+        _ => json!({}),
+    };
+    let mut line = json!({"seq": seq, "t": rng.pick(&times), "type": kind});
+    if !agent.is_empty() {
+        line["agent_id"] = json!(agent);
+    }
+    line.as_object_mut().unwrap().extend(fields.as_object().cloned().unwrap_or_default());
+    line
+}
+
+#[test]
+fn every_random_trajectory_the_export_takes_is_valid_atif() {
+    let Some(validator) = harbor_validator() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let (mut taken, mut refused) = (0, 0);
+    for case in 0..400 {
+        let mut events = vec![json!({"seq": 0, "t": "", "type": "session_start", "agent_id": "main", "task": "t"})];
+        let mut started = vec!["main"];
+        for agent in ["agent-1", "agent-2"] {
+            if rng.below(2) == 0 {
+                events.push(json!({"seq": 0, "type": "session_start", "agent_id": agent, "task": "sub"}));
+                started.push(agent);
+            }
+        }
+        // Now and then a second start of an agent: refused.
+        if rng.below(20) == 0 {
+            events.push(json!({"seq": 0, "type": "session_start", "agent_id": "main"}));
+        }
+        let count = 1 + rng.below(25);
+        let mut called = Vec::new();
+        events.extend((0..count).map(|seq| random_event(&mut rng, seq, &mut called, &started)));
+        let lines: Vec<(usize, tackle::trajectory::Line)> =
+            events.iter().enumerate().map(|(i, e)| (i + 1, tackle::trajectory::Line::from_value(e).unwrap())).collect();
+        match tackle::trajectory::atif::to_atif(&lines) {
+            Ok(export) => {
+                taken += 1;
+                let path = dir.path().join(format!("case-{case:03}.json"));
+                std::fs::write(&path, serde_json::to_string(&export.document).unwrap()).unwrap();
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    // Both outcomes are exercised.
+    assert!(taken >= 100 && refused >= 50, "taken {taken}, refused {refused}");
+    let script = "import json, pathlib, sys\n\
+                  from harbor.utils.trajectory_validator import TrajectoryValidator\n\
+                  bad = []\n\
+                  for path in sorted(pathlib.Path(sys.argv[1]).glob('*.json')):\n    \
+                      v = TrajectoryValidator()\n    \
+                      if not v.validate(path):\n        \
+                          bad.append([path.name] + v.errors[:3])\n\
+                  print(json.dumps(bad))\n";
+    let out = Command::new(&validator.0)
+        .args(["-c", script])
+        .arg(dir.path())
+        .env("PYTHONPATH", &validator.1)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let bad: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(bad, json!([]), "export accepted these but Harbor refuses them (see {})", dir.keep().display());
 }
