@@ -353,6 +353,15 @@ async fn a_malformed_trajectory_is_refused_naming_its_line() {
     let missing =
         tackle(vec!["replay".into(), "/nonexistent/t.jsonl".into(), "--format".into(), "atif".into()], vec![]).await;
     assert_eq!(missing.status.code(), Some(2));
+    // `text`, the default, is the transcript.
+    std::fs::write(&path, format!("{start}\n")).unwrap();
+    let text = tackle(vec!["replay".into(), shown.clone(), "--format".into(), "text".into()], vec![]).await;
+    assert_eq!(text.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&text.stdout).starts_with("Task: t\n"),
+        "{}",
+        String::from_utf8_lossy(&text.stdout)
+    );
     // --format prints; it goes with neither --check nor --rerun, and knows two formats.
     for extra in [&["--format", "atif", "--check"][..], &["--format", "atif", "--rerun"], &["--format", "html"]] {
         let mut args = vec!["replay".to_owned(), shown.clone()];
