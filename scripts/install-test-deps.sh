@@ -89,3 +89,41 @@ if ! "$LLM_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.
   python3 -m venv "$LLM_VENV"
   "$LLM_VENV/bin/pip" install --quiet --disable-pip-version-check 'openai==3.57.0' 'anthropic==2.14.0'
 fi
+
+# Harbor's ATIF validator, the oracle for `tackle replay --format atif` (docs/agent.md#atif-export):
+# only the files of the pinned harbor wheel it needs (harbor/models/trajectories,
+# harbor/utils/trajectory_validator.py, harbor/__init__.py and the wheel's metadata, which that
+# __init__ reads), unpacked under .test-deps/harbor, so running it imports nothing else of
+# harbor; its one dependency, pydantic, pinned in .venv-test. Run it as
+# `PYTHONPATH=.test-deps/harbor .venv-test/bin/python -m harbor.utils.trajectory_validator FILE`.
+HARBOR_VERSION=0.25.0
+HARBOR_WHEEL_SHA256=51923ac567fc57b03279e93468b105f689628bcac2cd3d541d4e44aa5c0ec309
+HARBOR_DIR=.test-deps/harbor
+if ! "$GPTME_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("pydantic") != "2.14.4")' 2>/dev/null; then
+  "$GPTME_VENV/bin/pip" install --quiet --disable-pip-version-check 'pydantic==2.14.4'
+fi
+if [ ! -f "$HARBOR_DIR/harbor-$HARBOR_VERSION.dist-info/METADATA" ]; then
+  harbor_tmp=$(mktemp -d)
+  "$GPTME_VENV/bin/pip" download --quiet --disable-pip-version-check --no-deps --python-version 3.12 \
+    --only-binary=:all: --dest "$harbor_tmp" "harbor==$HARBOR_VERSION"
+  harbor_wheel="$harbor_tmp/harbor-$HARBOR_VERSION-py3-none-any.whl"
+  echo "$HARBOR_WHEEL_SHA256  $harbor_wheel" | sha256sum --check --quiet
+  "$GPTME_VENV/bin/python" - "$harbor_wheel" "$harbor_tmp/unpacked" "$HARBOR_VERSION" <<'PY'
+import sys
+import zipfile
+
+wheel, target, version = sys.argv[1:]
+wanted = ("harbor/models/trajectories/", f"harbor-{version}.dist-info/")
+with zipfile.ZipFile(wheel) as archive:
+    names = [
+        name
+        for name in archive.namelist()
+        if name.startswith(wanted) or name in ("harbor/__init__.py", "harbor/utils/trajectory_validator.py")
+    ]
+    archive.extractall(target, members=names)
+PY
+  rm -rf "$HARBOR_DIR"
+  mkdir -p "$(dirname "$HARBOR_DIR")"
+  mv "$harbor_tmp/unpacked" "$HARBOR_DIR"
+  rm -rf "$harbor_tmp"
+fi

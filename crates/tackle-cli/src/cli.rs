@@ -30,7 +30,7 @@ pub enum Command {
     Init(InitArgs),
     /// Print a shell completion script (e.g. `tackle completions bash > ~/.local/share/bash-completion/completions/tackle`).
     Completions(CompletionsArgs),
-    /// Show, check or re-run a trajectory written by `tackle run`.
+    /// Show, check, re-run or export (as ATIF) a trajectory written by `tackle run`.
     Replay(ReplayArgs),
     /// List, describe and call tools.
     Tools {
@@ -513,6 +513,20 @@ pub struct ReplayArgs {
     /// With --rerun: the directory to run in (default: a scratch copy of the recorded workspace).
     #[arg(long, value_name = "DIR", requires = "rerun")]
     pub workspace: Option<PathBuf>,
+    /// What to print: `text`, the run as a readable transcript, or `atif`, the run as one JSON
+    /// document in Harbor's Agent Trajectory Interchange Format (ATIF-v1.7), subagents and
+    /// teammates embedded, for Harbor's viewer and training pipelines.
+    #[arg(long, value_enum, default_value = "text", conflicts_with_all = ["check", "rerun"])]
+    pub format: ReplayFormat,
+}
+
+/// What `tackle replay` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayFormat {
+    /// A readable transcript.
+    Text,
+    /// Harbor's Agent Trajectory Interchange Format (JSON).
+    Atif,
 }
 
 #[derive(Debug, Args)]

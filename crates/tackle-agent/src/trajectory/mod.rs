@@ -1,8 +1,10 @@
 //! The trajectory: one JSON object per line, appended and flushed as each event happens and
 //! never rewritten (docs/agent.md, "Trajectory format"), so a crash loses at most the event in
 //! flight and a long run costs O(events) to record. The events are [`TrajectoryEvent`]s
-//! ([`event`]); [`check`] validates a file as `tackle replay --check` does.
+//! ([`event`]); [`check`] validates a file as `tackle replay --check` does; [`atif`] converts
+//! one to Harbor's Agent Trajectory Interchange Format (`tackle replay --format atif`).
 
+pub mod atif;
 mod check;
 pub mod event;
 pub mod read;

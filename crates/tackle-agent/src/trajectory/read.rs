@@ -1,5 +1,6 @@
 //! Reading a trajectory file back into its events: for `tackle replay` (`crate::replay`) and
-//! for carrying a conversation on ([`super::conversation`]), so neither needs the other.
+//! for carrying a conversation on ([`super::conversation`]) and the ATIF export
+//! ([`super::atif`]), so none needs another.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -32,6 +33,12 @@ pub enum ReadError {
 /// Reads every line of a trajectory file (blank lines are skipped). Events of a type this
 /// version does not know are kept as [`super::TrajectoryEvent::Unknown`].
 pub fn read_events(path: &Path) -> Result<Vec<Line>, ReadError> {
+    Ok(read_numbered(path)?.into_iter().map(|(_, line)| line).collect())
+}
+
+/// [`read_events`], each event with its 1-based line number in the file, for readers that
+/// name the line of a problem they find later (the ATIF export, [`super::atif`]).
+pub fn read_numbered(path: &Path) -> Result<Vec<(usize, Line)>, ReadError> {
     let file = std::fs::File::open(path).map_err(|source| ReadError::Io { path: path.to_owned(), source })?;
     let mut events = Vec::new();
     for (index, text) in std::io::BufReader::new(file).lines().enumerate() {
@@ -41,7 +48,7 @@ pub fn read_events(path: &Path) -> Result<Vec<Line>, ReadError> {
         }
         let line =
             Line::parse(&text).map_err(|source| ReadError::Line { path: path.to_owned(), line: index + 1, source })?;
-        events.push(line);
+        events.push((index + 1, line));
     }
     Ok(events)
 }

@@ -1,4 +1,4 @@
-//! `tackle replay FILE [--check | --rerun [--workspace DIR]]`.
+//! `tackle replay FILE [--check | --rerun [--workspace DIR] | --format text|atif]`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use tackle::permission::AutoApprover;
 use tackle::replay::{copy_workspace, read_events, recorded_setup, rerun, transcript};
 use tackle::{PermissionMode, SessionBuilder};
 
-use crate::cli::ReplayArgs;
+use crate::cli::{ReplayArgs, ReplayFormat};
 use crate::exit::{CommandResult, Failure, OK, TOOL_FAILED};
 use crate::session;
 use crate::stdout;
@@ -38,6 +38,17 @@ pub async fn replay(args: ReplayArgs) -> CommandResult {
                 Ok(ExitCode::from(TOOL_FAILED))
             }
         };
+    }
+    if args.format == ReplayFormat::Atif {
+        let export = tackle::trajectory::atif::export_file(&args.file).map_err(|e| Failure::usage(e.to_string()))?;
+        if !export.unknown.is_empty() {
+            diagln!("tackle: left out events of types this version does not know: {}", export.unknown.join(", "));
+        }
+        let mut json = serde_json::to_string_pretty(&export.document)
+            .map_err(|e| Failure::failed(format!("cannot write the ATIF document: {e}")))?;
+        json.push('\n');
+        stdout::print(&json)?;
+        return Ok(ExitCode::from(OK));
     }
     let events = read_events(&args.file).map_err(|e| Failure::usage(e.to_string()))?;
     if !args.rerun {

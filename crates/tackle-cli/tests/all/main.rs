@@ -32,6 +32,7 @@ mod output_schema_cli;
 mod parse_cli;
 mod permissions_cli;
 mod planning_run;
+mod replay_atif;
 mod run_cli;
 mod run_contract;
 mod secrets;
