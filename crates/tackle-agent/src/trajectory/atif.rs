@@ -293,8 +293,7 @@ impl Part {
                 let mut agent_step = Step::new(Source::Agent, t, text.clone());
                 agent_step.reasoning_content.clone_from(thinking);
                 agent_step.llm_call_count = Some(1);
-                let anthropic = self.start.as_ref().is_some_and(|s| s.provider == "anthropic");
-                let mut metrics = Metrics::of(usage, anthropic);
+                let mut metrics = Metrics::of(usage);
                 metrics.extra.insert("duration_ms".into(), (*duration_ms).into());
                 if self.retries > 0 {
                     metrics.extra.insert("retries".into(), self.retries.into());
@@ -719,16 +718,9 @@ struct Metrics {
 
 impl Metrics {
     /// One response's usage. ATIF's `prompt_tokens` counts every input token, cached ones
-    /// included: OpenAI's `prompt_tokens` (Tackle's `input_tokens`) already does; Anthropic's
-    /// `input_tokens` leaves out cache reads and writes, which are added (for the `anthropic`
-    /// provider, or any response that reports cache writes, which only Anthropic's wire does).
-    fn of(usage: &Usage, anthropic: bool) -> Metrics {
-        let anthropic = anthropic || usage.cache_write.is_some();
-        let prompt_tokens = if anthropic {
-            usage.input_tokens + usage.cache_read.unwrap_or(0) + usage.cache_write.unwrap_or(0)
-        } else {
-            usage.input_tokens
-        };
+    /// included, as Tackle's `input_tokens` does on both wires (`tackle_llm::Usage`).
+    fn of(usage: &Usage) -> Metrics {
+        let prompt_tokens = usage.input_tokens;
         let mut extra = Map::new();
         if let Some(write) = usage.cache_write {
             extra.insert("cache_write_tokens".into(), write.into());
@@ -937,11 +929,13 @@ mod tests {
     }
 
     #[test]
-    fn anthropic_usage_counts_cache_reads_and_writes_as_prompt_tokens() {
-        let usage = json!({"input_tokens": 5, "output_tokens": 2, "cache_read": 100, "cache_write": 30});
+    fn prompt_tokens_are_the_input_tokens_cached_ones_included() {
+        // Usage's input_tokens holds the cached tokens on both wires (Anthropic's are added up
+        // when the response is read), so they are never added twice.
+        let usage = json!({"input_tokens": 135, "output_tokens": 2, "cache_read": 100, "cache_write": 30});
         let document = export(&[
             ("main", "session_start", start("t", "anthropic", "s")),
-            ("main", "llm_response", response(1, "a", json!([]), usage.clone())),
+            ("main", "llm_response", response(1, "a", json!([]), usage)),
             (
                 "main",
                 "llm_response",
@@ -957,13 +951,6 @@ mod tests {
             document["final_metrics"],
             json!({"total_prompt_tokens": 142, "total_completion_tokens": 3, "total_cached_tokens": 100, "total_steps": 3})
         );
-        // A reply with cache writes is Anthropic's wire whatever the provider is called.
-        let custom = export(&[
-            ("main", "session_start", start("t", "work-proxy", "s")),
-            ("main", "llm_response", response(1, "a", json!([]), usage)),
-        ]);
-        assert_eq!(custom["steps"][1]["metrics"]["prompt_tokens"], 135);
-        // OpenAI's prompt_tokens already holds the cached ones.
         let openai = export(&[
             ("main", "session_start", start("t", "openai", "s")),
             (
