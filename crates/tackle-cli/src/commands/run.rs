@@ -87,18 +87,17 @@ pub async fn run(args: RunArgs) -> CommandResult {
     Ok(ExitCode::from(code))
 }
 
-/// With `--json`, a run that could not start still prints one result object (exit code and
-/// error), so a harness reads every task the same way.
+/// With `--json`, a run whose infrastructure failed before it started (the container engine,
+/// the image, `--setup`) still prints one result object, so a harness reads it as it reads any
+/// result and retries it; a usage error prints only its message (exit 2).
 fn report_unstarted(json: bool, failure: &Failure, started: Instant) {
-    if !json {
+    if !json || failure.code != ExitCode::from(crate::exit::INFRA) {
         return;
     }
-    let code: u8 =
-        if failure.code == ExitCode::from(crate::exit::INFRA) { crate::exit::INFRA } else { crate::exit::USAGE };
     let object = serde_json::json!({
-        "status": "error", "steps": 0, "exit_code": code,
+        "status": "error", "steps": 0, "exit_code": crate::exit::INFRA,
         "duration_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        "error": {"kind": if code == crate::exit::INFRA { "infrastructure" } else { "usage" }, "message": failure.message},
+        "error": {"kind": "infrastructure", "message": failure.message},
     });
     let _ = crate::stdout::print_json_line(&object);
 }

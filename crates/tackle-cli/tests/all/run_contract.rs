@@ -265,3 +265,43 @@ async fn the_json_result_carries_the_runs_diff_and_usage() {
         String::from_utf8_lossy(&check.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn setup_runs_before_the_agent_without_asking_and_its_failure_is_infrastructure() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = user_config("");
+    // The model reads what the set-up wrote: it ran before the first request.
+    let script = Script::new([
+        Turn::reply(Reply::text("Reading.").call("r", "read_file", json!({"file_path": "ready.txt"}))),
+        Turn::reply(Reply::text("Done.").call("d", "task_done", json!({})))
+            .expect(tackle_testkit::Expect::result("r", "set up")),
+    ]);
+    let server = FakeLlm::start(script).await;
+    // In the default mode a model's bash call would be denied (nobody can approve it); the
+    // set-up is the person's own and runs.
+    let mut run_default = Command::new(env!("CARGO_BIN_EXE_tackle"));
+    run_default
+        .args(["run", "read ready.txt", "--json", "--model", "openai/fake", "--base-url"])
+        .arg(server.base_url(Protocol::OpenAi))
+        .arg("--workspace")
+        .arg(workspace.path())
+        .args(["--setup", "echo 'set up' > ready.txt"])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("TACKLE_MODEL")
+        .env("TACKLE_CONFIG_DIR", config.path())
+        .stdin(Stdio::null());
+    let out = run(run_default).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    server.assert_clean();
+    assert_eq!(std::fs::read_to_string(workspace.path().join("ready.txt")).unwrap(), "set up\n");
+
+    // A failing set-up: exit 3 before any request, with a result object.
+    let server = FakeLlm::start(Script::new([])).await;
+    let extra = ["--setup", "echo broken >&2; exit 7"];
+    let out = run(command(&server, Protocol::OpenAi, workspace.path(), config.path(), &extra)).await;
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let result = result(&out);
+    assert_eq!((&result["exit_code"], &result["error"]["kind"]), (&json!(3), &json!("infrastructure")), "{result}");
+    assert!(result["error"]["message"].as_str().unwrap().contains("broken"), "{result}");
+    assert!(server.requests().is_empty());
+}

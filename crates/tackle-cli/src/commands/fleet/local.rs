@@ -209,10 +209,16 @@ async fn spawn_run(
     let code = output.status.code();
     let tail = std::fs::read_to_string(task_dir.join("stderr.log")).unwrap_or_default();
     let tail: String = tail.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+    // A usage error or a signal keeps its code; anything else that printed no result crashed,
+    // which is this machine's problem, not the task's: infrastructure.
+    let (exit_code, kind) = match code {
+        Some(code @ (2 | 129 | 130 | 143)) => (code, "no_result"),
+        _ => (3, "crashed"),
+    };
     Ok(json!({
         "status": "error",
-        "exit_code": 3,
-        "error": {"kind": "crashed", "message": format!("the run ended without a result (exit {code:?}): {tail}")},
+        "exit_code": exit_code,
+        "error": {"kind": kind, "message": format!("the run ended without a result (exit {code:?}): {tail}")},
     }))
 }
 
