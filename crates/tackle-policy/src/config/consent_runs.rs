@@ -33,6 +33,7 @@ pub fn consent_would_run(workspace: &Table, user: &Table, snapshot: &SettingsSna
     if let Some(mcp_json) = json_file(snapshot, ".mcp.json") {
         mcp_servers(&mcp_json["mcpServers"], ".mcp.json", &mut lines);
     }
+    tool_files(snapshot, &mut lines);
     if let Some(providers) = toml["providers"].as_object() {
         for (name, provider) in providers {
             if let Some(url) = provider["base_url"].as_str() {
@@ -41,6 +42,27 @@ pub fn consent_would_run(workspace: &Table, user: &Table, snapshot: &SettingsSna
         }
     }
     lines
+}
+
+/// The tools `.tackle/tools/` defines, with what each runs (`command` or `script`, first line).
+fn tool_files(snapshot: &SettingsSnapshot, lines: &mut Vec<String>) {
+    for (path, file) in snapshot.tool_files() {
+        let SettingsFile::Present(bytes) = file else { continue };
+        let table: Option<Table> = std::str::from_utf8(bytes).ok().and_then(|text| text.parse().ok());
+        let Some(table) = table else {
+            lines.push(format!("a tool defined in {path} (not valid TOML)"));
+            continue;
+        };
+        let name = table.get("name").and_then(toml::Value::as_str).unwrap_or("?");
+        let runs = match (table.get("command"), table.get("script").and_then(toml::Value::as_str)) {
+            (Some(toml::Value::Array(argv)), _) => {
+                argv.iter().map(|word| word.as_str().unwrap_or("?")).collect::<Vec<_>>().join(" ")
+            }
+            (_, Some(script)) => format!("bash script: {}", script.lines().next().unwrap_or_default()),
+            _ => "nothing it can run".to_owned(),
+        };
+        lines.push(format!("tool {name} runs {runs} ({path})"));
+    }
 }
 
 /// Whether `table` turns on Claude Code's settings (`[compat] claude` or `[hooks] import_claude`).

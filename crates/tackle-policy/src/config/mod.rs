@@ -161,7 +161,10 @@ impl Config {
             &path.display().to_string(),
         ));
         let store = options.store.or_else(|| ConsentStore::in_user_config(WORKSPACE_CONSENT_FILE));
-        let wanted = rules::needs_workspace_consent(&filtered);
+        let mut wanted = rules::needs_workspace_consent(&filtered);
+        if !snapshot.tool_files().is_empty() {
+            wanted.push(format!("the tools defined in {}/", tackle_core::fs::state::TACKLE_TOOLS.rel));
+        }
         let runs = consent_runs::consent_would_run(&filtered, &user, &snapshot);
         let decision = consent::decide(&TrustInputs {
             workspace,
