@@ -56,6 +56,15 @@ struct Candidate {
 /// `notice`. A name already in `registry` (a built-in's or an embedder's name or alias, or a
 /// langtag of a text call format) is refused, and so is a second file with a name taken.
 pub(crate) fn load(config: &Config, workspace: &Path, registry: &mut Registry, notice: &Notice) -> FileToolReport {
+    let report = load_quietly(config, workspace, registry, notice);
+    for skipped in &report.skipped {
+        notice.say(&format!("tool file {} skipped: {}", skipped.path, skipped.error));
+    }
+    report
+}
+
+/// [`load`] but for the notices of skipped files.
+fn load_quietly(config: &Config, workspace: &Path, registry: &mut Registry, notice: &Notice) -> FileToolReport {
     let mut report = FileToolReport::default();
     let mut candidates = user_candidates();
     let workspace_files = config.snapshot().tool_files();
@@ -83,11 +92,8 @@ pub(crate) fn load(config: &Config, workspace: &Path, registry: &mut Registry, n
         return report;
     }
     let restriction_available = candidates.iter().any(|c| c.workspace) && restriction_available(config, workspace);
-    let mut toolsets: Vec<String> = registry
-        .import_toolsets()
-        .into_iter()
-        .filter(|toolset| toolset != tackle_mcp::client::MCP_TOOLSET)
-        .collect();
+    let mut toolsets: Vec<String> =
+        registry.import_toolsets().into_iter().filter(|toolset| toolset != tackle_mcp::client::MCP_TOOLSET).collect();
     toolsets.push(FILES_TOOLSET.to_owned());
     let toolsets: Vec<&str> = toolsets.iter().map(String::as_str).collect();
     for candidate in candidates {
@@ -120,9 +126,6 @@ pub(crate) fn load(config: &Config, workspace: &Path, registry: &mut Registry, n
         report.loaded.push((tool.definition().name.clone(), candidate.path.clone()));
         let tool: Arc<dyn DynTool> = tool;
         registry.register_dyn(&toolsets, ToolSource::File(candidate.path), Arc::new(move || Arc::clone(&tool)));
-    }
-    for skipped in &report.skipped {
-        notice.say(&format!("tool file {} skipped: {}", skipped.path, skipped.error));
     }
     report
 }
