@@ -128,6 +128,10 @@ pub const TABLE: &[StatePath] = &[
     CLAUDE_LOCAL_SETTINGS,
 ];
 
+/// The files of a state directory as [`StatePath::read_files`] read them: each one's
+/// workspace-relative path and its bytes, or why it was not read.
+pub type FilesRead = Vec<(String, Result<Vec<u8>, StateError>)>;
+
 /// A state path could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
@@ -306,12 +310,7 @@ impl StatePath {
     /// `workspace` without following any link. `Ok(None)`: the directory does not exist. A
     /// link or something not a regular file among them is an error for that entry (named by
     /// its workspace-relative path), never followed; a linked directory is an error for all.
-    pub fn read_files(
-        &self,
-        workspace: &Path,
-        suffix: &str,
-        max: u64,
-    ) -> Result<Option<Vec<(String, Result<Vec<u8>, StateError>)>>, StateError> {
+    pub fn read_files(&self, workspace: &Path, suffix: &str, max: u64) -> Result<Option<FilesRead>, StateError> {
         let Some(dir) = self.open_dir(workspace, "", false)? else { return Ok(None) };
         let mut names: Vec<String> = entries(dir.as_fd())
             .into_iter()

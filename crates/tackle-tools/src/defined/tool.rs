@@ -137,7 +137,7 @@ impl Call {
     async fn run(self, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let name = self.definition.name.clone();
         let env = crate::shell::session_environment(ctx)?;
-        let (program, mut args, stdin_json, extra_vars, notes) = self.argv()?;
+        let Launch { program, mut args, stdin: stdin_json, vars: extra_vars, notes } = self.launch()?;
         let restricted = self.restricted || ctx.read_only_restricted();
         let program = if restricted {
             let helper = restriction_helper(&env, &name)?;
@@ -197,27 +197,39 @@ impl Call {
         Ok(render(&env, out, err, ended, notes))
     }
 
-    /// The program, its arguments, what goes to stdin, the extra variables, and notes for
-    /// the output.
-    #[allow(clippy::type_complexity)]
-    fn argv(
-        &self,
-    ) -> Result<(String, Vec<OsString>, Option<String>, Vec<(OsString, OsString)>, Vec<String>), ToolError> {
+    /// What this call starts.
+    fn launch(&self) -> Result<Launch, ToolError> {
         match &self.definition.runner {
-            Runner::Command(argv) => {
-                let json = Value::Object(self.args.clone()).to_string();
-                let args = argv[1..].iter().map(OsString::from).collect();
-                Ok((argv[0].clone(), args, Some(json), Vec::new(), Vec::new()))
-            }
+            Runner::Command(argv) => Ok(Launch {
+                program: argv[0].clone(),
+                args: argv[1..].iter().map(OsString::from).collect(),
+                stdin: Some(Value::Object(self.args.clone()).to_string()),
+                vars: Vec::new(),
+                notes: Vec::new(),
+            }),
             Runner::Script(script) => {
                 let vars =
                     env_names::argument_vars(&self.args).map_err(|err| ToolError::InvalidInput(err.to_string()))?;
-                let notes = vars.skipped.iter().map(|why| format!("[note: {why}; read it from TACKLE_ARGS]")).collect();
-                let args = vec!["-c".into(), script.into(), self.definition.name.clone().into()];
-                Ok(("bash".to_owned(), args, None, vars.vars, notes))
+                Ok(Launch {
+                    program: "bash".to_owned(),
+                    args: vec!["-c".into(), script.into(), self.definition.name.clone().into()],
+                    stdin: None,
+                    vars: vars.vars,
+                    notes: vars.skipped.iter().map(|why| format!("[note: {why}; read it from TACKLE_ARGS]")).collect(),
+                })
             }
         }
     }
+}
+
+/// What one call starts: the program and its arguments, what goes to its stdin (none:
+/// `/dev/null`), the variables added to the command environment, and notes for the output.
+struct Launch {
+    program: String,
+    args: Vec<OsString>,
+    stdin: Option<String>,
+    vars: Vec<(OsString, OsString)>,
+    notes: Vec<String>,
 }
 
 /// The helper that runs a command read-only restricted in this session, or the refusal.
