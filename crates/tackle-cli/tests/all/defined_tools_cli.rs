@@ -127,13 +127,18 @@ fn a_non_zero_exit_is_an_error_with_both_streams_and_the_code() {
     assert_eq!(result["meta"]["exit_code"], 3);
 }
 
-/// Processes whose command line holds `marker`.
+/// Live (not zombie) `sleep MARKER` processes.
 fn processes_with(marker: &str) -> usize {
+    let sleeper = format!("sleep\0{marker}\0");
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
+        .filter(|entry| {
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
         .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
-        .filter(|cmdline| String::from_utf8_lossy(cmdline).contains(marker))
+        .filter(|cmdline| *cmdline == sleeper.as_bytes())
         .count()
 }
 
@@ -404,4 +409,41 @@ async fn a_model_calls_a_workspace_tool_end_to_end_on_both_wires() {
         let result: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(result["status"], "success", "{result}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ending_the_session_kills_a_running_call() {
+    let fx = fixture();
+    // No sandbox: nothing but Tackle itself ends the call's processes (bubblewrap would also
+    // take them down with it).
+    std::fs::write(fx.user.path().join("config.toml"), "[sandbox]\nmode = \"none\"\n").unwrap();
+    let marker = format!("{}.{}", 5000 + std::process::id() % 1000, 5432);
+    let script = format!("script = 'sleep {marker} & sleep {marker} & touch started; wait'");
+    fx.workspace_tool("sleepy.toml", &tool("sleepy", &script, ""));
+    let server = FakeLlm::start(Script::new([Turn::reply(Reply::text("Waiting.").call("s1", "sleepy", json!({})))]))
+        .await;
+    let base = server.base_url(Protocol::OpenAi);
+    let args = ["run", "wait", "--model", "openai/fake", "--base-url", &base, "--permission-mode", "bypass"];
+    let mut command = fx.command(&args, true);
+    command.env_remove("OPENAI_API_KEY").env_remove("TACKLE_MODEL").stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let started = fx.ws().join("started");
+    for _ in 0..400 {
+        if started.exists() && processes_with(&marker) == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(processes_with(&marker), 2, "the call did not start");
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let status = tokio::task::block_in_place(|| child.wait()).unwrap();
+    assert!(matches!(status.code(), Some(130 | 143)), "{status:?}");
+    for _ in 0..100 {
+        if processes_with(&marker) == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(processes_with(&marker), 0, "a process of the call outlived the session");
 }
