@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tackle_core::registry::{NameIndex, Registry, ToolSource};
+use tackle_core::registry::{NameIndex, Registry, ToolSource, normalize};
 use tackle_core::{DynTool, ToolSpec};
 use tackle_policy::config::Config;
 use tackle_policy::config::snapshot::{MAX_SETTINGS_BYTES, SettingsFile, TOOL_FILE_SUFFIX};
@@ -166,8 +166,14 @@ fn read_user_file(path: &Path) -> Result<Vec<u8>, String> {
 
 /// What already answers to `name` in `registry`, if anything: a tool's name, alias or
 /// normalized name (a model's call of `Bash` or `read-file` must keep reaching the
-/// built-in), or a langtag of the text call formats (`sh`, `save`).
+/// built-in), a langtag of the text call formats (`sh`, `save`), or a name the MCP hub
+/// takes later.
 fn taken_by(registry: &Registry, name: &str) -> Option<String> {
+    // The MCP hub adds these later, when an imported server offers resources.
+    let later = [tackle_mcp::client::resources::LIST_RESOURCES, tackle_mcp::client::resources::READ_RESOURCE];
+    if let Some(reserved) = later.iter().find(|reserved| normalize(reserved) == normalize(name)) {
+        return Some(format!("is reserved for the MCP tool {reserved}"));
+    }
     let specs: Vec<&ToolSpec> = registry.entries().iter().map(|entry| &entry.spec).collect();
     if let Some(position) = NameIndex::new(specs.iter().copied()).resolve(name) {
         let entry = &registry.entries()[position];

@@ -305,6 +305,11 @@ fn malformed_files_are_named_in_tools_list_and_the_others_load() {
             format!("name = \"good\"\ndescription = \"d\"\nscript = \"x\"\n{schema}"),
             "already taken by the tool defined in",
         ),
+        (
+            "k-reserved.toml",
+            format!("name = \"read_mcp_resource\"\ndescription = \"d\"\nscript = \"x\"\n{schema}"),
+            "reserved for the MCP tool read_mcp_resource",
+        ),
     ];
     fx.user_tool("good.toml", &tool("good", "script = 'echo good'", ""));
     for (file, text, _) in bad {
@@ -420,8 +425,8 @@ async fn ending_the_session_kills_a_running_call() {
     let marker = format!("{}.{}", 5000 + std::process::id() % 1000, 5432);
     let script = format!("script = 'sleep {marker} & sleep {marker} & touch started; wait'");
     fx.workspace_tool("sleepy.toml", &tool("sleepy", &script, ""));
-    let server = FakeLlm::start(Script::new([Turn::reply(Reply::text("Waiting.").call("s1", "sleepy", json!({})))]))
-        .await;
+    let server =
+        FakeLlm::start(Script::new([Turn::reply(Reply::text("Waiting.").call("s1", "sleepy", json!({})))])).await;
     let base = server.base_url(Protocol::OpenAi);
     let args = ["run", "wait", "--model", "openai/fake", "--base-url", &base, "--permission-mode", "bypass"];
     let mut command = fx.command(&args, true);

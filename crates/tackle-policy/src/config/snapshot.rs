@@ -246,6 +246,44 @@ mod tests {
     }
 
     #[test]
+    fn tool_files_are_hashed_when_present_and_a_linked_one_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let before = SettingsSnapshot::read(dir.path());
+        std::fs::create_dir_all(dir.path().join(".tackle/tools")).unwrap();
+        assert_eq!(SettingsSnapshot::read(dir.path()).hash(), before.hash(), "an empty directory changes nothing");
+        std::fs::write(dir.path().join(".tackle/tools/a.toml"), "name = 'a'").unwrap();
+        std::fs::write(dir.path().join(".tackle/tools/notes.txt"), "not a tool").unwrap();
+        std::fs::write(outside.path().join("evil.toml"), "secret").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("evil.toml"), dir.path().join(".tackle/tools/b.toml")).unwrap();
+        let first = SettingsSnapshot::read(dir.path());
+        assert_ne!(first.hash(), before.hash());
+        assert!(!first.is_empty());
+        let files = first.tool_files();
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert_eq!(files[0], (".tackle/tools/a.toml".to_owned(), SettingsFile::Present(b"name = 'a'".to_vec())));
+        assert_eq!(files[1].0, ".tackle/tools/b.toml");
+        assert!(matches!(&files[1].1, SettingsFile::Unusable(why) if why.contains("is a symlink")), "{files:?}");
+        std::fs::write(dir.path().join(".tackle/tools/a.toml"), "name = 'b'").unwrap();
+        let changed = SettingsSnapshot::read(dir.path());
+        assert_ne!(changed.hash(), first.hash(), "a changed tool file needs consent again");
+        let parts: Vec<String> = changed
+            .file_hashes()
+            .into_iter()
+            .zip(first.file_hashes())
+            .filter(|(a, b)| a != b)
+            .map(|(a, _)| a.0)
+            .collect();
+        assert_eq!(parts, [".tackle/tools/a.toml"]);
+
+        std::fs::remove_dir_all(dir.path().join(".tackle/tools")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join(".tackle/tools")).unwrap();
+        let linked = SettingsSnapshot::read(dir.path());
+        assert_eq!(linked.tool_files().len(), 1);
+        assert!(matches!(&linked.tool_files()[0], (path, SettingsFile::Unusable(_)) if path == ".tackle/tools"));
+    }
+
+    #[test]
     fn fifos_directories_and_huge_files_are_unusable_not_fatal() {
         let dir = tempfile::tempdir().unwrap();
         rustix::fs::mknodat(
