@@ -234,11 +234,16 @@ fn permission_rules_name_the_tool() {
     assert_eq!(code, 2);
     let said = result["output"].as_str().unwrap();
     assert!(said.contains("Permission to use toucher has been denied by rule toucher (--deny)"), "{said}");
+    let (result, code, _) = fx.call("toucher", json!({}), &["--deny", "Tool(toucher)"], false);
+    assert_eq!(code, 2);
+    let said = result["output"].as_str().unwrap();
+    assert!(said.contains("denied by rule Tool(toucher) (--deny)"), "{said}");
     let (result, code, _) = fx.call("toucher", json!({}), &["--permission-mode", "default"], false);
     assert_eq!(code, 2);
     assert!(result["output"].as_str().unwrap().contains("toucher needs approval"), "{result}");
     assert!(!fx.ws().join("touched").exists());
-    let (_, code, _) = fx.call("toucher", json!({}), &["--permission-mode", "default", "--allow", "toucher"], false);
+    let (_, code, _) =
+        fx.call("toucher", json!({}), &["--permission-mode", "default", "--allow", "Tool(toucher)"], false);
     assert_eq!(code, 0);
     assert!(fx.ws().join("touched").exists());
 }
