@@ -56,18 +56,21 @@ pub struct DefinedTool {
 impl DefinedTool {
     /// The tool of `definition`, trusted as `trust` says.
     pub fn new(definition: ToolDefinition, trust: Trust) -> DefinedTool {
-        let (read_only, restricted) = match trust {
-            Trust::User => (definition.read_only, false),
+        // A workspace's hints are believed only where they are enforced: a read-only claim
+        // when calls run restricted; a claim not to destroy anything never (as an untrusted
+        // MCP server's).
+        let (read_only, restricted, destructive) = match trust {
+            Trust::User => (definition.read_only, false, definition.destructive),
             Trust::Workspace { restriction_available } => {
                 let counts = definition.read_only && restriction_available;
-                (counts, counts)
+                (counts, counts, true)
             }
         };
         let (schema, _) = tackle_core::schema::sanitize(definition.input_schema.clone());
         let mut spec = ToolSpec::new(&definition.name, &definition.description).input_schema(schema);
         spec.search_hint = Some(spec.summary().to_owned());
         spec.annotations.read_only = read_only;
-        spec.annotations.destructive = !read_only && definition.destructive;
+        spec.annotations.destructive = !read_only && destructive;
         spec.concurrency_safe = definition.concurrency_safe;
         spec.manages_output_budget = true;
         DefinedTool { spec, definition: Arc::new(definition), restricted }
@@ -308,4 +311,42 @@ fn render(env: &ShellEnvironment, out: Capture, err: Capture, ended: Ended, note
     output.meta.truncated = out.truncated || err.truncated;
     output.meta.spill_path = out.spill.clone().or_else(|| err.spill.clone());
     output.with_structured(structured)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::defined::parse_definition;
+
+    fn definition(hints: &str) -> ToolDefinition {
+        let text =
+            format!("name = \"t\"\ndescription = \"d\"\nscript = \"x\"\n{hints}\n[input_schema]\ntype = \"object\"\n");
+        parse_definition(text.as_bytes()).unwrap()
+    }
+
+    fn hints(tool: &DefinedTool) -> (bool, bool, bool) {
+        (tool.spec().annotations.read_only, tool.spec().annotations.destructive, tool.runs_restricted())
+    }
+
+    #[test]
+    fn a_workspace_tool_is_believed_only_where_its_claim_is_enforced() {
+        let read_only = || definition("read_only = true");
+        let harmless = || definition("destructive = false");
+        assert_eq!(hints(&DefinedTool::new(read_only(), Trust::User)), (true, false, false));
+        assert_eq!(hints(&DefinedTool::new(harmless(), Trust::User)), (false, false, false));
+        let enforced = Trust::Workspace { restriction_available: true };
+        let unenforced = Trust::Workspace { restriction_available: false };
+        assert_eq!(hints(&DefinedTool::new(read_only(), enforced)), (true, false, true));
+        assert_eq!(hints(&DefinedTool::new(read_only(), unenforced)), (false, true, false));
+        assert_eq!(hints(&DefinedTool::new(harmless(), enforced)), (false, true, false));
+    }
+
+    #[test]
+    fn arguments_must_be_an_object_and_the_deadline_leaves_a_margin() {
+        let tool = DefinedTool::new(definition("timeout = 2"), Trust::User);
+        assert!(matches!(tool.prepare(&serde_json::json!([1])), Err(ToolError::InvalidInput(_))));
+        let prepared = tool.prepare(&serde_json::json!({})).unwrap();
+        assert_eq!(prepared.timeout, Some(Duration::from_secs(2) + TIMEOUT_MARGIN));
+        assert!(!prepared.read_only);
+    }
 }
