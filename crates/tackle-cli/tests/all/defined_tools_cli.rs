@@ -386,15 +386,16 @@ fn mcp_serve_lists_and_calls_a_file_tool() {
     assert_eq!(called["content"][0]["text"], "OVER MCP");
 }
 
-/// `tackle run` in `fx` against `server` speaking `protocol`.
-fn run_against(fx: &Fixture, server: &FakeLlm, protocol: Protocol) -> Output {
+/// `tackle run` in `fx` against `server` speaking `protocol`, with `extra` flags.
+fn run_against(fx: &Fixture, server: &FakeLlm, protocol: Protocol, extra: &[&str]) -> Output {
     let model = match protocol {
         Protocol::OpenAi => "openai/fake",
         Protocol::Anthropic => "anthropic/fake",
     };
     let base = server.base_url(protocol);
-    let args =
-        ["run", "count the words", "--model", model, "--base-url", &base, "--json", "--permission-mode", "bypass"];
+    let mut args = vec!["run", "count the words", "--model", model, "--base-url", &base, "--json"];
+    args.extend(["--permission-mode", "bypass"]);
+    args.extend(extra);
     let mut command = fx.command(&args, true);
     command.env_remove("OPENAI_API_KEY").env_remove("ANTHROPIC_API_KEY").env_remove("TACKLE_MODEL");
     command.output().unwrap()
@@ -413,7 +414,7 @@ async fn a_model_calls_a_workspace_tool_end_to_end_on_both_wires() {
         ]);
         let server = FakeLlm::start(script).await;
         let fx_ref = &fx;
-        let out = tokio::task::block_in_place(|| run_against(fx_ref, &server, protocol));
+        let out = tokio::task::block_in_place(|| run_against(fx_ref, &server, protocol, &[]));
         assert_eq!(out.status.code(), Some(0), "{protocol:?}: {}", String::from_utf8_lossy(&out.stderr));
         server.assert_clean();
         let result: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -456,4 +457,22 @@ async fn ending_the_session_kills_a_running_call() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert_eq!(processes_with(&marker), 0, "a process of the call outlived the session");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_calls_a_defined_tool_in_the_markdown_call_format() {
+    let fx = fixture();
+    fx.user_tool("count.toml", &tool("count_words", r#"script = 'echo "$TACKLE_ARG_TEXT" | wc -w'"#, ""));
+    let script = Script::new([
+        Turn::reply(Reply::text("Counting.\n```count_words\n{\"text\": \"one two three four\"}\n```\n"))
+            .expect(Expect { no_tools: true, ..Expect::last_user_contains("count the words") }),
+        Turn::reply(Reply::text("Four.\n```task_done\n{}\n```\n"))
+            .expect(Expect::last_user_contains("Result of count_words (call 1):\n```output\n4\n```")),
+    ]);
+    let server = FakeLlm::start(script).await;
+    let fx_ref = &fx;
+    let out =
+        tokio::task::block_in_place(|| run_against(fx_ref, &server, Protocol::OpenAi, &["--call-format", "markdown"]));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    server.assert_clean();
 }
