@@ -1,6 +1,7 @@
 //! Where the tools defined in files come from and which of them a session offers
 //! (docs/reference/tools.md#tools-defined-in-files): the person's own `tools/` directory
-//! beside the user config (trusted as written), then the workspace's `.tackle/tools/`, read
+//! beside the user config the configuration was loaded from (trusted as written; none for a
+//! configuration an embedder made from tables), then the workspace's `.tackle/tools/`, read
 //! once with the workspace's settings (`tackle_policy::config::snapshot`), so that the
 //! consent to those settings covers exactly these files and a changed file needs consent
 //! again. Without that consent the workspace's files are not loaded.
@@ -66,7 +67,7 @@ pub(crate) fn load(config: &Config, workspace: &Path, registry: &mut Registry, n
 /// [`load`] but for the notices of skipped files.
 fn load_quietly(config: &Config, workspace: &Path, registry: &mut Registry, notice: &Notice) -> FileToolReport {
     let mut report = FileToolReport::default();
-    let mut candidates = user_candidates();
+    let mut candidates = config.user_dir().map(user_candidates).unwrap_or_default();
     let workspace_files = config.snapshot().tool_files();
     if !workspace_files.is_empty() && !config.workspace_trusted {
         for (path, _) in workspace_files {
@@ -130,11 +131,10 @@ fn load_quietly(config: &Config, workspace: &Path, registry: &mut Registry, noti
     report
 }
 
-/// The person's tool files, `{user config dir}/tools/*.toml`, sorted by name.
-fn user_candidates() -> Vec<Candidate> {
-    let Some(dir) = tackle_policy::config::user_config_dir().map(|dir| dir.join(USER_TOOLS_DIR)) else {
-        return Vec::new();
-    };
+/// The person's tool files, `tools/*.toml` in the user config directory `user_dir`, sorted
+/// by name.
+fn user_candidates(user_dir: &Path) -> Vec<Candidate> {
+    let dir = user_dir.join(USER_TOOLS_DIR);
     let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
     let mut files: Vec<PathBuf> = entries
         .flatten()

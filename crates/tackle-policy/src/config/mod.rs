@@ -197,6 +197,13 @@ impl Config {
         self
     }
 
+    /// The user config directory this configuration was loaded from; `None` for one made
+    /// from tables (an embedder's), which takes nothing else from the person's directory
+    /// either (their tools defined in files).
+    pub fn user_dir(&self) -> Option<&Path> {
+        self.user_file.as_deref().and_then(Path::parent)
+    }
+
     /// The workspace's settings files as read when the configuration was loaded; read any
     /// settings file from here, never from the disk again.
     pub fn snapshot(&self) -> &SettingsSnapshot {
