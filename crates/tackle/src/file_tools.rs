@@ -57,7 +57,12 @@ struct Candidate {
 /// `notice`. A name already in `registry` (a built-in's or an embedder's name or alias, or a
 /// langtag of a text call format) is refused, and so is a second file with a name taken.
 pub(crate) fn load(config: &Config, workspace: &Path, registry: &mut Registry, notice: &Notice) -> FileToolReport {
-    let report = load_quietly(config, workspace, registry, notice);
+    let mut report = load_quietly(config, workspace, registry, notice);
+    // A file's name and what it holds reach the person's terminal: no control characters.
+    for skipped in &mut report.skipped {
+        skipped.path = escape_controls(&skipped.path);
+        skipped.error = escape_controls(&skipped.error);
+    }
     for skipped in &report.skipped {
         notice.say(&format!("tool file {} skipped: {}", skipped.path, skipped.error));
     }
@@ -80,7 +85,7 @@ fn load_quietly(config: &Config, workspace: &Path, registry: &mut Registry, noti
         }
     } else {
         candidates.extend(workspace_files.iter().map(|(path, file)| Candidate {
-            path: path.clone(),
+            path: escape_controls(path),
             bytes: match file {
                 SettingsFile::Present(bytes) => Ok(bytes.clone()),
                 SettingsFile::Unusable(why) => Err(why.clone()),
@@ -144,7 +149,11 @@ fn user_candidates(user_dir: &Path) -> Vec<Candidate> {
     files.sort();
     files
         .into_iter()
-        .map(|path| Candidate { path: path.display().to_string(), bytes: read_user_file(&path), workspace: false })
+        .map(|path| Candidate {
+            path: escape_controls(&path.display().to_string()),
+            bytes: read_user_file(&path),
+            workspace: false,
+        })
         .collect()
 }
 
@@ -195,4 +204,9 @@ fn taken_by(registry: &Registry, name: &str) -> Option<String> {
 /// session's settings decide it (`crate::settings`).
 fn restriction_available(config: &Config, workspace: &Path) -> bool {
     SandboxPolicy::from_config(config, workspace).is_ok_and(|(policy, _)| restrict::availability(&policy).is_ok())
+}
+
+/// `text` with every control character escaped (`\u{1b}`), for the person's terminal.
+fn escape_controls(text: &str) -> String {
+    text.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
 }

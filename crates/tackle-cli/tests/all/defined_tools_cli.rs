@@ -476,3 +476,19 @@ async fn a_model_calls_a_defined_tool_in_the_markdown_call_format() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     server.assert_clean();
 }
+
+#[test]
+fn control_characters_in_a_file_name_or_its_text_never_reach_the_terminal() {
+    let fx = fixture();
+    let text =
+        "name = \"a\\u001b]0;owned\\u0007\"\ndescription = \"d\"\nscript = \"x\"\n[input_schema]\ntype = \"object\"\n";
+    fx.workspace_tool("\u{1b}[2Jclear.toml", text);
+    let out = fx.run(&["tools", "list"], true);
+    assert_eq!(out.status.code(), Some(0));
+    for stream in [&out.stdout, &out.stderr] {
+        let shown = String::from_utf8_lossy(stream);
+        assert!(!shown.contains('\u{1b}') && !shown.contains('\u{7}'), "{shown:?}");
+    }
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(listing.contains(".tackle/tools/\\u{1b}[2Jclear.toml: name 'a\\u{1b}]0;owned\\u{7}' must be"), "{listing}");
+}
