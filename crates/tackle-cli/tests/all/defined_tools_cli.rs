@@ -492,3 +492,18 @@ fn control_characters_in_a_file_name_or_its_text_never_reach_the_terminal() {
     let listing = String::from_utf8_lossy(&out.stdout);
     assert!(listing.contains(".tackle/tools/\\u{1b}[2Jclear.toml: name 'a\\u{1b}]0;owned\\u{7}' must be"), "{listing}");
 }
+
+#[test]
+fn what_a_call_leaves_running_ends_with_it() {
+    let fx = fixture();
+    // No sandbox: bubblewrap would end the leftovers with its PID namespace anyway.
+    std::fs::write(fx.user.path().join("config.toml"), "[sandbox]\nmode = \"none\"\n").unwrap();
+    let marker = format!("{}.{}", 6000 + std::process::id() % 1000, 6543);
+    // The sleeper keeps stdout open: without the clean-up the call would wait for it.
+    fx.user_tool("leaver.toml", &tool("leaver", &format!("script = 'sleep {marker} & echo done'"), ""));
+    let started = std::time::Instant::now();
+    let (result, code, stderr) = fx.call("leaver", json!({}), &[], false);
+    assert_eq!((code, result["output"].as_str()), (0, Some("done")), "{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    assert_eq!(processes_with(&marker), 0, "a process of the call outlived it");
+}

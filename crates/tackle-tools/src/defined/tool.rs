@@ -181,9 +181,16 @@ impl Call {
             }
         };
         let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+        let grace = env.kill_grace;
         let run = async {
-            let ((), (), (), status) =
-                tokio::join!(feed, drain(stdout, &mut out), drain(stderr, &mut err), child.wait());
+            let exited = async {
+                let ((), status) = tokio::join!(feed, child.wait());
+                // What the program left running in its session would keep the pipes open (and
+                // the call waiting): it ends with the program.
+                ProcessSessions::of_session(root).kill_all(grace).await;
+                status
+            };
+            let (status, (), ()) = tokio::join!(exited, drain(stdout, &mut out), drain(stderr, &mut err));
             status
         };
         let ended = match self.definition.timeout {
@@ -193,9 +200,8 @@ impl Call {
             },
             None => Ended::Exited(exit_code(run.await)),
         };
-        // On a timeout the whole session goes; after an exit, whatever the program left
-        // running in its session goes with it.
-        ProcessSessions::of_session(root).kill_all(env.kill_grace).await;
+        // On a timeout the whole session goes (after an exit, nothing is left of it).
+        ProcessSessions::of_session(root).kill_all(grace).await;
         guard.armed = false;
         Ok(render(&env, out, err, ended, notes))
     }
