@@ -459,8 +459,8 @@ impl SessionBuilder {
 /// Every built-in tool (the code index's `ckg` included, in the `code` toolset, and the agent
 /// loop's `subagent` and `team_*`, in `default` and `bare`; the `team_*` also in the closed
 /// `team` toolset children are cut with), with every
-/// toolset an allowlist may name declared (`mcp` too, whether or not an MCP tool is imported,
-/// so `-mcp` is always valid).
+/// toolset an allowlist may name declared (`mcp` and `files` too, whether or not such a tool
+/// is there, so `-mcp` and `-files` are always valid).
 pub fn builtin_registry() -> Registry {
     let mut registry = tackle_tools::builtin_registry();
     tackle_ckg::register(&mut registry);
@@ -475,6 +475,9 @@ pub fn builtin_registry() -> Registry {
         registry.register(&[DEFAULT, BARE, TEAM], TeamList::default);
     }
     registry.declare_toolsets(&[tackle_mcp::client::MCP_TOOLSET]);
+    // The tools defined in files join it when a session loads them (`-files` is always valid);
+    // closed, so imported MCP tools do not.
+    registry.declare_closed_toolsets(&[crate::file_tools::FILES_TOOLSET]);
     registry
 }
 

@@ -79,7 +79,8 @@ fn load_quietly(config: &Config, workspace: &Path, registry: &mut Registry, noti
             report.skipped.push(SkippedToolFile {
                 path: path.clone(),
                 error: "not loaded: tools defined by the workspace need your consent to its settings (answer the \
-                        prompt on a terminal, or pass --trust-workspace)"
+                        prompt on a terminal, pass --trust-workspace or set TACKLE_TRUST_WORKSPACE=1, or list the \
+                        workspace in trusted_workspaces in your user config)"
                     .to_owned(),
             });
         }
