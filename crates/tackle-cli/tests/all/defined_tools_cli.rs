@@ -506,4 +506,13 @@ fn what_a_call_leaves_running_ends_with_it() {
     assert_eq!((code, result["output"].as_str()), (0, Some("done")), "{stderr}");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
     assert_eq!(processes_with(&marker), 0, "a process of the call outlived it");
+
+    // A program that reads none of a large input and leaves a child holding stdin.
+    let argv = format!(r#"command = ["bash", "-c", "sleep {marker} & echo quick"]"#);
+    fx.user_tool("unread.toml", &tool("unread", &argv, ""));
+    let started = std::time::Instant::now();
+    let (result, code, stderr) = fx.call("unread", json!({"text": "x".repeat(100_000)}), &[], false);
+    assert_eq!((code, result["output"].as_str()), (0, Some("quick")), "{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    assert_eq!(processes_with(&marker), 0, "a process of the call outlived it");
 }

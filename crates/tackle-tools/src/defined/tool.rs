@@ -184,13 +184,13 @@ impl Call {
         let grace = env.kill_grace;
         let run = async {
             let exited = async {
-                let ((), status) = tokio::join!(feed, child.wait());
+                let status = child.wait().await;
                 // What the program left running in its session would keep the pipes open (and
-                // the call waiting): it ends with the program.
+                // the call waiting, its input unread): it ends with the program.
                 ProcessSessions::of_session(root).kill_all(grace).await;
                 status
             };
-            let (status, (), ()) = tokio::join!(exited, drain(stdout, &mut out), drain(stderr, &mut err));
+            let (status, (), (), ()) = tokio::join!(exited, feed, drain(stdout, &mut out), drain(stderr, &mut err));
             status
         };
         let ended = match self.definition.timeout {
