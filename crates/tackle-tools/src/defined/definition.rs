@@ -357,6 +357,18 @@ mod tests {
     }
 
     #[test]
+    fn the_examples_of_the_reference_parse() {
+        let reference = include_str!("../../../../docs/reference/tools.md");
+        let section = reference.split("\n## Tools defined in files\n").nth(1).unwrap().split("\n## ").next().unwrap();
+        let examples: Vec<&str> =
+            section.split("```toml\n").skip(1).map(|block| block.split("\n```").next().unwrap()).collect();
+        assert_eq!(examples.len(), 2);
+        let parsed: Vec<ToolDefinition> = examples.iter().map(|text| parse(text).unwrap()).collect();
+        assert_eq!(parsed[0].runner, Runner::Command(vec!["jq".into(), "-r".into(), ".text | ascii_upcase".into()]));
+        assert!(matches!(&parsed[1].runner, Runner::Script(script) if script.contains("$TACKLE_ARG_PATH")));
+    }
+
+    #[test]
     fn durations() {
         for (text, ms) in [("30", 30_000), ("500ms", 500), ("2m", 120_000), ("1h", 3_600_000), ("1m30s", 90_000)] {
             assert_eq!(parse_duration_text(text), Some(Duration::from_millis(ms)), "{text}");
