@@ -2,6 +2,7 @@
 //! toolsets of docs/reference/tools.md#tool-index.
 
 pub mod control;
+pub mod defined;
 pub mod fs;
 pub mod gptme;
 pub mod json_edit;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tackle_core::hooks::ToolHook;
 use tackle_core::permission::{Approver, PermissionMode};
 use tackle_core::registry::{AllowlistError, NameIndex, Selection};
-use tackle_core::{DynTool, ExecutorConfig, Registry, SessionResource, Tool, ToolSpec, TypedTool};
+use tackle_core::{DynTool, ExecutorConfig, Registry, SessionResource, Tool, ToolSource, ToolSpec, TypedTool};
 use tackle_mcp::client::McpHub;
 use tackle_mcp::client::config::{Candidate, DEFAULT_DEFER_THRESHOLD};
 use tackle_mcp::client::consent::ConsentPolicy;
@@ -345,6 +345,11 @@ impl SessionBuilder {
             Some(start) => start.run(&config, &workspace, &rules, &mut registry, &self.notice).await?,
             None => None,
         };
+        // Tools defined in files run on this machine: a container session does not offer them.
+        let file_tools = match &container {
+            None => crate::file_tools::load(&config, &workspace, &mut registry, &self.notice),
+            Some(_) => crate::file_tools::FileToolReport::default(),
+        };
         let hub = match self.mcp {
             McpImport::None => None,
             import => {
@@ -446,6 +451,7 @@ impl SessionBuilder {
             executor_config,
             notice: self.notice,
             user_dirs,
+            file_tools,
         }))
     }
 }
@@ -453,8 +459,8 @@ impl SessionBuilder {
 /// Every built-in tool (the code index's `ckg` included, in the `code` toolset, and the agent
 /// loop's `subagent` and `team_*`, in `default` and `bare`; the `team_*` also in the closed
 /// `team` toolset children are cut with), with every
-/// toolset an allowlist may name declared (`mcp` too, whether or not an MCP tool is imported,
-/// so `-mcp` is always valid).
+/// toolset an allowlist may name declared (`mcp` and `files` too, whether or not such a tool
+/// is there, so `-mcp` and `-files` are always valid).
 pub fn builtin_registry() -> Registry {
     let mut registry = tackle_tools::builtin_registry();
     tackle_ckg::register(&mut registry);
@@ -469,6 +475,9 @@ pub fn builtin_registry() -> Registry {
         registry.register(&[DEFAULT, BARE, TEAM], TeamList::default);
     }
     registry.declare_toolsets(&[tackle_mcp::client::MCP_TOOLSET]);
+    // The tools defined in files join it when a session loads them (`-files` is always valid);
+    // closed, so imported MCP tools do not.
+    registry.declare_closed_toolsets(&[crate::file_tools::FILES_TOOLSET]);
     registry
 }
 
@@ -544,8 +553,10 @@ impl Prepare<'_> {
         if let Some(name) = self.narrow_to {
             narrow(self.registry, &mut selection, name);
         }
-        let runs_processes =
-            tackle_tools::shell::TOOLS.iter().any(|tool| selection.names.iter().any(|name| name == tool));
+        let runs_processes = selection.names.iter().any(|name| {
+            tackle_tools::shell::TOOLS.contains(&name.as_str())
+                || self.registry.get(name).is_some_and(|entry| matches!(entry.source, ToolSource::File(_)))
+        });
         let settings = ToolSettings::from_config(
             self.config,
             self.workspace,

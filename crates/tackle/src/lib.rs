@@ -58,6 +58,7 @@ pub mod code_index;
 pub mod config;
 mod container;
 mod error;
+pub mod file_tools;
 pub mod llm;
 pub mod mcp_login;
 pub mod mcp_serve;

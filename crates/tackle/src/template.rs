@@ -58,6 +58,8 @@ pub(crate) struct Inner {
     /// The person's skill and agent directories (`[compat] claude` adds `~/.claude/`'s),
     /// resolved once and put into every session's state.
     pub(crate) user_dirs: UserDirs,
+    /// The tools defined in files: which loaded, which files were skipped and why.
+    pub(crate) file_tools: crate::file_tools::FileToolReport,
 }
 
 impl std::fmt::Debug for SessionTemplate {
@@ -73,6 +75,13 @@ impl std::fmt::Debug for SessionTemplate {
 impl SessionTemplate {
     pub(crate) fn new(inner: Inner) -> SessionTemplate {
         SessionTemplate { inner: Arc::new(inner) }
+    }
+
+    /// The tools defined in files (docs/reference/tools.md#tools-defined-in-files): those
+    /// loaded, and the files that were not, each with its error (`tackle tools list` names
+    /// them).
+    pub fn file_tools(&self) -> &crate::file_tools::FileToolReport {
+        &self.inner.file_tools
     }
 
     /// A fresh session with the template's tools. Nothing is probed or started yet: the

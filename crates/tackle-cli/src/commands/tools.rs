@@ -84,6 +84,17 @@ pub async fn list(args: ListArgs) -> CommandResult {
         }
         out.flush().map_err(write_failure)?;
     }
+    // Tool files that could not be used are named with their error: on stderr by the
+    // session's notices, and in the listing too when it is text.
+    let skipped = &template.file_tools().skipped;
+    if !args.json && !skipped.is_empty() {
+        let mut out = stdout::buffered();
+        writeln!(out, "\nTool files not loaded:").map_err(write_failure)?;
+        for file in skipped {
+            writeln!(out, "  {}: {}", file.path, file.error).map_err(write_failure)?;
+        }
+        out.flush().map_err(write_failure)?;
+    }
     if selection.names.iter().any(|name| name == LOAD_SKILL) {
         let skills = template.skills();
         for warning in &skills.warnings {

@@ -17,6 +17,7 @@ mod aimock;
 mod ckg_cli;
 mod containers;
 mod day_one;
+mod defined_tools_cli;
 mod file_tools_cli;
 mod fleet_cli;
 mod front_door;

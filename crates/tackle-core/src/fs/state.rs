@@ -79,6 +79,9 @@ pub const TEAMS: StatePath = dir(".tackle/teams", "agent teams' mailboxes");
 pub const TACKLE_SKILLS: StatePath = dir(".tackle/skills", "the skill tool (read into the prompt)");
 /// Workspace skills (Claude Code's folder).
 pub const CLAUDE_SKILLS: StatePath = dir(".claude/skills", "the skill tool (read into the prompt)");
+/// Tools defined in files (`NAME.toml`), read with the settings and used only with consent.
+pub const TACKLE_TOOLS: StatePath =
+    dir(".tackle/tools", "tools defined in files (read with the settings, need consent)");
 /// Workspace agent definitions (Tackle's folder).
 pub const TACKLE_AGENTS: StatePath = dir(".tackle/agents", "subagent definitions (read into the prompt)");
 /// Workspace agent definitions (Claude Code's folder).
@@ -113,6 +116,7 @@ pub const TABLE: &[StatePath] = &[
     TEAMS,
     TACKLE_SKILLS,
     CLAUDE_SKILLS,
+    TACKLE_TOOLS,
     TACKLE_AGENTS,
     CLAUDE_AGENTS,
     AGENTS_MD,
@@ -123,6 +127,10 @@ pub const TABLE: &[StatePath] = &[
     CLAUDE_SETTINGS,
     CLAUDE_LOCAL_SETTINGS,
 ];
+
+/// The files of a state directory as [`StatePath::read_files`] read them: each one's
+/// workspace-relative path and its bytes, or why it was not read.
+pub type FilesRead = Vec<(String, Result<Vec<u8>, StateError>)>;
 
 /// A state path could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -295,6 +303,32 @@ impl StatePath {
             let _ = rustix::fs::unlinkat(&dir, temp.as_str(), AtFlags::empty());
         }
         renamed
+    }
+
+    /// The regular files directly in this directory whose names end with `suffix`, sorted by
+    /// name, each read (at most `max` bytes; more is an error for that file) beneath
+    /// `workspace` without following any link. `Ok(None)`: the directory does not exist. A
+    /// link or something not a regular file among them is an error for that entry (named by
+    /// its workspace-relative path), never followed; a linked directory is an error for all.
+    pub fn read_files(&self, workspace: &Path, suffix: &str, max: u64) -> Result<Option<FilesRead>, StateError> {
+        let Some(dir) = self.open_dir(workspace, "", false)? else { return Ok(None) };
+        let mut names: Vec<String> = entries(dir.as_fd())
+            .into_iter()
+            .filter_map(|(name, _)| name.into_string().ok())
+            .filter(|name| name.ends_with(suffix) && !name.starts_with('.'))
+            .collect();
+        names.sort();
+        let files = names
+            .into_iter()
+            .map(|name| {
+                let rel = format!("{}/{name}", self.rel);
+                let read = open_file_in(&dir, &rel, &name, OFlags::RDONLY, "read").and_then(|fd| {
+                    read_capped(fd, max).map_err(|source| StateError::Io { what: "read", path: rel.clone(), source })
+                });
+                (rel, read)
+            })
+            .collect();
+        Ok(Some(files))
     }
 
     /// Whether a link sits anywhere on this path (a notice is given for it): callers that

@@ -24,6 +24,9 @@ pub enum ToolSource {
     Mcp(String),
     /// Given by the program that embeds Tackle (`tackle::SessionBuilder::tool`).
     Embedded,
+    /// Defined in a file (`.tackle/tools/NAME.toml` or the user config's `tools/`), named
+    /// as the person sees it.
+    File(String),
 }
 
 impl std::fmt::Display for ToolSource {
@@ -32,6 +35,7 @@ impl std::fmt::Display for ToolSource {
             ToolSource::Builtin => f.write_str("builtin"),
             ToolSource::Mcp(server) => write!(f, "mcp:{server}"),
             ToolSource::Embedded => f.write_str("embedded"),
+            ToolSource::File(path) => write!(f, "file:{path}"),
         }
     }
 }
@@ -60,9 +64,11 @@ impl RegistryEntry {
         self.toolsets.is_empty()
     }
 
-    /// Whether the tool belongs to `toolset`.
+    /// Whether the tool belongs to `toolset` (`all` holds the built-ins and the tools
+    /// defined in files).
     pub fn in_toolset(&self, toolset: &str) -> bool {
-        (toolset == ALL_TOOLSET && self.source == ToolSource::Builtin) || self.toolsets.iter().any(|t| t == toolset)
+        (toolset == ALL_TOOLSET && matches!(self.source, ToolSource::Builtin | ToolSource::File(_)))
+            || self.toolsets.iter().any(|t| t == toolset)
     }
 
     /// A new instance of the tool.

@@ -184,7 +184,8 @@ pub fn is_loop_control(name: &str) -> bool {
         || name.starts_with("todo_")
 }
 
-/// The tools `tackle mcp serve` exposes by default: the `default` toolset's built-ins plus
+/// The tools `tackle mcp serve` exposes by default: the `default` toolset's built-ins (and the
+/// tools defined in files, which join it) plus
 /// the editors (`str_replace_based_edit_tool`, `json_edit_tool`, `ckg`, those that exist),
 /// minus the loop-control tools. Imported MCP tools are never in it.
 pub fn default_selection(registry: &Registry) -> Result<Selection, AllowlistError> {
@@ -224,8 +225,10 @@ pub fn selection(registry: &Registry, list: Option<&str>) -> Result<Selection, A
     Ok(selection)
 }
 
+/// Whether `name` is Tackle's own tool: a built-in, or one defined in a file (never an
+/// imported MCP tool).
 fn is_builtin(registry: &Registry, name: &str) -> bool {
-    registry.get(name).is_some_and(|entry| entry.source == ToolSource::Builtin)
+    registry.get(name).is_some_and(|entry| matches!(entry.source, ToolSource::Builtin | ToolSource::File(_)))
 }
 
 /// The entries of an allowlist.

@@ -187,7 +187,7 @@ pub fn decide(inputs: &TrustInputs<'_>) -> TrustDecision {
         workspace: inputs.workspace.display().to_string(),
         subject: inputs.subject.to_owned(),
         fingerprint: inputs.snapshot.hash(),
-        parts: inputs.snapshot.file_hashes().into_iter().map(|(name, hash)| (name.to_owned(), hash)).collect(),
+        parts: inputs.snapshot.file_hashes().into_iter().collect(),
     };
     let recorded = inputs.store.and_then(|store| store.find(&approval.workspace, inputs.subject));
     let record = |approval: Consent| {

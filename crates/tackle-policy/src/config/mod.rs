@@ -161,7 +161,10 @@ impl Config {
             &path.display().to_string(),
         ));
         let store = options.store.or_else(|| ConsentStore::in_user_config(WORKSPACE_CONSENT_FILE));
-        let wanted = rules::needs_workspace_consent(&filtered);
+        let mut wanted = rules::needs_workspace_consent(&filtered);
+        if !snapshot.tool_files().is_empty() {
+            wanted.push(format!("the tools defined in {}/", tackle_core::fs::state::TACKLE_TOOLS.rel));
+        }
         let runs = consent_runs::consent_would_run(&filtered, &user, &snapshot);
         let decision = consent::decide(&TrustInputs {
             workspace,
@@ -192,6 +195,13 @@ impl Config {
     pub fn with_snapshot(mut self, snapshot: SettingsSnapshot) -> Config {
         self.snapshot = snapshot;
         self
+    }
+
+    /// The user config directory this configuration was loaded from; `None` for one made
+    /// from tables (an embedder's), which takes nothing else from the person's directory
+    /// either (their tools defined in files).
+    pub fn user_dir(&self) -> Option<&Path> {
+        self.user_file.as_deref().and_then(Path::parent)
     }
 
     /// The workspace's settings files as read when the configuration was loaded; read any

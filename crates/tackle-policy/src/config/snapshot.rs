@@ -16,10 +16,15 @@ use std::path::Path;
 
 use sha2::{Digest as _, Sha256};
 
-use tackle_core::fs::state::{CLAUDE_LOCAL_SETTINGS, CLAUDE_SETTINGS, MCP_JSON, StateError, TABLE, TACKLE_TOML};
+use tackle_core::fs::state::{
+    CLAUDE_LOCAL_SETTINGS, CLAUDE_SETTINGS, MCP_JSON, StateError, TABLE, TACKLE_TOML, TACKLE_TOOLS,
+};
 
 /// The workspace files that hold settings, in hashing order.
 pub const SETTINGS_FILES: &[&str] = &[TACKLE_TOML.rel, MCP_JSON.rel, CLAUDE_SETTINGS.rel, CLAUDE_LOCAL_SETTINGS.rel];
+
+/// The suffix of a tool definition file in `.tackle/tools/`.
+pub const TOOL_FILE_SUFFIX: &str = ".toml";
 
 /// The largest settings file read, in bytes.
 pub const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
@@ -35,15 +40,23 @@ pub enum SettingsFile {
     Unusable(String),
 }
 
-/// The settings files of one workspace, as read at one moment.
+/// The settings files of one workspace, as read at one moment: the fixed files and the tool
+/// definitions of `.tackle/tools/` (which consent covers like any setting: a changed one
+/// needs consent again).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingsSnapshot {
     files: Vec<(&'static str, SettingsFile)>,
+    /// `.tackle/tools/*.toml` by workspace-relative path, sorted; a linked `.tackle/tools`
+    /// itself is one unusable entry under its own path.
+    tools: Vec<(String, SettingsFile)>,
 }
 
 impl Default for SettingsSnapshot {
     fn default() -> Self {
-        SettingsSnapshot { files: SETTINGS_FILES.iter().map(|name| (*name, SettingsFile::Absent)).collect() }
+        SettingsSnapshot {
+            files: SETTINGS_FILES.iter().map(|name| (*name, SettingsFile::Absent)).collect(),
+            tools: Vec::new(),
+        }
     }
 }
 
@@ -52,7 +65,19 @@ impl SettingsSnapshot {
     pub fn read(workspace: &Path) -> SettingsSnapshot {
         SettingsSnapshot {
             files: SETTINGS_FILES.iter().map(|name| (*name, read_workspace_file(workspace, name))).collect(),
+            tools: read_tool_files(workspace),
         }
+    }
+
+    /// This snapshot with `tools` as the tool definition files (tests, embedding).
+    pub fn with_tool_files(mut self, tools: Vec<(String, SettingsFile)>) -> SettingsSnapshot {
+        self.tools = tools;
+        self
+    }
+
+    /// The tool definition files of `.tackle/tools/` as read (workspace-relative path, file).
+    pub fn tool_files(&self) -> &[(String, SettingsFile)] {
+        &self.tools
     }
 
     /// A snapshot of the given files (the rest absent), for tests and embedding.
@@ -71,15 +96,18 @@ impl SettingsSnapshot {
         self.files.iter().find(|(known, _)| *known == name).map_or(&SettingsFile::Absent, |(_, file)| file)
     }
 
-    /// Whether no settings file exists.
+    /// Whether no settings file (and no tool definition) exists.
     pub fn is_empty(&self) -> bool {
-        self.files.iter().all(|(_, file)| *file == SettingsFile::Absent)
+        self.files.iter().all(|(_, file)| *file == SettingsFile::Absent) && self.tools.is_empty()
     }
 
     /// The SHA-256 of every file's name, state and bytes, in hex: what consent is bound to.
+    /// Tool files count only when there are some, so a workspace without any keeps the hash
+    /// it had before they were read.
     pub fn hash(&self) -> String {
         let mut hasher = Sha256::new();
-        for (name, file) in &self.files {
+        let files = self.files.iter().map(|(name, file)| (*name, file));
+        for (name, file) in files.chain(self.tools.iter().map(|(name, file)| (name.as_str(), file))) {
             hasher.update(name.as_bytes());
             hasher.update([0]);
             let (state, bytes): (u8, &[u8]) = match file {
@@ -95,16 +123,17 @@ impl SettingsSnapshot {
     }
 
     /// The hash of each file (`name`, hex), to tell which ones changed.
-    pub fn file_hashes(&self) -> Vec<(&'static str, String)> {
-        self.files
-            .iter()
+    pub fn file_hashes(&self) -> Vec<(String, String)> {
+        let files = self.files.iter().map(|(name, file)| (*name, file));
+        files
+            .chain(self.tools.iter().map(|(name, file)| (name.as_str(), file)))
             .map(|(name, file)| {
                 let digest = match file {
                     SettingsFile::Absent => "absent".to_owned(),
                     SettingsFile::Present(bytes) => hex(&Sha256::digest(bytes)),
                     SettingsFile::Unusable(why) => format!("unusable: {why}"),
                 };
-                (*name, digest)
+                (name.to_owned(), digest)
             })
             .collect()
     }
@@ -129,6 +158,31 @@ fn read_workspace_file(workspace: &Path, name: &str) -> SettingsFile {
             SettingsFile::Absent
         }
         Err(err) => SettingsFile::Unusable(format!("cannot read it: {err}")),
+    }
+}
+
+/// Reads `.tackle/tools/*.toml` beneath the workspace, never through a link: a linked
+/// directory or file is unusable (with a notice), and so is one too large.
+fn read_tool_files(workspace: &Path) -> Vec<(String, SettingsFile)> {
+    let unusable = |err: &StateError| {
+        if err.is_link() || matches!(err, StateError::NotPlain { .. }) {
+            err.notice();
+        }
+        SettingsFile::Unusable(err.to_string())
+    };
+    match TACKLE_TOOLS.read_files(workspace, TOOL_FILE_SUFFIX, MAX_SETTINGS_BYTES) {
+        Ok(None) => Vec::new(),
+        Err(err) => vec![(TACKLE_TOOLS.rel.to_owned(), unusable(&err))],
+        Ok(Some(files)) => files
+            .into_iter()
+            .map(|(rel, read)| {
+                let file = match read {
+                    Ok(bytes) => SettingsFile::Present(bytes),
+                    Err(err) => unusable(&err),
+                };
+                (rel, file)
+            })
+            .collect(),
     }
 }
 
@@ -177,13 +231,56 @@ mod tests {
         let second = SettingsSnapshot::read(dir.path());
         assert_ne!(second.hash(), first.hash(), "a file that is only hashed counts too");
         assert_eq!(second.hash(), SettingsSnapshot::read(dir.path()).hash());
-        let changed: Vec<&str> =
-            second.file_hashes().iter().zip(first.file_hashes()).filter(|(a, b)| **a != *b).map(|(a, _)| a.0).collect();
+        let changed: Vec<String> = second
+            .file_hashes()
+            .iter()
+            .zip(first.file_hashes())
+            .filter(|(a, b)| **a != *b)
+            .map(|(a, _)| a.0.clone())
+            .collect();
         assert_eq!(changed, [".claude/settings.local.json"]);
         // Moving bytes between files is a change as well.
         let a = SettingsSnapshot::from_files(&[("tackle.toml", b"ab"), (".mcp.json", b"")]);
         let b = SettingsSnapshot::from_files(&[("tackle.toml", b"a"), (".mcp.json", b"b")]);
         assert_ne!(a.hash(), b.hash());
+    }
+
+    #[test]
+    fn tool_files_are_hashed_when_present_and_a_linked_one_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let before = SettingsSnapshot::read(dir.path());
+        std::fs::create_dir_all(dir.path().join(".tackle/tools")).unwrap();
+        assert_eq!(SettingsSnapshot::read(dir.path()).hash(), before.hash(), "an empty directory changes nothing");
+        std::fs::write(dir.path().join(".tackle/tools/a.toml"), "name = 'a'").unwrap();
+        std::fs::write(dir.path().join(".tackle/tools/notes.txt"), "not a tool").unwrap();
+        std::fs::write(outside.path().join("evil.toml"), "secret").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("evil.toml"), dir.path().join(".tackle/tools/b.toml")).unwrap();
+        let first = SettingsSnapshot::read(dir.path());
+        assert_ne!(first.hash(), before.hash());
+        assert!(!first.is_empty());
+        let files = first.tool_files();
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert_eq!(files[0], (".tackle/tools/a.toml".to_owned(), SettingsFile::Present(b"name = 'a'".to_vec())));
+        assert_eq!(files[1].0, ".tackle/tools/b.toml");
+        assert!(matches!(&files[1].1, SettingsFile::Unusable(why) if why.contains("is a symlink")), "{files:?}");
+        std::fs::write(dir.path().join(".tackle/tools/a.toml"), "name = 'b'").unwrap();
+        let changed = SettingsSnapshot::read(dir.path());
+        assert_ne!(changed.hash(), first.hash(), "a changed tool file needs consent again");
+        let parts: Vec<String> = changed
+            .file_hashes()
+            .into_iter()
+            .zip(first.file_hashes())
+            .filter(|(a, b)| a != b)
+            .map(|(a, _)| a.0)
+            .collect();
+        assert_eq!(parts, [".tackle/tools/a.toml"]);
+
+        std::fs::remove_dir_all(dir.path().join(".tackle/tools")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join(".tackle/tools")).unwrap();
+        let linked = SettingsSnapshot::read(dir.path());
+        assert_eq!(linked.tool_files().len(), 1);
+        assert!(matches!(&linked.tool_files()[0], (path, SettingsFile::Unusable(_)) if path == ".tackle/tools"));
     }
 
     #[test]

@@ -66,6 +66,9 @@ pub enum ToolClass {
     Named(String),
 }
 
+/// The rule form that names one tool by its wire name: `Tool(NAME)` is `NAME`.
+pub const TOOL_RULE: &str = "Tool";
+
 /// A `Bash(...)` pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommandPattern {
@@ -124,6 +127,21 @@ impl Rule {
         };
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '*') {
             return Err(error("the tool name may hold only letters, digits, '_' and '-'"));
+        }
+        // `Tool(NAME)`: the tool NAME itself, every call of it (the form the rules for the
+        // tools defined in files take, docs/reference/tools.md#tools-defined-in-files).
+        if name == TOOL_RULE {
+            let named = inner.filter(|tool| {
+                !tool.is_empty() && tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            });
+            let Some(tool) = named else {
+                return Err(error("write Tool(NAME) with the name of one tool (letters, digits, '_' and '-')"));
+            };
+            return Ok(Rule {
+                text: trimmed.to_owned(),
+                class: ToolClass::Named(tool.to_owned()),
+                specifier: Specifier::Any,
+            });
         }
         let class = match name {
             "Bash" | "bash" => ToolClass::Shell,
@@ -335,6 +353,19 @@ mod tests {
         assert_eq!(pattern("git * main").program(), Some("git"));
         assert_eq!(pattern("npm run test:*").program(), Some("npm"));
         assert_eq!(pattern("gi*").program(), None);
+    }
+
+    #[test]
+    fn tool_of_a_name_is_that_tool_alone() {
+        let rule = Rule::parse("Tool(count_words)", &base()).unwrap();
+        assert_eq!(rule.class, ToolClass::Named("count_words".into()));
+        assert!(matches!(rule.specifier, Specifier::Any));
+        assert_eq!(rule.text, "Tool(count_words)");
+        let why = |rule: &str| Rule::parse(rule, &base()).unwrap_err().why;
+        let expected = "write Tool(NAME) with the name of one tool (letters, digits, '_' and '-')";
+        for bad in ["Tool", "Tool(a b)", "Tool(*)", "Tool(Bash(ls))"] {
+            assert_eq!(why(bad), expected, "{bad}");
+        }
     }
 
     #[test]

@@ -14,14 +14,14 @@
 //! the session's [`ProtectedChanges`].
 
 mod bash;
-mod capture;
+pub(crate) mod capture;
 mod events;
 mod jobs;
 mod process;
 mod protected;
 /// Which commands only read: the shell analysis of the permission engine.
 pub use tackle_policy::shell as readonly;
-mod render;
+pub(crate) mod render;
 mod restricted;
 mod stream;
 
@@ -89,6 +89,13 @@ impl ShellEnvironment {
     fn memory_per_part(&self) -> usize {
         self.max_output_chars.saturating_mul(4)
     }
+}
+
+/// What the session's commands run in, for another tool that runs processes the same way
+/// (the tools defined in files): made on first use like the shell's, together with the
+/// session's shell state, so the end of the session also kills what such a process left.
+pub(crate) fn session_environment(ctx: &ToolContext) -> Result<Arc<ShellEnvironment>, ToolError> {
+    ShellState::of(ctx).map(|state| Arc::clone(&state.env))
 }
 
 /// The shell and the background jobs of one session.
