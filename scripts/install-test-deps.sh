@@ -127,3 +127,12 @@ PY
   mv "$harbor_tmp/unpacked" "$HARBOR_DIR"
   rm -rf "$harbor_tmp"
 fi
+
+# Ray, for `tackle fleet run --engine ray` (docs/scale-out.md#on-ray): the test starts a head
+# and a worker node on 127.0.0.1 and talks to the Jobs REST API of its dashboard, pinned, in a
+# test-only virtualenv.
+RAY_VENV=.venv-ray
+if ! "$RAY_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("ray") != "2.60.0")' 2>/dev/null; then
+  python3 -m venv "$RAY_VENV"
+  "$RAY_VENV/bin/pip" install --quiet --disable-pip-version-check 'ray[default]==2.60.0'
+fi

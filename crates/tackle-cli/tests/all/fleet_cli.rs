@@ -231,6 +231,20 @@ async fn bad_task_files_are_usage_errors_naming_the_line() {
     }
     let ran = output(fleet(config.path(), &["collect", &root.path().display().to_string()])).await;
     assert_eq!(ran.status.code(), Some(2));
+
+    // The Ray engine needs an address, and one with no job server behind it is infrastructure.
+    let path = root.path().join("tasks.jsonl");
+    std::fs::write(&path, "{\"id\": \"a\", \"task\": \"x\"}\n").unwrap();
+    let tasks = path.display().to_string();
+    let ran = output(fleet(config.path(), &["run", &tasks, "--out", &out, "--engine", "ray"])).await;
+    assert_eq!(ran.status.code(), Some(2), "{}", String::from_utf8_lossy(&ran.stderr));
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let nowhere = format!("http://127.0.0.1:{port}");
+    let ran =
+        output(fleet(config.path(), &["run", &tasks, "--out", &out, "--engine", "ray", "--ray-address", &nowhere]))
+            .await;
+    assert_eq!(ran.status.code(), Some(3), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(String::from_utf8_lossy(&ran.stderr).contains("no Ray job server answers"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -427,4 +441,161 @@ async fn k8s_manifests_are_valid_api_objects_and_run_the_run_contract() {
             String::from_utf8_lossy(&refused.stderr)
         );
     }
+}
+
+/// A Ray cluster of two nodes on 127.0.0.1 (`ray` from `.venv-ray`, scripts/install-test-deps.sh),
+/// stopped when dropped.
+struct RayCluster {
+    ray: std::path::PathBuf,
+    dashboard: String,
+    _temp: tempfile::TempDir,
+}
+
+impl RayCluster {
+    fn start(ray: &Path) -> RayCluster {
+        let free = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let (gcs, dashboard) = (free(), free());
+        let temp = tempfile::Builder::new().prefix("ray").tempdir_in("/tmp").unwrap();
+        let start = |args: &[String]| {
+            let out = Command::new(ray)
+                .arg("start")
+                .args(args)
+                .args(["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats"])
+                .env("RAY_USAGE_STATS_ENABLED", "0")
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "ray start: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        let cluster =
+            RayCluster { ray: ray.to_owned(), dashboard: format!("http://127.0.0.1:{dashboard}"), _temp: temp };
+        start(&[
+            "--head".into(),
+            format!("--port={gcs}"),
+            "--dashboard-host=127.0.0.1".into(),
+            format!("--dashboard-port={dashboard}"),
+            "--include-dashboard=true".into(),
+            format!("--temp-dir={}", cluster._temp.path().display()),
+            // A lost node is noticed in seconds, not half a minute.
+            r#"--system-config={"health_check_period_ms":1000,"health_check_failure_threshold":3,"health_check_initial_delay_ms":1000}"#.into(),
+        ]);
+        start(&[format!("--address=127.0.0.1:{gcs}")]);
+        cluster
+    }
+
+    /// The raylets: (pid, node id, is the head).
+    fn raylets(&self) -> Vec<(i32, String, bool)> {
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<String> =
+                cmdline.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+            if !args.first().is_some_and(|a| a.ends_with("/raylet/raylet"))
+                || !args.iter().any(|a| a.contains(&*self._temp.path().to_string_lossy()))
+            {
+                continue;
+            }
+            let node = args.iter().find_map(|a| a.strip_prefix("--node_id=")).unwrap_or_default().to_owned();
+            let head = args.iter().any(|a| a.starts_with("--raylet_socket_name=") && a.ends_with("/raylet"));
+            found.push((pid, node, head));
+        }
+        found
+    }
+
+    fn jobs(&self) -> Vec<Value> {
+        let out = Command::new("curl").args(["-s", &format!("{}/api/jobs/", self.dashboard)]).output().unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).ok().and_then(|v| v.as_array().cloned()).unwrap_or_default()
+    }
+}
+
+impl Drop for RayCluster {
+    fn drop(&mut self) {
+        let _ = Command::new(&self.ray).args(["stop", "--force"]).stdout(Stdio::null()).stderr(Stdio::null()).status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ray_fleet_spreads_over_two_nodes_and_reruns_the_tasks_of_a_killed_node() {
+    let ray = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv-ray/bin/ray");
+    if !ray.exists() {
+        assert!(
+            std::env::var_os("TACKLE_REQUIRE_PEERS").is_none(),
+            "{} is missing: run scripts/install-test-deps.sh",
+            ray.display()
+        );
+        eprintln!("skipped: Ray is not installed (scripts/install-test-deps.sh)");
+        return;
+    }
+    let cluster = RayCluster::start(&ray);
+    let raylets = cluster.raylets();
+    assert_eq!(raylets.len(), 2, "a head and a worker node: {raylets:?}");
+    let (worker_pid, worker_node) =
+        raylets.iter().find(|(_, _, head)| !head).map(|(pid, node, _)| (*pid, node.clone())).unwrap();
+    let head_node = raylets.iter().find(|(_, _, head)| *head).map(|(_, node, _)| node.clone()).unwrap();
+
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("repo")).unwrap();
+    let script = Script::new([Turn::reply(
+        Reply::text("Working.").call("b", "bash", json!({"command": "sleep 3; echo worked > worked.txt"})).call(
+            "d",
+            "task_done",
+            json!({}),
+        ),
+    )])
+    .repeat_last();
+    let server = FakeLlm::start(script).await;
+    let url = server.base_url(Protocol::OpenAi);
+    let tasks = task_file(root.path(), &["r1", "r2", "r3", "r4"]);
+    let out = root.path().join("out");
+    let (tasks_arg, out_arg) = (tasks.display().to_string(), out.display().to_string());
+    let config = config();
+    let mut args = base_args(&tasks_arg, &out_arg, &url);
+    args.extend(["--engine", "ray", "--ray-address", &cluster.dashboard, "--ray-env", "TACKLE_CONFIG_DIR"]);
+    args.extend(["--retry", "infra", "--attempts", "3"]);
+    let mut child = fleet(config.path(), &args).spawn().unwrap();
+
+    // Once a job runs on the worker node (and one on the head), the worker node dies.
+    let mut placed = Vec::new();
+    for _ in 0..600 {
+        placed = cluster.jobs();
+        let running_on = |node: &str| placed.iter().any(|j| j["status"] == "RUNNING" && j["driver_node_id"] == node);
+        if running_on(&worker_node) && running_on(&head_node) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let nodes: std::collections::BTreeSet<&str> = placed.iter().filter_map(|j| j["driver_node_id"].as_str()).collect();
+    assert!(
+        nodes.contains(worker_node.as_str()) && nodes.contains(head_node.as_str()),
+        "jobs on both nodes: {placed:?}"
+    );
+    let killed = Command::new("kill").args(["-KILL", &worker_pid.to_string()]).status().unwrap();
+    assert!(killed.success());
+
+    let mut waited = 0;
+    while child.try_wait().unwrap().is_none() && waited < 1800 {
+        std::thread::sleep(Duration::from_millis(100));
+        waited += 1;
+    }
+    let _ = child.kill();
+    let ran = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&ran.stderr).into_owned();
+    // Runs a dead node left going are not Ray's to stop: end them here.
+    let _ = Command::new("pkill").args(["-f", &out.display().to_string()]).status();
+    assert_eq!(ran.status.code(), Some(0), "{stderr}");
+    for id in ["r1", "r2", "r3", "r4"] {
+        let result = json_file(&out.join(id).join("result.json"));
+        assert_eq!((&result["status"], &result["exit_code"]), (&json!("success"), &json!(0)), "{id}: {result}");
+        let diff = std::fs::read_to_string(out.join(id).join("diff.patch")).unwrap();
+        assert!(diff.contains("+worked"), "{id}: {diff}");
+        assert!(out.join(id).join("trajectory.jsonl").is_file());
+    }
+    assert!(stderr.contains("2 attempts"), "the killed node's task ran again: {stderr}");
+    let jobs = cluster.jobs();
+    assert!(
+        jobs.iter().any(|j| j["status"] == "FAILED" && j["driver_exit_code"].is_null()),
+        "Ray failed the job of the dead node: {jobs:?}"
+    );
+    assert_eq!(json_file(&out.join("summary.json"))["done"], 4);
 }

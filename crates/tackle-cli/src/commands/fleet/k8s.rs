@@ -12,7 +12,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::tasks::{self, FleetTask};
-use super::{FleetRunFlags, run_flags};
+use super::{FleetRunFlags, quote, run_flags};
 use crate::exit::{CommandResult, Failure};
 
 /// A ConfigMap holds at most 1 MiB; the tasks are split over several below that.
@@ -109,11 +109,6 @@ fn check_name(flag: &str, name: &str) -> Result<(), Failure> {
         return Ok(());
     }
     Err(Failure::usage(format!("{flag} {name:?}: a Kubernetes name is lowercase letters, digits and '-', at most 63")))
-}
-
-/// `text` quoted for a POSIX shell.
-fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// The script one pod runs for `task` (index `index`): the `tackle run` contract, its result

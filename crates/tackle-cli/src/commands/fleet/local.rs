@@ -1,10 +1,12 @@
-//! The local engine of `tackle fleet run`: each task is one `tackle run --json` process, at
-//! most `--workers` at a time, on a copy of its workspace (docs/scale-out.md#on-this-machine).
+//! How `tackle fleet run` runs its tasks: at most `--workers` at a time, each one `tackle run
+//! --json` on a fresh copy of its workspace, retried after an infrastructure failure, its
+//! result recorded (docs/scale-out.md#on-this-machine). Where the `tackle run` happens is the
+//! engine: a child process here ([`spawn_run`]) or a Ray job (`ray.rs`).
 //!
-//! Children run in their own process groups, so the fleet decides what reaches them: Ctrl-C
-//! (SIGINT), SIGTERM and SIGHUP of the fleet are passed on as SIGINT to every running task,
-//! which ends `interrupted` with its result written and its container removed; tasks not yet
-//! started are not started.
+//! Local children run in their own process groups, so the fleet decides what reaches them:
+//! Ctrl-C (SIGINT), SIGTERM and SIGHUP of the fleet are passed on as SIGINT to every running
+//! task, which ends `interrupted` with its result written and its container removed; tasks not
+//! yet started are not started.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -36,6 +38,17 @@ pub struct Plan {
     pub workers: usize,
     /// Attempts per task that ends in infrastructure failure (1: no retry).
     pub attempts: u32,
+    /// Where each `tackle run` happens.
+    pub engine: Engine,
+}
+
+/// Where a task's `tackle run` happens.
+#[derive(Debug, Clone)]
+pub enum Engine {
+    /// A child process of the fleet.
+    Local,
+    /// A job on a Ray cluster.
+    Ray(Arc<super::ray::Ray>),
 }
 
 /// How a task ended, for the progress display.
@@ -87,7 +100,7 @@ pub async fn run(
 async fn run_with_retries(plan: &Plan, task: &FleetTask, stop: &CancellationToken) -> Finished {
     let mut attempt = 1;
     loop {
-        let result = run_once(plan, task, stop).await;
+        let result = run_once(plan, task, attempt, stop).await;
         if result.outcome != Outcome::Infra || attempt >= plan.attempts || stop.is_cancelled() {
             return Finished { result, attempts: attempt };
         }
@@ -101,10 +114,12 @@ async fn run_with_retries(plan: &Plan, task: &FleetTask, stop: &CancellationToke
 }
 
 /// One attempt: copy the workspace, run `tackle run`, record the result, remove the copy.
-async fn run_once(plan: &Plan, task: &FleetTask, stop: &CancellationToken) -> TaskResult {
+/// Each attempt has its own workspace copy, so a run a lost node left going cannot touch the
+/// next attempt's.
+async fn run_once(plan: &Plan, task: &FleetTask, attempt: u32, stop: &CancellationToken) -> TaskResult {
     let started = Instant::now();
     let task_dir = results::task_dir(&plan.out, &task.id);
-    let work = plan.out.join(WORK_DIR).join(&task.id);
+    let work = plan.out.join(WORK_DIR).join(format!("{}.{attempt}", task.id));
     let outcome = async {
         std::fs::create_dir_all(&task_dir).map_err(|e| format!("cannot create {}: {e}", task_dir.display()))?;
         // A result of an earlier, unfinished attempt does not stand.
@@ -120,7 +135,11 @@ async fn run_once(plan: &Plan, task: &FleetTask, stop: &CancellationToken) -> Ta
         };
         made?;
         std::fs::write(task_dir.join("task.md"), &task.task).map_err(|e| format!("cannot write the task: {e}"))?;
-        spawn_run(plan, task, &task_dir, &work, stop).await
+        let args = run_args(plan, task, &task_dir, &work);
+        match &plan.engine {
+            Engine::Local => spawn_run(plan, &args, &task_dir, stop).await,
+            Engine::Ray(ray) => ray.run(&args, task, attempt, &task_dir, stop).await,
+        }
     }
     .await;
     let _ = std::fs::remove_dir_all(&work);
@@ -141,48 +160,54 @@ async fn run_once(plan: &Plan, task: &FleetTask, stop: &CancellationToken) -> Ta
     result
 }
 
-/// Runs the child and reads its result: the last line of its stdout, or a result made from
-/// its exit when it printed none (a crash is infrastructure).
-async fn spawn_run(
-    plan: &Plan,
-    task: &FleetTask,
-    task_dir: &Path,
-    work: &Path,
-    stop: &CancellationToken,
-) -> Result<Value, String> {
-    let log = std::fs::File::create(task_dir.join("stderr.log")).map_err(|e| format!("cannot create the log: {e}"))?;
-    let mut command = tokio::process::Command::new(&plan.binary);
-    command
-        .arg("run")
-        .arg("--task-file")
-        .arg(task_dir.join("task.md"))
-        .arg("--json")
-        .arg("--workspace")
-        .arg(work)
-        .arg("--trajectory")
-        .arg(task_dir.join(results::TRAJECTORY));
-    if let Some(model) = task.model.as_ref().or(plan.model.as_ref()) {
-        command.args(["--model", model]);
-    }
-    if let Some(timeout) = task.timeout {
-        command.arg("--timeout").arg(format!("{}ms", timeout.as_millis()));
-    }
-    if let Some(steps) = task.max_steps {
-        command.arg("--max-steps").arg(steps.to_string());
-    }
-    if let Some(image) = &task.image {
-        command.args(["--container", image]);
-    }
-    if let Some(workdir) = &task.workdir {
-        command.args(["--container-workdir", workdir]);
-    }
-    if let Some(setup) = &task.setup {
-        command.args(["--setup", setup]);
-    }
+/// The arguments of the task's `tackle run` (after the binary).
+fn run_args(plan: &Plan, task: &FleetTask, task_dir: &Path, work: &Path) -> Vec<String> {
+    let path = |p: &Path| p.display().to_string();
+    let mut args = vec![
+        "run".to_owned(),
+        "--task-file".to_owned(),
+        path(&task_dir.join("task.md")),
+        "--json".to_owned(),
+        "--workspace".to_owned(),
+        path(work),
+        "--trajectory".to_owned(),
+        path(&task_dir.join(results::TRAJECTORY)),
+    ];
+    let mut pair = |flag: &str, value: Option<String>| {
+        if let Some(value) = value {
+            args.push(flag.to_owned());
+            args.push(value);
+        }
+    };
+    pair("--model", task.model.clone().or_else(|| plan.model.clone()));
+    pair("--timeout", task.timeout.map(|t| format!("{}ms", t.as_millis())));
+    pair("--max-steps", task.max_steps.map(|n| n.to_string()));
+    pair("--container", task.image.clone());
+    pair("--container-workdir", task.workdir.clone());
+    pair("--setup", task.setup.clone());
     // The fleet's flags, without those the task sets itself.
     let mut flags = plan.run_flags.clone();
     drop_overridden(&mut flags, task);
-    command.args(&flags);
+    args.extend(flags);
+    args
+}
+
+/// The result a run printed: the last non-empty line of its stdout, when it is an object.
+pub fn printed_result(stdout: &[u8]) -> Option<Value> {
+    let stdout = String::from_utf8_lossy(stdout);
+    let line = stdout.lines().rev().find(|line| !line.trim().is_empty())?;
+    match serde_json::from_str::<Value>(line) {
+        Ok(value @ Value::Object(_)) => Some(value),
+        _ => None,
+    }
+}
+
+/// Runs the child and reads its result: the last line of its stdout, or a result made from
+/// its exit when it printed none (a crash is infrastructure).
+async fn spawn_run(plan: &Plan, args: &[String], task_dir: &Path, stop: &CancellationToken) -> Result<Value, String> {
+    let log = std::fs::File::create(task_dir.join("stderr.log")).map_err(|e| format!("cannot create the log: {e}"))?;
+    let mut command = tokio::process::Command::new(&plan.binary);
+    command.args(args);
     command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::from(log)).process_group(0).kill_on_drop(true);
     let child = command.spawn().map_err(|e| format!("cannot start {}: {e}", plan.binary.display()))?;
     let pid = child.id();
@@ -201,10 +226,8 @@ async fn spawn_run(
         }
     }
     .map_err(|e| format!("the run's process failed: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let printed = stdout.lines().rev().find(|line| !line.trim().is_empty());
-    if let Some(Ok(Value::Object(object))) = printed.map(serde_json::from_str::<Value>) {
-        return Ok(Value::Object(object));
+    if let Some(result) = printed_result(&output.stdout) {
+        return Ok(result);
     }
     let code = output.status.code();
     let tail = std::fs::read_to_string(task_dir.join("stderr.log")).unwrap_or_default();

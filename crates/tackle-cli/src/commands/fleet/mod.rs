@@ -4,6 +4,7 @@
 
 mod k8s;
 mod local;
+mod ray;
 mod results;
 mod tasks;
 
@@ -37,6 +38,15 @@ pub enum FleetCommand {
     K8s(Box<k8s::FleetK8sArgs>),
 }
 
+/// Where a fleet's tasks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineKind {
+    /// Child processes on this machine.
+    Local,
+    /// Jobs on a Ray cluster (--ray-address).
+    Ray,
+}
+
 /// What `--retry` reruns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RetryKind {
@@ -62,6 +72,19 @@ pub struct FleetRunArgs {
     /// Attempts per task with --retry infra.
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub attempts: u32,
+    /// Where the tasks run: `local` (child processes) or `ray` (jobs on a Ray cluster).
+    #[arg(long, value_name = "ENGINE", default_value = "local")]
+    pub engine: EngineKind,
+    /// The Ray dashboard's URL (--engine ray), e.g. http://127.0.0.1:8265.
+    #[arg(long, value_name = "URL", required_if_eq("engine", "ray"))]
+    pub ray_address: Option<String>,
+    /// The tackle binary's path on every Ray node (default: this binary's path).
+    #[arg(long, value_name = "PATH")]
+    pub tackle_binary: Option<PathBuf>,
+    /// A variable of this environment to give every Ray job (repeatable; visible to whoever
+    /// can read the cluster's jobs).
+    #[arg(long = "ray-env", value_name = "NAME")]
+    pub ray_env: Vec<String>,
     #[command(flatten)]
     pub run: FleetRunFlags,
 }
@@ -111,6 +134,9 @@ pub async fn run(args: Box<FleetRunArgs>) -> CommandResult {
     let started = Instant::now();
     let tasks = tasks::read(&args.tasks).map_err(Failure::usage)?;
     std::fs::create_dir_all(&args.out).map_err(|err| Failure::usage(format!("--out {}: {err}", args.out.display())))?;
+    // Absolute: the runs (a Ray job's especially) start elsewhere.
+    let out =
+        std::path::absolute(&args.out).map_err(|err| Failure::usage(format!("--out {}: {err}", args.out.display())))?;
     let binary = std::env::current_exe().map_err(|err| Failure::failed(format!("cannot find tackle itself: {err}")))?;
     let model_name = args.run.model.clone().unwrap_or_else(|| "tackle".to_owned());
 
@@ -119,7 +145,7 @@ pub async fn run(args: Box<FleetRunArgs>) -> CommandResult {
     let mut kept = Vec::new();
     let mut to_run = Vec::new();
     for task in tasks {
-        match results::read(&args.out, &task.id) {
+        match results::read(&out, &task.id) {
             Some(result)
                 if result.outcome.is_final()
                     && !(args.retry == Some(RetryKind::Infra) && result.outcome == results::Outcome::Infra) =>
@@ -130,15 +156,26 @@ pub async fn run(args: Box<FleetRunArgs>) -> CommandResult {
         }
     }
     let order: Vec<String> = kept.iter().map(|r| r.id.clone()).chain(to_run.iter().map(|t| t.id.clone())).collect();
-    results::write_predictions(&args.out, &kept, &model_name)
+    results::write_predictions(&out, &kept, &model_name)
         .map_err(|err| Failure::failed(format!("cannot write {}: {err}", results::PREDICTIONS)))?;
 
     let workers = args
         .workers
         .map_or_else(|| std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get), |n| n as usize);
+    let engine = match (args.engine, &args.ray_address) {
+        (EngineKind::Ray, Some(address)) => {
+            let on_nodes = args.tackle_binary.clone().unwrap_or_else(|| binary.clone());
+            local::Engine::Ray(Arc::new(
+                ray::Ray::connect(address, &on_nodes, &args.ray_env).await.map_err(Failure::infra)?,
+            ))
+        }
+        (EngineKind::Ray, None) => return Err(Failure::usage("--engine ray needs --ray-address URL")),
+        (EngineKind::Local, _) => local::Engine::Local,
+    };
     let plan = Arc::new(local::Plan {
+        engine,
         binary,
-        out: args.out.clone(),
+        out: out.clone(),
         run_flags: run_flags(&args.run),
         model: args.run.model.clone(),
         workers,
@@ -160,7 +197,7 @@ pub async fn run(args: Box<FleetRunArgs>) -> CommandResult {
         Arc::new(move |_id: &str| progress.started())
     };
     let on_finish: Arc<dyn Fn(&local::Finished) + Send + Sync> = {
-        let (progress, out, model_name) = (Arc::clone(&progress), args.out.clone(), model_name.clone());
+        let (progress, out, model_name) = (Arc::clone(&progress), out.clone(), model_name.clone());
         Arc::new(move |finished: &local::Finished| {
             if finished.result.outcome.is_final() {
                 let _guard = predictions.lock();
@@ -178,11 +215,11 @@ pub async fn run(args: Box<FleetRunArgs>) -> CommandResult {
     all.sort_by_key(|r| position(&r.id));
     let pending = order.len().saturating_sub(all.iter().filter(|r| r.outcome.is_final()).count());
     let finals: Vec<results::TaskResult> = all.iter().filter(|r| r.outcome.is_final()).cloned().collect();
-    results::write_predictions(&args.out, &finals, &model_name)
+    results::write_predictions(&out, &finals, &model_name)
         .map_err(|err| Failure::failed(format!("cannot write {}: {err}", results::PREDICTIONS)))?;
     let wall = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let summary = results::summary(&finals, pending, Some(wall));
-    write_summary(&args.out, &summary)?;
+    write_summary(&out, &summary)?;
     crate::stdout::print(&results::table(&summary))?;
     let code = if stop.is_cancelled() {
         signals.exit_code().unwrap_or(crate::exit::INTERRUPTED)
@@ -218,6 +255,11 @@ fn write_summary(dir: &std::path::Path, summary: &serde_json::Value) -> Result<(
     text.push(b'\n');
     results::write_atomic(&dir.join(results::SUMMARY), &text)
         .map_err(|err| Failure::failed(format!("cannot write {}: {err}", results::SUMMARY)))
+}
+
+/// `text` quoted for a POSIX shell: a Kubernetes pod's script, a Ray job's entrypoint.
+pub(super) fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// Adds one line to `predictions.jsonl` as a task finishes (the whole file is rewritten, in
