@@ -128,7 +128,7 @@ PY
   rm -rf "$harbor_tmp"
 fi
 
-# Ray, for `tackle fleet run --engine ray` (docs/scale-out.md#on-ray): the test starts a head
+# Ray, for `tackle fleet run --engine ray` (docs/scale-out.md#on-ray-engine-ray): the test starts a head
 # and a worker node on 127.0.0.1 and talks to the Jobs REST API of its dashboard, pinned, in a
 # test-only virtualenv.
 RAY_VENV=.venv-ray
