@@ -549,3 +549,67 @@ fn the_workspace_cannot_attach_the_tools_to_a_running_container() {
     assert!(podman::running(&socket, &id));
     podman::remove(&socket, &id);
 }
+
+/// The containers of Tackle sessions (any `tackle.pid` label) that exist now.
+fn tackle_containers(socket: &Path) -> Vec<String> {
+    let filters = "%7B%22label%22%3A%5B%22tackle.pid%22%5D%7D"; // {"label":["tackle.pid"]}
+    let (status, body) = podman::request(socket, "GET", &format!("/containers/json?all=true&filters={filters}"), None);
+    assert_eq!(status, 200, "{body}");
+    let list: Vec<Value> = serde_json::from_str(&body).unwrap();
+    list.iter().filter_map(|c| c["Id"].as_str().map(str::to_owned)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fleet_runs_each_task_in_a_container_of_its_image_and_leaves_none() {
+    let Some(socket) = podman::socket() else { return };
+    let before = tackle_containers(&socket);
+    let script = Script::new([Turn::reply(
+        Reply::text("Looking.").call("b", "bash", json!({"command": "pwd; grep -c greet hello.py"})).call(
+            "d",
+            "task_done",
+            json!({}),
+        ),
+    )])
+    .repeat_last();
+    let server = FakeLlm::start(script).await;
+    let root = tempfile::tempdir().unwrap();
+    let tasks = root.path().join("tasks.jsonl");
+    let lines: Vec<String> = ["c1", "c2"]
+        .iter()
+        .map(|id| json!({"id": id, "task": "look around", "image": IMAGE, "workdir": "/testbed"}).to_string())
+        .collect();
+    std::fs::write(&tasks, lines.join("\n") + "\n").unwrap();
+    let out = root.path().join("out");
+    let url = server.base_url(Protocol::OpenAi);
+    let (tasks_arg, out_arg) = (tasks.display().to_string(), out.display().to_string());
+    let socket_for = socket.clone();
+    let ran = tokio::task::spawn_blocking(move || {
+        let args = [
+            "fleet",
+            "run",
+            &tasks_arg,
+            "--out",
+            &out_arg,
+            "--workers",
+            "2",
+            "--model",
+            "openai/fake",
+            "--base-url",
+            &url,
+            "--yes",
+        ];
+        finish(tackle(&socket_for, &args).spawn().unwrap(), Duration::from_secs(120))
+    })
+    .await
+    .unwrap();
+    assert_eq!(ran.status.code(), Some(0), "{}", String::from_utf8_lossy(&ran.stderr));
+    for id in ["c1", "c2"] {
+        let result: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(id).join("result.json")).unwrap()).unwrap();
+        assert_eq!(result["status"], "success", "{id}: {result}");
+        let trajectory = std::fs::read_to_string(out.join(id).join("trajectory.jsonl")).unwrap();
+        assert!(trajectory.contains("/testbed\\n1"), "{id}: the command ran in the image's /testbed: {trajectory}");
+    }
+    let after: Vec<String> = tackle_containers(&socket).into_iter().filter(|id| !before.contains(id)).collect();
+    assert_eq!(after, Vec::<String>::new(), "the fleet's containers were removed");
+}
