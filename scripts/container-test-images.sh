@@ -6,6 +6,7 @@
 #   localhost/tackle-test-nosh:1    the C library, no /bin/sh
 #   localhost/tackle-test-musl:1    the shell, no glibc loader (as in an Alpine image)
 #   localhost/tackle-test-arm64:1   the first one, labelled arm64
+#   localhost/tackle-test-git:1     the first one with git, /testbed a repository (the run's diff)
 # Needs CONTAINERS_CONF as scripts/test.sh sets it. Idempotent: the images are replaced.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ shell() {
   mkdir -p "$root/bin" "$root/tmp" "$root/etc"
   chmod 1777 "$root/tmp"
   cp /bin/busybox "$root/bin/busybox"
-  for applet in sh cat ls echo grep sed sleep mkdir rm mv cp test env head tail wc true false kill ps id; do
+  for applet in sh cat ls echo grep sed sleep mkdir rm mv cp test env head tail wc true false kill ps id mktemp sort; do
     ln -sf busybox "$root/bin/$applet"
   done
   cp /bin/bash-static "$root/bin/bash"
@@ -47,12 +48,26 @@ import() {
     "$work/$name.tar" "localhost/$name:1" >/dev/null
 }
 
-full="$work/full" nosh="$work/nosh" musl="$work/musl"
+# git and its libraries from this machine, and /testbed committed as a repository.
+with_git() {
+  local root=$1
+  cp /usr/bin/git "$root/bin/git"
+  for lib in libpcre2-8.so.0 libz.so.1; do
+    cp -L "/lib/x86_64-linux-gnu/$lib" "$root/lib/x86_64-linux-gnu/"
+  done
+  git -C "$root/testbed" init -q
+  git -C "$root/testbed" add -A
+  git -C "$root/testbed" -c user.name=test -c user.email=test@example.com commit -qm start
+}
+
+full="$work/full" nosh="$work/nosh" musl="$work/musl" withgit="$work/git"
 shell "$full" && libs "$full" && testbed "$full"
+shell "$withgit" && libs "$withgit" && testbed "$withgit" && with_git "$withgit"
 libs "$nosh" && testbed "$nosh"
 shell "$musl" && testbed "$musl"
 import "$full" tackle-test
 import "$nosh" tackle-test-nosh
 import "$musl" tackle-test-musl
 import "$full" tackle-test-arm64 --arch arm64
-echo "container test images: localhost/tackle-test{,-nosh,-musl,-arm64}:1"
+import "$withgit" tackle-test-git
+echo "container test images: localhost/tackle-test{,-nosh,-musl,-arm64,-git}:1"

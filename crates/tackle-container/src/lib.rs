@@ -11,6 +11,7 @@
 
 pub mod binary;
 pub mod engine;
+pub mod exec;
 pub mod import;
 pub mod launch;
 pub mod prune;

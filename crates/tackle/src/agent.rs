@@ -99,6 +99,11 @@ impl Agent {
         self.inner.trajectory()
     }
 
+    /// The template the agent's session was made from (its container, its settings).
+    pub(crate) fn template(&self) -> &SessionTemplate {
+        &self.template
+    }
+
     /// The conversation so far.
     pub fn history(&self) -> &[tackle_llm::Message] {
         self.inner.history()

@@ -18,6 +18,12 @@
 //!   [`SNAPSHOT_FILE_BYTES`], [`SNAPSHOT_TOTAL_BYTES`] in all; past those a file is compared
 //!   by size and hash and reported changed without its lines).
 //!
+//! - **A container session's workspace** (`--container`), which lives in the container, is
+//!   recorded there the same way by git inside ([`ContainerBaseline`]: a private index in a
+//!   scratch directory of the container's `/tmp`, the trees in the container's repository,
+//!   the same settings switched off); a container without git, or whose workdir is not a
+//!   repository, falls back to the host workspace's record ([`RunBaseline::take`]).
+//!
 //! Either way the diff is cut at [`MAX_DIFF_BYTES`] with a last line that says so.
 
 use std::collections::BTreeMap;
@@ -91,6 +97,110 @@ impl Baseline {
         };
         Ok(cut(diff))
     }
+}
+
+/// What a run's diff is measured against: the host workspace, or the container's.
+#[derive(Debug)]
+pub enum RunBaseline {
+    /// The workspace on this machine.
+    Host(Baseline),
+    /// The workspace inside the session's container.
+    Container(Box<ContainerBaseline>),
+}
+
+impl RunBaseline {
+    /// Records the workspace `agent` works on as it is now: in its container when it has one
+    /// with git and a repository at its workdir, else on this machine.
+    pub async fn take(agent: &crate::Agent) -> RunBaseline {
+        let template = agent.template();
+        if let Some(inside) = template.container() {
+            match ContainerBaseline::take(&inside.container).await {
+                Ok(baseline) => return RunBaseline::Container(Box::new(baseline)),
+                Err(err) => tracing::debug!("the diff is measured on the host: {err}"),
+            }
+        }
+        RunBaseline::Host(Baseline::take(template.workspace()))
+    }
+
+    /// The unified diff since [`RunBaseline::take`]; call it before the session (and its
+    /// container) is closed.
+    pub async fn diff(&self) -> Result<String, ChangesError> {
+        match self {
+            RunBaseline::Host(baseline) => baseline.diff(),
+            RunBaseline::Container(baseline) => baseline.diff().await,
+        }
+    }
+}
+
+/// The container's workspace as a run found it: a tree written by git inside.
+#[derive(Debug)]
+pub struct ContainerBaseline {
+    container: tackle_container::Container,
+    /// The scratch directory (in the container) holding the private index.
+    scratch: String,
+    tree: String,
+}
+
+/// The shell lines, for git inside a container, that switch off what a repository's
+/// configuration could run (as [`Git::new`] does on the host) and set the private index.
+const CONTAINER_GIT_SETUP: &str = r#"O="-c core.fsmonitor=false -c core.hooksPath=/dev/null -c core.untrackedCache=false -c diff.external="
+for driver in $(git config --name-only --get-regexp '^filter\.' 2>/dev/null | sed -n 's/^filter\.\(.*\)\.[^.]*$//p' | sort -u); do
+  O="$O -c filter.$driver.clean= -c filter.$driver.smudge= -c filter.$driver.process= -c filter.$driver.required=false"
+done
+export GIT_INDEX_FILE="$d/index" GIT_OPTIONAL_LOCKS=0 GIT_TERMINAL_PROMPT=0
+git $O add -A --ignore-errors >/dev/null 2>&1 || true
+git $O rm -r -q --cached --ignore-unmatch -- .tackle >/dev/null
+"#;
+
+impl ContainerBaseline {
+    async fn take(container: &tackle_container::Container) -> Result<ContainerBaseline, ChangesError> {
+        let script = format!(
+            r#"set -e
+command -v git >/dev/null 2>&1 || {{ echo "no git in the container" >&2; exit 90; }}
+git rev-parse --git-dir >/dev/null 2>&1 || {{ echo "the workdir is not a git repository" >&2; exit 91; }}
+d=$(mktemp -d /tmp/tackle-diff.XXXXXX)
+idx=$(git rev-parse --git-path index)
+if [ -f "$idx" ]; then cp "$idx" "$d/index"; fi
+{CONTAINER_GIT_SETUP}printf '%s %s
+' "$d" "$(git $O write-tree)"
+"#
+        );
+        let out = run(container, &script, 4096).await?;
+        let text = String::from_utf8_lossy(&out);
+        let (scratch, tree) = text
+            .trim()
+            .split_once(' ')
+            .filter(|(d, t)| {
+                d.starts_with("/tmp/tackle-diff.") && t.len() >= 40 && t.bytes().all(|b| b.is_ascii_hexdigit())
+            })
+            .ok_or_else(|| ChangesError::Git { action: "write-tree", detail: format!("unexpected output: {text}") })?;
+        Ok(ContainerBaseline { container: container.clone(), scratch: scratch.to_owned(), tree: tree.to_owned() })
+    }
+
+    async fn diff(&self) -> Result<String, ChangesError> {
+        let script = format!(
+            r#"set -e
+d='{}'
+{CONTAINER_GIT_SETUP}t=$(git $O write-tree)
+git $O diff-tree -p -r --no-color --no-ext-diff --no-textconv --no-renames {} "$t"
+rm -rf "$d"
+"#,
+            self.scratch, self.tree
+        );
+        Ok(cut(String::from_utf8_lossy(&run(&self.container, &script, MAX_DIFF_BYTES + 1).await?).into_owned()))
+    }
+}
+
+/// `script` in `container`: its standard output, or why it failed.
+async fn run(container: &tackle_container::Container, script: &str, max: usize) -> Result<Vec<u8>, ChangesError> {
+    let out = container
+        .run_script(script, max)
+        .await
+        .map_err(|err| ChangesError::Git { action: "run in the container", detail: err.to_string() })?;
+    if out.code != 0 {
+        return Err(ChangesError::Git { action: "run in the container", detail: out.stderr.trim().to_owned() });
+    }
+    Ok(out.stdout)
 }
 
 /// `diff` cut at [`MAX_DIFF_BYTES`], at a line end, with a last line saying so.

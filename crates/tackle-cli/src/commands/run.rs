@@ -67,22 +67,27 @@ pub async fn run(args: RunArgs) -> CommandResult {
     // SIGTERM and SIGHUP from the start: a pod preempted while the session starts still ends
     // with a result.
     let signals = crate::signals::cancel_on(cancel.clone(), &crate::signals::TERM_AND_HUP);
-    // What the run changes is measured from before anything of the session started.
-    let baseline = json.then(|| tackle::changes::Baseline::take(&workspace));
     let options = RunOptions { started, limits: args.limits.clone(), output_schema };
     let mut agent = build_agent(&args.agent, &workspace, config, interactive, ui.clone(), history, options)
         .await
         .inspect_err(|failure| report_unstarted(json, failure, started))?;
+    // What the run changes is measured from the moment the session (and its set-up) is ready,
+    // in the container when the workspace is there.
+    let baseline = match json {
+        true => Some(tackle::changes::RunBaseline::take(&agent).await),
+        false => None,
+    };
     let _interrupt = interrupt_handler(agent_hard_exit(&agent), Arc::new(Mutex::new(cancel.clone())));
     let outcome = agent.run_with_cancel(&task, &cancel).await;
-    agent.close().await;
-    let code = crate::exit::of_run(&outcome, signals.exit_code());
-    let diff = baseline.map(|baseline| {
-        baseline.diff().unwrap_or_else(|err| {
+    let diff = match &baseline {
+        Some(baseline) => Some(baseline.diff().await.unwrap_or_else(|err| {
             diagln!("tackle: the workspace's changes could not be measured: {err}");
             String::new()
-        })
-    });
+        })),
+        None => None,
+    };
+    agent.close().await;
+    let code = crate::exit::of_run(&outcome, signals.exit_code());
     ui.finish(&outcome, &crate::ui::RunEnd { exit_code: code, diff });
     Ok(ExitCode::from(code))
 }

@@ -613,3 +613,42 @@ async fn a_fleet_runs_each_task_in_a_container_of_its_image_and_leaves_none() {
     let after: Vec<String> = tackle_containers(&socket).into_iter().filter(|id| !before.contains(id)).collect();
     assert_eq!(after, Vec::<String>::new(), "the fleet's containers were removed");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_json_diff_of_a_container_run_comes_from_the_containers_repository() {
+    let Some(socket) = podman::socket() else { return };
+    let script = Script::new([
+        Turn::reply(Reply::text("Reading.").call("r", "read_file", json!({"file_path": "/testbed/hello.py"}))),
+        Turn::reply(
+            Reply::text("Editing.")
+                .call(
+                    "e",
+                    "edit_file",
+                    json!({"file_path": "/testbed/hello.py", "old_string": "\"hello\"", "new_string": "\"edited inside\""}),
+                )
+                .call("w", "write_file", json!({"file_path": "/testbed/NEW.md", "content": "# new\n"})),
+        ),
+        Turn::reply(Reply::text("Done.").call("d", "task_done", json!({}))),
+    ]);
+    let server = FakeLlm::start(script).await;
+    let workspace = tempfile::tempdir().unwrap();
+    let url = server.base_url(Protocol::OpenAi);
+    let ws = workspace.path().display().to_string();
+    let socket_for = socket.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        let mut args = run_args(&url, &ws, &["--setup", "echo 'set up' > setup.txt"]);
+        let image = args.iter().position(|a| *a == IMAGE).unwrap();
+        args[image] = "localhost/tackle-test-git:1";
+        finish(tackle(&socket_for, &args).spawn().unwrap(), Duration::from_secs(90))
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let diff = result["diff"].as_str().unwrap();
+    assert!(diff.contains("-    return \"hello\"\n+    return \"edited inside\"\n"), "{diff}\n{stderr}");
+    assert!(diff.contains("+++ b/NEW.md") && diff.contains("+# new"), "{diff}");
+    // The set-up ran before the baseline: its file is not the run's change.
+    assert!(!diff.contains("setup.txt"), "{diff}");
+}
