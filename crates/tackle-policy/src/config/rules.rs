@@ -83,6 +83,9 @@ pub const RULES: &[SettingRule] = &[
     rule("mcp.trusted_workspaces", Never, "tackle-mcp"),
     // What a server's forms are answered with when nobody is asked: the person's choice.
     rule("mcp.elicitation", Never, "tackle-mcp"),
+    // The web search backend and its key: a workspace must not send the model's queries (or
+    // the person's API key) to a server of its choosing.
+    rule("web", Never, "tackle-tools"),
     // What runs or is reached on the person's behalf.
     rule("providers", Consent, "tackle-agent"),
     rule("mcp.servers", Consent, "tackle-mcp"),
