@@ -675,7 +675,8 @@ mod tests {
         let allow_only = self::book(&[(RuleKind::Allow, "WebFetch(domain:docs.rs)")]);
         assert_eq!(decided_by(&fetch_outcome(&allow_only, "file:///etc/passwd")), "mode");
         // A domain rule of another tool does not reach this one.
-        let other = self::book(&[(RuleKind::Deny, "Bash(domain:evil.com)"), (RuleKind::Allow, "Other(domain:docs.rs)")]);
+        let other =
+            self::book(&[(RuleKind::Deny, "Bash(domain:evil.com)"), (RuleKind::Allow, "Other(domain:docs.rs)")]);
         assert_eq!(decided_by(&fetch_outcome(&other, "https://docs.rs/")), "mode");
     }
 

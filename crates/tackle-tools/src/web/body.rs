@@ -27,9 +27,18 @@ pub fn kind(content_type: Option<&str>) -> (String, Kind) {
         "" => Kind::Unknown,
         m if m.starts_with("text/") => Kind::Text,
         m if m.ends_with("+json") || m.ends_with("+xml") => Kind::Text,
-        "application/json" | "application/xml" | "application/javascript" | "application/x-javascript"
-        | "application/ecmascript" | "application/x-sh" | "application/toml" | "application/yaml"
-        | "application/x-yaml" | "application/sql" | "application/graphql" | "application/x-ndjson" => Kind::Text,
+        "application/json"
+        | "application/xml"
+        | "application/javascript"
+        | "application/x-javascript"
+        | "application/ecmascript"
+        | "application/x-sh"
+        | "application/toml"
+        | "application/yaml"
+        | "application/x-yaml"
+        | "application/sql"
+        | "application/graphql"
+        | "application/x-ndjson" => Kind::Text,
         _ => Kind::Binary,
     };
     (media, kind)

@@ -151,9 +151,9 @@ async fn fetch(url: Url, settings: WebSettings, ctx: &ToolContext) -> Result<Fet
         if status.is_redirection()
             && let Some(location) = response.headers().get(reqwest::header::LOCATION)
         {
-            let location = location.to_str().map_err(|_| {
-                ToolError::Failed(format!("{current} redirected to a Location that is not text"))
-            })?;
+            let location = location
+                .to_str()
+                .map_err(|_| ToolError::Failed(format!("{current} redirected to a Location that is not text")))?;
             let next = current
                 .join(location)
                 .map_err(|err| ToolError::Failed(format!("{current} redirected to '{location}', not a URL: {err}")))?;
@@ -245,7 +245,13 @@ async fn read_page(url: Url, mut response: reqwest::Response, settings: WebSetti
                 body.len()
             )));
         }
-        kind = if body.iter().take(1024).any(|&b| b == b'<') && String::from_utf8_lossy(&body[..body.len().min(1024)]).to_ascii_lowercase().contains("<html") { Kind::Html } else { Kind::Text };
+        kind = if body.iter().take(1024).any(|&b| b == b'<')
+            && String::from_utf8_lossy(&body[..body.len().min(1024)]).to_ascii_lowercase().contains("<html")
+        {
+            Kind::Html
+        } else {
+            Kind::Text
+        };
     }
     let html = kind == Kind::Html;
     let charset = charset_param(content_type.as_deref());
@@ -259,7 +265,12 @@ async fn read_page(url: Url, mut response: reqwest::Response, settings: WebSetti
         let _ = write!(text, " (decoded from {encoding})");
     }
     if cut {
-        let _ = write!(text, "\nThe page is larger than {} bytes: only its first {} bytes were read.", settings.max_body_bytes, body.len());
+        let _ = write!(
+            text,
+            "\nThe page is larger than {} bytes: only its first {} bytes were read.",
+            settings.max_body_bytes,
+            body.len()
+        );
     }
     text.push_str("\n\n");
     if html {

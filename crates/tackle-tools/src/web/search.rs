@@ -80,9 +80,9 @@ impl WebSection {
             }
         };
         let key_env = |name: &str| {
-            self.api_key_env.clone().ok_or_else(|| {
-                format!("[web] search = \"{name}\" needs api_key_env, the variable holding the API key")
-            })
+            self.api_key_env
+                .clone()
+                .ok_or_else(|| format!("[web] search = \"{name}\" needs api_key_env, the variable holding the API key"))
         };
         let endpoint = |default: &str| parse("api_url", self.api_url.as_deref().unwrap_or(default));
         Ok(Some(match self.search.as_deref() {
@@ -238,10 +238,7 @@ async fn search(
             let mut endpoint = endpoint.clone();
             endpoint.query_pairs_mut().append_pair("q", query).append_pair("count", &count);
             (
-                client
-                    .get(endpoint)
-                    .header("Accept", "application/json")
-                    .header("X-Subscription-Token", key(key_env)?),
+                client.get(endpoint).header("Accept", "application/json").header("X-Subscription-Token", key(key_env)?),
                 "Brave Search",
                 &["web", "results"],
                 "description",
@@ -260,8 +257,7 @@ async fn search(
     };
     let response = request.send().await.map_err(|err| ToolError::Failed(format!("{name} cannot be reached: {err}")))?;
     let status = response.status();
-    let bytes =
-        response.bytes().await.map_err(|err| ToolError::Failed(format!("reading {name}'s answer: {err}")))?;
+    let bytes = response.bytes().await.map_err(|err| ToolError::Failed(format!("reading {name}'s answer: {err}")))?;
     if !status.is_success() {
         let text = String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned();
         return Err(ToolError::Failed(format!("{name} answered {status}: {}", text.trim())));
@@ -368,6 +364,9 @@ mod tests {
             "description",
         )
         .unwrap();
-        assert_eq!(parsed, vec![SearchResult { title: "T".into(), url: "https://a.com/".into(), snippet: "a b".into() }]);
+        assert_eq!(
+            parsed,
+            vec![SearchResult { title: "T".into(), url: "https://a.com/".into(), snippet: "a b".into() }]
+        );
     }
 }
