@@ -116,12 +116,24 @@ pub struct WebSearchInput {
 #[derive(Debug, Default, Clone)]
 pub struct WebSearch {
     backend: Option<Arc<SearchBackend>>,
+    /// Why there is no backend, when the section names one wrongly.
+    misconfigured: Option<String>,
 }
 
 impl WebSearch {
     /// The tool searching with `backend`.
     pub fn new(backend: SearchBackend) -> Self {
-        WebSearch { backend: Some(Arc::new(backend)) }
+        WebSearch { backend: Some(Arc::new(backend)), misconfigured: None }
+    }
+
+    /// The tool as the user config's `[web]` section makes it: unavailable, with the reason,
+    /// when the section names no backend or names one wrongly.
+    pub fn from_section(section: &WebSection) -> Self {
+        match section.backend() {
+            Ok(Some(backend)) => WebSearch::new(backend),
+            Ok(None) => WebSearch::default(),
+            Err(why) => WebSearch { backend: None, misconfigured: Some(why) },
+        }
     }
 }
 
@@ -140,7 +152,11 @@ impl Tool for WebSearch {
         .read_only()
         .open_world()
         .concurrency_safe();
-        if self.backend.is_some() { spec } else { spec.unavailable(NOT_CONFIGURED) }
+        match (&self.backend, &self.misconfigured) {
+            (Some(_), _) => spec,
+            (None, Some(why)) => spec.unavailable(why.clone()),
+            (None, None) => spec.unavailable(NOT_CONFIGURED),
+        }
     }
 
     async fn call(&self, input: WebSearchInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
