@@ -466,3 +466,29 @@ async fn brave_and_tavily_are_asked_in_their_own_shapes() {
     assert!(!output.is_error, "{text}");
     assert!(text.contains("1. Tavily hit") && !text.contains("Spam"), "{text}");
 }
+
+#[tokio::test]
+async fn a_proxy_from_the_environment_is_used() {
+    // A proxy on 127.0.0.1 that answers every request itself, naming the URL it was asked for.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy = listener.local_addr().unwrap().port();
+    let app = Router::new().fallback(|uri: axum::http::Uri| async move {
+        ([(header::CONTENT_TYPE, "text/plain")], format!("proxied {uri}"))
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    // SAFETY: this test runs in its own process under nextest, and no other thread reads the
+    // environment while it is changed.
+    unsafe {
+        for name in ["NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"] {
+            std::env::remove_var(name);
+        }
+        std::env::set_var("HTTP_PROXY", format!("http://127.0.0.1:{proxy}"));
+    }
+    // Nothing listens on port 9 of 127.0.0.1: only the proxy can answer. The guard still
+    // judges the target (its allow rule is needed), not the proxy.
+    let web = Web::new(&[LOCAL], None);
+    let text = web.ok("http://127.0.0.1:9/through").await;
+    assert!(text.ends_with("proxied http://127.0.0.1:9/through"), "{text}");
+    let guarded = Web::new(&[], None);
+    assert!(guarded.err("http://127.0.0.1:9/through").await.contains("loopback"));
+}
