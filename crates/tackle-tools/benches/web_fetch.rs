@@ -47,7 +47,8 @@ fn bench_web_fetch(c: &mut Criterion) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let app = Router::new()
-            .route("/page", get(move || async move { ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html) }));
+            .route("/page", get(move || async move { ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html) }))
+            .route("/small", get(|| async { ([(header::CONTENT_TYPE, "text/html")], "<main><p>small</p></main>") }));
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         port
     });
@@ -77,6 +78,18 @@ fn bench_web_fetch(c: &mut Criterion) {
     assert!(first.contains("## Section 1") && first.contains("[a link](https://example.org/1)"), "{}", &first[..500]);
     assert!(html.len() >= 1_000_000);
     c.bench_function("web_fetch_1mb_html_loopback", |b| b.to_async(&rt).iter(fetch));
+    // Its parts: the conversion alone, and a 1 KB page (the fixed cost of a call: the guard,
+    // a client, the connection).
+    c.bench_function("html_to_markdown_1mb", |b| b.iter(|| tackle_tools::web::markdown::html_to_markdown(html)));
+    c.bench_function("web_fetch_1kb_html_loopback", |b| {
+        b.to_async(&rt).iter(|| async {
+            let n = counter.fetch_add(1, Ordering::Relaxed);
+            let url = format!("http://127.0.0.1:{port}/small?n={n}");
+            executor
+                .run(&session, ToolCall::new("b", "web_fetch", json!({ "url": url })), &CancellationToken::new())
+                .await
+        });
+    });
 }
 
 criterion_group! {
