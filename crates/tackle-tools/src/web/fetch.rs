@@ -191,6 +191,13 @@ async fn get(checked: &Checked, settings: WebSettings) -> Result<reqwest::Respon
         .user_agent(concat!("tackle/", env!("CARGO_PKG_VERSION"), " (web_fetch)"));
     if !checked.addresses.is_empty() {
         builder = builder.resolve_to_addrs(&checked.host, &checked.addresses);
+        // The URL's own spelling too (`localhost.` keeps its dot there), so no spelling of the
+        // host reaches the system resolver again.
+        if let Some(raw) = checked.url.host_str()
+            && raw != checked.host
+        {
+            builder = builder.resolve_to_addrs(raw, &checked.addresses);
+        }
     }
     let client = builder.build().map_err(|err| ToolError::Internal(format!("cannot start the HTTP client: {err}")))?;
     client

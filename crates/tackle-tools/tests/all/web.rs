@@ -191,6 +191,11 @@ struct Web {
 
 impl Web {
     fn new(allow: &[&str], backend: Option<SearchBackend>) -> Web {
+        // Long enough for ten redirects of a debug build on a loaded machine.
+        Web::with(allow, backend, Duration::from_secs(20))
+    }
+
+    fn with(allow: &[&str], backend: Option<SearchBackend>, timeout: Duration) -> Web {
         let dir = tempfile::tempdir().unwrap();
         let mut registry = Registry::new();
         registry.register(&[], WebFetch::default);
@@ -205,11 +210,7 @@ impl Web {
         }
         let state = SessionState::default();
         state.insert(SessionRules(Some(Arc::new(book))));
-        state.insert(WebSettings {
-            connect_timeout: Duration::from_secs(2),
-            timeout: Duration::from_secs(2),
-            max_body_bytes: 1024 * 1024,
-        });
+        state.insert(WebSettings { connect_timeout: Duration::from_secs(2), timeout, max_body_bytes: 1024 * 1024 });
         let config = ToolSessionConfig::new(dir.path().to_owned());
         let session = ToolSession::with_state(config, registry.instantiate(&selection), state);
         Web { session, executor: Executor::default(), _dir: dir }
@@ -312,7 +313,7 @@ async fn a_50_mb_page_is_cut_at_the_cap_without_being_read_whole() {
 #[tokio::test]
 async fn a_slow_page_ends_with_a_timeout() {
     let server = Server::start().await;
-    let web = Web::new(&[LOCAL], None);
+    let web = Web::with(&[LOCAL], None, Duration::from_secs(2));
     let started = std::time::Instant::now();
     let text = web.err(&server.url("/slow")).await;
     assert!(text.contains("did not answer within 2s"), "{text}");
