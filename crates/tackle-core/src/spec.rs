@@ -168,6 +168,10 @@ pub struct ToolSpec {
     /// a file tool (`Subagent(type)` → the subagent tool's type, `Skill(name)` → the skill's
     /// name; docs/reference/safety.md#rule-syntax).
     pub specifier_param: Option<String>,
+    /// The parameter holding a URL the tool reaches (`web_fetch`'s `url`): a rule's
+    /// `domain:HOST` specifier is matched against that URL's host
+    /// (docs/reference/safety.md#rule-syntax).
+    pub url_param: Option<String>,
 }
 
 impl ToolSpec {
@@ -194,6 +198,7 @@ impl ToolSpec {
             edits_files: false,
             command_param: None,
             specifier_param: None,
+            url_param: None,
             manages_output_budget: false,
         }
     }
@@ -310,6 +315,13 @@ impl ToolSpec {
     /// Declares that rules such as `Skill(name)` match parameter `name` of this tool.
     pub fn specifier_param(mut self, name: impl Into<String>) -> Self {
         self.specifier_param = Some(name.into());
+        self
+    }
+
+    /// Declares that parameter `name` holds the URL the tool reaches: rules such as
+    /// `WebFetch(domain:example.com)` match its host.
+    pub fn url_param(mut self, name: impl Into<String>) -> Self {
+        self.url_param = Some(name.into());
         self
     }
 

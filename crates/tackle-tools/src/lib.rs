@@ -9,6 +9,7 @@ pub mod json_edit;
 pub mod planning;
 pub mod search;
 pub mod shell;
+pub mod web;
 
 // The surface most users need: every built-in tool by its type, the settings a session is
 // given, and the registration. The modules stay public for the shared machinery.
@@ -28,6 +29,7 @@ pub use planning::{
 pub use search::glob::Glob;
 pub use search::grep::Grep;
 pub use shell::{BackgroundRun, Bash, JobKill, JobOutput, ShellEnvironment, ShellSetup};
+pub use web::{WebFetch, WebSearch};
 
 use tackle_core::Registry;
 
@@ -85,4 +87,8 @@ pub fn register_builtins(registry: &mut Registry) {
     registry.register(&[BARE], planning::TaskUpdate::default);
     registry.register(&[BARE], planning::TaskGet::default);
     registry.register(&[BARE], planning::TaskList::default);
+    registry.register(&[DEFAULT, BARE], web::WebFetch::default);
+    // Unavailable until the user config names a search backend (tackle's builder registers
+    // it again with the backend).
+    registry.register(&[DEFAULT, BARE], web::WebSearch::default);
 }

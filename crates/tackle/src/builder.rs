@@ -341,6 +341,7 @@ impl SessionBuilder {
         }
         hooks.extend(self.hooks.iter().cloned());
         let mut registry = base_registry(&self.extra)?;
+        register_web_search(&mut registry, &config)?;
         let container = match &self.container {
             Some(start) => start.run(&config, &workspace, &rules, &mut registry, &self.notice).await?,
             None => None,
@@ -479,6 +480,16 @@ pub fn builtin_registry() -> Registry {
     // closed, so imported MCP tools do not.
     registry.declare_closed_toolsets(&[crate::file_tools::FILES_TOOLSET]);
     registry
+}
+
+/// `web_search` as the user config's `[web]` section makes it (never the workspace's: the
+/// section is `Never` in tackle-policy's config/rules.rs, and only the user's is read here).
+fn register_web_search(registry: &mut Registry, config: &Config) -> Result<(), BuildError> {
+    let section: tackle_tools::web::search::WebSection = config.user_section("web")?.unwrap_or_default();
+    let tool = tackle_tools::web::WebSearch::from_section(&section);
+    use tackle_tools::toolset::{BARE, DEFAULT};
+    registry.register(&[DEFAULT, BARE], move || tool.clone());
+    Ok(())
 }
 
 /// Every built-in tool plus the embedder's, which may not take a name already taken.

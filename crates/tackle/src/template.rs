@@ -19,7 +19,7 @@ use tackle_core::{BoxFuture, DynTool, Executor, ExecutorConfig, Registry, ToolSe
 use tackle_mcp::client::McpHub;
 use tackle_policy::config::Config;
 use tackle_policy::config::user_dirs::UserDirs;
-use tackle_policy::permission::rules::{ReadRules, RuleBook, RulePolicy};
+use tackle_policy::permission::rules::{ReadRules, RuleBook, RulePolicy, SessionRules};
 use tackle_sandbox::process::Sandbox;
 
 use crate::error::BuildError;
@@ -108,6 +108,7 @@ impl SessionTemplate {
         let state = inner.settings.state_for(&id, &inner.workspace);
         state.insert(Factory(Arc::new(self.clone())));
         state.insert(ReadRules(Some(Arc::clone(&inner.rules))));
+        state.insert(SessionRules(Some(Arc::clone(&inner.rules))));
         state.insert(inner.user_dirs.clone());
         if let Some(hub) = &inner.hub {
             hub.share_with(&state);

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use tackle::tool_catalog::{ALL_TOOLSET, Executor, LOAD_SKILL, Registry, RegistryEntry, Selection, render_tools};
+use tackle::tool_catalog::{
+    ALL_TOOLSET, Availability, Executor, LOAD_SKILL, Registry, RegistryEntry, Selection, render_tools,
+};
 use tackle::{ErrorKind, OutputMeta, SessionTemplate, ToolCall, ToolOutput, ToolSession};
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
@@ -81,6 +83,23 @@ pub async fn list(args: ListArgs) -> CommandResult {
         });
         for line in lines {
             writeln!(out, "{line}").map_err(write_failure)?;
+        }
+        // Tools that exist but cannot be offered here, each with why (`web_search` without a
+        // search backend).
+        let unavailable: Vec<(&str, &str)> = registry
+            .entries()
+            .iter()
+            .filter_map(|entry| match &entry.spec.availability {
+                Availability::Unavailable(reason) => Some((entry.spec.name.as_str(), reason.as_str())),
+                Availability::Available => None,
+            })
+            .collect();
+        if !unavailable.is_empty() {
+            writeln!(out, "\nUnavailable:").map_err(write_failure)?;
+            let width = unavailable.iter().map(|(name, _)| name.len()).max().unwrap_or(4);
+            for (name, reason) in unavailable {
+                writeln!(out, "  {name:width$}  {reason}").map_err(write_failure)?;
+            }
         }
         out.flush().map_err(write_failure)?;
     }

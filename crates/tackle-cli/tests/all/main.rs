@@ -41,4 +41,5 @@ mod shell_cli;
 mod tasks_cli;
 mod terminal;
 mod tools_cli;
+mod web_cli;
 mod workspace_settings;

@@ -85,6 +85,9 @@ pub const RULES: &[SettingRule] = &[
     rule("mcp.elicitation", Never, "tackle-mcp"),
     // What a run's tokens cost (`--max-cost`): a workspace must not make a run look free.
     rule("pricing", Never, "tackle-agent"),
+    // The web search backend and its key: a workspace must not send the model's queries (or
+    // the person's API key) to a server of its choosing.
+    rule("web", Never, "tackle-tools"),
     // What runs or is reached on the person's behalf.
     rule("providers", Consent, "tackle-agent"),
     rule("mcp.servers", Consent, "tackle-mcp"),

@@ -5,6 +5,7 @@
 //! ([`NonInteractiveApprover`]). The seam they plug into (`PermissionPolicy`, `Approver` and the
 //! types they speak) is `tackle_core::permission`'s.
 
+pub mod domain;
 pub mod rule;
 pub mod rules;
 pub mod sources;

@@ -1,11 +1,14 @@
 //! One permission rule in Claude Code's syntax (docs/reference/safety.md#rule-syntax): what it
 //! names (a tool, a class of tools, an MCP server) and what its specifier matches (a shell
-//! command pattern, a gitignore-style path pattern, a subagent type or skill name).
+//! command pattern, a gitignore-style path pattern, a subagent type or skill name, the
+//! `domain:` of a URL).
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use super::domain::DomainPattern;
 
 /// Where a rule's relative paths are resolved.
 #[derive(Debug, Clone)]
@@ -91,6 +94,8 @@ pub enum Specifier {
     Path(Arc<GlobSet>),
     /// Another tool's specifier (a subagent type, a skill name); `*` is a wildcard.
     Value(String),
+    /// `domain:HOST`: the host of the URL a tool reaches (`WebFetch(domain:example.com)`).
+    Domain(DomainPattern),
 }
 
 /// One parsed rule.
@@ -173,7 +178,10 @@ impl Rule {
             (Some(inner), ToolClass::Read | ToolClass::Edit) => {
                 Specifier::Path(Arc::new(path_pattern(inner, base).map_err(|why| error(&why.to_string()))?))
             }
-            (Some(inner), ToolClass::Named(_)) => Specifier::Value(inner.to_owned()),
+            (Some(inner), ToolClass::Named(_)) => match inner.strip_prefix("domain:") {
+                Some(host) => Specifier::Domain(DomainPattern::parse(host).map_err(|why| error(&why))?),
+                None => Specifier::Value(inner.to_owned()),
+            },
         };
         Ok(Rule { text: trimmed.to_owned(), class, specifier })
     }

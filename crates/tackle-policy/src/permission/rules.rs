@@ -150,6 +150,23 @@ impl RuleBook {
         self.path_denial(&ToolClass::Edit, path)
     }
 
+    /// The first allow rule with a `domain:` specifier that names `host` (canonical,
+    /// [`super::domain::url_host`]) for the tool `spec`, if any: the web tools' address guard
+    /// lets such a host be reached at a private address (docs/reference/safety.md#web-fetch).
+    /// A rule without a specifier names no host.
+    pub fn allow_naming_host(&self, spec: &tackle_core::ToolSpec, host: &str) -> Option<SourcedRule> {
+        let indexed = self.rules.read().ok()?;
+        indexed
+            .rules
+            .iter()
+            .find(|r| {
+                r.kind == RuleKind::Allow
+                    && matches!(&r.rule.class, ToolClass::Named(name) if spec.name == *name || spec.aliases.contains(name))
+                    && matches!(&r.rule.specifier, Specifier::Domain(pattern) if pattern.matches(host))
+            })
+            .cloned()
+    }
+
     fn path_denial(&self, class: &ToolClass, path: &Path) -> Option<SourcedRule> {
         let indexed = self.rules.read().ok()?;
         indexed
@@ -342,6 +359,12 @@ impl Parts<'_> {
                 .filter(|(_, access)| *access == PathAccess::Write && !self.request.read_only)
                 .find(|(forms, _)| forms.iter().any(|p| set.is_match(p)))
                 .map(|(forms, _)| Some(forms[0].display().to_string())),
+            (Specifier::Domain(pattern), class) if self.tool_matches(class) => match self.url_host() {
+                Some(host) if pattern.matches(&host) => Some(Some(host)),
+                Some(_) => None,
+                // No URL with a host to judge (or a tool without one): the restriction covers it.
+                None => Some(None),
+            },
             (Specifier::Value(pattern), class) if self.tool_matches(class) => {
                 match self.specifier_value() {
                     Some(value) if crate::wildcard::matches(pattern, value) => Some(Some(value.to_owned())),
@@ -352,6 +375,12 @@ impl Parts<'_> {
             }
             _ => None,
         }
+    }
+
+    /// The canonical host of the call's URL, for a tool that declares a URL parameter.
+    fn url_host(&self) -> Option<String> {
+        let param = self.request.spec.url_param.as_deref()?;
+        super::domain::url_host(self.request.args.get(param).and_then(Value::as_str)?)
     }
 
     fn specifier_value(&self) -> Option<&str> {
@@ -391,6 +420,15 @@ impl Parts<'_> {
             allows.iter().find(|r| matches!(r.rule.specifier, Specifier::Any) && self.tool_matches(&r.rule.class))
         {
             return Some(vec![*rule]);
+        }
+        if let Some(host) = self.url_host() {
+            return allows
+                .iter()
+                .find(|r| {
+                    matches!(&r.rule.specifier, Specifier::Domain(p) if p.matches(&host))
+                        && self.tool_matches(&r.rule.class)
+                })
+                .map(|r| vec![*r]);
         }
         if let Some(value) = self.specifier_value() {
             return allows
@@ -501,6 +539,12 @@ impl ReadRules {
     }
 }
 
+/// The session's rule book, kept in the session state for a tool that consults the rules
+/// during a call (`web_fetch`'s address guard, [`RuleBook::allow_naming_host`]). The default
+/// holds no rules.
+#[derive(Debug, Clone, Default)]
+pub struct SessionRules(pub Option<Arc<RuleBook>>);
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -601,5 +645,69 @@ mod tests {
         let base = RuleBase { workspace: "/ws".into(), rule_dir: "/ws".into(), home: None };
         book.add(RuleKind::Deny, "Bash(cc:*)", &base, "session").unwrap();
         assert_eq!(decided_by(&outcome(&book, "make -j4 all && cc x.c")), "Bash(cc:*)");
+    }
+
+    fn fetch_outcome(book: &RuleBook, url: &str) -> Outcome {
+        let spec = ToolSpec::new("web_fetch", "").alias("WebFetch").url_param("url");
+        let args = json!({ "url": url });
+        book.evaluate(&PermissionRequest::new("c", &spec, &args), Path::new("/ws")).outcome
+    }
+
+    #[test]
+    fn domain_rules_decide_by_the_host_a_url_reaches() {
+        let book = book(&[
+            (RuleKind::Deny, "WebFetch(domain:evil.com)"),
+            (RuleKind::Ask, "web_fetch(domain:*.corp.example)"),
+            (RuleKind::Allow, "WebFetch(domain:docs.rs)"),
+            (RuleKind::Allow, "WebFetch(domain:127.0.0.1)"),
+        ]);
+        assert_eq!(decided_by(&fetch_outcome(&book, "https://docs.rs/serde")), "WebFetch(domain:docs.rs)");
+        assert_eq!(decided_by(&fetch_outcome(&book, "https://DOCS.RS./x")), "WebFetch(domain:docs.rs)");
+        assert_eq!(decided_by(&fetch_outcome(&book, "http://2130706433:8080/")), "WebFetch(domain:127.0.0.1)");
+        // The host reached, not what the URL seems to say.
+        assert_eq!(decided_by(&fetch_outcome(&book, "https://docs.rs@evil.com/")), "WebFetch(domain:evil.com)");
+        assert_eq!(decided_by(&fetch_outcome(&book, "https://docs.rs.evil.net/")), "mode");
+        assert_eq!(decided_by(&fetch_outcome(&book, "https://EVIL.com./")), "WebFetch(domain:evil.com)");
+        assert_eq!(decided_by(&fetch_outcome(&book, "https://wiki.corp.example/")), "web_fetch(domain:*.corp.example)");
+        assert_eq!(decided_by(&fetch_outcome(&book, "https://corp.example/")), "mode");
+        // A URL with no host is covered by every restriction and allowed by no rule.
+        assert_eq!(decided_by(&fetch_outcome(&book, "not a url")), "WebFetch(domain:evil.com)");
+        let allow_only = self::book(&[(RuleKind::Allow, "WebFetch(domain:docs.rs)")]);
+        assert_eq!(decided_by(&fetch_outcome(&allow_only, "file:///etc/passwd")), "mode");
+        // A domain rule of another tool does not reach this one.
+        let other =
+            self::book(&[(RuleKind::Deny, "Bash(domain:evil.com)"), (RuleKind::Allow, "Other(domain:docs.rs)")]);
+        assert_eq!(decided_by(&fetch_outcome(&other, "https://docs.rs/")), "mode");
+    }
+
+    #[test]
+    fn only_an_allow_rule_naming_the_host_exempts_it_from_the_address_guard() {
+        let spec = ToolSpec::new("web_fetch", "").alias("WebFetch").url_param("url");
+        let book = book(&[
+            (RuleKind::Allow, "WebFetch"),
+            (RuleKind::Deny, "WebFetch(domain:10.0.0.1)"),
+            (RuleKind::Allow, "WebFetch(domain:localhost)"),
+            (RuleKind::Allow, "Skill(domain:127.0.0.1)"),
+        ]);
+        assert_eq!(book.allow_naming_host(&spec, "localhost").unwrap().rule.text, "WebFetch(domain:localhost)");
+        assert!(book.allow_naming_host(&spec, "127.0.0.1").is_none());
+        assert!(book.allow_naming_host(&spec, "10.0.0.1").is_none());
+        assert!(book.allow_naming_host(&spec, "localhost.evil.com").is_none());
+    }
+
+    #[test]
+    fn always_for_a_url_is_its_host() {
+        let spec = ToolSpec::new("web_fetch", "").alias("WebFetch").url_param("url");
+        for (url, rule) in [
+            ("https://Docs.RS./serde?x=1", Some("WebFetch(domain:docs.rs)")),
+            ("http://[::1]:8080/", Some("WebFetch(domain:::1)")),
+            ("http://user@evil.com/", Some("WebFetch(domain:evil.com)")),
+            ("mailto:x", None),
+        ] {
+            let args = json!({ "url": url });
+            let request = PermissionRequest::new("c", &spec, &args);
+            let rules = super::super::suggest::always_rules(&request, Path::new("/ws"));
+            assert_eq!(rules.as_deref().and_then(|r| r.first()).map(String::as_str), rule, "{url}");
+        }
     }
 }

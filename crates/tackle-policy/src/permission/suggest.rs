@@ -11,6 +11,7 @@
 //!   `permission/rules.rs`), gets none;
 //! - a file edit gets the directory of each file it writes (`Edit(src/parser/**)`), and a
 //!   file at the workspace root only itself (`Edit(./Cargo.toml)`, never `Edit(**)`);
+//! - a tool that reaches a URL gets its host (`WebFetch(domain:example.com)`);
 //! - any other tool gets its name.
 //!
 //! Every rule offered is checked to allow the very call it was made for
@@ -75,6 +76,10 @@ pub fn always_rules(request: &PermissionRequest<'_>, workspace: &Path) -> Option
         command_rules(command)?
     } else if request.is_file_edit() {
         edit_rules(request, workspace)?
+    } else if let Some(param) = request.spec.url_param.as_deref() {
+        // A tool that reaches a URL: its host, never the whole tool (asked per domain).
+        let host = super::domain::url_host(request.args.get(param).and_then(Value::as_str)?)?;
+        vec![format!("{}(domain:{host})", request.spec.claude_name())]
     } else {
         vec![request.spec.claude_name().to_owned()]
     };

@@ -27,3 +27,4 @@ mod search;
 mod shell_escapes;
 mod str_replace_property;
 mod strict_calls;
+mod web;
