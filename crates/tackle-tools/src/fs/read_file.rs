@@ -10,6 +10,8 @@ use std::fs::File;
 use std::io::Read as _;
 use std::os::unix::fs::FileExt as _;
 
+use base64::Engine as _;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tackle_core::spec::PathAccess;
@@ -87,7 +89,7 @@ fn read(files: &Files<'_>, input: &ReadFileInput) -> Result<ToolOutput, ToolErro
     let mut note = None;
     if input.offset.is_none() && input.limit.is_none() && input.pages.is_none() && is_notebook_path(&target.path) {
         match read_notebook(files, &target) {
-            NotebookRead::Cells(cells) => return Ok(ToolOutput::text(cells)),
+            NotebookRead::Cells(cells) => return Ok(cells),
             NotebookRead::Malformed(why) => note = Some(why),
             NotebookRead::AsText => {}
         }
@@ -176,8 +178,8 @@ fn read_capped(target: &Target, file: &File, size: u64, limit: u64, what: &str) 
 
 /// What a whole read of a `.ipynb` file gives.
 enum NotebookRead {
-    /// The cells, rendered.
-    Cells(String),
+    /// The cells, rendered, and their output images.
+    Cells(ToolOutput),
     /// Not a notebook the tools understand (why): shown as text with a note.
     Malformed(String),
     /// Not loadable whole (missing, too large, binary…): the text read says why.
@@ -195,7 +197,9 @@ fn read_notebook(files: &Files<'_>, target: &Target) -> NotebookRead {
     match Notebook::parse(text) {
         Ok(notebook) => {
             files.record_read(target, &existing.meta, &existing.bytes);
-            NotebookRead::Cells(notebook.render(MAX_OUTPUT_CHARS))
+            let mut output = ToolOutput::text(notebook.render(MAX_OUTPUT_CHARS));
+            add_notebook_images(&mut output, &notebook);
+            NotebookRead::Cells(output)
         }
         Err(why) => NotebookRead::Malformed(why),
     }
@@ -214,6 +218,41 @@ fn open_file(files: &Files<'_>, target: &Target) -> Result<(File, std::fs::Metad
         Err(LoadError::Refused(err)) => Err(err),
         Err(LoadError::Io(err)) => Err(read_error(target, &err)),
         Err(err @ LoadError::TooLarge { .. }) => Err(ToolError::Failed(err.to_string())),
+    }
+}
+
+/// Output images of a notebook shown, at most.
+pub const MAX_NOTEBOOK_IMAGES: usize = 8;
+
+/// Adds the notebook's output images (at most [`MAX_NOTEBOOK_IMAGES`]) to its rendering as
+/// images are shown ([`show_image`]), each after a line naming its cell and size.
+fn add_notebook_images(output: &mut ToolOutput, notebook: &Notebook) {
+    let images = notebook.output_images();
+    let mut lines = Vec::new();
+    let mut parts = Vec::new();
+    for (cell, text) in images.iter().take(MAX_NOTEBOOK_IMAGES) {
+        let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        let shown = base64::engine::general_purpose::STANDARD
+            .decode(compact.as_bytes())
+            .map_err(|err| format!("its data is not base64 ({err})"))
+            .and_then(|bytes| {
+                let kind = ImageKind::sniff(&bytes).ok_or("its data is not a PNG, JPEG, GIF or WebP image")?;
+                show_image(&bytes, kind).map_err(|err| err.0)
+            });
+        match shown {
+            Ok(image) => {
+                lines.push(format!("[image of cell {cell}: {}]", image.summary));
+                parts.push(ContentPart::Image { mime_type: image.mime_type.to_owned(), data: image.data });
+            }
+            Err(why) => lines.push(format!("[image of cell {cell} not shown: {why}]")),
+        }
+    }
+    if images.len() > MAX_NOTEBOOK_IMAGES {
+        lines.push(format!("[{} more output images not shown]", images.len() - MAX_NOTEBOOK_IMAGES));
+    }
+    if !lines.is_empty() {
+        output.content.push(ContentPart::Text { text: lines.join("\n") });
+        output.content.extend(parts);
     }
 }
 
