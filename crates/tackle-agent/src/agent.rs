@@ -15,8 +15,8 @@ use tackle_core::factory::Allowlists;
 use tackle_core::permission::{PermissionMode, PermissionPolicy};
 use tackle_core::{ContentPart, Executor, Notifications, TodoList, ToolOutput, ToolSession};
 use tackle_llm::{
-    AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, ImageData, LlmEvent, Message, ToolResult, Usage,
-    UserPart,
+    AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, ImageData, LlmEvent, Message, ToolResult,
+    Usage, UserPart,
 };
 use tackle_policy::hooks::protocol::{CommandHooks, EventOutcome};
 use tokio_util::sync::CancellationToken;

@@ -68,7 +68,13 @@ pub fn transcript(events: &[Line]) -> String {
                 let marker = if *is_error { "<- error" } else { "<-" };
                 let images: String = images
                     .iter()
-                    .map(|image| format!("     [image {}, sha256 {}]\n", image.mime_type, image.sha256.get(..12).unwrap_or(&image.sha256)))
+                    .map(|image| {
+                        format!(
+                            "     [image {}, sha256 {}]\n",
+                            image.mime_type,
+                            image.sha256.get(..12).unwrap_or(&image.sha256)
+                        )
+                    })
                     .collect();
                 format!("  {marker} [{call_id}]\n{}\n{images}", indent(content, "     ", 12))
             }

@@ -487,7 +487,10 @@ mod tests {
         let jpeg = crate::ImageData { media_type: "image/jpeg".into(), data: "/9j/".into() };
         let messages = vec![Message::User {
             parts: vec![
-                UserPart::ToolResult(crate::ToolResult { images: vec![png], ..crate::ToolResult::text("c1", "a.png", false) }),
+                UserPart::ToolResult(crate::ToolResult {
+                    images: vec![png],
+                    ..crate::ToolResult::text("c1", "a.png", false)
+                }),
                 UserPart::ToolResult(crate::ToolResult::text("c2", "text only", false)),
                 UserPart::ToolResult(crate::ToolResult {
                     images: vec![jpeg.clone(), jpeg],

@@ -188,12 +188,14 @@ fn large_png() -> Vec<u8> {
     let image = image::RgbImage::from_fn(4000, 3000, |x, y| {
         let noise = (x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503)) >> 28;
         #[allow(clippy::cast_possible_truncation)]
-        image::Rgb([((x / 16) as u8).wrapping_add(noise as u8), ((y / 12) as u8).wrapping_add(noise as u8), ((x + y) / 28) as u8])
+        image::Rgb([
+            ((x / 16) as u8).wrapping_add(noise as u8),
+            ((y / 12) as u8).wrapping_add(noise as u8),
+            ((x + y) / 28) as u8,
+        ])
     });
     let mut out = Vec::new();
-    image::DynamicImage::from(image)
-        .write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
-        .unwrap();
+    image::DynamicImage::from(image).write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
     out
 }
 
@@ -217,12 +219,16 @@ fn hundred_page_pdf() -> Vec<u8> {
         let mut stream = Stream::new(dictionary! {}, Content { operations }.encode().unwrap());
         stream.compress().unwrap();
         let content_id = doc.add_object(stream);
-        kids.push(Object::from(doc.add_object(dictionary! {"Type" => "Page", "Parent" => pages_id, "Contents" => content_id})));
+        kids.push(Object::from(
+            doc.add_object(dictionary! {"Type" => "Page", "Parent" => pages_id, "Contents" => content_id}),
+        ));
     }
     doc.objects.insert(
         pages_id,
-        Object::Dictionary(dictionary! {"Type" => "Pages", "Kids" => kids, "Count" => 100, "Resources" => resources_id,
-            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()]}),
+        Object::Dictionary(
+            dictionary! {"Type" => "Pages", "Kids" => kids, "Count" => 100, "Resources" => resources_id,
+            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()]},
+        ),
     );
     let catalog_id = doc.add_object(dictionary! {"Type" => "Catalog", "Pages" => pages_id});
     doc.trailer.set("Root", catalog_id);

@@ -264,8 +264,8 @@ pub fn body_without_image_data(mut body: Value) -> Value {
     fn walk(value: &mut Value) {
         match value {
             Value::Object(map) => {
-                let is_base64_source = map.get("type").and_then(Value::as_str) == Some("base64")
-                    && map.get("media_type").is_some();
+                let is_base64_source =
+                    map.get("type").and_then(Value::as_str) == Some("base64") && map.get("media_type").is_some();
                 for (key, field) in map.iter_mut() {
                     match field {
                         Value::String(text) if is_base64_source && key == "data" => {

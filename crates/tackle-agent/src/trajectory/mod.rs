@@ -7,10 +7,10 @@ mod check;
 pub mod event;
 pub mod read;
 
-use std::fs::File;
-use std::io::Write as _;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};

@@ -15,9 +15,7 @@ use tackle_testkit::{Expect, FakeLlm, Protocol, Reply, Script, Turn};
 fn png(width: u32, height: u32) -> Vec<u8> {
     let image = image::RgbImage::from_fn(width, height, |x, y| image::Rgb([x as u8, y as u8, 7]));
     let mut out = Vec::new();
-    image::DynamicImage::from(image)
-        .write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
-        .unwrap();
+    image::DynamicImage::from(image).write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
     out
 }
 
@@ -67,9 +65,12 @@ async fn a_read_image_reaches_the_next_request_on_both_wires_and_only_with_visio
     let encoded = base64::engine::general_purpose::STANDARD.encode(&bytes);
     for protocol in BOTH {
         for vision in [true, false] {
-            let server =
-                FakeLlm::start(script(Reply::text("Looking.").call("c1", "read_file", json!({"file_path": "shot.png"}))))
-                    .await;
+            let server = FakeLlm::start(script(Reply::text("Looking.").call(
+                "c1",
+                "read_file",
+                json!({"file_path": "shot.png"}),
+            )))
+            .await;
             let mut spec = RunSpec::new(protocol);
             spec.files = vec![("shot.png", bytes.clone())];
             spec.vision = vision;
@@ -86,7 +87,10 @@ async fn a_read_image_reaches_the_next_request_on_both_wires_and_only_with_visio
                     let messages = requests[1].body["messages"].as_array().unwrap();
                     let tool = messages.iter().position(|m| m["role"] == "tool").unwrap();
                     let user = &messages[tool + 1];
-                    assert_eq!(user["content"][0], json!({"type": "text", "text": "The image returned by tool call c1:"}));
+                    assert_eq!(
+                        user["content"][0],
+                        json!({"type": "text", "text": "The image returned by tool call c1:"})
+                    );
                 }
             } else {
                 assert!(sent.is_empty(), "{protocol:?}: {sent:?}");

@@ -120,9 +120,9 @@ pub fn fitted_size(width: u32, height: u32) -> (u32, u32) {
 pub fn show_image(bytes: &[u8], kind: ImageKind) -> Result<ShownImage, ImageError> {
     let mime = kind.mime_type();
     let reader = || ImageReader::with_format(Cursor::new(bytes), kind.format());
-    let (width, height) = reader()
-        .into_dimensions()
-        .map_err(|err| ImageError(format!("the file starts like an image ({mime}) but its header cannot be read: {err}")))?;
+    let (width, height) = reader().into_dimensions().map_err(|err| {
+        ImageError(format!("the file starts like an image ({mime}) but its header cannot be read: {err}"))
+    })?;
     if width > MAX_DIMENSION || height > MAX_DIMENSION {
         return Err(ImageError(format!(
             "the {mime} image claims to be {width}×{height} pixels, over the {MAX_DIMENSION}×{MAX_DIMENSION} limit; \
@@ -191,7 +191,8 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     pub(crate) fn png(width: u32, height: u32) -> Vec<u8> {
-        let image = RgbImage::from_fn(width, height, |x, y| Rgb([(x % 256) as u8, (y % 256) as u8, ((x ^ y) % 256) as u8]));
+        let image =
+            RgbImage::from_fn(width, height, |x, y| Rgb([(x % 256) as u8, (y % 256) as u8, ((x ^ y) % 256) as u8]));
         let mut out = Vec::new();
         DynamicImage::from(image).write_to(&mut Cursor::new(&mut out), ImageFormat::Png).unwrap();
         out

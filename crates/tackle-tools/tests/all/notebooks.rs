@@ -161,11 +161,18 @@ async fn read_file_shows_cells_with_their_text_outputs_and_names_images() {
             tackle_core::ContentPart::Text { .. } => None,
         })
         .collect();
-    assert_eq!(images, ["iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="]);
+    assert_eq!(
+        images,
+        ["iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="]
+    );
     // Data that is not an image is named, not sent.
     ws.write("bad.ipynb", NOTEBOOK.replace("iVBORw0KGgo", "!!notbase64"));
     let output = ws.call("read_file", json!({"file_path": "bad.ipynb"})).await;
-    assert!(output.text_content().contains("[image of cell 2 not shown: its data is not base64"), "{}", output.text_content());
+    assert!(
+        output.text_content().contains("[image of cell 2 not shown: its data is not base64"),
+        "{}",
+        output.text_content()
+    );
     assert_eq!(output.content.len(), 2);
     // With offset or limit, the raw JSON lines are read.
     let raw = ws.ok("read_file", json!({"file_path": "nb.ipynb", "limit": 2})).await;

@@ -74,7 +74,11 @@ async fn an_image_comes_back_as_an_image_part_with_a_line_naming_its_size() {
     // A large one is scaled down.
     ws.write("big.png", png(4000, 3000));
     let output = ws.call("read_file", json!({"file_path": "big.png"})).await;
-    assert!(output.text_content().starts_with("big.png: image/png 4000×3000, shown at 1238×928"), "{}", output.text_content());
+    assert!(
+        output.text_content().starts_with("big.png: image/png 4000×3000, shown at 1238×928"),
+        "{}",
+        output.text_content()
+    );
     let (_, bytes) = &images(&output)[0];
     let decoded = image::load_from_memory(bytes).unwrap();
     assert_eq!((decoded.width(), decoded.height()), (1238, 928));
