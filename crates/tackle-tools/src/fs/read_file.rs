@@ -89,7 +89,7 @@ fn read(files: &Files<'_>, input: &ReadFileInput) -> Result<ToolOutput, ToolErro
     let mut note = None;
     if input.offset.is_none() && input.limit.is_none() && input.pages.is_none() && is_notebook_path(&target.path) {
         match read_notebook(files, &target) {
-            NotebookRead::Cells(cells) => return Ok(cells),
+            NotebookRead::Cells(cells) => return Ok(*cells),
             NotebookRead::Malformed(why) => note = Some(why),
             NotebookRead::AsText => {}
         }
@@ -179,7 +179,7 @@ fn read_capped(target: &Target, file: &File, size: u64, limit: u64, what: &str) 
 /// What a whole read of a `.ipynb` file gives.
 enum NotebookRead {
     /// The cells, rendered, and their output images.
-    Cells(ToolOutput),
+    Cells(Box<ToolOutput>),
     /// Not a notebook the tools understand (why): shown as text with a note.
     Malformed(String),
     /// Not loadable whole (missing, too large, binary…): the text read says why.
@@ -199,7 +199,7 @@ fn read_notebook(files: &Files<'_>, target: &Target) -> NotebookRead {
             files.record_read(target, &existing.meta, &existing.bytes);
             let mut output = ToolOutput::text(notebook.render(MAX_OUTPUT_CHARS));
             add_notebook_images(&mut output, &notebook);
-            NotebookRead::Cells(output)
+            NotebookRead::Cells(Box::new(output))
         }
         Err(why) => NotebookRead::Malformed(why),
     }
