@@ -149,6 +149,7 @@ async fn client_only(server: &FakeLlm, tools: &[serde_json::Value]) -> Duration 
                 call_id: id,
                 content: "a line of output from the tool".into(),
                 is_error: false,
+                images: Vec::new(),
             })],
         });
     }

@@ -14,10 +14,10 @@ use tackle_calls::{CallResult, ToolIndex};
 use tackle_core::deferral::{Deferral, shown_specs};
 use tackle_core::factory::Allowlists;
 use tackle_core::permission::{PermissionMode, PermissionPolicy};
-use tackle_core::{Executor, Notifications, TodoList, ToolOutput, ToolSession};
+use tackle_core::{ContentPart, Executor, Notifications, TodoList, ToolOutput, ToolSession};
 use tackle_llm::{
-    AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, LlmEvent, Message, Pricing, ToolResult, Usage,
-    UserPart,
+    AssistantMessage, ChatModel, ChatRequest, Completion, FinishReason, ImageData, LlmEvent, Message, Pricing,
+    ToolResult, Usage, UserPart,
 };
 use tackle_policy::hooks::protocol::{CommandHooks, EventOutcome};
 use tokio_util::sync::CancellationToken;
@@ -529,7 +529,8 @@ impl Agent {
                     let chat = ChatRequest { system, messages: &self.history, tools };
                     self.model.request_body(&chat)
                 })
-                .flatten();
+                .flatten()
+                .map(crate::trajectory::event::body_without_image_data);
             self.record(TrajectoryEvent::LlmRequest {
                 step,
                 message_count: self.history.len(),
@@ -789,5 +790,15 @@ fn result_part(output: &ToolOutput) -> UserPart {
         call_id: output.call_id.clone(),
         content: output.text_content(),
         is_error: output.is_error,
+        images: output
+            .content
+            .iter()
+            .filter_map(|part| match part {
+                ContentPart::Image { mime_type, data } => {
+                    Some(ImageData { media_type: mime_type.clone(), data: data.clone() })
+                }
+                ContentPart::Text { .. } => None,
+            })
+            .collect(),
     })
 }

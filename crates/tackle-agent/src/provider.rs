@@ -90,6 +90,19 @@ pub struct ProviderSettings {
     /// Anthropic only: the model ids a subagent's `sonnet`, `opus` and `haiku` stand for
     /// (docs/subagents.md#models).
     pub aliases: BTreeMap<String, String>,
+    /// Whether the provider's models take images (default `true`); `false` sends tool
+    /// results' text only (docs/reference/providers.md#images).
+    pub vision: Option<bool>,
+    /// Settings of single models, `[providers.NAME.models."MODEL"]`, over the provider's.
+    pub models: BTreeMap<String, ModelSettings>,
+}
+
+/// One `[providers.NAME.models."MODEL"]` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelSettings {
+    /// Whether this model takes images (default: the provider's `vision`).
+    pub vision: Option<bool>,
 }
 
 /// The model used when `--model` is not given: `TACKLE_MODEL`, else a default for whichever
@@ -176,6 +189,8 @@ pub fn provider_config(
     if let Some(native) = settings.native_tools {
         out.native_tools = native;
     }
+    let model_vision = settings.models.get(model_name).and_then(|model| model.vision);
+    out.vision = model_vision.or(settings.vision).unwrap_or(true);
     Ok(out)
 }
 
@@ -218,6 +233,31 @@ mod tests {
         assert_eq!((claude.native_tools, claude.max_tokens, claude.api_key.as_deref()), (false, Some(1000), Some("k")));
         let routed = provider_config(&config, "openai/meta/llama", Some("http://127.0.0.1:9/v1"), &env(&[])).unwrap();
         assert_eq!(routed.model, "meta/llama");
+    }
+
+    #[test]
+    fn vision_is_on_unless_the_provider_or_the_model_turns_it_off() {
+        let config = Config::from_tables(
+            table(
+                "[providers.local]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\nvision = false\n\
+                 [providers.local.models.\"llava\"]\nvision = true\n\
+                 [providers.other]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9\"\n\
+                 [providers.other.models.\"text-only\"]\nvision = false",
+            ),
+            toml::Table::new(),
+            false,
+        );
+        let vision = |model: &str| provider_config(&config, model, None, &env(&[])).unwrap().vision;
+        assert!(!vision("local/llama3"));
+        assert!(vision("local/llava"));
+        assert!(!vision("other/text-only"));
+        assert!(vision("other/gpt"));
+        let bad = Config::from_tables(
+            table("[providers.local]\nkind = \"openai\"\n[providers.local.models.m]\nvisoin = false"),
+            toml::Table::new(),
+            false,
+        );
+        assert!(provider_config(&bad, "local/m", Some("http://127.0.0.1:9"), &env(&[])).is_err());
     }
 
     #[test]

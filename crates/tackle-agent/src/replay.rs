@@ -64,9 +64,19 @@ pub fn transcript(events: &[Line]) -> String {
                 format!("  (retry {attempt} after {error_class}: waited {delay_ms} ms)\n")
             }
             TrajectoryEvent::ToolCall { call_id, name, args, .. } => format!("  -> {name} [{call_id}] {args}\n"),
-            TrajectoryEvent::ToolOutput { call_id, is_error, content, .. } => {
+            TrajectoryEvent::ToolOutput { call_id, is_error, content, images, .. } => {
                 let marker = if *is_error { "<- error" } else { "<-" };
-                format!("  {marker} [{call_id}]\n{}\n", indent(content, "     ", 12))
+                let images: String = images
+                    .iter()
+                    .map(|image| {
+                        format!(
+                            "     [image {}, sha256 {}]\n",
+                            image.mime_type,
+                            image.sha256.get(..12).unwrap_or(&image.sha256)
+                        )
+                    })
+                    .collect();
+                format!("  {marker} [{call_id}]\n{}\n{images}", indent(content, "     ", 12))
             }
             TrajectoryEvent::Permission { call_id, decision, source } if *decision != PermissionDecision::Allow => {
                 format!("  (permission {} by {} for {call_id})\n", decision.name(), source.name())

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::conversation::{
-    AssistantMessage, ChatRequest, Completion, FinishReason, LlmEvent, Message, NativeCall, Usage, UserPart,
+    AssistantMessage, ChatRequest, Completion, FinishReason, LlmEvent, Message, NativeCall, ToolResult, Usage, UserPart,
 };
 use crate::error::{ErrorClass, LlmError, classify_stream_error, provider_message};
 
@@ -41,8 +41,7 @@ fn wire_message(message: &Message) -> Value {
             }
             // Tool results first, in call order; text after them.
             let results = parts.iter().filter_map(|part| match part {
-                UserPart::ToolResult(result) => Some(json!({"type": "tool_result", "tool_use_id": result.call_id,
-                    "content": result.content, "is_error": result.is_error})),
+                UserPart::ToolResult(result) => Some(tool_result_block(result)),
                 UserPart::Text { .. } => None,
             });
             let texts = parts.iter().filter_map(|part| match part {
@@ -67,6 +66,20 @@ fn wire_message(message: &Message) -> Value {
             json!({"role": "assistant", "content": blocks})
         }
     }
+}
+
+/// A `tool_result` block: its text, and its images as `image` blocks after the text.
+fn tool_result_block(result: &ToolResult) -> Value {
+    let content = if result.images.is_empty() {
+        json!(result.content)
+    } else {
+        let text = (!result.content.is_empty()).then(|| json!({"type": "text", "text": result.content}));
+        let images = result.images.iter().map(|image| {
+            json!({"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}})
+        });
+        Value::Array(text.into_iter().chain(images).collect())
+    };
+    json!({"type": "tool_result", "tool_use_id": result.call_id, "content": content, "is_error": result.is_error})
 }
 
 fn stop_reason(reason: &str) -> FinishReason {
@@ -299,7 +312,6 @@ pub fn parse_response(body: &Value) -> Result<Completion, LlmError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ToolResult;
     use pretty_assertions::assert_eq;
 
     fn assemble(events: &[Value]) -> Completion {
@@ -396,6 +408,7 @@ mod tests {
                         call_id: "toolu_1".into(),
                         content: "     1\thello".into(),
                         is_error: false,
+                        images: Vec::new(),
                     }),
                 ],
             },
@@ -425,5 +438,30 @@ mod tests {
             vec![NativeCall { id: "t1".into(), name: "x".into(), arguments: r#"{"a":1}"#.into() }]
         );
         assert_eq!(completion.usage.total(), 11);
+    }
+
+    #[test]
+    fn images_go_as_image_blocks_inside_the_tool_result() {
+        let image = crate::ImageData { media_type: "image/png".into(), data: "iVBORw0K".into() };
+        let messages = vec![Message::User {
+            parts: vec![
+                UserPart::ToolResult(ToolResult {
+                    images: vec![image],
+                    ..ToolResult::text("toolu_1", "shot.png: image/png 2×2, shown at 2×2", false)
+                }),
+                UserPart::ToolResult(ToolResult::text("toolu_2", "plain", false)),
+            ],
+        }];
+        let request = ChatRequest { system: "", messages: &messages, tools: &[] };
+        let body = request_body("claude", &request, 100, false);
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([
+                {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": false, "content": [
+                    {"type": "text", "text": "shot.png: image/png 2×2, shown at 2×2"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}}]},
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "plain", "is_error": false},
+            ])
+        );
     }
 }

@@ -84,6 +84,9 @@ pub struct ProviderConfig {
     pub dialect: Dialect,
     /// Send `bash` and `str_replace_based_edit_tool` as Anthropic-defined tool types.
     pub native_tools: bool,
+    /// The model takes images (`vision = false` in the provider's or model's settings
+    /// turns this off: tool results' images are then not sent).
+    pub vision: bool,
     /// Stream responses (`--no-stream` turns this off).
     pub stream: bool,
 }
@@ -107,6 +110,7 @@ impl ProviderConfig {
             parallel_tool_calls: None,
             dialect: kind.default_dialect(),
             native_tools: kind == ProviderKind::Anthropic,
+            vision: true,
             stream: true,
         }
     }
@@ -318,8 +322,18 @@ impl LlmClient {
         }
     }
 
-    /// The JSON body a request is sent with (`--trajectory-full` records it).
+    /// The JSON body a request is sent with (`--trajectory-full` records it). A model
+    /// without vision gets no images, only the text of the results that had them.
     pub fn request_body(&self, request: &ChatRequest<'_>) -> Value {
+        let stripped = if self.config.vision { None } else { crate::conversation::without_images(request.messages) };
+        let stripped_request;
+        let request = match &stripped {
+            Some(messages) => {
+                stripped_request = ChatRequest { messages, ..*request };
+                &stripped_request
+            }
+            None => request,
+        };
         let stream = self.config.stream;
         match self.config.kind {
             ProviderKind::OpenAi => {

@@ -38,6 +38,55 @@ pub struct ToolResult {
     pub call_id: String,
     pub content: String,
     pub is_error: bool,
+    /// Images the tool returned (`read_file` of a PNG): an `image` block in the Anthropic
+    /// `tool_result`; on the OpenAI wire, whose tool messages carry text only, `image_url`
+    /// parts of a user message after the turn's tool messages (docs/reference/providers.md#images).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageData>,
+}
+
+impl ToolResult {
+    /// A result without images.
+    pub fn text(call_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
+        ToolResult { call_id: call_id.into(), content: content.into(), is_error, images: Vec::new() }
+    }
+}
+
+/// An image sent to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageData {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The image's bytes, base64-encoded.
+    pub data: String,
+}
+
+/// The history as a model that takes no images sees it (`vision = false`): every tool
+/// result's images dropped (their text, which names them, stays). `None` when no result
+/// has an image, so the history is sent as it is.
+pub fn without_images(messages: &[Message]) -> Option<Vec<Message>> {
+    let has_images = messages.iter().any(|message| match message {
+        Message::User { parts } => {
+            parts.iter().any(|part| matches!(part, UserPart::ToolResult(result) if !result.images.is_empty()))
+        }
+        Message::Assistant(_) => false,
+    });
+    has_images.then(|| {
+        messages
+            .iter()
+            .map(|message| {
+                let mut message = message.clone();
+                if let Message::User { parts } = &mut message {
+                    for part in parts {
+                        if let UserPart::ToolResult(result) = part {
+                            result.images.clear();
+                        }
+                    }
+                }
+                message
+            })
+            .collect()
+    })
 }
 
 /// A native tool call as the model made it.

@@ -18,7 +18,8 @@ pub mod sse;
 
 pub use client::{BaseUrlError, LlmClient, ProviderConfig, ProviderKind, RenderedTools, check_base_url};
 pub use conversation::{
-    AssistantMessage, ChatRequest, Completion, FinishReason, LlmEvent, Message, NativeCall, ToolResult, Usage, UserPart,
+    AssistantMessage, ChatRequest, Completion, FinishReason, ImageData, LlmEvent, Message, NativeCall, ToolResult,
+    Usage, UserPart, without_images,
 };
 pub use error::{ErrorClass, LlmError, classify_status, provider_message};
 pub use model::{ChatModel, ModelInfo};

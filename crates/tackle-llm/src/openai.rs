@@ -51,12 +51,28 @@ fn push_message(out: &mut Vec<Value>, message: &Message) {
     match message {
         Message::User { parts } => {
             let mut text = String::new();
+            // Tool messages carry text only: the turn's images follow them in one user
+            // message, each run of them named by the call it came from.
+            let mut images = Vec::new();
             for part in parts {
                 match part {
                     UserPart::ToolResult(result) => {
                         let content =
                             if result.is_error { format!("Error: {}", result.content) } else { result.content.clone() };
                         out.push(json!({"role": "tool", "tool_call_id": result.call_id, "content": content}));
+                        if !result.images.is_empty() {
+                            let count = result.images.len();
+                            let named = if count == 1 {
+                                format!("The image returned by tool call {}:", result.call_id)
+                            } else {
+                                format!("The {count} images returned by tool call {}:", result.call_id)
+                            };
+                            images.push(json!({"type": "text", "text": named}));
+                            images.extend(result.images.iter().map(|image| {
+                                json!({"type": "image_url", "image_url":
+                                    {"url": format!("data:{};base64,{}", image.media_type, image.data)}})
+                            }));
+                        }
                     }
                     UserPart::Text { text: part } => {
                         if !text.is_empty() {
@@ -66,7 +82,12 @@ fn push_message(out: &mut Vec<Value>, message: &Message) {
                     }
                 }
             }
-            if !text.is_empty() {
+            if !images.is_empty() {
+                if !text.is_empty() {
+                    images.push(json!({"type": "text", "text": text}));
+                }
+                out.push(json!({"role": "user", "content": images}));
+            } else if !text.is_empty() {
                 out.push(json!({"role": "user", "content": text}));
             }
         }
@@ -419,6 +440,7 @@ mod tests {
                         call_id: "call_1".into(),
                         content: "boom".into(),
                         is_error: true,
+                        images: Vec::new(),
                     }),
                     UserPart::Text { text: "<notifications>\nx\n</notifications>".into() },
                 ],
@@ -457,5 +479,51 @@ mod tests {
                 .finish,
             FinishReason::Refused
         );
+    }
+
+    #[test]
+    fn images_follow_the_tool_messages_in_one_user_message_naming_their_calls() {
+        let png = crate::ImageData { media_type: "image/png".into(), data: "iVBORw0K".into() };
+        let jpeg = crate::ImageData { media_type: "image/jpeg".into(), data: "/9j/".into() };
+        let messages = vec![Message::User {
+            parts: vec![
+                UserPart::ToolResult(crate::ToolResult {
+                    images: vec![png],
+                    ..crate::ToolResult::text("c1", "a.png", false)
+                }),
+                UserPart::ToolResult(crate::ToolResult::text("c2", "text only", false)),
+                UserPart::ToolResult(crate::ToolResult {
+                    images: vec![jpeg.clone(), jpeg],
+                    ..crate::ToolResult::text("c3", "b.jpg", false)
+                }),
+                UserPart::Text { text: "<notifications>\nx\n</notifications>".into() },
+            ],
+        }];
+        let request = ChatRequest { system: "", messages: &messages, tools: &[] };
+        let body = request_body("gpt", &request, BodyOptions::default(), false);
+        let url = |mime: &str, data: &str| json!({"type": "image_url", "image_url": {"url": format!("data:{mime};base64,{data}")}});
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "tool", "tool_call_id": "c1", "content": "a.png"},
+                {"role": "tool", "tool_call_id": "c2", "content": "text only"},
+                {"role": "tool", "tool_call_id": "c3", "content": "b.jpg"},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "The image returned by tool call c1:"},
+                    url("image/png", "iVBORw0K"),
+                    {"type": "text", "text": "The 2 images returned by tool call c3:"},
+                    url("image/jpeg", "/9j/"),
+                    url("image/jpeg", "/9j/"),
+                    {"type": "text", "text": "<notifications>\nx\n</notifications>"},
+                ]},
+            ])
+        );
+        // Without vision, the results' text only.
+        let stripped = crate::without_images(&messages).unwrap();
+        let request = ChatRequest { system: "", messages: &stripped, tools: &[] };
+        let body = request_body("gpt", &request, BodyOptions::default(), false);
+        assert_eq!(body["messages"][3], json!({"role": "user", "content": "<notifications>\nx\n</notifications>"}));
+        assert!(!body.to_string().contains("image_url"));
+        assert!(crate::without_images(&stripped).is_none(), "nothing left to strip");
     }
 }

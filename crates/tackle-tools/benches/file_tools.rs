@@ -7,6 +7,10 @@
 //! and a beneath-the-root open: `read_file` of 2,000 lines of that file, and `grep` and
 //! `glob` over a tree of 2,000 files (8 MB) in 100 directories.
 //!
+//! Images and PDFs through `read_file` (issue 28 targets): a 4000×3000 PNG, decoded, scaled to
+//! 1238×928 and re-encoded (≤ 150 ms), and a 100-page PDF (≤ 300 ms): its first 20 pages (one
+//! call) and all 100 (five calls with `pages`).
+//!
 //! "direct" calls the tool as the peers' numbers were measured (their own tool code, no
 //! agent loop); "executor" adds Tackle's whole call pipeline (decode, validate, path policy,
 //! schedule, budget).
@@ -179,5 +183,93 @@ fn bench_read_tools(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_str_replace, bench_json_set, bench_read_tools);
+/// A 4000×3000 photo-like PNG: smooth gradients with fine noise, about 20 MB.
+fn large_png() -> Vec<u8> {
+    let image = image::RgbImage::from_fn(4000, 3000, |x, y| {
+        let noise = (x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503)) >> 28;
+        #[allow(clippy::cast_possible_truncation)]
+        image::Rgb([
+            ((x / 16) as u8).wrapping_add(noise as u8),
+            ((y / 12) as u8).wrapping_add(noise as u8),
+            ((x + y) / 28) as u8,
+        ])
+    });
+    let mut out = Vec::new();
+    image::DynamicImage::from(image).write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
+    out
+}
+
+/// A 100-page PDF of text (40 lines a page, flate-compressed), made with lopdf.
+fn hundred_page_pdf() -> Vec<u8> {
+    use lopdf::content::{Content, Operation};
+    use lopdf::{Document, Object, Stream, dictionary};
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font_id = doc.add_object(dictionary! {"Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Courier"});
+    let resources_id = doc.add_object(dictionary! {"Font" => dictionary! {"F1" => font_id}});
+    let mut kids = Vec::new();
+    for page in 1..=100 {
+        let mut operations = vec![Operation::new("BT", vec![]), Operation::new("Tf", vec!["F1".into(), 10.into()])];
+        for line in 0..40 {
+            operations.push(Operation::new("Td", vec![0.into(), (-14).into()]));
+            let text = format!("Page {page}, line {line}: the quick brown fox jumps over the lazy dog.");
+            operations.push(Operation::new("Tj", vec![Object::string_literal(text)]));
+        }
+        operations.push(Operation::new("ET", vec![]));
+        let mut stream = Stream::new(dictionary! {}, Content { operations }.encode().unwrap());
+        stream.compress().unwrap();
+        let content_id = doc.add_object(stream);
+        kids.push(Object::from(
+            doc.add_object(dictionary! {"Type" => "Page", "Parent" => pages_id, "Contents" => content_id}),
+        ));
+    }
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(
+            dictionary! {"Type" => "Pages", "Kids" => kids, "Count" => 100, "Resources" => resources_id,
+            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()]},
+        ),
+    );
+    let catalog_id = doc.add_object(dictionary! {"Type" => "Catalog", "Pages" => pages_id});
+    doc.trailer.set("Root", catalog_id);
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
+}
+
+fn bench_read_media(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("photo.png"), large_png()).unwrap();
+    std::fs::write(root.join("book.pdf"), hundred_page_pdf()).unwrap();
+    let session = session(&root, false);
+    let tool = Arc::clone(&session.tools().resolve("read_file").unwrap().tool);
+    let read = |calls: Vec<Value>| {
+        let tool = Arc::clone(&tool);
+        let ctx = session.context("bench", "read_file", CancellationToken::new());
+        async move {
+            for call in calls {
+                let output = tool.prepare(&call).unwrap().run(ctx.clone()).await.unwrap();
+                assert!(!output.is_error, "{}", output.text_content());
+            }
+        }
+    };
+    let mut group = c.benchmark_group("read_media");
+    group.sample_size(20);
+    group.bench_function("png_4000x3000_scaled", |b| {
+        b.to_async(&runtime).iter(|| read(vec![json!({"file_path": "photo.png"})]));
+    });
+    group.bench_function("pdf_100_pages_first_20", |b| {
+        b.to_async(&runtime).iter(|| read(vec![json!({"file_path": "book.pdf"})]));
+    });
+    let all: Vec<Value> =
+        (0..5).map(|n| json!({"file_path": "book.pdf", "pages": format!("{}-{}", n * 20 + 1, n * 20 + 20)})).collect();
+    group.bench_function("pdf_100_pages_all_in_5_calls", |b| {
+        b.to_async(&runtime).iter(|| read(all.clone()));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_str_replace, bench_json_set, bench_read_tools, bench_read_media);
 criterion_main!(benches);

@@ -12,9 +12,9 @@
 
 pub use tackle_agent::provider::{ProviderError, default_model};
 pub use tackle_llm::{
-    AssistantMessage, ChatModel, ChatRequest, Completion, ErrorClass, FinishReason, LlmClient, LlmError, LlmEvent,
-    Message, ModelInfo, NativeCall, Price, Pricing, PricingError, ProviderConfig, ProviderKind, RenderedTools,
-    RetryPolicy, ToolResult, Usage, UserPart,
+    AssistantMessage, ChatModel, ChatRequest, Completion, ErrorClass, FinishReason, ImageData, LlmClient, LlmError,
+    LlmEvent, Message, ModelInfo, NativeCall, Price, Pricing, PricingError, ProviderConfig, ProviderKind,
+    RenderedTools, RetryPolicy, ToolResult, Usage, UserPart,
 };
 
 use tackle_policy::config::Config;

@@ -143,6 +143,10 @@ pub enum TrajectoryEvent {
         /// The tool's JSON payload, when it has one.
         #[serde(skip_serializing_if = "Option::is_none")]
         structured: Option<Value>,
+        /// The images the output carried, each recorded here once (a `--trajectory-full`
+        /// request body names them by their `sha256` instead of repeating them).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<RecordedImage>,
     },
     /// The session's todo list after a call of this step changed it (`todo_write`).
     Todos {
@@ -228,6 +232,125 @@ pub struct RecordedMeta {
     pub spill_path: Option<String>,
 }
 
+/// An image a call's output carried, as the trajectory records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedImage {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub mime_type: String,
+    /// The SHA-256 of `data` (the base64 text), in hex: how request bodies refer to it.
+    pub sha256: String,
+    /// The image, base64-encoded.
+    pub data: String,
+}
+
+impl RecordedImage {
+    /// Records an image part.
+    pub fn new(mime_type: &str, data: &str) -> RecordedImage {
+        RecordedImage { mime_type: mime_type.to_owned(), sha256: image_digest(data), data: data.to_owned() }
+    }
+}
+
+/// The hex SHA-256 of an image's base64 text.
+pub fn image_digest(data: &str) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(data.as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// A request body as `--trajectory-full` records it: each image's base64 data (an Anthropic
+/// `source.data`, an OpenAI `data:` URL) replaced by `sha256:HEX`, the digest under which the
+/// `tool_output` event that returned it recorded it, so a run that keeps an image in its
+/// history does not write it again with every request.
+pub fn body_without_image_data(mut body: Value) -> Value {
+    fn walk(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                let is_base64_source =
+                    map.get("type").and_then(Value::as_str) == Some("base64") && map.get("media_type").is_some();
+                for (key, field) in map.iter_mut() {
+                    match field {
+                        Value::String(text) if is_base64_source && key == "data" => {
+                            *text = format!("sha256:{}", image_digest(text));
+                        }
+                        Value::String(text) if key == "url" && text.starts_with("data:image/") => {
+                            if let Some((_, data)) = text.split_once(";base64,") {
+                                *text = format!("sha256:{}", image_digest(data));
+                            }
+                        }
+                        other => walk(other),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut body);
+    body
+}
+
+/// The prefix of an image's `data` in a recorded `conversation` event when the file already
+/// holds that image (in a `tool_output` event or an earlier `conversation`): `sha256:HEX`.
+pub const IMAGE_REFERENCE: &str = "sha256:";
+
+/// `messages` as a `conversation` event records them: each tool result's image whose digest
+/// is in `known` (already in the file) replaced by its reference, the others kept whole and
+/// added to `known`.
+pub fn conversation_with_references(
+    messages: &[Message],
+    known: &mut std::collections::HashSet<String>,
+) -> Vec<Message> {
+    let mut messages = messages.to_vec();
+    for image in result_images(&mut messages) {
+        if image.data.starts_with(IMAGE_REFERENCE) {
+            continue;
+        }
+        let digest = image_digest(&image.data);
+        if known.contains(&digest) {
+            image.data = format!("{IMAGE_REFERENCE}{digest}");
+        } else {
+            known.insert(digest);
+        }
+    }
+    messages
+}
+
+/// Puts back the data of each referenced image from `recorded` (digest → data); an image
+/// whose data the file does not hold is dropped (the result's text, which names it, stays).
+pub fn resolve_image_references(messages: &mut [Message], recorded: &std::collections::HashMap<String, String>) {
+    for message in messages.iter_mut() {
+        if let Message::User { parts } = message {
+            for part in parts {
+                if let tackle_llm::UserPart::ToolResult(result) = part {
+                    result.images.retain_mut(|image| match image.data.strip_prefix(IMAGE_REFERENCE) {
+                        None => true,
+                        Some(digest) => match recorded.get(digest) {
+                            Some(data) => {
+                                image.data.clone_from(data);
+                                true
+                            }
+                            None => false,
+                        },
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Every image of every tool result in `messages`.
+pub fn result_images(messages: &mut [Message]) -> impl Iterator<Item = &mut tackle_llm::ImageData> {
+    messages.iter_mut().flat_map(|message| match message {
+        Message::User { parts } => parts
+            .iter_mut()
+            .flat_map(|part| match part {
+                tackle_llm::UserPart::ToolResult(result) => result.images.iter_mut().collect::<Vec<_>>(),
+                tackle_llm::UserPart::Text { .. } => Vec::new(),
+            })
+            .collect::<Vec<_>>(),
+        Message::Assistant(_) => Vec::new(),
+    })
+}
+
 /// What a permission check decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -295,6 +418,14 @@ impl TrajectoryEvent {
                 spill_path: output.meta.spill_path.clone(),
             },
             structured: output.structured.clone(),
+            images: output
+                .content
+                .iter()
+                .filter_map(|part| match part {
+                    tackle_core::ContentPart::Image { mime_type, data } => Some(RecordedImage::new(mime_type, data)),
+                    tackle_core::ContentPart::Text { .. } => None,
+                })
+                .collect(),
         }
     }
 

@@ -9,6 +9,8 @@ mod check;
 pub mod event;
 pub mod read;
 
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -57,16 +59,30 @@ pub enum ResumeError {
 
 /// The conversation a trajectory ended with (its last `conversation` event), to carry on in a
 /// new run.
+/// Images the conversation refers to are put back from where the file recorded them.
 pub fn conversation(path: &Path) -> Result<Vec<tackle_llm::Message>, ResumeError> {
     let events = read::read_events(path)?;
-    events
-        .into_iter()
-        .rev()
-        .find_map(|line| match line.event {
-            TrajectoryEvent::Conversation { messages } => Some(messages),
-            _ => None,
-        })
-        .ok_or_else(|| ResumeError::NoConversation(path.to_owned()))
+    let mut recorded: HashMap<String, String> = HashMap::new();
+    let mut last = None;
+    for line in events {
+        match line.event {
+            TrajectoryEvent::ToolOutput { images, .. } => {
+                recorded.extend(images.into_iter().map(|image| (image.sha256, image.data)));
+            }
+            TrajectoryEvent::Conversation { mut messages } => {
+                for image in event::result_images(&mut messages) {
+                    if !image.data.starts_with(event::IMAGE_REFERENCE) {
+                        recorded.insert(event::image_digest(&image.data), image.data.clone());
+                    }
+                }
+                last = Some(messages);
+            }
+            _ => {}
+        }
+    }
+    let mut messages = last.ok_or_else(|| ResumeError::NoConversation(path.to_owned()))?;
+    event::resolve_image_references(&mut messages, &recorded);
+    Ok(messages)
 }
 
 /// The default trajectory path of a session: `.tackle/trajectories/{stamp}-{session}.jsonl`.
@@ -82,6 +98,9 @@ struct Sink {
     file: File,
     seq: u64,
     failed: bool,
+    /// Digests of the images whose data the file holds (each is written once; a
+    /// `conversation` event refers to one already written, docs/agent.md).
+    images: HashSet<String>,
 }
 
 /// One agent's part of the file.
@@ -168,7 +187,7 @@ impl Trajectory {
     }
 
     fn over(path: PathBuf, file: File) -> Trajectory {
-        let sink = Arc::new(Mutex::new(Sink { file, seq: 0, failed: false }));
+        let sink = Arc::new(Mutex::new(Sink { file, seq: 0, failed: false, images: HashSet::new() }));
         Trajectory { path, agent_id: "main".to_owned(), sink, inner: Mutex::new(Inner::default()) }
     }
 
@@ -231,6 +250,18 @@ impl Trajectory {
         if sink.failed || inner.closed || (inner.ended && !next_task) {
             return;
         }
+        let mut known = sink.images.clone();
+        let event: Cow<'_, TrajectoryEvent> = match event {
+            TrajectoryEvent::Conversation { messages } => Cow::Owned(TrajectoryEvent::Conversation {
+                messages: event::conversation_with_references(messages, &mut known),
+            }),
+            TrajectoryEvent::ToolOutput { images, .. } => {
+                known.extend(images.iter().map(|image| image.sha256.clone()));
+                Cow::Borrowed(event)
+            }
+            other => Cow::Borrowed(other),
+        };
+        let event = event.as_ref();
         let mut line = match event.to_line(sink.seq, &rfc3339_millis(SystemTime::now()), &self.agent_id) {
             Ok(line) => line,
             Err(err) => {
@@ -244,7 +275,10 @@ impl Trajectory {
         // One write per event: the line reaches the file (and survives a crash of Tackle)
         // before the next event happens.
         match sink.file.write_all(line.as_bytes()) {
-            Ok(()) => sink.seq += 1,
+            Ok(()) => {
+                sink.seq += 1;
+                sink.images = known;
+            }
             Err(err) => {
                 sink.failed = true;
                 tracing::warn!("cannot write the trajectory {}: {err}; recording stops", self.path.display());

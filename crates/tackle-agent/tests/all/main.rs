@@ -8,4 +8,5 @@ mod common;
 #[path = "loop.rs"]
 mod agent_loop;
 mod deferral;
+mod images;
 mod trajectory_format;

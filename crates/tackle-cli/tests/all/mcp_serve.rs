@@ -512,3 +512,31 @@ async fn a_cd_in_one_http_session_is_invisible_to_another() {
     assert_eq!(a.json()["then"]["content"][0]["text"], ws.join("sub").to_str().unwrap(), "{a:?}");
     assert_eq!(b.json()["call"]["content"][0]["text"], ws.to_str().unwrap(), "{b:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_file_of_an_image_is_image_content_for_the_python_sdk() {
+    use base64::Engine as _;
+    let python = require!(peers::python(), "the Python MCP SDK");
+    let workspace = tempfile::tempdir().unwrap();
+    let ws = workspace.path().to_str().unwrap();
+    let image = image::RgbImage::from_fn(3000, 2000, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 90]));
+    image::DynamicImage::from(image).save(workspace.path().join("shot.png")).unwrap();
+    let read = json!({"file_path": "shot.png"}).to_string();
+    let out = peers::probe(
+        &python,
+        &["--no-list", "--call", "read_file", "--args", &read, "--stdio", TACKLE, "mcp", "serve", "--workspace", ws],
+    )
+    .await;
+    assert_eq!(out.code, 0, "{out:?}");
+    let doc = out.json();
+    let content = doc["call"]["content"].as_array().unwrap();
+    assert_eq!(doc["call"]["isError"], false, "{doc}");
+    assert_eq!(content.len(), 2, "{doc}");
+    let line = content[0]["text"].as_str().unwrap();
+    assert!(line.starts_with("shot.png: image/png 3000×2000, shown at 1313×875 (image/png, "), "{line}");
+    // The SDK parsed the second part as ImageContent.
+    assert_eq!((content[1]["type"].as_str(), content[1]["mimeType"].as_str()), (Some("image"), Some("image/png")));
+    let bytes = base64::engine::general_purpose::STANDARD.decode(content[1]["data"].as_str().unwrap()).unwrap();
+    let shown = image::load_from_memory(&bytes).unwrap();
+    assert_eq!((shown.width(), shown.height()), (1313, 875));
+}

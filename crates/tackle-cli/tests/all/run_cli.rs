@@ -512,3 +512,44 @@ async fn a_second_ctrl_c_kills_every_process_and_closes_the_trajectory() {
         (&json!("session_end"), &json!("interrupted"), &json!(1))
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_image_read_through_the_binary_reaches_the_next_request_unless_vision_is_off() {
+    let image = image::RgbImage::from_fn(64, 48, |x, y| image::Rgb([(x * 3) as u8, (y * 5) as u8, 1]));
+    for protocol in [Protocol::OpenAi, Protocol::Anthropic] {
+        for vision in [true, false] {
+            let script = Script::new([
+                Turn::reply(Reply::text("Looking.").call("c1", "read_file", json!({"file_path": "shot.png"}))),
+                Turn::reply(Reply::text("A gradient.").call("c2", "task_done", json!({})))
+                    .expect(Expect::result("c1", "shot.png: image/png 64×48, shown at 64×48")),
+            ]);
+            let server = FakeLlm::start(script).await;
+            let workspace = tempfile::tempdir().unwrap();
+            image.save(workspace.path().join("shot.png")).unwrap();
+            let config = tempfile::tempdir().unwrap();
+            let provider = if protocol == Protocol::OpenAi { "openai" } else { "anthropic" };
+            let settings = if vision { String::new() } else { format!("[providers.{provider}]\nvision = false\n") };
+            std::fs::write(config.path().join("config.toml"), settings).unwrap();
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_tackle"))
+                .args(run_args(&server, protocol, workspace.path(), &["--json"]))
+                .env_remove("OPENAI_API_KEY")
+                .env_remove("ANTHROPIC_API_KEY")
+                .env_remove("TACKLE_MODEL")
+                .env("TACKLE_CONFIG_DIR", config.path())
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+            server.assert_clean();
+            let next = server.requests()[1].body.to_string();
+            let sent = match protocol {
+                Protocol::OpenAi => next.contains("\"image_url\":{\"url\":\"data:image/png;base64,iVBOR"),
+                Protocol::Anthropic => {
+                    next.contains("\"media_type\":\"image/png\",\"type\":\"base64\"")
+                        || next.contains("\"type\":\"base64\",\"media_type\":\"image/png\"")
+                }
+            };
+            assert_eq!(sent, vision, "{protocol:?} vision={vision}: {next}");
+            assert!(next.contains("shot.png: image/png 64×48, shown at 64×48"), "{next}");
+        }
+    }
+}

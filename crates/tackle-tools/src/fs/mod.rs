@@ -2,7 +2,8 @@
 //!
 //! The tools: [`editor`] (`str_replace_based_edit_tool`), [`read_file`], [`write_file`],
 //! [`edit_file`], [`patch`] (`apply_patch`), [`notebook_edit`] (with [`notebook`], which
-//! `read_file` uses to show `.ipynb` files).
+//! `read_file` uses to show `.ipynb` files, and [`images`] and [`pdf`], with which it shows
+//! images and PDFs).
 //!
 //! The shared pieces are public so that every tool that touches files behaves the same:
 //! - [`files`]: [`Files`], a tool's handle on its session (path policy, read ledger, edit
@@ -30,11 +31,13 @@ pub mod edit_file;
 pub mod editor;
 pub mod files;
 pub mod history;
+pub mod images;
 pub mod journal;
 pub mod ledger;
 pub mod notebook;
 pub mod notebook_edit;
 pub mod patch;
+pub mod pdf;
 pub mod read_file;
 pub mod reader;
 pub mod suggest;

@@ -116,6 +116,26 @@ impl Notebook {
         cell.get("id").and_then(Value::as_str).map_or_else(|| format!("cell-{index}"), str::to_owned)
     }
 
+    /// The image data of the cells' outputs (`image/png`, `image/jpeg`, `image/gif`,
+    /// `image/webp`), in order: the cell's number (1-based, as its header shows it) and the
+    /// base64 text as the file holds it.
+    pub fn output_images(&self) -> Vec<(usize, String)> {
+        let mut images = Vec::new();
+        for (index, cell) in self.cells().iter().enumerate() {
+            for output in cell.get("outputs").and_then(Value::as_array).map_or(&[][..], Vec::as_slice) {
+                let Some(Value::Object(data)) = output.get("data") else { continue };
+                for (mime, value) in data {
+                    if matches!(mime.as_str(), "image/png" | "image/jpeg" | "image/gif" | "image/webp")
+                        && let Some(text) = multiline(Some(value))
+                    {
+                        images.push((index + 1, text));
+                    }
+                }
+            }
+        }
+        images
+    }
+
     /// The cells as `read_file` shows them, at most `budget` characters.
     pub fn render(&self, budget: usize) -> String {
         let cells = self.cells();

@@ -86,10 +86,16 @@ async fn read_file_errors_say_what_to_do() {
             .await
             .ends_with("… [line truncated, 307200 chars]")
     );
+    ws.write("data.bin", b"\x7fELF\x02\x01\0\0");
+    assert_eq!(
+        ws.err("read_file", read("data.bin")).await,
+        "data.bin is a binary file; this tool only handles UTF-8 text"
+    );
+    // A PNG signature makes it an image (docs/reference/tools.md#images): a cut one says so.
     ws.write("img.png", b"\x89PNG\r\n\x1a\n\0\0");
     assert_eq!(
         ws.err("read_file", read("img.png")).await,
-        "img.png is a binary file; this tool only handles UTF-8 text"
+        "img.png: the file starts like an image (image/png) but its header cannot be read: unexpected end of file"
     );
     let out = ws.call("read_file", read("/dev/zero")).await;
     assert!(out.meta.rejected, "{out:?}");

@@ -21,6 +21,7 @@ mod planning_skills;
 mod planning_tasks;
 mod planning_todos;
 mod planning_tool_search;
+mod read_media;
 mod read_races;
 mod schemas;
 mod search;

@@ -145,8 +145,35 @@ async fn read_file_shows_cells_with_their_text_outputs_and_names_images() {
          [output: stdout]\nhello\n\
          [output: image/png, 70 bytes]\n[output: display_data]\n<Figure size 640x480>\n\
          [output: execute_result]\n42\n\
-         [output: error]\nZeroDivisionError: division by zero\n</cell>"
+         [output: error]\nZeroDivisionError: division by zero\n</cell>\n\
+         [image of cell 2: image/png 1×1, shown at 1×1 (image/png, 70 bytes)]"
     );
+    // The output image itself comes as an image part, as read_file shows image files.
+    let output = ws.call("read_file", json!({"file_path": "nb.ipynb"})).await;
+    let images: Vec<&str> = output
+        .content
+        .iter()
+        .filter_map(|part| match part {
+            tackle_core::ContentPart::Image { mime_type, data } => {
+                assert_eq!(mime_type, "image/png");
+                Some(data.as_str())
+            }
+            tackle_core::ContentPart::Text { .. } => None,
+        })
+        .collect();
+    assert_eq!(
+        images,
+        ["iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="]
+    );
+    // Data that is not an image is named, not sent.
+    ws.write("bad.ipynb", NOTEBOOK.replace("iVBORw0KGgo", "!!notbase64"));
+    let output = ws.call("read_file", json!({"file_path": "bad.ipynb"})).await;
+    assert!(
+        output.text_content().contains("[image of cell 2 not shown: its data is not base64"),
+        "{}",
+        output.text_content()
+    );
+    assert_eq!(output.content.len(), 2);
     // With offset or limit, the raw JSON lines are read.
     let raw = ws.ok("read_file", json!({"file_path": "nb.ipynb", "limit": 2})).await;
     assert!(raw.starts_with("     1\t{\n     2\t \"cells\": ["), "{raw}");

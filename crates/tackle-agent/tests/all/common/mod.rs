@@ -137,6 +137,12 @@ pub struct RunSpec {
     pub observer: Option<Arc<dyn Observer>>,
     /// The `--tools` allowlist of the session.
     pub tools: &'static str,
+    /// Files written into the workspace before the run (path, bytes).
+    pub files: Vec<(&'static str, Vec<u8>)>,
+    /// The model takes images (`vision`).
+    pub vision: bool,
+    /// Record request bodies (`--trajectory-full`).
+    pub trajectory_full: bool,
 }
 
 impl RunSpec {
@@ -151,6 +157,9 @@ impl RunSpec {
             refresh: None,
             observer: None,
             tools: "default,trae,test",
+            files: Vec::new(),
+            vision: true,
+            trajectory_full: false,
         }
     }
 }
@@ -182,10 +191,19 @@ impl Ran {
 
 pub async fn run(server: &FakeLlm, spec: RunSpec, task: &str) -> Ran {
     let workspace = tempfile::tempdir().unwrap();
+    for (path, bytes) in &spec.files {
+        std::fs::write(workspace.path().join(path), bytes).unwrap();
+    }
     let registry = registry();
     let selection = registry.select(spec.tools, "default").unwrap();
-    let session =
-        ToolSession::new(ToolSessionConfig::new(workspace.path().to_owned()), registry.instantiate(&selection));
+    let mut session_config = ToolSessionConfig::new(workspace.path().to_owned());
+    if !spec.files.is_empty() {
+        // The file tools need the workspace's path policy.
+        let root = workspace.path().canonicalize().unwrap();
+        let policy = tackle_sandbox::WorkspacePolicy::new(&root).unwrap();
+        session_config.path_policy = Some(Arc::new(policy) as Arc<dyn tackle_core::PathPolicy>);
+    }
+    let session = ToolSession::new(session_config, registry.instantiate(&selection));
     let kind = match spec.protocol {
         Protocol::OpenAi => ProviderKind::OpenAi,
         Protocol::Anthropic => ProviderKind::Anthropic,
@@ -195,6 +213,7 @@ pub async fn run(server: &FakeLlm, spec: RunSpec, task: &str) -> Ran {
     provider.api_key = Some("sk-test".into());
     provider.retry.base = Duration::from_millis(5);
     provider.stream = spec.stream;
+    provider.vision = spec.vision;
     let client = LlmClient::new(provider).unwrap();
     let path = workspace.path().join(".tackle/trajectories/run.jsonl");
     let trajectory = Trajectory::create(&path).unwrap();
@@ -207,6 +226,7 @@ pub async fn run(server: &FakeLlm, spec: RunSpec, task: &str) -> Ran {
         max_steps: spec.max_steps,
         permission_mode: spec.mode,
         call_format: spec.format,
+        trajectory_full: spec.trajectory_full,
         ..AgentConfig::default()
     };
     let mut parts = AgentParts {
