@@ -598,4 +598,50 @@ async fn a_ray_fleet_spreads_over_two_nodes_and_reruns_the_tasks_of_a_killed_nod
         "Ray failed the job of the dead node: {jobs:?}"
     );
     assert_eq!(json_file(&out.join("summary.json"))["done"], 4);
+
+    // Ctrl-C of a Ray fleet stops its jobs: Ray ends the run (SIGTERM), whose command is killed.
+    let marker = "sleep 47.5";
+    let sleeper = FakeLlm::start(
+        Script::new([Turn::reply(Reply::text("Waiting.").call("b", "bash", json!({"command": marker})))]).repeat_last(),
+    )
+    .await;
+    let sleeper_url = sleeper.base_url(Protocol::OpenAi);
+    let tasks = task_file(root.path(), &["s1"]);
+    let (tasks_arg, out2_arg) = (tasks.display().to_string(), root.path().join("out2").display().to_string());
+    let mut args = base_args(&tasks_arg, &out2_arg, &sleeper_url);
+    args.extend(["--engine", "ray", "--ray-address", &cluster.dashboard, "--ray-env", "TACKLE_CONFIG_DIR"]);
+    let mut child = fleet(config.path(), &args).spawn().unwrap();
+    let sleeping = || Command::new("pgrep").args(["-f", &format!("^{marker}$")]).output().unwrap().status.success();
+    let mut started = false;
+    for _ in 0..600 {
+        started = sleeping();
+        if started {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(started, "the job's command never started");
+    let interrupted = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(interrupted.success());
+    let mut waited = 0;
+    while child.try_wait().unwrap().is_none() && waited < 600 {
+        std::thread::sleep(Duration::from_millis(100));
+        waited += 1;
+    }
+    let _ = child.kill();
+    let ran = child.wait_with_output().unwrap();
+    assert_eq!(ran.status.code(), Some(130), "{}", String::from_utf8_lossy(&ran.stderr));
+    let stopped = cluster
+        .jobs()
+        .into_iter()
+        .filter(|j| j["entrypoint"].as_str().is_some_and(|e| e.contains(&out2_arg)))
+        .collect::<Vec<_>>();
+    assert!(!stopped.is_empty() && stopped.iter().all(|j| j["status"] == "STOPPED"), "{stopped:?}");
+    for _ in 0..50 {
+        if !sleeping() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!sleeping(), "the stopped job's command is still running");
 }
