@@ -407,9 +407,21 @@ impl Outsider {
         self.0.id()
     }
 
-    fn stopped(&self) -> bool {
+    fn stopped_now(&self) -> bool {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap();
         stat.rsplit_once(')').unwrap().1.trim_start().starts_with('T')
+    }
+
+    /// Whether the process is stopped, waiting up to 2 s for a SIGSTOP already sent to take
+    /// effect (on a loaded machine the stop waits for the process to be scheduled).
+    fn stopped(&self) -> bool {
+        for _ in 0..200 {
+            if self.stopped_now() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        false
     }
 }
 

@@ -243,7 +243,8 @@ proptest! {
         let glob = format!("{}a.txt{}", "{".repeat(depth), "}".repeat(depth));
         let output = block_on(ws.call("glob", json!({"pattern": glob})));
         let text = output.text_content();
-        if depth < 100 {
+        // globset takes 100 nested `{…}` at most (search/bounds.rs): 100 itself is fine.
+        if depth <= 100 {
             prop_assert_eq!(text, "a.txt");
         } else {
             prop_assert!(output.is_error && text.contains("nested too deeply"), "{}", text);
