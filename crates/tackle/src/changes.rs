@@ -31,6 +31,9 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use rustix::fs::OFlags;
+use tackle_core::fs::beneath::{Beneath, Links};
+
 /// The largest diff returned; past it the diff is cut at a line end and says so.
 pub const MAX_DIFF_BYTES: usize = 8 * 1024 * 1024;
 /// The largest file whose text a snapshot keeps.
@@ -393,9 +396,15 @@ enum Entry {
 struct Allowance(u64);
 
 /// The workspace's files by relative path (`/`-separated), `.git` and `.tackle` left out.
+///
+/// Files are opened beneath the workspace with no link followed: the session's background
+/// processes may still run while the snapshot is taken, and a file swapped for a link between
+/// the walk and the read must not bring an outside file into the diff.
 fn snapshot(workspace: &Path, allowance: &mut Allowance) -> BTreeMap<String, Entry> {
     let mut files = BTreeMap::new();
-    let walk = ignore::WalkBuilder::new(workspace)
+    let Ok(workspace) = workspace.canonicalize() else { return files };
+    let Ok(root) = Beneath::open(&workspace) else { return files };
+    let walk = ignore::WalkBuilder::new(&workspace)
         .standard_filters(false)
         .hidden(false)
         .follow_links(false)
@@ -403,12 +412,12 @@ fn snapshot(workspace: &Path, allowance: &mut Allowance) -> BTreeMap<String, Ent
         .build();
     for entry in walk.flatten() {
         let Some(kind) = entry.file_type() else { continue };
-        let Ok(relative) = entry.path().strip_prefix(workspace) else { continue };
+        let Ok(relative) = entry.path().strip_prefix(&workspace) else { continue };
         let Some(name) = relative.to_str().map(str::to_owned) else { continue };
         let read = if kind.is_symlink() {
             std::fs::read_link(entry.path()).map(Entry::Link)
         } else if kind.is_file() {
-            read_entry(entry.path(), allowance)
+            read_entry(&root, entry.path(), allowance)
         } else {
             continue;
         };
@@ -419,17 +428,25 @@ fn snapshot(workspace: &Path, allowance: &mut Allowance) -> BTreeMap<String, Ent
     files
 }
 
-fn read_entry(path: &Path, allowance: &mut Allowance) -> std::io::Result<Entry> {
-    let size = std::fs::symlink_metadata(path)?.len();
+/// Reads the regular file at `path` through `root` (no link followed, never blocking on a
+/// FIFO swapped in); anything else is an error and left out.
+fn read_entry(root: &Beneath, path: &Path, allowance: &mut Allowance) -> std::io::Result<Entry> {
+    use std::io::Read as _;
+    let fd = root.open_at(path, OFlags::RDONLY | OFlags::NONBLOCK, Links::None).map_err(std::io::Error::other)?;
+    let mut file = std::fs::File::from(fd);
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let size = metadata.len();
     if size <= SNAPSHOT_FILE_BYTES && size <= allowance.0 {
-        let bytes = std::fs::read(path)?;
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        file.read_to_end(&mut bytes)?;
         allowance.0 = allowance.0.saturating_sub(bytes.len() as u64);
         return Ok(Entry::Kept(bytes));
     }
     use sha2::Digest as _;
-    use std::io::Read as _;
     let mut hasher = sha2::Sha256::new();
-    let mut file = std::fs::File::open(path)?;
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let read = file.read(&mut chunk)?;
@@ -578,6 +595,35 @@ mod tests {
         assert!(diff.contains("-two\n+TWO\n"), "{diff}");
         assert!(!diff.contains("secret.txt"), "{diff}");
         assert!(!marker.exists(), "the repository's configuration ran a command");
+    }
+
+    #[test]
+    fn a_snapshot_reads_no_file_through_a_link_or_a_fifo() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "outside secret\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(workspace.join("sub")).unwrap();
+        std::fs::write(workspace.join("sub/plain.txt"), "inside\n").unwrap();
+        let root = Beneath::open(&workspace).unwrap();
+        let mut allowance = Allowance(SNAPSHOT_TOTAL_BYTES);
+        let read = |path: &Path, allowance: &mut Allowance| read_entry(&root, path, allowance);
+        assert_eq!(read(&workspace.join("sub/plain.txt"), &mut allowance).unwrap(), Entry::Kept(b"inside\n".to_vec()));
+        // A file swapped for a link after the walk saw a file (the walk records links as
+        // links): the read refuses it, and so does a directory swapped for one on the way.
+        std::os::unix::fs::symlink(outside.path().join("secret"), workspace.join("swapped.txt")).unwrap();
+        assert!(read(&workspace.join("swapped.txt"), &mut allowance).is_err());
+        std::fs::rename(workspace.join("sub"), workspace.join("sub.old")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), workspace.join("sub")).unwrap();
+        std::fs::write(outside.path().join("plain.txt"), "outside\n").unwrap();
+        assert!(read(&workspace.join("sub/plain.txt"), &mut allowance).is_err());
+        // A FIFO is neither waited on nor read.
+        let status = Command::new("mkfifo").arg(workspace.join("fifo")).status().unwrap();
+        assert!(status.success());
+        assert!(read(&workspace.join("fifo"), &mut allowance).is_err());
+        let files = snapshot(&workspace, &mut Allowance(SNAPSHOT_TOTAL_BYTES));
+        assert!(!files.values().any(|entry| matches!(entry, Entry::Kept(bytes) if bytes.starts_with(b"outside"))));
+        assert_eq!(files.get("sub"), Some(&Entry::Link(outside.path().to_owned())));
     }
 
     #[test]
