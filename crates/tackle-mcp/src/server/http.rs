@@ -34,6 +34,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::time::Duration;
 
+use axum::serve::ListenerExt as _;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use rmcp::transport::streamable_http_server::{
     SessionId, SessionManager, StreamableHttpServerConfig, StreamableHttpService,
@@ -171,7 +172,14 @@ impl HttpServer {
                 sessions.expire(idle_timeout).await;
             }
         });
-        let served = axum::serve(self.listener, self.router).with_graceful_shutdown(stop).await;
+        // Without TCP_NODELAY an answer written in two segments (head, then body or an SSE
+        // event) waits for the client's delayed ACK: 40 ms a call on Linux.
+        let listener = self.listener.tap_io(|stream| {
+            if let Err(err) = stream.set_nodelay(true) {
+                tracing::debug!("cannot set TCP_NODELAY: {err}");
+            }
+        });
+        let served = axum::serve(listener, self.router).with_graceful_shutdown(stop).await;
         expiry.abort();
         self.server.shutdown().await;
         Ok(served?)

@@ -136,7 +136,8 @@ impl McpServer {
 
     /// Serves one MCP session over stdin and stdout until stdin ends.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
-        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+        let (input, output, _restore) = stdio::standard_streams();
+        self.serve_io(input, output).await
     }
 
     /// Serves one MCP session over a reader and a writer (newline-delimited JSON-RPC) until
