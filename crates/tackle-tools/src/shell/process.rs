@@ -2,17 +2,21 @@
 //!
 //! The shell runs a small loop (its `-c` script): read a command from the private control pipe
 //! on fd 63, `eval` it in the shell itself (so `cd`, `export`, functions and aliases persist),
-//! then read the call's random sentinel from the pipe and print it with `$?` and `$PWD` on the
-//! original stdout, and once more on the original stderr. During `eval`, fd 63, the copies
-//! of the original pipes (61, 62) and the shell's own state pipe (59, 60) are closed, so
-//! commands inherit none of them and cannot read the sentinel before it is printed. Before each
-//! `eval` the loop points fds 1 and 2 at the original pipes again, so a command that redirects
-//! or closes the shell's own output (`exec >file`, `exec 1>&- 2>&-`) affects only itself: later
-//! calls show their output and still end.
+//! then read the call's random sentinel from the pipe and print it with `$?`, the `set -x` /
+//! `set -v` flags and `$PWD` on the original stdout, and once more, with the command's DEBUG
+//! trap, on the original stderr. During `eval`, fd 63 and the copies of the original pipes
+//! (61, 62) are closed, so commands inherit none of them and cannot read the sentinel before
+//! it is printed. Before each `eval` the loop points fds 1 and 2 at the original pipes again,
+//! so a command that redirects or closes the shell's own output (`exec >file`,
+//! `exec 1>&- 2>&-`) affects only itself: later calls show their output and still end.
 //! The command's DEBUG trap, `set -x` and `set -v` are put aside while the loop does its own
-//! bookkeeping (see [`BOOTSTRAP`]). Job control (`set -m`) puts each foreground
-//! command in its own process group, which a timeout or cancel signals without touching the
-//! shell.
+//! bookkeeping and given back by Tackle at the start of the next command (see [`BOOTSTRAP`]).
+//! Job control (`set -m`) puts each foreground command in its own process group, which a
+//! timeout or cancel signals without touching the shell.
+//!
+//! Every step of the loop is a builtin, and each redirection costs bash a handful of system
+//! calls (it saves and restores each descriptor), so the loop keeps few of them: a call of
+//! `echo hi` costs about 0.1 ms in all (docs/performance.md#shell-call).
 //!
 //! Both pipes are drained by reader tasks ([`super::stream`]); completion is the arrival of both
 //! sentinels, signalled through a [`Notify`], with no polling.
@@ -74,61 +78,58 @@ use super::stream::{self, CaptureFactory, SharedStream, StreamState};
 /// The descriptor the shell reads commands from.
 const CONTROL_FD: i32 = 63;
 
-/// The two ends of the shell's own pipe, which it writes `trap -p DEBUG` into and reads back
-/// (without the fork of a command substitution).
-const STATE_READ_FD: i32 = 59;
-const STATE_WRITE_FD: i32 = 60;
-
 /// The loop the shell runs. `61`/`62` keep the original stdout/stderr for the sentinels. The
 /// shell survives a SIGTERM to its own process group (`kill 0`); commands do not inherit the
 /// trap.
 ///
 /// Each message starts with `u` (the model's command) or `i` (Tackle's own: the handshake and
-/// the query of exported variables). After a `u` command the loop saves its DEBUG trap and its
-/// `set -x` / `set -v` and clears them, with every trace of that bookkeeping sent to
-/// `/dev/null`; the next `u` command gets them back from a first line added inside its `eval`,
-/// also silenced, so neither the loop's own commands nor `i` commands are ever traced. `set -e`
-/// is turned off after every command and not restored.
+/// the query of exported variables), and the sentinel follows it in the pipe. After a `u`
+/// command the loop reports its `set -x` / `set -v` flags in the stdout trailer and its DEBUG
+/// trap (`trap -p DEBUG`) in the stderr trailer, and clears them, with every trace of that
+/// bookkeeping sent to `/dev/null`; Tackle gives them back in a first line of the next `u`
+/// command ([`restore_line`]), also silenced, so neither the loop's own commands nor `i`
+/// commands are ever traced. `set -e` is turned off after every command and not restored.
 const BOOTSTRAP: &str = r#"set -m
 trap : TERM
 shopt -s expand_aliases
-exec 61>&1 62>&2
-__tackle_restore=
+exec 61>&1 62>&2 1>/dev/null 2>&1
 while IFS= builtin read -r -d '' -u 63 __tackle_cmd; do
-  if [[ $__tackle_cmd == u* ]]; then
-    __tackle_user=1
-    __tackle_cmd=$__tackle_restore${__tackle_cmd#u}
-  else
-    __tackle_user=
-    __tackle_cmd=${__tackle_cmd#i}
-  fi
-  command exec 1>&61 2>&62
-  builtin eval "$__tackle_cmd" 59<&- 60>&- 61>&- 62>&- 63<&-
-  { __tackle_rc=$?
-    builtin set +e
-    if [[ -n $__tackle_user ]]; then
-      builtin trap -p DEBUG >&60
-      builtin printf '\0' >&60
-      IFS= builtin read -r -d '' -u 59 __tackle_trap
-      builtin trap - DEBUG
-      __tackle_flags=
-      [[ $- == *x* ]] && __tackle_flags+=x
-      [[ $- == *v* ]] && __tackle_flags+=v
-      builtin set +xv
-      __tackle_restore=
-      if [[ -n $__tackle_flags$__tackle_trap ]]; then
-        __tackle_restore="{ ${__tackle_flags:+builtin set -$__tackle_flags
-}${__tackle_trap:+builtin $__tackle_trap}
-} >/dev/null 2>&1
-"
-      fi
-    fi
-  } >/dev/null 2>&1
+  builtin eval "${__tackle_cmd:1}" 1>&61 2>&62 61>&- 62>&- 63<&-
+  __tackle_rc=$?
+  builtin set +e
   IFS= builtin read -r -d '' -u 63 __tackle_sent
-  builtin printf '\n%s %d %s\0' "$__tackle_sent" "$__tackle_rc" "$PWD" >&61
-  builtin printf '\n%s\0' "$__tackle_sent" >&62
+  if [[ $__tackle_cmd == u* ]]; then
+    __tackle_flags=${-//[^xv]/}
+    builtin set +xv
+    builtin printf '\n__tackle_done_%s' "$__tackle_sent" >&62
+    builtin trap -p DEBUG >&62
+    builtin trap - DEBUG
+    builtin printf '\0' >&62
+  else
+    __tackle_flags=
+    builtin printf '\n__tackle_done_%s\0' "$__tackle_sent" >&62
+  fi
+  builtin printf '\n__tackle_done_%s %d f%s %s\0' "$__tackle_sent" "$__tackle_rc" "$__tackle_flags" "$PWD" >&61
 done
 "#;
+
+/// The first line of a `u` command that gives back the flags and DEBUG trap the previous one
+/// left (empty when it left none), silenced so that it is never traced.
+fn restore_line(flags: &str, trap: &str) -> String {
+    let trap = trap.trim_end();
+    if flags.is_empty() && trap.is_empty() {
+        return String::new();
+    }
+    let mut line = String::from("{ ");
+    if !flags.is_empty() {
+        line.push_str(&format!("builtin set -{flags}\n"));
+    }
+    if !trap.is_empty() {
+        line.push_str(&format!("builtin {trap}\n"));
+    }
+    line.push_str("} >/dev/null 2>&1\n");
+    line
+}
 
 /// Who a command comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,6 +186,8 @@ pub struct ShellProcess {
     kill_grace: Duration,
     spill: SpillDir,
     abandoned: bool,
+    /// The first line of the next `u` command: the flags and DEBUG trap the last one left.
+    restore: String,
 }
 
 impl ShellProcess {
@@ -206,7 +209,6 @@ impl ShellProcess {
             err.notice();
         }
         let (control_read, control_write) = pipe().map_err(ShellStartError::Pipe)?;
-        let (state_read, state_write) = pipe().map_err(ShellStartError::Pipe)?;
         let args = [
             std::ffi::OsStr::new("--noprofile"),
             std::ffi::OsStr::new("--norc"),
@@ -220,7 +222,7 @@ impl ShellProcess {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let program = command.get_program().to_string_lossy().into_owned();
-        pass_fds.extend([(control_read, CONTROL_FD), (state_read, STATE_READ_FD), (state_write, STATE_WRITE_FD)]);
+        pass_fds.push((control_read, CONTROL_FD));
         let mut child =
             spawn_session(command, pass_fds).await.map_err(|source| ShellStartError::Spawn { program, source })?;
         let root = child.id().and_then(|id| i32::try_from(id).ok()).ok_or(ShellStartError::ExitedAtOnce)?;
@@ -273,6 +275,7 @@ impl ShellProcess {
             kill_grace: env.kill_grace,
             spill,
             abandoned: false,
+            restore: String::new(),
         };
         shell.sessions = ProcessSessions::of_tree(root);
         shell.sessions.keep.insert(root);
@@ -327,15 +330,17 @@ impl ShellProcess {
         cancel: &CancellationToken,
     ) -> CallResult {
         let token = random_token();
-        let pattern = format!("\n{token}");
+        let pattern = format!("\n{SENTINEL_PREFIX}{token}");
         let stem = tackle_core::spill::safe_file_stem(call_id);
         for (stream, name) in [(&self.stdout, "stdout"), (&self.stderr, "stderr")] {
             let file = format!("{stem}.{name}.txt");
             let target = SpillTarget::new(&self.spill, file);
             stream::lock(stream).arm(pattern.as_bytes(), target);
         }
-        let mut message = Vec::with_capacity(command.len() + token.len() + 4);
+        let restore = if origin == Origin::User { self.restore.as_str() } else { "" };
+        let mut message = Vec::with_capacity(restore.len() + command.len() + token.len() + 4);
         message.push(if origin == Origin::User { b'u' } else { b'i' });
+        message.extend_from_slice(restore.as_bytes());
         message.extend_from_slice(command.as_bytes());
         message.extend_from_slice(b"\n\0");
         message.extend_from_slice(token.as_bytes());
@@ -349,9 +354,9 @@ impl ShellProcess {
         };
         let wait = if sent { self.wait(deadline, Some(cancel)).await } else { Wait::Exited };
         let result = match wait {
-            Wait::Finished => self.collect_done(),
+            Wait::Finished => self.collect_done(origin),
             Wait::Exited => self.collect_exited().await,
-            Wait::TimedOut | Wait::Cancelled => self.interrupt(matches!(wait, Wait::TimedOut)).await,
+            Wait::TimedOut | Wait::Cancelled => self.interrupt(matches!(wait, Wait::TimedOut), origin).await,
         };
         self.abandoned = false;
         result
@@ -406,7 +411,10 @@ impl ShellProcess {
         *self.exit.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn collect_done(&mut self) -> CallResult {
+    /// Takes a call that ended with both sentinels. The stdout trailer is ` CODE fFLAGS PWD`;
+    /// after a `u` command the stderr trailer is its DEBUG trap, which with the flags makes the
+    /// next `u` command's [`restore_line`].
+    fn collect_done(&mut self, origin: Origin) -> CallResult {
         let out = stream::lock(&self.stdout).take_finished();
         let err = stream::lock(&self.stderr).take_finished();
         let (Some(out), Some(err)) = (out, err) else {
@@ -417,9 +425,14 @@ impl ShellProcess {
             };
         };
         let trailer = String::from_utf8_lossy(&out.trailer);
-        let mut parts = trailer.trim_start_matches(' ').splitn(2, ' ');
+        let mut parts = trailer.trim_start_matches(' ').splitn(3, ' ');
         let exit_code = parts.next().and_then(|code| code.parse().ok()).unwrap_or(-1);
+        let flags = parts.next().and_then(|flags| flags.strip_prefix('f')).unwrap_or_default();
         let cwd = parts.next().unwrap_or_default().to_owned();
+        if origin == Origin::User {
+            let flags: String = flags.chars().filter(|c| matches!(c, 'x' | 'v')).collect();
+            self.restore = restore_line(&flags, &String::from_utf8_lossy(&err.trailer));
+        }
         CallResult { stdout: out.capture, stderr: err.capture, ended: Ended::Done { exit_code, cwd } }
     }
 
@@ -449,12 +462,12 @@ impl ShellProcess {
     /// Kills the command's processes (every process of the shell's sessions but the shell and
     /// its sandbox): SIGTERM to their groups, SIGKILL after the grace period; then gives the
     /// shell the grace period to print the sentinel. If it does, the session is kept.
-    async fn interrupt(&mut self, timed_out: bool) -> CallResult {
+    async fn interrupt(&mut self, timed_out: bool, origin: Origin) -> CallResult {
         self.sessions.kill_children(self.kill_grace).await;
         let probe = Instant::now() + self.kill_grace;
         let answered = matches!(self.wait(probe, None).await, Wait::Finished);
         if answered {
-            let done = self.collect_done();
+            let done = self.collect_done(origin);
             let cwd = match done.ended {
                 Ended::Done { cwd, .. } => Some(cwd),
                 _ => None,
@@ -534,8 +547,12 @@ impl Drop for ShellProcess {
     }
 }
 
-/// A fresh random sentinel token.
+/// What every sentinel starts with; the shell prints it before the call's token.
+const SENTINEL_PREFIX: &str = "__tackle_done_";
+
+/// A fresh random sentinel token: 128 bits in 22 characters (the shell reads the pipe a byte
+/// at a time, so the token is kept short).
 fn random_token() -> String {
-    let value: u128 = rand::random();
-    format!("__tackle_done_{value:032x}")
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(rand::random::<[u8; 16]>())
 }

@@ -530,5 +530,9 @@ async fn debug_traps_and_traces_show_only_the_commands_own_steps() {
     h.call("background_run", json!({"command": "true"})).await;
     assert_eq!(h.sh("set +v").await, "[stderr]\nset +v");
     assert_eq!(h.sh("echo ten").await, "ten");
+
+    // A trap with quotes is given back whole; `set -e` is not kept.
+    assert_eq!(h.sh(r#"trap 'echo "q  x"' DEBUG; set -e; echo eleven"#).await, "q  x\nq  x\neleven");
+    assert_eq!(h.sh("false; echo twelve").await, "q  x\nq  x\ntwelve");
     h.close().await;
 }
