@@ -93,6 +93,9 @@ pub const WATCHED_IN_GIT_DIR: &[&str] = &["config", "commondir", "hooks"];
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtectedWatch {
     paths: Vec<PathBuf>,
+    /// For each path, the earlier paths it lies under (worked out once: a snapshot is taken
+    /// before and after every command).
+    under: Vec<Vec<usize>>,
     /// The real git directories among `paths`: like `.git`, compared by type and identity only.
     git_dirs: Vec<PathBuf>,
 }
@@ -112,7 +115,12 @@ impl ProtectedWatch {
             paths.push(git_dir.clone());
             paths.extend(WATCHED_IN_GIT_DIR.iter().map(|entry| git_dir.join(entry)));
         }
-        ProtectedWatch { paths, git_dirs }
+        let under = paths
+            .iter()
+            .enumerate()
+            .map(|(at, path)| (0..at).filter(|&earlier| path.starts_with(&paths[earlier])).collect())
+            .collect();
+        ProtectedWatch { paths, under, git_dirs }
     }
 
     /// The watched paths.
@@ -124,11 +132,8 @@ impl ProtectedWatch {
     /// is missing too, without an `lstat` (most workspaces have no `.claude`).
     pub fn snapshot(&self) -> Snapshot {
         let mut states: Vec<Option<PathStat>> = Vec::with_capacity(self.paths.len());
-        for path in &self.paths {
-            let parent_missing = self.paths[..states.len()]
-                .iter()
-                .zip(&states)
-                .any(|(earlier, state)| path.starts_with(earlier) && !state.is_some_and(|s| s.is_dir()));
+        for (path, under) in self.paths.iter().zip(&self.under) {
+            let parent_missing = under.iter().any(|&earlier| !states[earlier].is_some_and(|s| s.is_dir()));
             states.push(if parent_missing { None } else { PathStat::of(path) });
         }
         Snapshot(states)
