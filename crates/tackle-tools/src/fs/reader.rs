@@ -14,6 +14,10 @@ use crate::fs::text::BINARY_SNIFF_BYTES;
 /// Bytes read at a time.
 const CHUNK: usize = 64 * 1024;
 
+/// The first read's size: the buffer grows to [`CHUNK`] once a read fills it (most files read
+/// are small, and a zeroed 64 KiB buffer costs more than reading them).
+const FIRST_CHUNK: usize = 4 * 1024;
+
 /// What one pass over a file found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scan {
@@ -64,7 +68,7 @@ pub fn scan(
     phantom_last_line: bool,
     mut on_line: impl FnMut(Line<'_>) -> bool,
 ) -> std::io::Result<Scan> {
-    let mut buf = vec![0u8; CHUNK];
+    let mut buf = vec![0u8; FIRST_CHUNK];
     let mut hasher = StreamHasher::default();
     let mut utf8 = Utf8Stream::default();
     let mut state = LineState { index: 0, bytes: Vec::new(), chars: 0, len: 0, last: None, collecting: true };
@@ -98,6 +102,9 @@ pub fn scan(
             start = newline + 1;
         }
         state.push(&chunk[start..], &window, max_line_bytes);
+        if n == buf.len() && buf.len() < CHUNK {
+            buf.resize(CHUNK, 0);
+        }
     }
     if !utf8.finish() {
         return Ok(Scan { size, newlines, ends_with_newline: false, binary: true, hash: None });

@@ -83,7 +83,8 @@ const CONTROL_FD: i32 = 63;
 /// trap.
 ///
 /// Each message starts with `u` (the model's command) or `i` (Tackle's own: the handshake and
-/// the query of exported variables), and the sentinel follows it in the pipe. After a `u`
+/// the query of exported variables) and ends with a NUL; the sentinel's 22 characters follow it
+/// in the pipe ([`random_token`]). After a `u`
 /// command the loop reports its `set -x` / `set -v` flags in the stdout trailer and its DEBUG
 /// trap (`trap -p DEBUG`) in the stderr trailer, and clears them, with every trace of that
 /// bookkeeping sent to `/dev/null`; Tackle gives them back in a first line of the next `u`
@@ -96,17 +97,17 @@ exec 61>&1 62>&2 1>/dev/null 2>&1
 while IFS= builtin read -r -d '' -u 63 __tackle_cmd; do
   builtin eval "${__tackle_cmd:1}" 1>&61 2>&62 61>&- 62>&- 63<&-
   __tackle_rc=$?
-  builtin set +e
-  IFS= builtin read -r -d '' -u 63 __tackle_sent
+  case $- in
+    *[exv]*) builtin set +e; __tackle_flags=${-//[^xv]/}; builtin set +xv ;;
+    *) __tackle_flags= ;;
+  esac
+  builtin read -r -N 22 -u 63 __tackle_sent
   if [[ $__tackle_cmd == u* ]]; then
-    __tackle_flags=${-//[^xv]/}
-    builtin set +xv
     builtin printf '\n__tackle_done_%s' "$__tackle_sent" >&62
     builtin trap -p DEBUG >&62
     builtin trap - DEBUG
     builtin printf '\0' >&62
   else
-    __tackle_flags=
     builtin printf '\n__tackle_done_%s\0' "$__tackle_sent" >&62
   fi
   builtin printf '\n__tackle_done_%s %d f%s %s\0' "$__tackle_sent" "$__tackle_rc" "$__tackle_flags" "$PWD" >&61
@@ -344,7 +345,6 @@ impl ShellProcess {
         message.extend_from_slice(command.as_bytes());
         message.extend_from_slice(b"\n\0");
         message.extend_from_slice(token.as_bytes());
-        message.push(0);
         // Until the call ends, the shell counts as abandoned: a caller that drops this future
         // mid-way (an executor deadline) leaves a shell whose state no one knows.
         self.abandoned = true;
@@ -550,9 +550,36 @@ impl Drop for ShellProcess {
 /// What every sentinel starts with; the shell prints it before the call's token.
 const SENTINEL_PREFIX: &str = "__tackle_done_";
 
-/// A fresh random sentinel token: 128 bits in 22 characters (the shell reads the pipe a byte
-/// at a time, so the token is kept short).
+/// A fresh random sentinel token: 128 bits in 22 characters, which the loop reads with one
+/// `read -N 22` (a read up to a delimiter takes a system call per byte on a pipe).
 fn random_token() -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(rand::random::<[u8; 16]>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_the_22_characters_the_loop_reads() {
+        let (a, b) = (random_token(), random_token());
+        assert_ne!(a, b);
+        for token in [a, b] {
+            assert_eq!(token.len(), 22);
+            assert!(token.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'), "{token}");
+        }
+        assert!(BOOTSTRAP.contains("read -r -N 22 "));
+    }
+
+    #[test]
+    fn the_restore_line_gives_back_flags_and_trap() {
+        assert_eq!(restore_line("", ""), "");
+        assert_eq!(restore_line("", "\n"), "");
+        assert_eq!(restore_line("x", ""), "{ builtin set -x\n} >/dev/null 2>&1\n");
+        assert_eq!(
+            restore_line("xv", "trap -- 'echo \"a\"' DEBUG\n"),
+            "{ builtin set -xv\nbuiltin trap -- 'echo \"a\"' DEBUG\n} >/dev/null 2>&1\n"
+        );
+    }
 }
