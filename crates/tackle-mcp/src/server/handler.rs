@@ -146,12 +146,15 @@ impl ServerHandler for Handler {
         let call_id = self.live.next_call_id();
         let call = ToolCall::new(call_id.clone(), request.name.to_string(), args);
         let executor = self.executor_for(&context.peer);
+        // The executor's future is large: boxed, it is not copied each time rmcp moves the
+        // handler's future (into a task of its own, for every request).
+        let run = Box::pin(executor.run(session, call, &cancel));
         let output = match context.meta.get_progress_token() {
             Some(token) => {
                 let events = session.subscribe();
-                progress::forward(executor.run(session, call, &cancel), events, &call_id, token, &context.peer).await
+                progress::forward(run, events, &call_id, token, &context.peer).await
             }
-            None => executor.run(session, call, &cancel).await,
+            None => run.await,
         };
         let result = result::call_result(&output)
             .map_err(|err| ErrorData::internal_error(format!("cannot encode the result: {err}"), None))?;
