@@ -247,50 +247,73 @@ async fn bad_task_files_are_usage_errors_naming_the_line() {
     assert!(String::from_utf8_lossy(&ran.stderr).contains("no Ray job server answers"));
 }
 
+/// A local fleet of two workers whose tasks each run `marker` (a `sleep`) in the shell, with
+/// what keeps it going, once both of its first two tasks are in flight.
+struct SleepingFleet {
+    child: std::process::Child,
+    marker: String,
+    _server: FakeLlm,
+    _config: tempfile::TempDir,
+}
+
+impl SleepingFleet {
+    async fn start(root: &Path, marker: &str, ids: &[&str]) -> SleepingFleet {
+        std::fs::create_dir(root.join("repo")).unwrap();
+        let script = Script::new([Turn::reply(Reply::text("Waiting.").call("b", "bash", json!({"command": marker})))])
+            .repeat_last();
+        let server = FakeLlm::start(script).await;
+        let url = server.base_url(Protocol::OpenAi);
+        let tasks = task_file(root, ids);
+        let (tasks_arg, out_arg) = (tasks.display().to_string(), root.join("out").display().to_string());
+        let config = config();
+        let child = fleet(config.path(), &base_args(&tasks_arg, &out_arg, &url)).spawn().unwrap();
+        let fleet = SleepingFleet { child, marker: marker.to_owned(), _server: server, _config: config };
+        let mut count = 0;
+        for _ in 0..300 {
+            count = fleet.sleeping();
+            if count == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(count, 2, "two workers, two tasks in flight");
+        fleet
+    }
+
+    /// How many of the tasks' `sleep`s are alive.
+    fn sleeping(&self) -> usize {
+        let found = Command::new("pgrep").args(["-f", &format!("^{}$", self.marker)]).output().unwrap();
+        String::from_utf8_lossy(&found.stdout).lines().count()
+    }
+
+    /// Waits up to `tries` × 50 ms for every `sleep` to end; how many are left.
+    async fn sleeping_after(&self, tries: usize) -> usize {
+        for _ in 0..tries {
+            if self.sleeping() == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        self.sleeping()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_ends_the_tasks_in_flight_interrupted_and_they_run_again_later() {
     let root = tempfile::tempdir().unwrap();
-    std::fs::create_dir(root.path().join("repo")).unwrap();
-    let marker = "sleep 44.5";
-    let script =
-        Script::new([Turn::reply(Reply::text("Waiting.").call("b", "bash", json!({"command": marker})))]).repeat_last();
-    let server = FakeLlm::start(script).await;
-    let url = server.base_url(Protocol::OpenAi);
-    let tasks = task_file(root.path(), &["s1", "s2", "s3"]);
+    let mut fleet = SleepingFleet::start(root.path(), "sleep 44.5", &["s1", "s2", "s3"]).await;
     let out = root.path().join("out");
-    let (tasks_arg, out_arg) = (tasks.display().to_string(), out.display().to_string());
-    let config = config();
-    let mut child = fleet(config.path(), &base_args(&tasks_arg, &out_arg, &url)).spawn().unwrap();
-    let sleeping = || {
-        let found = Command::new("pgrep").args(["-f", &format!("^{marker}$")]).output().unwrap();
-        String::from_utf8_lossy(&found.stdout).lines().count()
-    };
-    let mut count = 0;
-    for _ in 0..300 {
-        count = sleeping();
-        if count == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(count, 2, "two workers, two tasks in flight");
-    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let killed = Command::new("kill").args(["-INT", &fleet.child.id().to_string()]).status().unwrap();
     assert!(killed.success());
     let mut waited = 0;
-    while child.try_wait().unwrap().is_none() && waited < 400 {
+    while fleet.child.try_wait().unwrap().is_none() && waited < 400 {
         std::thread::sleep(Duration::from_millis(50));
         waited += 1;
     }
-    let _ = child.kill();
-    let ran = child.wait_with_output().unwrap();
-    assert_eq!(ran.status.code(), Some(130), "{}", String::from_utf8_lossy(&ran.stderr));
-    for _ in 0..40 {
-        if sleeping() == 0 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(sleeping(), 0, "a task's command outlived the fleet");
+    let _ = fleet.child.kill();
+    let status = fleet.child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(fleet.sleeping_after(40).await, 0, "a task's command outlived the fleet");
     let interrupted: Vec<&str> = ["s1", "s2", "s3"]
         .into_iter()
         .filter(|id| {
@@ -302,6 +325,17 @@ async fn ctrl_c_ends_the_tasks_in_flight_interrupted_and_they_run_again_later() 
     let summary = json_file(&out.join("summary.json"));
     assert_eq!((&summary["pending"], &summary["done"]), (&json!(3), &json!(0)), "{summary}");
     assert_eq!(std::fs::read_to_string(out.join("predictions.jsonl")).unwrap(), "", "nothing final yet");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fleet_killed_outright_leaves_no_run_behind() {
+    let root = tempfile::tempdir().unwrap();
+    let mut fleet = SleepingFleet::start(root.path(), "sleep 45.5", &["k1", "k2"]).await;
+    fleet.child.kill().unwrap();
+    fleet.child.wait().unwrap();
+    // Each run gets SIGTERM from the kernel, ends its session (the shell and its `sleep`) and
+    // exits; without the signal both `sleep`s would live on for 45 seconds.
+    assert_eq!(fleet.sleeping_after(200).await, 0, "a run outlived the fleet killed with SIGKILL");
 }
 
 /// Deserializes every document of `files` into the Kubernetes API type of its kind with the

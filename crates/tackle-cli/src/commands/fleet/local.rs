@@ -209,6 +209,22 @@ async fn spawn_run(plan: &Plan, args: &[String], task_dir: &Path, stop: &Cancell
     let mut command = tokio::process::Command::new(&plan.binary);
     command.args(args);
     command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::from(log)).process_group(0).kill_on_drop(true);
+    // A fleet killed outright (SIGKILL, the OOM killer) leaves no run behind: each gets the
+    // SIGTERM a run ends cleanly on (exit 143) when the fleet dies.
+    let fleet = std::process::id();
+    // SAFETY: prctl and getppid are async-signal-safe and touch no memory of the parent.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The fleet died between the fork and the prctl: the signal will never come.
+            if u32::try_from(libc::getppid()).ok() != Some(fleet) {
+                return Err(std::io::Error::other("the fleet has ended"));
+            }
+            Ok(())
+        });
+    }
     let child = command.spawn().map_err(|e| format!("cannot start {}: {e}", plan.binary.display()))?;
     let pid = child.id();
     let wait = child.wait_with_output();
