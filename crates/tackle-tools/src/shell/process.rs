@@ -4,8 +4,8 @@
 //! on fd 63, `eval` it in the shell itself (so `cd`, `export`, functions and aliases persist),
 //! then read the call's random sentinel from the pipe and print it with `$?`, the `set -x` /
 //! `set -v` flags and `$PWD` on the original stdout, and once more, with the command's DEBUG
-//! trap, on the original stderr. During `eval`, fd 63 and the copies of the original pipes
-//! (61, 62) are closed, so commands inherit none of them and cannot read the sentinel before
+//! trap, on the original stderr. During `eval`, fd 63, the copies of the original pipes
+//! (61, 62) and the shell's own state pipe (59, 60) are closed, so commands inherit none of them and cannot read the sentinel before
 //! it is printed. Before each `eval` the loop points fds 1 and 2 at the original pipes again,
 //! so a command that redirects or closes the shell's own output (`exec >file`,
 //! `exec 1>&- 2>&-`) affects only itself: later calls show their output and still end.
@@ -78,6 +78,12 @@ use super::stream::{self, CaptureFactory, SharedStream, StreamState};
 /// The descriptor the shell reads commands from.
 const CONTROL_FD: i32 = 63;
 
+/// The two ends of the shell's own pipe, which it writes `trap -p DEBUG` into and reads back
+/// (without the fork of a command substitution), so that each trailer leaves in one write that
+/// a background process's output cannot split.
+const STATE_READ_FD: i32 = 59;
+const STATE_WRITE_FD: i32 = 60;
+
 /// The loop the shell runs. `61`/`62` keep the original stdout/stderr for the sentinels. The
 /// shell survives a SIGTERM to its own process group (`kill 0`); commands do not inherit the
 /// trap.
@@ -86,7 +92,8 @@ const CONTROL_FD: i32 = 63;
 /// the query of exported variables) and ends with a NUL; the sentinel's 22 characters follow it
 /// in the pipe ([`random_token`]). After a `u`
 /// command the loop reports its `set -x` / `set -v` flags in the stdout trailer and its DEBUG
-/// trap (`trap -p DEBUG`) in the stderr trailer, and clears them, with every trace of that
+/// trap (`trap -p DEBUG`, read back through the state pipe, and only when one is set: `read -t
+/// 0` sees whether `trap -p` wrote anything) in the stderr trailer, and clears them, with every trace of that
 /// bookkeeping sent to `/dev/null`; Tackle gives them back in a first line of the next `u`
 /// command ([`restore_line`]), also silenced, so neither the loop's own commands nor `i`
 /// commands are ever traced. `set -e` is turned off after every command and not restored.
@@ -95,21 +102,23 @@ trap : TERM
 shopt -s expand_aliases
 exec 61>&1 62>&2 1>/dev/null 2>&1
 while IFS= builtin read -r -d '' -u 63 __tackle_cmd; do
-  builtin eval "${__tackle_cmd:1}" 1>&61 2>&62 61>&- 62>&- 63<&-
+  builtin eval "${__tackle_cmd:1}" 1>&61 2>&62 59<&- 60>&- 61>&- 62>&- 63<&-
   __tackle_rc=$?
   case $- in
     *[exv]*) builtin set +e; __tackle_flags=${-//[^xv]/}; builtin set +xv ;;
     *) __tackle_flags= ;;
   esac
   builtin read -r -N 22 -u 63 __tackle_sent
+  __tackle_trap=
   if [[ $__tackle_cmd == u* ]]; then
-    builtin printf '\n__tackle_done_%s' "$__tackle_sent" >&62
-    builtin trap -p DEBUG >&62
-    builtin trap - DEBUG
-    builtin printf '\0' >&62
-  else
-    builtin printf '\n__tackle_done_%s\0' "$__tackle_sent" >&62
+    builtin trap -p DEBUG >&60
+    if builtin read -t 0 -u 59; then
+      builtin printf '\0' >&60
+      IFS= builtin read -r -d '' -u 59 __tackle_trap
+      builtin trap - DEBUG
+    fi
   fi
+  builtin printf '\n__tackle_done_%s%s\0' "$__tackle_sent" "$__tackle_trap" >&62
   builtin printf '\n__tackle_done_%s %d f%s %s\0' "$__tackle_sent" "$__tackle_rc" "$__tackle_flags" "$PWD" >&61
 done
 "#;
@@ -210,6 +219,7 @@ impl ShellProcess {
             err.notice();
         }
         let (control_read, control_write) = pipe().map_err(ShellStartError::Pipe)?;
+        let (state_read, state_write) = pipe().map_err(ShellStartError::Pipe)?;
         let args = [
             std::ffi::OsStr::new("--noprofile"),
             std::ffi::OsStr::new("--norc"),
@@ -223,7 +233,7 @@ impl ShellProcess {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let program = command.get_program().to_string_lossy().into_owned();
-        pass_fds.push((control_read, CONTROL_FD));
+        pass_fds.extend([(control_read, CONTROL_FD), (state_read, STATE_READ_FD), (state_write, STATE_WRITE_FD)]);
         let mut child =
             spawn_session(command, pass_fds).await.map_err(|source| ShellStartError::Spawn { program, source })?;
         let root = child.id().and_then(|id| i32::try_from(id).ok()).ok_or(ShellStartError::ExitedAtOnce)?;

@@ -210,7 +210,9 @@ async fn spawn_run(plan: &Plan, args: &[String], task_dir: &Path, stop: &Cancell
     command.args(args);
     command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::from(log)).process_group(0).kill_on_drop(true);
     // A fleet killed outright (SIGKILL, the OOM killer) leaves no run behind: each gets the
-    // SIGTERM a run ends cleanly on (exit 143) when the fleet dies.
+    // SIGTERM a run ends cleanly on (exit 143) when the fleet dies. The signal follows the
+    // forking thread, here a runtime worker, which lives as long as the fleet (the fleet never
+    // blocks in place; compare tackle-sandbox's spawner thread for tool processes).
     let fleet = std::process::id();
     // SAFETY: prctl and getppid are async-signal-safe and touch no memory of the parent.
     unsafe {
